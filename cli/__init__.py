@@ -1,0 +1,33 @@
+"""The evalwh command line: a thin doorway onto the evalwh package.
+
+Each command group lives in its own module and is registered here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from evalwh.cli import info, ingest
+from evalwh.cli._errors import DEBUG
+
+app = typer.Typer(
+    name="evalwh",
+    help="An SQL-backed evaluation warehouse for IR test collections.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    add_completion=False,
+)
+
+
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks instead of one-line errors.")] = False,
+) -> None:
+    """An SQL-backed evaluation warehouse for IR test collections."""
+    DEBUG["on"] = debug
+
+
+app.add_typer(ingest.app, name="ingest")
+info.register(app)

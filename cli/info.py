@@ -1,0 +1,48 @@
+"""evalwh collections | runs: what the warehouse holds."""
+
+from __future__ import annotations
+
+import typer
+
+from evalwh.cli._errors import handle_errors
+from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, FormatOption, OutputFormat, OutputOption
+from evalwh.cli._render import render
+
+
+@handle_errors
+def collections(
+    db: DbOption = DEFAULT_DB,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """List the collections: topics, judged and relevant documents, runs.
+
+    Example: evalwh collections --db trec.duckdb
+    """
+    from evalwh.warehouse import Warehouse
+
+    with Warehouse(db, read_only=db.exists()) as wh:
+        render(wh.collections(), fmt, output, title="collections")
+
+
+@handle_errors
+def runs(
+    collection: CollectionOption,
+    db: DbOption = DEFAULT_DB,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """List the runs of a collection: topics, documents, depth, source file, sha256.
+
+    Example: evalwh runs --collection trec8
+    """
+    from evalwh.warehouse import Warehouse
+
+    with Warehouse(db, read_only=db.exists()) as wh:
+        render(wh.runs(collection), fmt, output, title=f"runs of {collection}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the commands of this module to the root app."""
+    app.command("collections")(collections)
+    app.command("runs")(runs)
