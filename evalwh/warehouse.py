@@ -150,6 +150,15 @@ class Warehouse:
         except duckdb.Error as error:
             raise QueryError(f"{file.source} failed with {params}: {error}") from error
 
+    def arrow(self, file: sql.SqlFile, params: dict[str, Any] | None = None) -> Any:
+        """Execute a single-statement SQL file and return a pyarrow Table."""
+        try:
+            relation = self.con.sql(file.text, params=params or {})
+            fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
+            return fetch()
+        except duckdb.Error as error:
+            raise QueryError(f"{file.source} failed with {params or {}}: {error}") from error
+
     def df(self, file: sql.SqlFile, params: dict[str, Any] | None = None) -> pd.DataFrame:
         """Execute a shipped SQL file and return its result as a DataFrame."""
         return self.run(file, params).df()

@@ -1,0 +1,293 @@
+"""The metric registry, built from the headers of ``queries/metrics/*.sql``, and the spec parser.
+
+Measure specs follow ir_measures' grammar: ``P@10``, ``AP``, ``AP@100``, ``nDCG@10``,
+``RBP(p=0.8)@10``, ``Judged@10``. ``@`` binds the depth parameter ``k``; other parameters go in
+parentheses. The canonical string omits parameters at their default value.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from evalwh import sql
+from evalwh.errors import MetricParamError, UnknownMetricError
+
+METRICS_PACKAGE = "evalwh.queries.metrics"
+_REQUIRED = object()
+_SPEC = re.compile(
+    r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_\-]*)\s*(?:\((?P<args>[^)]*)\))?\s*(?:@\s*(?P<k>[^\s]+))?\s*$"
+)
+_PARAM = re.compile(r"^\s*(?P<name>[a-z_]+)\s+(?P<type>INTEGER|DOUBLE|BOOLEAN)\s*(?:=\s*(?P<default>\S+))?\s*$")
+
+
+@dataclass(frozen=True)
+class Param:
+    """A declared metric parameter: name, SQL type and default (``REQUIRED`` if none)."""
+
+    name: str
+    type: str
+    default: Any
+
+    @property
+    def required(self) -> bool:
+        """True if a spec must give a value."""
+        return self.default is _REQUIRED
+
+    def convert(self, text: str, metric: str) -> Any:
+        """Parse ``text`` as a value of this parameter's type."""
+        try:
+            if self.type == "INTEGER":
+                value = int(text)
+                if value < 1:
+                    raise ValueError
+                return value
+            if self.type == "DOUBLE":
+                return float(text)
+            if text.lower() in ("true", "1", "yes"):
+                return True
+            if text.lower() in ("false", "0", "no"):
+                return False
+            raise ValueError
+        except ValueError:
+            kind = {"INTEGER": "a positive integer", "DOUBLE": "a number", "BOOLEAN": "true or false"}
+            raise MetricParamError(
+                f"{metric}: parameter {self.name}={text!r} must be {kind[self.type]}"
+            ) from None
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric: its SQL file and what its header declares."""
+
+    key: str
+    name: str
+    description: str
+    params: tuple[Param, ...]
+    aliases: tuple[str, ...]
+    kind: str
+    aggregate: str
+    condensable: bool
+    trec_eval: str | None
+    reference: str
+    file: sql.SqlFile
+
+    def param(self, name: str) -> Param | None:
+        """The declared parameter ``name``, if any."""
+        return next((p for p in self.params if p.name == name), None)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A metric with parameter values: what ``P@10`` or ``RBP(p=0.9)`` parses to."""
+
+    metric: Metric
+    values: tuple[tuple[str, Any], ...]
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """Parameter values by name, defaults filled in (``None`` = whole list)."""
+        return dict(self.values)
+
+    def __str__(self) -> str:
+        params = self.params
+        inner = [
+            f"{p.name}={_format(params[p.name])}"
+            for p in self.metric.params
+            if p.name != "k" and params[p.name] != p.default
+        ]
+        text = self.metric.name + (f"({','.join(inner)})" if inner else "")
+        if params.get("k") is not None:
+            text += f"@{params['k']}"
+        return text
+
+    @property
+    def trec_name(self) -> str:
+        """trec_eval's name for this measure (``P_10``, ``map_cut_100``), else the spec string."""
+        template = self.metric.trec_eval
+        if template is None:
+            return str(self)
+        forms = [f.strip() for f in template.split("|")]
+        k = self.params.get("k")
+        if k is None:
+            form = forms[0]
+            return form if "{k}" not in form else str(self)
+        cut = next((f for f in forms if "{k}" in f), None)
+        return cut.format(k=k) if cut else str(self)
+
+
+def _format(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value).rstrip("0").rstrip(".") if "." in repr(value) else repr(value)
+    return str(value)
+
+
+def _parse_params(text: str, source: str) -> tuple[Param, ...]:
+    params = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        match = _PARAM.match(part)
+        if not match:
+            raise ValueError(f"{source}: cannot parse parameter declaration {part!r}")
+        ptype = match.group("type")
+        raw = match.group("default")
+        if raw is None:
+            default: Any = _REQUIRED
+        elif raw == "NULL":
+            default = None
+        else:
+            default = Param(match.group("name"), ptype, None).convert(raw, source)
+        params.append(Param(match.group("name"), ptype, default))
+    return tuple(params)
+
+
+@functools.cache
+def registry() -> MappingProxyType[str, Metric]:
+    """Every metric by name and by alias (immutable; a name registered twice raises)."""
+    table: dict[str, Metric] = {}
+    for key, file in sql.load_package(METRICS_PACKAGE).items():
+        header = file.header
+        metric = Metric(
+            key=key,
+            name=header["name"],
+            description=header["description"],
+            params=_parse_params(header.get("params", ""), file.source),
+            aliases=tuple(a.strip() for a in header.get("aliases", "").split(",") if a.strip()),
+            kind=header.get("kind", "performance"),
+            aggregate=header.get("aggregate", "mean"),
+            condensable=header.get("unjudged", "any") != "nonrelevant",
+            trec_eval=header.get("trec_eval"),
+            reference=header.get("reference", ""),
+            file=file,
+        )
+        declared = {p.name for p in metric.params}
+        if declared != set(file.placeholders):
+            raise ValueError(
+                f"{file.source}: header params {sorted(declared)} differ from the query's "
+                f"placeholders {sorted(file.placeholders)}"
+            )
+        for name in (metric.name, *metric.aliases):
+            if name in table:
+                raise ValueError(f"metric name {name!r} is registered twice ({table[name].key}, {key})")
+            table[name] = metric
+    return MappingProxyType(table)
+
+
+def metrics() -> list[Metric]:
+    """Every metric once, in registry order."""
+    seen: dict[str, Metric] = {}
+    for metric in registry().values():
+        seen.setdefault(metric.key, metric)
+    return list(seen.values())
+
+
+def lookup(name: str) -> Metric:
+    """The metric called ``name`` (or an alias); a near miss gets a suggestion."""
+    table = registry()
+    if name in table:
+        return table[name]
+    folded = [m for n, m in table.items() if n.lower() == name.lower()]
+    if len({m.key for m in folded}) == 1:
+        return folded[0]
+    close = difflib.get_close_matches(name, list(table), n=3, cutoff=0.5)
+    hint = f" Did you mean {' or '.join(close)}?" if close else ""
+    raise UnknownMetricError(f"Unknown metric {name!r}.{hint} (evalwh metrics lists them all)")
+
+
+def parse(spec: str, *, k: int | None = None) -> Measure:
+    """Parse a measure spec such as ``nDCG@10`` or ``RBP(p=0.9)``.
+
+    Args:
+        spec: The spec string.
+        k: A depth to use when the spec has no ``@k`` (for depth profiles).
+
+    Returns:
+        The measure with every parameter value resolved.
+
+    Raises:
+        UnknownMetricError: for an unknown name.
+        MetricParamError: for unknown, missing or invalid parameters.
+
+    Examples:
+        >>> str(parse("nDCG@10")), parse("map").metric.name
+        ('nDCG@10', 'AP')
+        >>> str(parse("RBP(p=0.8)@10")), str(parse("RBP(p=0.9)"))
+        ('RBP@10', 'RBP(p=0.9)')
+    """
+    match = _SPEC.match(spec)
+    if not match:
+        raise MetricParamError(f"cannot parse measure {spec!r}; expected e.g. P@10 or RBP(p=0.8)@10")
+    metric = lookup(match.group("name"))
+    given: dict[str, str] = {}
+    for part in filter(None, (a.strip() for a in (match.group("args") or "").split(","))):
+        if "=" not in part:
+            raise MetricParamError(f"{spec}: parameter {part!r} needs the form name=value")
+        key, _, value = (s.strip() for s in part.partition("="))
+        if metric.param(key) is None:
+            declared = ", ".join(p.name for p in metric.params) or "none"
+            raise MetricParamError(f"{spec}: {metric.name} has no parameter {key!r} (it has: {declared})")
+        given[key] = value
+    if match.group("k") is not None:
+        if metric.param("k") is None:
+            raise MetricParamError(f"{spec}: {metric.name} takes no depth (@k)")
+        given["k"] = match.group("k")
+    elif k is not None and metric.param("k") is not None:
+        given["k"] = str(k)
+    values = []
+    for param in metric.params:
+        if param.name in given:
+            values.append((param.name, param.convert(given[param.name], spec)))
+        elif param.required:
+            at = "@k" if param.name == "k" else f"({param.name}=...)"
+            raise MetricParamError(f"{spec}: {metric.name} needs {at}, e.g. {metric.name}@10")
+        else:
+            values.append((param.name, param.default))
+    return Measure(metric, tuple(values))
+
+
+def expand(specs: list[str], depths: list[int] | None = None) -> list[Measure]:
+    """Parse specs; with ``depths``, a spec without ``@k`` becomes one measure per depth.
+
+    ``all_trec`` stands for evalwh's share of trec_eval's ``-m all_trec`` set.
+    """
+    out: list[Measure] = []
+    for spec in specs:
+        if spec == "all_trec":
+            out.extend(parse(s) for s in ALL_TREC)
+            continue
+        has_depth = "@" in spec
+        metric = lookup(_SPEC.match(spec).group("name")) if _SPEC.match(spec) else None  # type: ignore[union-attr]
+        if depths and not has_depth and metric is not None and metric.param("k") is not None:
+            out.extend(parse(spec, k=d) for d in depths)
+        else:
+            out.append(parse(spec))
+    unique: dict[str, Measure] = {}
+    for measure in out:
+        unique.setdefault(str(measure), measure)
+    return list(unique.values())
+
+
+_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+# evalwh's share of trec_eval's all_trec, in trec_eval's print order (runid and num_q are
+# printed by the trec formatter itself).
+ALL_TREC: tuple[str, ...] = (
+    "NumRet",
+    "NumRel",
+    "NumRelRet",
+    "AP",
+    "Rprec",
+    "bpref",
+    "RR",
+    *(f"P@{k}" for k in _CUTS),
+    *(f"R@{k}" for k in _CUTS),
+    "nDCG",
+    *(f"nDCG@{k}" for k in _CUTS),
+    *(f"AP@{k}" for k in _CUTS),
+    *(f"Success@{k}" for k in (1, 5, 10)),
+    "RBP(p=0.9)",
+)

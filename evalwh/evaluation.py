@@ -1,0 +1,236 @@
+"""Evaluation: build the evaluation context in SQL, run the metric queries, average.
+
+The context (``queries/context/*.sql``) turns one collection, qrels set and option set into
+a few temporary relations: ``ev_judged`` (the judged rows of every ranked list, with running
+counts) and ``ev_pairs`` (one row per evaluated run and topic with m, R and N). Every metric
+query in ``queries/metrics/`` reads only those, so the options apply to all metrics alike.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from evalwh import catalog, sql
+from evalwh.errors import MetricParamError, NotFoundError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalwh.warehouse import Warehouse
+
+_CONTEXT = "evalwh.queries.context"
+_REPORTS = "evalwh.queries.reports"
+NO_CAP = 2**31 - 1
+
+
+class Unjudged(str, enum.Enum):
+    """How unjudged retrieved documents are treated."""
+
+    nonrelevant = "nonrelevant"  # assumed non-relevant: the TREC convention
+    condensed = "condensed"  # removed from the list (Sakai 2007; trec_eval -J)
+
+
+class Averaging(str, enum.Enum):
+    """Which topics a run is scored and averaged on (methods §0.4)."""
+
+    default = "default"  # topics with >= 1 relevant document; missing topic = empty ranking
+    trec_eval_c = "trec_eval_c"  # every qrels topic, missing topic = empty ranking (trec_eval -c)
+    trec_eval_default = "trec_eval_default"  # qrels topics the run retrieved for (trec_eval 9, no -c)
+
+
+@dataclass(frozen=True)
+class Options:
+    """Everything besides the measure that changes a number; stored beside every result."""
+
+    qrels_id: str = "default"
+    rel: int = 1
+    unjudged: Unjudged = Unjudged.nonrelevant
+    depth_cap: int | None = None
+    float32_ties: bool = False
+    averaging: Averaging = Averaging.default
+
+    def columns(self) -> dict[str, Any]:
+        """The options as result columns (enums as their string values)."""
+        out = asdict(self)
+        out["unjudged"] = self.unjudged.value
+        out["averaging"] = self.averaging.value
+        return out
+
+
+def build_context(wh: Warehouse, collection: str, runs: Sequence[str] | None, options: Options) -> None:
+    """Create the evaluation relations (ev_runs, ev_qrels, ev_topics, ev_judged, ev_pairs)."""
+    wh.require_collection(collection)
+    known = wh.con.execute(
+        "SELECT qrels_id FROM qrels_sets WHERE collection_id = ? ORDER BY qrels_id", [collection]
+    ).fetchall()
+    if options.qrels_id not in {r[0] for r in known}:
+        names = ", ".join(r[0] for r in known) or "none; ingest qrels first"
+        raise NotFoundError(f"collection {collection!r} has no qrels set {options.qrels_id!r} (it has: {names})")
+    if runs is not None:
+        missing = sorted(set(runs) - set(wh.run_ids(collection)))
+        if missing:
+            raise NotFoundError(f"collection {collection!r} has no run(s) {missing}")
+    cap = options.depth_cap if options.depth_cap is not None else NO_CAP
+    keep_empty = options.averaging is not Averaging.default
+    condensed = options.unjudged is Unjudged.condensed
+    steps: list[tuple[str, dict[str, Any]]] = [
+        ("00_runs", {"collection_id": collection, "runs": list(runs) if runs is not None else None}),
+        ("01_qrels", {"collection_id": collection, "qrels_id": options.qrels_id, "rel": options.rel}),
+        (
+            "02_topics",
+            {"collection_id": collection, "qrels_id": options.qrels_id, "keep_topics_without_relevant": keep_empty},
+        ),
+        ("03_ranked_float32" if options.float32_ties else "03_ranked", {}),
+        ("04_judged", {"depth_cap": cap}),
+    ]
+    if condensed:
+        steps.append(("05_condense", {}))
+    steps.append(
+        (
+            "06_pairs",
+            {
+                "collection_id": collection,
+                "depth_cap": cap,
+                "condensed": condensed,
+                "only_retrieved_topics": options.averaging is Averaging.trec_eval_default,
+            },
+        )
+    )
+    for name, params in steps:
+        wh.run(sql.query(_CONTEXT, name), params)
+
+
+def evaluate(
+    wh: Warehouse,
+    measures: list[str],
+    *,
+    collection: str,
+    runs: Sequence[str] | None = None,
+    per_query: bool = False,
+    depths: Sequence[int] | None = None,
+    qrels_id: str = "default",
+    rel: int = 1,
+    unjudged: Unjudged | str = Unjudged.nonrelevant,
+    depth_cap: int | None = None,
+    float32_ties: bool = False,
+    averaging: Averaging | str = Averaging.default,
+    store: bool = False,
+) -> pd.DataFrame:
+    """Evaluate runs of a collection with the given measures.
+
+    Args:
+        wh: The warehouse.
+        measures: Measure specs (``P@10``, ``AP``, ``nDCG@10``, ``all_trec``, ...).
+        collection: The collection.
+        runs: Runs to evaluate; all runs of the collection when None.
+        per_query: Return per-topic values instead of means.
+        depths: Expand every spec without ``@k`` to one measure per depth.
+        qrels_id: The qrels set to evaluate against.
+        rel: Relevance threshold: grade >= rel is relevant (trec_eval -l).
+        unjudged: ``nonrelevant`` (assumed) or ``condensed`` (removed; trec_eval -J).
+        depth_cap: Keep only the first documents of each ranking (trec_eval -M).
+        float32_ties: Order on scores rounded to float32 (trec_eval <= 9.0.8).
+        averaging: Topic set and averaging policy (methods §0.4).
+        store: Also keep the results in the warehouse's ``results`` table.
+
+    Returns:
+        Long form. Per topic: ``collection_id, run_id, query_id, measure, value`` plus the
+        option columns. Means: ``collection_id, run_id, measure, value, n_topics,
+        n_undefined`` plus the option columns.
+
+    Raises:
+        UnknownMetricError, MetricParamError: for bad measure specs.
+        NotFoundError: for an unknown collection, run or qrels set.
+
+    Examples:
+        >>> import pandas as pd
+        >>> from evalwh import Warehouse
+        >>> wh = Warehouse(":memory:")
+        >>> _ = wh.ingest_qrels(pd.DataFrame({"query_id": ["1"] * 3, "doc_id": ["a", "b", "c"],
+        ...                                    "relevance": [1, 0, 1]}), collection="demo")
+        >>> _ = wh.ingest_runs(pd.DataFrame({"query_id": ["1"] * 3, "doc_id": ["a", "b", "x"],
+        ...                                   "score": [3.0, 2.0, 1.0]}), collection="demo", run_id="r1")
+        >>> wh.evaluate(["P@2", "AP", "A_p@3"], collection="demo")[["measure", "value"]].values.tolist()
+        [['P@2', 0.5], ['AP', 0.5], ['A_p@3', 0.6666666666666666]]
+    """
+    import pandas as pd
+    import pyarrow as pa
+
+    options = Options(
+        qrels_id=qrels_id,
+        rel=rel,
+        unjudged=Unjudged(unjudged),
+        depth_cap=depth_cap,
+        float32_ties=float32_ties,
+        averaging=Averaging(averaging),
+    )
+    parsed = catalog.expand(list(measures), list(depths) if depths else None)
+    if not parsed:
+        raise MetricParamError("no measures given; evalwh metrics lists them")
+    if options.unjudged is Unjudged.condensed:
+        bad = [str(m) for m in parsed if not m.metric.condensable]
+        if bad:
+            raise MetricParamError(
+                f"{', '.join(bad)}: assessment measures are undefined on condensed lists "
+                "(every remaining document is judged); use --unjudged nonrelevant"
+            )
+    with wh.transaction():
+        build_context(wh, collection, runs, options)
+        tables = []
+        for measure in parsed:
+            table = wh.arrow(measure.metric.file, measure.params)
+            n = table.num_rows
+            table = table.append_column("measure", pa.array([str(measure)] * n, pa.string()))
+            table = table.append_column("aggregate", pa.array([measure.metric.aggregate] * n, pa.string()))
+            value = table.column("value").cast(pa.float64())
+            table = table.set_column(table.schema.get_field_index("value"), "value", value)
+            tables.append(table.select(["measure", "aggregate", "run_id", "query_id", "value"]))
+        values = pa.concat_tables(tables)
+        if per_query:
+            frame = values.select(["run_id", "query_id", "measure", "value"]).to_pandas()
+            means = None
+        else:
+            wh.con.register("ev_values", values)
+            try:
+                means = wh.df(sql.query(_REPORTS, "means"))
+            finally:
+                wh.con.unregister("ev_values")
+            frame = means[["run_id", "measure", "value", "n_topics", "n_undefined"]]
+        frame.insert(0, "collection_id", collection)
+        for key, value in options.columns().items():
+            frame[key] = value
+        if store:
+            _store(wh, collection, values, means, options)
+    # rows in the order the measures were asked for, runs (and topics) sorted
+    order = {str(m): i for i, m in enumerate(parsed)}
+    keys = ["run_id", "query_id", "_order"] if per_query else ["run_id", "_order"]
+    frame = frame.assign(_order=frame["measure"].map(order)).sort_values(keys, kind="stable")
+    frame = frame.drop(columns="_order").reset_index(drop=True)
+    return pd.DataFrame(frame)
+
+
+def _store(wh: Warehouse, collection: str, values: Any, means: pd.DataFrame | None, options: Options) -> None:
+    """Replace stored results for the same collection, runs, measures and options."""
+    wh.con.register("ev_values", values)
+    try:
+        params = {"collection_id": collection, **options.columns()}
+        wh.run(sql.query(_REPORTS, "store_results"), params)
+    finally:
+        wh.con.unregister("ev_values")
+
+
+def unjudged_share(wh: Warehouse, collection: str, *, qrels_id: str = "default", max_rank: int | None = None) -> pd.DataFrame:
+    """The unjudged share per rank over all runs and topics of a collection (methods §2.7).
+
+    Returns:
+        ``rank, lists, unjudged, share``: at each rank, the (run, topic) lists that reach it,
+        how many hold an unjudged document there, and the ratio.
+    """
+    wh.require_collection(collection)
+    return wh.df(
+        sql.query(_REPORTS, "unjudged_share"),
+        {"collection_id": collection, "qrels_id": qrels_id, "max_rank": max_rank or NO_CAP},
+    )

@@ -1,0 +1,14 @@
+-- name: means
+-- description: One row per (measure, run): the mean of the per-topic values (the sum for counts), topics used and topics undefined.
+-- params:
+-- ev_values holds measure, aggregate ('mean' | 'sum'), run_id, query_id, value. An undefined
+-- per-topic value (NULL, e.g. RankEff with N = 0) is left out of the mean and counted.
+SELECT
+    measure,
+    run_id,
+    CASE WHEN any_value(aggregate) = 'sum' THEN sum(value) ELSE avg(value) END AS value,
+    count(value) AS n_topics,
+    count(*) - count(value) AS n_undefined
+FROM ev_values
+GROUP BY measure, run_id
+ORDER BY measure, run_id;
