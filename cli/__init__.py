@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from evalwh.cli import eval as eval_cmd
 from evalwh.cli import info, ingest
 from evalwh.cli._errors import DEBUG
 
@@ -31,3 +32,4 @@ def _root(
 
 app.add_typer(ingest.app, name="ingest")
 info.register(app)
+eval_cmd.register(app)

@@ -12,10 +12,13 @@ import functools
 import re
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalwh import sql
 from evalwh.errors import MetricParamError, UnknownMetricError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 METRICS_PACKAGE = "evalwh.queries.metrics"
 _REQUIRED = object()
@@ -291,3 +294,41 @@ ALL_TREC: tuple[str, ...] = (
     *(f"Success@{k}" for k in (1, 5, 10)),
     "RBP(p=0.9)",
 )
+
+
+def _param_text(param: Param) -> str:
+    if param.required:
+        return param.name
+    default = "whole list" if param.default is None else _format(param.default)
+    return f"{param.name}={default}"
+
+
+def metric_table() -> pd.DataFrame:
+    """One row per metric: name, parameters, aliases, trec_eval name, kind, description."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        [
+            {
+                "name": m.name,
+                "params": ", ".join(_param_text(p) for p in m.params),
+                "aliases": ", ".join(m.aliases),
+                "trec_eval": m.trec_eval or "",
+                "kind": m.kind,
+                "description": m.description,
+            }
+            for m in metrics()
+        ]
+    )
+
+
+def metric_table_markdown() -> str:
+    """The README's metric table, generated from the registry (a test keeps README current)."""
+    lines = [
+        "| metric | parameters | aliases | trec_eval | kind | definition |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in metric_table().itertuples(index=False):
+        cells = [f"`{row.name}`", row.params, row.aliases, row.trec_eval, row.kind, row.description]
+        lines.append("| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"

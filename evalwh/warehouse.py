@@ -111,12 +111,11 @@ class Warehouse:
                 applied = {r[0] for r in self.con.execute("SELECT name FROM schema_migrations").fetchall()}
             except duckdb.CatalogException:
                 raise SchemaError(f"{self.path}: not an evalwh warehouse") from None
-            missing = sorted(set(files) - applied)
-            if missing:
-                raise SchemaError(
-                    f"{self.path}: the warehouse lacks migrations {missing}; "
-                    "open it once for writing (any ingest) to upgrade it"
-                )
+            if set(files) - applied:
+                # An older warehouse: upgrade it once through a writable connection.
+                self.con.close()
+                Warehouse(self.path).close()
+                self.con = duckdb.connect(self.path, read_only=True)
             return
         self.con.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations ("

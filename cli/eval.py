@@ -1,0 +1,158 @@
+"""evalwh eval | metrics: evaluate runs, list the metrics."""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalwh.cli._errors import handle_errors
+from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, OutputFormat, OutputOption
+from evalwh.cli._render import render
+
+DEFAULT_MEASURES = ["P@10", "AP", "nDCG@10", "bpref", "A_p@10"]
+
+
+class EvalFormat(str, enum.Enum):
+    """Output formats of ``evalwh eval``: the table formats plus trec_eval's own."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
+    parquet = "parquet"
+    trec = "trec"
+
+
+def _depths(text: str | None) -> list[int] | None:
+    from evalwh.errors import MetricParamError
+
+    if not text:
+        return None
+    try:
+        depths = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise MetricParamError(f"--depths {text!r}: expected comma-separated integers, e.g. 10,30,100") from None
+    if not depths or min(depths) < 1:
+        raise MetricParamError(f"--depths {text!r}: depths must be positive integers")
+    return depths
+
+
+@handle_errors
+def evaluate(
+    collection: CollectionOption,
+    measure: Annotated[
+        list[str] | None,
+        typer.Option("--measure", "-m", help="Measure spec (P@10, AP, nDCG@10, 'RBP(p=0.8)@10', A_p@100, all_trec); repeatable."),
+    ] = None,
+    run: Annotated[list[str] | None, typer.Option("--run", "-r", help="Evaluate only this run; repeatable.")] = None,
+    per_query: Annotated[bool, typer.Option("--per-query", "-q", help="One value per topic instead of means.")] = False,
+    depths: Annotated[str | None, typer.Option("--depths", help="Comma-separated depths for measures given without @k.")] = None,
+    qrels_id: Annotated[str, typer.Option("--qrels-id", help="Qrels set to evaluate against.")] = "default",
+    rel: Annotated[int, typer.Option("--rel", "-l", help="Relevance threshold: grade >= rel is relevant (trec_eval -l).")] = 1,
+    unjudged: Annotated[
+        str, typer.Option("--unjudged", help="nonrelevant (assumed) or condensed (removed; trec_eval -J).")
+    ] = "nonrelevant",
+    depth_cap: Annotated[int | None, typer.Option("--depth-cap", "-M", help="Keep the first N documents per topic (trec_eval -M).")] = None,
+    float32_ties: Annotated[
+        bool, typer.Option("--float32-ties", help="Order on scores rounded to float32, as trec_eval <= 9.0.8.")
+    ] = False,
+    averaging: Annotated[
+        str,
+        typer.Option(
+            "--averaging",
+            help="default (topics with relevant docs; missing topic = empty ranking), "
+            "trec_eval_c (trec_eval -c) or trec_eval_default (topics the run has).",
+        ),
+    ] = "default",
+    store: Annotated[bool, typer.Option("--store", help="Keep the results in the warehouse's results table.")] = False,
+    fmt: Annotated[EvalFormat, typer.Option("--format", "-f", help="table, csv, json, parquet or trec (trec_eval's layout).")] = EvalFormat.table,
+    output: OutputOption = None,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Evaluate the runs of a collection: one row per run, or per topic with --per-query.
+
+    Example: evalwh eval --collection trec8 -m P@10 -m AP -m nDCG@10 -m A_p@100
+    """
+    from evalwh.errors import MetricParamError
+    from evalwh.evaluation import Averaging, Unjudged
+    from evalwh.warehouse import Warehouse
+
+    try:
+        unjudged_mode, averaging_mode = Unjudged(unjudged), Averaging(averaging)
+    except ValueError as error:
+        raise MetricParamError(str(error)) from None
+    measures = measure or DEFAULT_MEASURES
+    options = dict(
+        collection=collection,
+        runs=run,
+        depths=_depths(depths),
+        qrels_id=qrels_id,
+        rel=rel,
+        unjudged=unjudged_mode,
+        depth_cap=depth_cap,
+        float32_ties=float32_ties,
+        averaging=averaging_mode,
+    )
+    with Warehouse(db, read_only=not store and db.exists()) as wh:
+        if fmt is EvalFormat.trec:
+            _print_trec(wh, measures, per_query, options, output)
+            return
+        frame = wh.evaluate(measures, per_query=per_query, store=store, **options)
+    if fmt is not EvalFormat.table:
+        render(frame, OutputFormat(fmt.value), output)
+        return
+    title = (
+        f"{collection}: qrels {qrels_id}, rel >= {rel}, unjudged {unjudged_mode.value}, "
+        f"averaging {averaging_mode.value}"
+        + (f", depth cap {depth_cap}" if depth_cap else "")
+        + (", float32 ties" if float32_ties else "")
+    )
+    index = ["run_id", "query_id"] if per_query else ["run_id"]
+    wide = frame.pivot_table(index=index, columns="measure", values="value", sort=False, dropna=False)
+    order = list(dict.fromkeys(frame["measure"]))
+    wide = wide[order].reset_index()
+    wide.columns.name = None
+    render(wide, OutputFormat.table, output, title=title)
+
+
+def _print_trec(wh: object, measures: list[str], per_query: bool, options: dict[str, object], output: Path | None) -> None:
+    """trec_eval's output for every run, one block per run."""
+    import sys
+
+    from evalwh.catalog import expand
+    from evalwh.trec_format import format_trec
+
+    specs = [str(m) for m in expand(measures, options["depths"])]  # type: ignore[arg-type]
+    means = wh.evaluate(specs, per_query=False, **options)  # type: ignore[attr-defined]
+    rows = wh.evaluate(specs, per_query=True, **options) if per_query else None  # type: ignore[attr-defined]
+    text = "".join(format_trec(rows, means, run_id, specs) for run_id in dict.fromkeys(means["run_id"]))
+    if output:
+        output.write_text(text)
+    else:
+        sys.stdout.write(text)
+
+
+@handle_errors
+def metrics(
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print the README's metric table.")] = False,
+    fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, csv, json or parquet.")] = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """List every metric evalwh computes, with parameters, aliases and trec_eval names.
+
+    Example: evalwh metrics
+    """
+    from evalwh.catalog import metric_table, metric_table_markdown
+
+    if markdown:
+        typer.echo(metric_table_markdown(), nl=False)
+        return
+    render(metric_table(), fmt, output, title="metrics")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the commands of this module to the root app."""
+    app.command("eval")(evaluate)
+    app.command("metrics")(metrics)

@@ -1,0 +1,134 @@
+"""The eval and metrics commands, end to end through typer's CliRunner."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from evalwh import Warehouse
+from evalwh.cli import app
+
+QRELS = pd.DataFrame(
+    {
+        "query_id": ["1", "1", "1", "1", "2", "2", "3"],
+        "doc_id": ["a", "b", "c", "d", "a", "e", "z"],
+        "relevance": [1, 0, 2, 0, 1, 0, 0],  # topic 3 has no relevant document
+    }
+)
+RUNS = pd.DataFrame(
+    {
+        "run_id": ["r1"] * 5 + ["r2"] * 3,
+        "query_id": ["1", "1", "1", "1", "2", "1", "1", "1"],
+        "doc_id": ["a", "x", "b", "c", "e", "c", "a", "y"],
+        "score": [5.0, 4.0, 3.0, 2.0, 1.0, 3.0, 2.0, 1.0],
+    }
+)
+
+
+@pytest.fixture
+def db(tmp_path):
+    path = tmp_path / "wh.duckdb"
+    with Warehouse(path) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+        wh.ingest_runs(RUNS, collection="c")
+    return path
+
+
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    return runner.invoke(app, list(args), env={"COLUMNS": "200", "TERMINAL_WIDTH": "200"})
+
+
+def test_eval_csv_means(db):
+    result = invoke("eval", "-c", "c", "--db", str(db), "-m", "P@2", "-m", "AP", "--format", "csv")
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(io.StringIO(result.stdout))
+    got = {(r.run_id, r.measure): r.value for r in frame.itertuples()}
+    # r1: topic 1 = a(rel) x b c(rel): P@2 = 1/2, AP = (1/1 + 2/4)/2 = 0.75; topic 2 = e: 0, 0
+    # r2: topic 1 = c(rel) a(rel) y: P@2 = 1, AP = (1 + 1)/2 = 1; topic 2 missing: 0, 0
+    assert got == pytest.approx(
+        {("r1", "P@2"): 0.25, ("r1", "AP"): 0.375, ("r2", "P@2"): 0.5, ("r2", "AP"): 0.5}
+    )
+    assert set(frame["n_topics"]) == {2}  # topic 3 has no relevant document: not in T
+
+
+def test_eval_trec_format_compat_averaging(db):
+    result = invoke(
+        "eval", "-c", "c", "--db", str(db), "-m", "P@2", "-m", "NumRet", "-r", "r2",
+        "--averaging", "trec_eval_c", "--format", "trec", "--per-query",
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "P_2                   \t1\t1.0000",
+        "num_ret               \t1\t3",
+        "P_2                   \t2\t0.0000",
+        "num_ret               \t2\t0",
+        "P_2                   \t3\t0.0000",
+        "num_ret               \t3\t0",
+        "runid                 \tall\tr2",
+        "num_q                 \tall\t3",
+        "P_2                   \tall\t0.3333",
+        "num_ret               \tall\t3",
+    ]
+
+
+def test_eval_depth_profile_table(db):
+    result = invoke("eval", "-c", "c", "--db", str(db), "-m", "P", "-m", "A_p", "--depths", "1,4")
+    assert result.exit_code == 0, result.output
+    header = next(line for line in result.stdout.splitlines() if "run_id" in line)
+    assert [c.strip() for c in header.strip("┃ ").split("┃")] == ["run_id", "P@1", "P@4", "A_p@1", "A_p@4"]
+
+
+def test_eval_store_keeps_results(db):
+    result = invoke("eval", "-c", "c", "--db", str(db), "-m", "P@2", "--store", "--format", "csv")
+    assert result.exit_code == 0, result.output
+    with Warehouse(db, read_only=True) as wh:
+        stored = wh.query(
+            "SELECT run_id, query_id, value FROM results WHERE measure = 'P@2' ORDER BY run_id, query_id"
+        )
+    assert stored.values.tolist() == [
+        ["r1", "1", 0.5], ["r1", "2", 0.0], ["r1", "all", 0.25],
+        ["r2", "1", 1.0], ["r2", "2", 0.0], ["r2", "all", 0.5],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-m", "nDGC@10"], "Error: Unknown metric 'nDGC'. Did you mean nDCG or NDCG? (evalwh metrics lists them all)"),
+        (["-m", "P"], "Error: P: P needs @k, e.g. P@10"),
+        (["-m", "P@0"], "Error: P@0: parameter k='0' must be a positive integer"),
+        (["-m", "RBP(q=1)@5"], "Error: RBP(q=1)@5: RBP has no parameter 'q' (it has: p, k)"),
+        (["-m", "A_p@10", "--unjudged", "condensed"],
+         "Error: A_p@10: assessment measures are undefined on condensed lists (every remaining "
+         "document is judged); use --unjudged nonrelevant"),
+        (["-m", "P@5", "-r", "nope"], "Error: collection 'c' has no run(s) ['nope']"),
+        (["-m", "P@5", "--qrels-id", "x"], "Error: collection 'c' has no qrels set 'x' (it has: default)"),
+        (["-m", "P@5", "--depths", "a,b"], "Error: --depths 'a,b': expected comma-separated integers, e.g. 10,30,100"),
+    ],
+)
+def test_eval_errors(db, args, message):
+    result = invoke("eval", "-c", "c", "--db", str(db), *args)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == message
+
+
+def test_unknown_collection(db):
+    result = invoke("eval", "-c", "nope", "--db", str(db))
+    assert result.exit_code == 1
+    assert result.stderr.strip().startswith("Error: no collection 'nope' in ")
+
+
+def test_metrics_lists_registry():
+    from evalwh import catalog
+
+    result = invoke("metrics", "--format", "csv")
+    assert result.exit_code == 0
+    frame = pd.read_csv(io.StringIO(result.stdout))
+    assert list(frame["name"]) == [m.name for m in catalog.metrics()]
+    assert {"P", "AP", "nDCG", "bpref", "RankEff", "A_p", "RBP"} <= set(frame["name"])
