@@ -73,24 +73,61 @@ def build_context(wh: Warehouse, collection: str, runs: Sequence[str] | None, op
         missing = sorted(set(runs) - set(wh.run_ids(collection)))
         if missing:
             raise NotFoundError(f"collection {collection!r} has no run(s) {missing}")
+    # Judged rows come from the cache (rebuilt first for runs whose rows are missing or
+    # stale) when the warehouse is writable and ranks are the materialised ones.
+    fingerprint = None
+    if not wh.read_only and not options.float32_ties and options.rel == 1:
+        key = {"collection_id": collection, "qrels_id": options.qrels_id}
+        fingerprint = wh.run(sql.query(_CONTEXT, "fingerprint"), key).fetchone()[0]  # type: ignore[index]
+    for name, params in context_steps(collection, runs, options, fingerprint=fingerprint):
+        wh.run(sql.query(_CONTEXT, name), params)
+
+
+def context_steps(
+    collection: str,
+    runs: Sequence[str] | None,
+    options: Options,
+    *,
+    fingerprint: str | None = None,
+) -> list[tuple[str, dict[str, Any]]]:
+    """The context files (``queries/context``) to run, in order, each with its parameters.
+
+    Shared by DuckDB (:func:`build_context`) and the Spark path (:mod:`evalwh.spark`). With a
+    qrels ``fingerprint`` the judged rows go through the warehouse's cache (judged_results);
+    without one they are joined directly.
+    """
     cap = options.depth_cap if options.depth_cap is not None else NO_CAP
     keep_empty = options.averaging is not Averaging.default
     condensed = options.unjudged is Unjudged.condensed
+    key = {"collection_id": collection, "qrels_id": options.qrels_id}
     steps: list[tuple[str, dict[str, Any]]] = [
-        ("00_runs", {"collection_id": collection, "runs": list(runs) if runs is not None else None}),
-        ("01_qrels", {"collection_id": collection, "qrels_id": options.qrels_id, "rel": options.rel}),
         (
-            "02_topics",
-            {"collection_id": collection, "qrels_id": options.qrels_id, "keep_topics_without_relevant": keep_empty},
+            "00_runs",
+            {
+                **key,
+                "rel": options.rel,
+                "depth_cap": cap,
+                "condensed": condensed,
+                "runs": list(runs) if runs is not None else None,
+            },
         ),
+        ("01_qrels", {**key, "rel": options.rel}),
+        ("02_topics", {**key, "keep_topics_without_relevant": keep_empty}),
         ("03_ranked_float32" if options.float32_ties else "03_ranked", {}),
-        ("04_judged", {"depth_cap": cap}),
     ]
-    if condensed:
-        steps.append(("05_condense", {}))
+    if fingerprint is not None:
+        steps += [
+            ("04_join_stale", {"fingerprint": fingerprint}),
+            ("04_judged_rows", {}),
+            ("05_cache_refresh", {"fingerprint": fingerprint}),
+            ("05_source_cache", {}),
+        ]
+    else:
+        steps += [("04_join_all", {}), ("04_judged_rows", {}), ("05_source_direct", {})]
+    steps.append(("06_judged", {}))
     steps.append(
         (
-            "06_pairs",
+            "08_pairs",
             {
                 "collection_id": collection,
                 "depth_cap": cap,
@@ -99,8 +136,7 @@ def build_context(wh: Warehouse, collection: str, runs: Sequence[str] | None, op
             },
         )
     )
-    for name, params in steps:
-        wh.run(sql.query(_CONTEXT, name), params)
+    return steps
 
 
 def evaluate(
