@@ -95,7 +95,8 @@ def evaluate(
         float32_ties=float32_ties,
         averaging=averaging_mode,
     )
-    with Warehouse(db, read_only=not store and db.exists()) as wh:
+    # writable when the file exists, so the judged-rows cache can be filled and reused
+    with Warehouse(db, read_only=not db.exists()) as wh:
         if fmt is EvalFormat.trec:
             _print_trec(wh, measures, per_query, options, output)
             return
@@ -156,3 +157,31 @@ def register(app: typer.Typer) -> None:
     """Add the commands of this module to the root app."""
     app.command("eval")(evaluate)
     app.command("metrics")(metrics)
+    app.command("unjudged")(unjudged)
+
+
+@handle_errors
+def unjudged(
+    collection: CollectionOption,
+    qrels_id: Annotated[str, typer.Option("--qrels-id", help="Qrels set that decides what is judged.")] = "default",
+    max_rank: Annotated[int, typer.Option("--max-rank", help="Deepest rank reported.")] = 1000,
+    ranks: Annotated[
+        str | None, typer.Option("--ranks", help="Only these ranks, comma-separated (e.g. 1,10,100,1000).")
+    ] = None,
+    fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, csv, json or parquet.")] = OutputFormat.table,
+    output: OutputOption = None,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Show how incomplete a collection is: the unjudged share of all runs' documents at each rank.
+
+    Example: evalwh unjudged --collection trec8 --ranks 1,10,100,125,1000
+    """
+    from evalwh.evaluation import unjudged_share
+    from evalwh.warehouse import Warehouse
+
+    wanted = _depths(ranks)
+    with Warehouse(db, read_only=not db.exists()) as wh:
+        frame = unjudged_share(wh, collection, qrels_id=qrels_id, max_rank=max(wanted) if wanted else max_rank)
+    if wanted:
+        frame = frame[frame["rank"].isin(wanted)].reset_index(drop=True)
+    render(frame, fmt, output, title=f"unjudged share per rank, {collection}")

@@ -258,15 +258,22 @@ def _store(wh: Warehouse, collection: str, values: Any, means: pd.DataFrame | No
         wh.con.unregister("ev_values")
 
 
-def unjudged_share(wh: Warehouse, collection: str, *, qrels_id: str = "default", max_rank: int | None = None) -> pd.DataFrame:
-    """The unjudged share per rank over all runs and topics of a collection (methods §2.7).
+def unjudged_share(
+    wh: Warehouse, collection: str, *, qrels_id: str = "default", max_rank: int = 1000
+) -> pd.DataFrame:
+    """The unjudged share per rank over all runs and qrels topics of a collection (methods §2.7).
+
+    Args:
+        wh: The warehouse.
+        collection: The collection.
+        qrels_id: The qrels set that decides what is judged.
+        max_rank: The deepest rank reported.
 
     Returns:
         ``rank, lists, unjudged, share``: at each rank, the (run, topic) lists that reach it,
         how many hold an unjudged document there, and the ratio.
     """
-    wh.require_collection(collection)
-    return wh.df(
-        sql.query(_REPORTS, "unjudged_share"),
-        {"collection_id": collection, "qrels_id": qrels_id, "max_rank": max_rank or NO_CAP},
-    )
+    options = Options(qrels_id=qrels_id, averaging=Averaging.trec_eval_c)
+    with wh.transaction():
+        build_context(wh, collection, None, options)
+        return wh.df(sql.query(_REPORTS, "unjudged_share"), {"max_rank": max_rank})

@@ -89,6 +89,8 @@ class Warehouse:
             raise EvalWhError(f"{self.path}: cannot open the warehouse: {error}") from None
         except duckdb.Error as error:
             raise EvalWhError(f"{self.path}: cannot open the warehouse: {error}") from None
+        # evalwh shows its own progress; DuckDB's bar would write into pipes and tables
+        self.con.execute("SET enable_progress_bar = false")
         self._migrate()
 
     # -- lifecycle -------------------------------------------------------------------------

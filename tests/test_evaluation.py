@@ -1,0 +1,100 @@
+"""The evaluation context: judged-rows cache validity, read-only path, diagnostics."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from evalwh import Warehouse
+from evalwh.evaluation import unjudged_share
+
+QRELS = pd.DataFrame(
+    {"query_id": ["1", "1", "1", "2", "2"], "doc_id": ["a", "b", "c", "a", "d"], "relevance": [1, 0, 1, 1, -1]}
+)
+RUN = pd.DataFrame(
+    {
+        "run_id": ["r"] * 6,
+        "query_id": ["1", "1", "1", "1", "2", "2"],
+        "doc_id": ["a", "x", "b", "c", "d", "a"],
+        "score": [4.0, 3.0, 2.0, 1.0, 2.0, 1.0],
+    }
+)
+
+
+def values(wh: Warehouse, *measures: str, **options) -> dict[str, float]:
+    frame = wh.evaluate(list(measures), collection="c", **options)
+    return dict(zip(frame["measure"], frame["value"]))
+
+
+@pytest.fixture
+def db(tmp_path):
+    path = tmp_path / "wh.duckdb"
+    with Warehouse(path) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+        wh.ingest_runs(RUN, collection="c")
+    return path
+
+
+def test_cache_is_rebuilt_when_qrels_or_run_change(db):
+    with Warehouse(db) as wh:
+        # topic 1: a(rel) x b(non) c(rel): AP = (1 + 2/4)/2 = 0.75; topic 2: d(unjudged, -1) a(rel): AP = 1/2
+        assert values(wh, "AP") == pytest.approx({"AP": (0.75 + 0.5) / 2})
+        assert wh.query("SELECT count(*) AS n FROM judged_results")["n"][0] == 4
+        changed = QRELS.assign(relevance=[1, 1, 1, 1, -1])  # b becomes relevant
+        wh.ingest_qrels(changed, collection="c", replace=True)
+        # topic 1: a b c relevant at ranks 1, 3, 4: AP = (1 + 2/3 + 3/4)/3
+        assert values(wh, "AP") == pytest.approx({"AP": ((1 + 2 / 3 + 3 / 4) / 3 + 0.5) / 2})
+        rerun = RUN.assign(score=[1.0, 2.0, 3.0, 4.0, 1.0, 2.0])  # reversed lists
+        wh.ingest_runs(rerun, collection="c", replace=True)
+        # topic 1: c b x a: AP = (1 + 2/2 + 3/4)/3; topic 2: a d: AP = 1
+        assert values(wh, "AP") == pytest.approx({"AP": ((1 + 1 + 3 / 4) / 3 + 1.0) / 2})
+        builds = wh.query("SELECT count(*) AS n FROM judged_builds")["n"][0]
+        assert builds == 1
+
+
+def test_read_only_path_equals_cached_path(db):
+    measures = ["P@2", "AP", "bpref", "nDCG@3", "A_p@3", "RankEff", "RBP_resid@3"]
+    with Warehouse(db) as wh:
+        cached = wh.evaluate(measures, collection="c", per_query=True)
+        cached_condensed = wh.evaluate(["AP", "P@2"], collection="c", unjudged="condensed", per_query=True)
+    with Warehouse(db, read_only=True) as wh:
+        direct = wh.evaluate(measures, collection="c", per_query=True)
+        direct_condensed = wh.evaluate(["AP", "P@2"], collection="c", unjudged="condensed", per_query=True)
+    pd.testing.assert_frame_equal(cached, direct)
+    pd.testing.assert_frame_equal(cached_condensed, direct_condensed)
+
+
+def test_threshold_other_than_one_bypasses_cache(db):
+    with Warehouse(db) as wh:
+        graded = QRELS.assign(relevance=[2, 0, 1, 2, -1])
+        wh.ingest_qrels(graded, collection="c", replace=True)
+        # rel >= 2: topic 1 has only a relevant (rank 1): P@2 = 0.5; topic 2: a at rank 2: 0.5
+        assert values(wh, "P@2", rel=2) == pytest.approx({"P@2": 0.5})
+        # rel >= 1: topic 1 a, c relevant: P@2 = 0.5; topic 2: 0.5
+        assert values(wh, "P@2") == pytest.approx({"P@2": 0.5})
+        assert values(wh, "AP", rel=2) == pytest.approx({"AP": (1.0 + 0.5) / 2})
+
+
+def test_float32_ties_change_order_only_when_asked():
+    wh = Warehouse(":memory:")
+    wh.ingest_qrels(pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]}), collection="c")
+    # 1.00000001 and 1.0 differ as doubles but are equal as float32: the tie then goes to the
+    # larger doc_id ('b' before 'a')
+    run = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "score": [1.00000001, 1.0]})
+    wh.ingest_runs(run, collection="c", run_id="r")
+    assert values(wh, "RR") == {"RR": 1.0}
+    assert values(wh, "RR", float32_ties=True) == {"RR": 0.5}
+
+
+def test_unjudged_share_per_rank():
+    wh = Warehouse(":memory:")
+    wh.ingest_qrels(QRELS, collection="c")
+    wh.ingest_runs(RUN, collection="c")
+    frame = unjudged_share(wh, "c")
+    # lists: topic 1 (a x b c), topic 2 (d a); d has grade -1: unjudged
+    assert frame.values.tolist() == [
+        [1, 2, 1, 0.5],  # a judged, d unjudged
+        [2, 2, 1, 0.5],  # x unjudged, a judged
+        [3, 1, 0, 0.0],
+        [4, 1, 0, 0.0],
+    ]
