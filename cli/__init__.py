@@ -11,6 +11,7 @@ import typer
 
 from evalwh.cli import eval as eval_cmd
 from evalwh.cli import info, ingest
+from evalwh.cli import compare as compare_commands
 from evalwh.cli._errors import DEBUG
 
 app = typer.Typer(
@@ -32,4 +33,5 @@ def _root(
 
 app.add_typer(ingest.app, name="ingest")
 info.register(app)
+compare_commands.register(app)
 eval_cmd.register(app)

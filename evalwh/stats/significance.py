@@ -1,0 +1,465 @@
+"""Significance tests between every pair of runs, vectorised over pairs (methods §4.2).
+
+Every function takes one metric in long form (``run_id, query_id, value``), aligns it into a
+runs x topics matrix, and tests all ``k(k-1)/2`` pairs at once: the pairs are rows of a
+pairs x topics matrix of differences, so scipy's ``axis`` support does the work without a
+Python loop over pairs. Pairs are oriented by the order of ``runs`` (``run_a`` comes first);
+the outcome column is ``+1`` (``run_a`` significantly better), ``-1`` or ``0``.
+
+Procedures:
+
+* ``anova``: one-way ANOVA with run as the factor (:func:`scipy.stats.f_oneway`) as a gate,
+  then Bonferroni pairwise t with the pooled error (the papers' procedure, methods §4.2 A).
+* ``anova2``: the same with a two-way ANOVA blocked by topic (no replication).
+* ``t``: paired t-test per pair (:func:`scipy.stats.ttest_rel`).
+* ``wilcoxon``: Wilcoxon signed-rank per pair (:func:`scipy.stats.wilcoxon`, zero
+  differences dropped).
+* ``randomization``: paired sign-flip randomization test on the mean difference.
+
+The per-pair tests take a multiple-comparison ``correction`` over the ``k(k-1)/2`` pairs.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from evalwh.errors import InsufficientDataError
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+REQUIRED = ["run_id", "query_id", "value"]
+# sign-flip resamples are drawn in blocks of pairs, to bound memory at pairs x resamples
+_RANDOMIZATION_BLOCK = 256
+_DIFF_DECIMALS = 12
+
+
+class Procedure(str, enum.Enum):
+    """A significance procedure for the pairs of a collection (methods §4.2)."""
+
+    anova = "anova"
+    anova2 = "anova2"
+    t = "t"
+    wilcoxon = "wilcoxon"
+    randomization = "randomization"
+
+
+class Correction(str, enum.Enum):
+    """A multiple-comparison correction over all pairs."""
+
+    none = "none"
+    bonferroni = "bonferroni"
+    holm = "holm"
+
+
+@dataclass(frozen=True)
+class ScoreMatrix:
+    """One metric as a complete runs x topics matrix (rows in ``runs`` order)."""
+
+    runs: list[str]
+    topics: list[str]
+    values: NDArray[np.float64]
+
+
+def score_matrix(scores: pd.DataFrame, runs: Sequence[str] | None = None) -> ScoreMatrix:
+    """Pivot long-form scores into a runs x topics matrix, keeping topics defined for every run.
+
+    A topic whose value is missing or NULL for any run is dropped for all runs, so that every
+    pair and the ANOVA see the same topics (methods §0.4: a paired test drops a topic that is
+    NULL for either run).
+
+    Args:
+        scores: One metric in long form, columns ``run_id, query_id, value``.
+        runs: The runs and their order; all runs of ``scores`` in sorted order when None.
+
+    Returns:
+        The matrix with its run and topic labels (topics sorted).
+
+    Raises:
+        InsufficientDataError: if columns or runs are missing, fewer than two runs are given,
+            or fewer than two topics are defined for every run.
+
+    Examples:
+        >>> frame = pd.DataFrame({"run_id": ["a", "a", "b", "b"], "query_id": ["1", "2"] * 2,
+        ...                       "value": [0.5, 0.25, 0.0, 1.0]})
+        >>> m = score_matrix(frame)
+        >>> m.runs, m.topics, m.values.tolist()
+        (['a', 'b'], ['1', '2'], [[0.5, 0.25], [0.0, 1.0]])
+    """
+    missing = [c for c in REQUIRED if c not in scores.columns]
+    if missing:
+        raise InsufficientDataError(f"scores is missing columns {missing}; expected {REQUIRED}")
+    if scores.duplicated(["run_id", "query_id"]).any():
+        raise InsufficientDataError(
+            "scores has more than one value per (run_id, query_id); pass one metric at a time"
+        )
+    wide = scores.pivot(index="run_id", columns="query_id", values="value").astype("float64")
+    if runs is None:
+        runs = sorted(wide.index.astype(str))
+    else:
+        absent = sorted(set(runs) - set(wide.index))
+        if absent:
+            raise InsufficientDataError(f"scores has no values for run(s) {absent}")
+        if len(set(runs)) != len(runs):
+            raise InsufficientDataError("runs lists a run more than once")
+    if len(runs) < 2:
+        raise InsufficientDataError(f"need at least two runs to compare, got {len(runs)}")
+    wide = wide.loc[list(runs)].dropna(axis=1, how="any")
+    wide = wide.reindex(columns=sorted(wide.columns))
+    if wide.shape[1] < 2:
+        raise InsufficientDataError(
+            f"only {wide.shape[1]} topic(s) have a value for every run; need at least 2"
+        )
+    return ScoreMatrix(list(runs), [str(t) for t in wide.columns], wide.to_numpy(dtype=np.float64))
+
+
+def adjust_p(p_values: NDArray[np.float64], correction: Correction | str) -> NDArray[np.float64]:
+    """Adjust a family of p-values for multiple comparisons (Bonferroni or Holm).
+
+    NaN p-values (no test possible) are left NaN and do not count towards the family size.
+
+    Args:
+        p_values: One family of p-values (any shape; flattened order is irrelevant).
+        correction: ``none``, ``bonferroni`` (``min(1, m p)``) or ``holm`` (step-down:
+            the i-th smallest becomes ``max_{j<=i} min(1, (m - j + 1) p_(j))``).
+
+    Returns:
+        The adjusted p-values, in the input's shape.
+
+    Examples:
+        >>> adjust_p(np.array([0.01, 0.04, 0.03, 0.005]), "holm").round(3).tolist()
+        [0.03, 0.06, 0.06, 0.02]
+        >>> adjust_p(np.array([0.01, 0.04, 0.03, 0.005]), "bonferroni").tolist()
+        [0.04, 0.16, 0.12, 0.02]
+    """
+    correction = Correction(correction)
+    p = np.asarray(p_values, dtype=np.float64)
+    if correction is Correction.none:
+        return p.copy()
+    flat = p.ravel()
+    valid = ~np.isnan(flat)
+    m = int(valid.sum())
+    out = np.full_like(flat, np.nan)
+    if correction is Correction.bonferroni:
+        out[valid] = np.minimum(1.0, m * flat[valid])
+    else:
+        order = np.argsort(flat[valid], kind="stable")
+        ranked = flat[valid][order] * (m - np.arange(m))
+        adjusted = np.minimum(1.0, np.maximum.accumulate(ranked))
+        values = np.empty(m)
+        values[order] = adjusted
+        out[valid] = values
+    return out.reshape(p.shape)
+
+
+def pairwise(
+    scores: pd.DataFrame,
+    *,
+    test: Procedure | str = Procedure.anova,
+    correction: Correction | str = Correction.bonferroni,
+    alpha: float = 0.05,
+    runs: Sequence[str] | None = None,
+    n_resamples: int = 9999,
+    rng: np.random.Generator | int | None = None,
+) -> pd.DataFrame:
+    """Test every pair of runs on one metric and give each pair an outcome.
+
+    Args:
+        scores: One metric in long form, columns ``run_id, query_id, value``.
+        test: The procedure (see :class:`Procedure`).
+        correction: Multiple-comparison correction over all ``k(k-1)/2`` pairs. Bonferroni
+            with an ANOVA procedure is the papers' procedure; Holm is uniformly more powerful.
+        alpha: Significance level.
+        runs: The runs and their order (pair ``(a, b)`` has ``a`` before ``b``); sorted when None.
+        n_resamples: Sign-flip resamples of the randomization test.
+        rng: Random generator or seed for the randomization test.
+
+    Returns:
+        One row per pair: ``run_a, run_b, n_topics, mean_a, mean_b, mean_diff, statistic,
+        p_value, p_adjusted, gate_p_value, outcome``. ``statistic`` is t (ANOVA pairwise,
+        paired t, randomization: the t of the mean difference), or W+ - W- for Wilcoxon;
+        ``gate_p_value`` is the ANOVA F test's p-value (NaN for per-pair tests); ``outcome``
+        is +1 when ``run_a`` is significantly better, -1 when worse, 0 otherwise.
+
+    Raises:
+        InsufficientDataError: as :func:`score_matrix`.
+
+    Examples:
+        >>> frame = pd.DataFrame({"run_id": ["a"] * 4 + ["b"] * 4, "query_id": list("wxyz") * 2,
+        ...                       "value": [0.9, 0.8, 0.9, 0.7, 0.1, 0.2, 0.1, 0.2]})
+        >>> pairwise(frame, test="t")[["run_a", "run_b", "outcome"]].values.tolist()
+        [['a', 'b', 1]]
+    """
+    test = Procedure(test)
+    correction = Correction(correction)
+    if not 0.0 < alpha < 1.0:
+        raise InsufficientDataError(f"alpha must lie in (0, 1), got {alpha}")
+    matrix = score_matrix(scores, runs)
+    values = matrix.values
+    k, n = values.shape
+    a_idx, b_idx = np.triu_indices(k, 1)
+    means = values.mean(axis=1)
+    mean_diff = means[a_idx] - means[b_idx]
+    gate = np.full(a_idx.size, np.nan)
+    if test in (Procedure.anova, Procedure.anova2):
+        statistic, p_value, gate_p = _anova_pairs(
+            values, a_idx, b_idx, blocked=test is Procedure.anova2
+        )
+        gate[:] = gate_p
+        p_adjusted = adjust_p(p_value, correction)
+        if not gate_p < alpha:  # the ANOVA gate: no pair differs unless F is significant
+            p_adjusted = np.ones_like(p_adjusted)
+        direction = np.sign(mean_diff)
+    else:
+        # metric values equal in theory can differ in the last bits (sums of ratios); rounding
+        # the differences keeps such ties exact for the signed ranks and the zero-variance check
+        diffs = np.round(values[a_idx] - values[b_idx], _DIFF_DECIMALS)
+        if test is Procedure.t:
+            statistic, p_value = _paired_t(diffs)
+            direction = np.sign(mean_diff)
+        elif test is Procedure.wilcoxon:
+            statistic, p_value = _wilcoxon(diffs)
+            # the direction is the sign of the mean difference, else of W+ - W- (methods §4.2 C)
+            direction = np.where(mean_diff != 0, np.sign(mean_diff), np.sign(statistic))
+        else:
+            statistic = _paired_t(diffs)[0]
+            p_value = _randomization(diffs, n_resamples, np.random.default_rng(rng))
+            direction = np.sign(mean_diff)
+        p_adjusted = adjust_p(p_value, correction)
+    significant = np.nan_to_num(p_adjusted, nan=1.0) < alpha
+    outcome = np.where(significant, direction, 0).astype(np.int8)
+    return pd.DataFrame(
+        {
+            "run_a": np.asarray(matrix.runs, dtype=object)[a_idx],
+            "run_b": np.asarray(matrix.runs, dtype=object)[b_idx],
+            "n_topics": n,
+            "mean_a": means[a_idx],
+            "mean_b": means[b_idx],
+            "mean_diff": mean_diff,
+            "statistic": statistic,
+            "p_value": p_value,
+            "p_adjusted": p_adjusted,
+            "gate_p_value": gate,
+            "outcome": outcome,
+        }
+    )
+
+
+def anova_table(
+    scores: pd.DataFrame, *, blocked: bool = False, runs: Sequence[str] | None = None
+) -> dict[str, float]:
+    """The ANOVA of one metric with run as the factor (optionally blocked by topic).
+
+    Args:
+        scores: One metric in long form, columns ``run_id, query_id, value``.
+        blocked: Two-way ANOVA without replication, topic as the block.
+        runs: The runs to include; all when None.
+
+    Returns:
+        ``F, p_value, df_between, df_error, mse`` (the error mean square used by the pairwise
+        comparisons).
+
+    Examples:
+        >>> frame = pd.DataFrame({"run_id": ["a"] * 3 + ["b"] * 3, "query_id": list("xyz") * 2,
+        ...                       "value": [0.5, 0.6, 0.7, 0.1, 0.2, 0.4]})
+        >>> {k: round(v, 4) for k, v in anova_table(frame).items()}
+        {'F': 12.1, 'p_value': 0.0254, 'df_between': 1.0, 'df_error': 4.0, 'mse': 0.0167}
+    """
+    values = score_matrix(scores, runs).values
+    f, p, df_b, df_e, mse = _anova(values, blocked)
+    return {"F": f, "p_value": p, "df_between": df_b, "df_error": df_e, "mse": mse}
+
+
+def kendall_tau(x: pd.Series, y: pd.Series) -> dict[str, float]:
+    """Kendall's tau_b between two system rankings given as per-run scores (methods §4.5).
+
+    Args:
+        x: One score per run (index = run_id), e.g. MAP.
+        y: Another score per run, e.g. mean A_p@1000; runs are aligned by index.
+
+    Returns:
+        ``tau, p_value, n_runs`` from :func:`scipy.stats.kendalltau` (variant ``b``).
+
+    Raises:
+        InsufficientDataError: if fewer than two runs have both scores.
+
+    Examples:
+        >>> runs = ["s1", "s2", "s3", "s4"]
+        >>> out = kendall_tau(pd.Series([.4, .3, .2, .1], runs), pd.Series([.5, .2, .3, .1], runs))
+        >>> round(out["tau"], 6), out["n_runs"]
+        (0.666667, 4)
+    """
+    both = pd.concat({"x": x, "y": y}, axis=1, join="inner").dropna()
+    if len(both) < 2:
+        raise InsufficientDataError(f"only {len(both)} run(s) have both scores; need at least 2")
+    result = stats.kendalltau(both["x"].to_numpy(), both["y"].to_numpy(), variant="b")
+    return {"tau": float(result.statistic), "p_value": float(result.pvalue), "n_runs": len(both)}
+
+
+def _anova(values: NDArray[np.float64], blocked: bool) -> tuple[float, float, float, float, float]:
+    """F, p, df_between, df_error and MSE of the one-way (or topic-blocked) ANOVA."""
+    k, n = values.shape
+    if not blocked:
+        df_b, df_e = k - 1.0, float(k * n - k)
+        mse = float(((values - values.mean(axis=1, keepdims=True)) ** 2).sum() / df_e)
+        if mse > 0.0:
+            result = stats.f_oneway(*values)
+            return float(result.statistic), float(result.pvalue), df_b, df_e, mse
+        # every run constant over topics: scipy warns and returns inf or NaN; decide here
+        differ = bool(np.ptp(values.mean(axis=1)) > 0)
+        return (np.inf if differ else np.nan), (0.0 if differ else 1.0), df_b, df_e, 0.0
+    # two-way without replication: SS_total = SS_runs + SS_topics + SS_error
+    # (scipy has no two-way ANOVA; these are the textbook sums of squares)
+    grand = values.mean()
+    ss_runs = n * ((values.mean(axis=1) - grand) ** 2).sum()
+    ss_topics = k * ((values.mean(axis=0) - grand) ** 2).sum()
+    ss_error = ((values - grand) ** 2).sum() - ss_runs - ss_topics
+    df_b, df_e = k - 1.0, (k - 1.0) * (n - 1.0)
+    mse = max(float(ss_error), 0.0) / df_e
+    ms_runs = ss_runs / df_b
+    if mse == 0.0:
+        f = np.inf if ms_runs > 0 else np.nan
+        p = 0.0 if ms_runs > 0 else 1.0
+        return float(f), p, df_b, df_e, mse
+    f = ms_runs / mse
+    return float(f), float(stats.f.sf(f, df_b, df_e)), df_b, df_e, mse
+
+
+def _anova_pairs(
+    values: NDArray[np.float64], a_idx: NDArray[Any], b_idx: NDArray[Any], *, blocked: bool
+) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
+    """Pooled-error t and two-sided p for every pair, and the ANOVA gate's p-value."""
+    k, n = values.shape
+    _, gate_p, _, df_e, mse = _anova(values, blocked)
+    means = values.mean(axis=1)
+    diff = means[a_idx] - means[b_idx]
+    se = np.sqrt(mse * 2.0 / n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(se > 0, diff / se, np.copysign(np.where(diff == 0, 0.0, np.inf), diff))
+    p = 2.0 * stats.t.sf(np.abs(t), df_e)
+    gate = 1.0 if np.isnan(gate_p) else gate_p  # all values equal: nothing differs
+    return t, p, gate
+
+
+def _paired_t(diffs: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Paired t over rows of differences; a row of identical zero differences gets p = 1."""
+    constant = np.all(diffs == diffs[:, :1], axis=1)
+    t = np.zeros(diffs.shape[0])
+    p = np.ones(diffs.shape[0])
+    # scipy returns NaN (and warns) for zero variance; a constant non-zero difference is
+    # infinitely significant, a constant zero difference is no evidence at all
+    first = diffs[constant, 0]
+    t[constant] = np.copysign(np.where(first == 0, 0.0, np.inf), first)
+    p[constant] = np.where(first == 0, 1.0, 0.0)
+    if (~constant).any():
+        result = stats.ttest_rel(diffs[~constant], np.zeros_like(diffs[~constant]), axis=1)
+        t[~constant] = result.statistic
+        p[~constant] = result.pvalue
+    return t, p
+
+
+def _wilcoxon(diffs: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Signed-rank test over rows (zeros dropped); statistic W+ - W-, p from scipy."""
+    nonzero = (diffs != 0).sum(axis=1)
+    # ranks of |d| among the non-zero differences: zeros take the lowest ranks, so
+    # subtracting their count gives the ranks the test uses
+    ranks = stats.rankdata(np.abs(diffs), axis=1) - (diffs.shape[1] - nonzero)[:, None]
+    w_diff = (np.sign(diffs) * ranks).sum(axis=1)
+    p = np.ones(diffs.shape[0])
+    testable = nonzero > 0  # every difference zero: no evidence, p = 1
+    # scipy's method="auto" decides once for the whole batch (any zero or tie anywhere
+    # switches every row); deciding per pair, by the same rule, gives what one call per
+    # pair would: exact without zeros or ties (n <= 50), else an exhaustive sign-flip
+    # permutation for n <= 13, else the normal approximation with the tie correction
+    n = diffs.shape[1]
+    magnitudes = np.sort(np.abs(diffs), axis=1)
+    ties = ((np.diff(magnitudes, axis=1) == 0) & (magnitudes[:, 1:] > 0)).any(axis=1)
+    clean = (nonzero == n) & ~ties
+    if n <= 50:
+        groups = [(testable & clean, "exact")]
+        rest = "permutation" if n <= 13 else "asymptotic"
+        groups.append((testable & ~clean, rest))
+    else:
+        groups = [(testable, "asymptotic")]
+    for rows, method in groups:
+        if rows.any():
+            chosen: Any = stats.PermutationMethod() if method == "permutation" else method
+            result = stats.wilcoxon(diffs[rows], axis=1, zero_method="wilcox", method=chosen)
+            p[rows] = result.pvalue
+    return w_diff.astype(np.float64), p
+
+
+def _randomization(
+    diffs: NDArray[np.float64], n_resamples: int, rng: np.random.Generator
+) -> NDArray[np.float64]:
+    """Two-sided sign-flip randomization p-values, ``(1 + #{|perm| >= |obs|}) / (1 + B)``.
+
+    One set of sign vectors is shared by all pairs (the pairs are tested on the same topics).
+    The +1 counts the observed labelling, so a p-value is never 0 (Phipson & Smyth 2010).
+    """
+    if n_resamples < 1:
+        raise InsufficientDataError(f"n_resamples must be at least 1, got {n_resamples}")
+    n = diffs.shape[1]
+    signs = rng.choice(np.array([-1.0, 1.0]), size=(n, n_resamples))
+    observed = np.abs(diffs.mean(axis=1))
+    # a relative tolerance so that permuted means equal to the observed one up to
+    # rounding count as "at least as extreme"
+    tol = 1e-12 * np.maximum(1.0, np.abs(diffs).max(axis=1))
+    p = np.empty(diffs.shape[0])
+    for start in range(0, diffs.shape[0], _RANDOMIZATION_BLOCK):
+        block = slice(start, start + _RANDOMIZATION_BLOCK)
+        permuted = np.abs(diffs[block] @ signs) / n
+        extreme = (permuted >= (observed[block] - tol[block])[:, None]).sum(axis=1)
+        p[block] = (1.0 + extreme) / (1.0 + n_resamples)
+    return p
+
+
+def comparison_intervals(
+    scores: pd.DataFrame,
+    *,
+    alpha: float = 0.05,
+    blocked: bool = False,
+    runs: Sequence[str] | None = None,
+) -> pd.DataFrame:
+    """Per-run means with Bonferroni comparison intervals from the ANOVA's pooled error.
+
+    The half-width is half the minimum significant difference,
+    ``t_{1 - alpha/(2 n_pairs), df_E} * sqrt(2 MSE / n) / 2``, so two runs' intervals fail to
+    overlap exactly when the ``anova`` procedure (gate aside) finds them different: the
+    display of MATLAB's ``multcompare``, which the papers' figures follow.
+
+    Args:
+        scores: One metric in long form, columns ``run_id, query_id, value``.
+        alpha: Significance level of the family.
+        blocked: Use the topic-blocked (two-way) ANOVA's error.
+        runs: The family of runs; all when None.
+
+    Returns:
+        ``run_id, n_topics, mean, half_width``, one row per run in ``runs`` order.
+
+    Examples:
+        >>> frame = pd.DataFrame({"run_id": ["a"] * 3 + ["b"] * 3, "query_id": list("xyz") * 2,
+        ...                       "value": [0.5, 0.6, 0.7, 0.1, 0.2, 0.4]})
+        >>> comparison_intervals(frame)["half_width"].round(4).tolist()
+        [0.1463, 0.1463]
+    """
+    matrix = score_matrix(scores, runs)
+    k, n = matrix.values.shape
+    _, _, _, df_e, mse = _anova(matrix.values, blocked)
+    n_pairs = k * (k - 1) / 2
+    critical = stats.t.ppf(1.0 - alpha / (2.0 * n_pairs), df_e)
+    return pd.DataFrame(
+        {
+            "run_id": matrix.runs,
+            "n_topics": n,
+            "mean": matrix.values.mean(axis=1),
+            "half_width": critical * np.sqrt(2.0 * mse / n) / 2.0,
+        }
+    )
