@@ -11,6 +11,7 @@ import typer
 
 from evalwh.cli import eval as eval_cmd
 from evalwh.cli import info, ingest
+from evalwh.cli import experiment as experiment_cmd
 from evalwh.cli import compare as compare_commands
 from evalwh.cli._errors import DEBUG
 
@@ -32,6 +33,7 @@ def _root(
 
 
 app.add_typer(ingest.app, name="ingest")
+app.add_typer(experiment_cmd.app, name="experiment")
 info.register(app)
 compare_commands.register(app)
 eval_cmd.register(app)

@@ -1,0 +1,206 @@
+"""evalwh experiment exclusions|swap-rates|reduced-qrels: incomplete-judgment studies (S4)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from evalwh.cli._errors import handle_errors
+from evalwh.cli._options import (
+    DEFAULT_DB,
+    CollectionOption,
+    DbOption,
+    FormatOption,
+    OutputFormat,
+    OutputOption,
+)
+from evalwh.cli._progress import progress_bar
+from evalwh.cli._render import render
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+app = typer.Typer(
+    help="Meta-evaluation of measures under incomplete judgments: swap rates, reduced qrels, tau.",
+    no_args_is_help=True,
+)
+
+MeasuresOption = Annotated[
+    list[str],
+    typer.Option("--measure", "-m", help="Measure spec, repeatable (MAP, bpref-10, RankEff, ...)."),
+]
+QrelsOption = Annotated[str, typer.Option("--qrels-id", help="The full qrels set to start from.")]
+SeedOption = Annotated[
+    int, typer.Option("--seed", help="Seed of the random generator (results are reproducible).")
+]
+CapOption = Annotated[
+    int, typer.Option("--cap", help="Documents per topic counted by the exclusion rule.")
+]
+ShareOption = Annotated[
+    float,
+    typer.Option(
+        "--share", help="Share of |T| x cap a run must retrieve to take part (methods §8.1)."
+    ),
+]
+ExperimentOption = Annotated[
+    str | None,
+    typer.Option(
+        "--experiment-id", help="Store under this name (default derived from the options)."
+    ),
+]
+
+
+@app.command("exclusions")
+@handle_errors
+def exclusions(
+    collection: CollectionOption,
+    qrels_id: QrelsOption = "default",
+    cap: CapOption = 1000,
+    share: ShareOption = 0.95,
+    all_runs: Annotated[bool, typer.Option("--all", help="List retained runs too.")] = False,
+    db: DbOption = DEFAULT_DB,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """List the runs the S4 experiments exclude, with the reason (methods §8.1).
+
+    Example: evalwh experiment exclusions --collection trec8
+    """
+    from evalwh.experiments.exclusion import run_exclusion
+    from evalwh.warehouse import Warehouse
+
+    with Warehouse(db, read_only=db.exists()) as wh:
+        frame = run_exclusion(wh, collection, qrels_id=qrels_id, cap=cap, share=share)
+    shown = frame if all_runs else frame[frame["excluded"]]
+    render(
+        shown.reset_index(drop=True),
+        fmt,
+        output,
+        title=f"{int(frame['excluded'].sum())} of {len(frame)} runs excluded",
+    )
+
+
+@app.command("swap-rates")
+@handle_errors
+def swap_rates(
+    collection: CollectionOption,
+    measures: MeasuresOption,
+    samples: Annotated[
+        int, typer.Option("--samples", "-B", min=1, help="Number of disjoint topic-set pairs.")
+    ] = 1000,
+    seed: SeedOption = 1,
+    bins: Annotated[
+        bool, typer.Option("--bins", help="Show the error rate per bin instead of the summary.")
+    ] = False,
+    qrels_id: QrelsOption = "default",
+    cap: CapOption = 1000,
+    share: ShareOption = 0.95,
+    experiment_id: ExperimentOption = None,
+    db: DbOption = DEFAULT_DB,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """Swap error rates of measures over disjoint topic-set pairs, with d* and sigma (methods §8.2).
+
+    Example: evalwh experiment swap-rates --collection trec8 -m MAP -m bpref-10 -m RankEff --samples 1000 --seed 1
+    """
+    from evalwh.experiments.swap import run_swap_rates
+    from evalwh.warehouse import Warehouse
+
+    with Warehouse(db) as wh, progress_bar("swap rates") as progress:
+        result = run_swap_rates(
+            wh,
+            collection,
+            measures,
+            samples=samples,
+            seed=seed,
+            qrels_id=qrels_id,
+            cap=cap,
+            share=share,
+            experiment_id=experiment_id,
+            progress=progress,
+        )
+    _note_exclusions(result["exclusion"])
+    if bins:
+        render(result["rates"], fmt, output, title="swap error rate per bin of |dA|")
+    else:
+        render(
+            result["summary"],
+            fmt,
+            output,
+            title=f"swap rates, {samples} topic-set pairs, seed {seed}",
+        )
+
+
+@app.command("reduced-qrels")
+@handle_errors
+def reduced_qrels(
+    collection: CollectionOption,
+    measures: MeasuresOption,
+    seed: SeedOption = 1,
+    levels: Annotated[
+        str | None,
+        typer.Option(
+            "--levels", help="Comma-separated percentages (default 100,95,...,10,9,...,1)."
+        ),
+    ] = None,
+    qrels_id: QrelsOption = "default",
+    cap: CapOption = 1000,
+    share: ShareOption = 0.95,
+    experiment_id: ExperimentOption = None,
+    db: DbOption = DEFAULT_DB,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """Re-evaluate on reduced qrels per level: mean change, tau vs full qrels (methods §8.3-§8.5).
+
+    The reduced qrels are kept as qrels sets reduced-a<level>-seed<seed>; every metric can use them.
+
+    Example: evalwh experiment reduced-qrels --collection trec8 -m MAP -m bpref-10 -m RankEff --seed 1
+    """
+    from evalwh.experiments.reduced import DEFAULT_LEVELS, run_reduced_qrels
+    from evalwh.warehouse import Warehouse
+
+    chosen = _parse_levels(levels) if levels else list(DEFAULT_LEVELS)
+    with Warehouse(db) as wh, progress_bar("levels") as progress:
+        result = run_reduced_qrels(
+            wh,
+            collection,
+            measures,
+            seed=seed,
+            levels=chosen,
+            qrels_id=qrels_id,
+            cap=cap,
+            share=share,
+            experiment_id=experiment_id,
+            progress=progress,
+        )
+    _note_exclusions(result["exclusion"])
+    columns = ["measure", "level", "qrels_id", "n_runs", "mean_value", "change_pct", "tau"]
+    render(
+        result["levels"][columns],
+        fmt,
+        output,
+        title="reduced qrels: mean and Kendall tau vs full qrels",
+    )
+    if fmt is OutputFormat.table and output is None:
+        render(result["measure_tau"], fmt, title="Kendall tau between measures, full qrels")
+        render(result["level_below"], fmt, title="highest level where tau falls below 0.9")
+
+
+def _parse_levels(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise typer.BadParameter(
+            f"--levels {text!r}: give comma-separated integers such as 100,50,10"
+        ) from None
+
+
+def _note_exclusions(exclusion: pd.DataFrame) -> None:
+    excluded = exclusion.loc[exclusion["excluded"], "run_id"].tolist()
+    typer.echo(
+        f"{len(exclusion) - len(excluded)} runs retained, {len(excluded)} excluded (methods §8.1)"
+        + (f": {', '.join(excluded)}" if excluded else ""),
+        err=True,
+    )

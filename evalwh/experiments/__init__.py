@@ -1,0 +1,11 @@
+"""Meta-evaluation of measures under incomplete judgments (methods §8; Ahlgren & Grönqvist 2008).
+
+- :mod:`~evalwh.experiments.exclusion`: which runs take part (§8.1);
+- :mod:`~evalwh.experiments.swap`: swap error rates over disjoint topic-set pairs (§8.2);
+- :mod:`~evalwh.experiments.tau`: Kendall tau_b between run rankings (§8.3);
+- :mod:`~evalwh.experiments.reduced`: stratified, nested reduced qrels and the measures on
+  them (§8.4, §8.5).
+
+The statistics are pure functions over tidy DataFrames with an explicit ``rng``; the
+``run_*`` functions read from and store into a warehouse.
+"""
