@@ -64,9 +64,10 @@ def build_context(wh: Warehouse, collection: str, runs: Sequence[str] | None, op
     """Create the evaluation relations (ev_runs, ev_qrels, ev_topics, ev_judged, ev_pairs)."""
     wh.require_collection(collection)
     known = wh.con.execute(
-        "SELECT qrels_id FROM qrels_sets WHERE collection_id = ? ORDER BY qrels_id", [collection]
+        "SELECT qrels_id, kind FROM qrels_sets WHERE collection_id = ? ORDER BY qrels_id", [collection]
     ).fetchall()
-    if options.qrels_id not in {r[0] for r in known}:
+    kinds = dict(known)
+    if options.qrels_id not in kinds:
         names = ", ".join(r[0] for r in known) or "none; ingest qrels first"
         raise NotFoundError(f"collection {collection!r} has no qrels set {options.qrels_id!r} (it has: {names})")
     if runs is not None:
@@ -74,13 +75,30 @@ def build_context(wh: Warehouse, collection: str, runs: Sequence[str] | None, op
         if missing:
             raise NotFoundError(f"collection {collection!r} has no run(s) {missing}")
     # Judged rows come from the cache (rebuilt first for runs whose rows are missing or
-    # stale) when the warehouse is writable and ranks are the materialised ones.
+    # stale) when the warehouse is writable, ranks are the materialised ones, the threshold is
+    # the default one (the cached running counts are for grade >= 1) and the qrels set was
+    # ingested: derived sets (pools, reduced samples) are usually evaluated once or twice, and
+    # caching each of them would multiply the warehouse's size.
+    # A read-only warehouse reads a cache that is complete and valid, and joins directly
+    # otherwise (it cannot write the missing entries).
     fingerprint = None
-    if not wh.read_only and not options.float32_ties and options.rel == 1:
+    cacheable = kinds[options.qrels_id] == "ingested" and options.rel == 1
+    if cacheable and not options.float32_ties:
         key = {"collection_id": collection, "qrels_id": options.qrels_id}
         fingerprint = wh.run(sql.query(_CONTEXT, "fingerprint"), key).fetchone()[0]  # type: ignore[index]
-    for name, params in context_steps(collection, runs, options, fingerprint=fingerprint):
+    steps = context_steps(collection, runs, options, fingerprint=fingerprint)
+    for name, params in steps:
+        if name == "05_cache_refresh" and wh.read_only:
+            continue  # reached only when nothing is stale (checked below)
         wh.run(sql.query(_CONTEXT, name), params)
+        if name == "04_join_stale" and wh.read_only:
+            stale = wh.con.execute("SELECT count(*) FROM ev_join_runs").fetchone()[0]  # type: ignore[index]
+            if stale:
+                # the cache lacks some lists and cannot be written: join every list directly
+                direct = context_steps(collection, runs, options, fingerprint=None)
+                for direct_name, direct_params in direct[direct.index(("04_join_all", {})) :]:
+                    wh.run(sql.query(_CONTEXT, direct_name), direct_params)
+                return
 
 
 def context_steps(
