@@ -1,0 +1,107 @@
+"""evalwh sql | schema | export | import: ad-hoc SQL, the documented relations, Parquet transfer."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from evalwh.cli import schema as schema_cmd
+from evalwh.cli import transfer as transfer_cmd
+from evalwh.cli._errors import handle_errors
+from evalwh.cli._options import DEFAULT_DB, DbOption, FormatOption, OutputFormat, OutputOption
+from evalwh.cli._render import render
+
+
+def _read_sql(query: str) -> str:
+    """The SQL itself, a file's contents, or standard input for ``-``."""
+    if query == "-":
+        return sys.stdin.read()
+    if "\n" not in query and len(query) < 4096 and query.endswith(".sql"):
+        path = Path(query)
+        if not path.is_file():
+            from evalwh.errors import NotFoundError
+
+            raise NotFoundError(f"{path}: no such SQL file")
+        return path.read_text(encoding="utf-8")
+    return query
+
+
+@handle_errors
+def sql(
+    query: Annotated[
+        str | None,
+        typer.Argument(
+            help="SQL text, a .sql file, or - to read standard input.", show_default=False
+        ),
+    ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param",
+            "-p",
+            help='A $name parameter as name=value (JSON values: 10, 0.8, true, "401"); repeatable.',
+        ),
+    ] = None,
+    write: Annotated[
+        bool,
+        typer.Option(
+            "--write", help="Allow statements that change data (opens the warehouse for writing)."
+        ),
+    ] = False,
+    dialect: Annotated[
+        str,
+        typer.Option(
+            "--dialect",
+            help="Print the SQL written for this engine (spark, postgres, ...) instead of running it.",
+        ),
+    ] = "duckdb",
+    show_metric: Annotated[
+        str | None,
+        typer.Option(
+            "--show-metric",
+            help="Print a measure's full SQL (context and metric query), e.g. 'nDCG@10'.",
+        ),
+    ] = None,
+    collection: Annotated[
+        str | None,
+        typer.Option(
+            "--collection", "-c", help="With --show-metric: bind the collection (else a parameter)."
+        ),
+    ] = None,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Run SQL against the warehouse, read-only unless --write; or print it for another engine.
+
+    Example: evalwh sql "SELECT run_id, count(*) AS topics FROM run_topics GROUP BY run_id" --db trec.duckdb
+    """
+    from evalwh import adhoc
+    from evalwh.errors import QueryError
+
+    if show_metric is not None:
+        from evalwh import spark
+
+        typer.echo(spark.show_metric(show_metric, collection=collection, dialect=dialect))
+        return
+    if query is None:
+        raise QueryError("no SQL given; pass a statement, a .sql file, or - for standard input")
+    text = _read_sql(query)
+    if dialect != "duckdb":
+        typer.echo(adhoc.transpile(text, dialect))
+        return
+    from evalwh.warehouse import Warehouse
+
+    params = dict(adhoc.parse_param(p) for p in param or [])
+    with Warehouse(db, read_only=not write) as wh:
+        frame = adhoc.run(wh, text, params, write=write)
+    render(frame, fmt, output)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sql``, ``schema``, ``export`` and ``import`` to the root app."""
+    app.command("sql")(sql)
+    schema_cmd.register(app)
+    transfer_cmd.register(app)

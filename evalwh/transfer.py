@@ -1,0 +1,338 @@
+"""Export a warehouse to Parquet (partitioned by collection, with a manifest) and import it back.
+
+Layout of an export directory::
+
+    manifest.json                                 what is here, and how to check it
+    <table>/collection_id=<id>/data_0.parquet     one folder per collection (hive style)
+    <table>/data_0.parquet                        tables without collection_id
+
+Each file also keeps its ``collection_id`` column, so a file read on its own (DuckDB, Spark,
+pandas) is complete. The manifest records the evalwh version, the schema migrations of the
+source, every table's columns and types, and each file's rows and SHA-256.
+
+Export writes into a temporary sibling directory and renames it into place at the end;
+import checks every file (checksum and columns) before it starts its one transaction. Either
+operation leaves nothing half-written when it fails.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import shutil
+import urllib.parse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+import evalwh
+from evalwh import sql
+from evalwh.errors import EvalWhError, NotFoundError, SchemaError
+
+if TYPE_CHECKING:
+    from evalwh.warehouse import Warehouse
+
+MANIFEST = "manifest.json"
+FORMAT = "evalwh-export"
+FORMAT_VERSION = 1
+PARTITION = "collection_id"
+# The migrations table describes the schema, not data: it goes into the manifest.
+_NOT_DATA = frozenset({"schema_migrations"})
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _tables(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:
+    """Base tables of the warehouse with their (column, type) lists, in name order."""
+    rows = con.execute(
+        "SELECT c.table_name, c.column_name, c.data_type FROM duckdb_columns() AS c "
+        "JOIN duckdb_tables() AS t ON t.table_oid = c.table_oid "
+        "WHERE t.schema_name = 'main' AND NOT t.temporary AND NOT t.internal "
+        "ORDER BY c.table_name, c.column_index"
+    ).fetchall()
+    out: dict[str, list[tuple[str, str]]] = {}
+    for table, column, data_type in rows:
+        if table not in _NOT_DATA:
+            out.setdefault(table, []).append((column, data_type))
+    return out
+
+
+def _choose(given: Sequence[str] | None, known: Sequence[str], what: str) -> list[str]:
+    if given is None:
+        return list(known)
+    import difflib
+
+    for name in given:
+        if name not in known:
+            close = difflib.get_close_matches(name, list(known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise NotFoundError(
+                f"no {what} {name!r} in the warehouse{hint} ({what}s: {', '.join(known)})"
+            )
+    return list(dict.fromkeys(given))
+
+
+def export(
+    wh: Warehouse,
+    directory: str | os.PathLike[str],
+    *,
+    collections: Sequence[str] | None = None,
+    tables: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Write tables of the warehouse as Parquet files with a manifest.
+
+    Args:
+        wh: The warehouse (read-only is enough).
+        directory: A new or empty directory.
+        collections: Export only these collections (every collection when None); tables
+            without a ``collection_id`` column are exported whole.
+        tables: Export only these tables (every data table when None).
+
+    Returns:
+        The manifest, as also written to ``directory/manifest.json``.
+
+    Raises:
+        EvalWhError: if ``directory`` exists and is not empty.
+        NotFoundError: for an unknown collection or table.
+
+    Examples:
+        >>> import pandas as pd, tempfile
+        >>> from evalwh import Warehouse
+        >>> wh = Warehouse(":memory:")
+        >>> _ = wh.ingest_qrels(pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]}),
+        ...                     collection="demo")
+        >>> manifest = export(wh, Path(tempfile.mkdtemp()) / "out", tables=["qrels"])
+        >>> manifest["tables"]["qrels"]["rows"], manifest["tables"]["qrels"]["files"][0]["path"]
+        (1, 'qrels/collection_id=demo/data_0.parquet')
+    """
+    target = Path(directory)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise EvalWhError(
+            f"{target}: exists and is not an empty directory; export into a new or empty directory"
+        )
+    available = _tables(wh.con)
+    chosen_tables = _choose(tables, list(available), "table")
+    known_collections = [
+        r[0] for r in wh.con.execute("SELECT collection_id FROM collections ORDER BY 1").fetchall()
+    ]
+    chosen_collections = _choose(collections, known_collections, "collection")
+    migrations = [
+        r[0] for r in wh.con.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()
+    ]
+    partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    try:
+        entries = {
+            table: _export_table(wh.con, partial, table, available[table], chosen_collections)
+            for table in chosen_tables
+        }
+        manifest = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "evalwh_version": evalwh.__version__,
+            "duckdb_version": duckdb.__version__,
+            "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "source": wh.path,
+            "migrations": migrations,
+            "collections": chosen_collections,
+            "tables": entries,
+        }
+        (partial / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        if target.exists():
+            target.rmdir()  # empty, checked above
+        partial.rename(target)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return manifest
+
+
+def _export_table(
+    con: duckdb.DuckDBPyConnection,
+    root: Path,
+    table: str,
+    columns: list[tuple[str, str]],
+    collections: list[str],
+) -> dict[str, Any]:
+    names = [c for c, _ in columns]
+    partitioned = PARTITION in names
+    select = f"SELECT {', '.join(sql.identifier(c) for c in names)} FROM {sql.identifier(table)}"
+    params: dict[str, Any] = {}
+    if partitioned:
+        select += f" WHERE list_contains($collections, {PARTITION})"
+        params["collections"] = collections
+    rows = int(con.execute(f"SELECT count(*) FROM ({select})", params).fetchall()[0][0])
+    relation = con.sql(select, params=params)
+    files: list[dict[str, Any]] = []
+    if rows:
+        folder = root / table
+        if partitioned:
+            relation.write_parquet(
+                str(folder), partition_by=[PARTITION], write_partition_columns=True
+            )
+        else:
+            folder.mkdir()
+            relation.write_parquet(str(folder / "data_0.parquet"))
+        for path in sorted(folder.rglob("*.parquet")):
+            part = path.parent.name
+            collection = urllib.parse.unquote(part.split("=", 1)[1]) if partitioned else None
+            count = con.execute(
+                "SELECT count(*) FROM read_parquet($f)", {"f": str(path)}
+            ).fetchall()[0]
+            files.append(
+                {
+                    "path": path.relative_to(root).as_posix(),
+                    "collection_id": collection,
+                    "rows": int(count[0]) if count else 0,
+                    "sha256": _sha256(path),
+                    "bytes": path.stat().st_size,
+                }
+            )
+    return {
+        "columns": [{"name": c, "type": t} for c, t in columns],
+        "partitioned_by": PARTITION if partitioned else None,
+        "rows": rows,
+        "files": files,
+    }
+
+
+def read_manifest(directory: Path) -> dict[str, Any]:
+    """The manifest of an export directory, checked to be one.
+
+    Raises:
+        NotFoundError: if the directory does not exist.
+        EvalWhError: if it is not an evalwh export, or one of a newer format.
+    """
+    if not directory.is_dir():
+        raise NotFoundError(f"{directory}: no such directory")
+    path = directory / MANIFEST
+    if not path.is_file():
+        raise EvalWhError(
+            f"{directory}: not an evalwh export (no {MANIFEST}); make one with evalwh export"
+        )
+    try:
+        manifest = json.loads(path.read_text())
+    except ValueError as error:
+        raise EvalWhError(f"{path}: not valid JSON ({error}); the export is damaged") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise EvalWhError(f"{path}: not an evalwh export manifest (format is not {FORMAT!r})")
+    if manifest.get("format_version", 0) > FORMAT_VERSION:
+        raise EvalWhError(
+            f"{path}: export format {manifest['format_version']} is newer than this evalwh "
+            f"({evalwh.__version__}) reads; upgrade evalwh"
+        )
+    return manifest
+
+
+def _check_files(
+    con: duckdb.DuckDBPyConnection, root: Path, table: str, entry: dict[str, Any]
+) -> list[str]:
+    expected = [c["name"] for c in entry["columns"]]
+    paths = []
+    for item in entry["files"]:
+        path = root / item["path"]
+        if not path.is_file():
+            raise EvalWhError(
+                f"{path}: listed in the manifest but missing; the export is incomplete"
+            )
+        if _sha256(path) != item["sha256"]:
+            raise EvalWhError(
+                f"{path}: SHA-256 differs from the manifest; the file was changed or damaged"
+            )
+        try:
+            found = [
+                r[0]
+                for r in con.execute(
+                    "DESCRIBE SELECT * FROM read_parquet($f)", {"f": str(path)}
+                ).fetchall()
+            ]
+        except duckdb.Error as error:
+            raise EvalWhError(f"{path}: not a readable Parquet file ({error})") from None
+        missing = [c for c in expected if c not in found]
+        if missing:
+            raise EvalWhError(
+                f"{path}: missing columns {missing} of table {table!r} (expected {expected}); "
+                "the file does not belong to this export"
+            )
+        paths.append(str(path))
+    return paths
+
+
+def import_export(
+    wh: Warehouse, directory: str | os.PathLike[str], *, replace: bool = False
+) -> dict[str, int]:
+    """Load an evalwh export into the warehouse, in one transaction.
+
+    Every file is checked first (present, SHA-256 as in the manifest, every column there).
+    Rows of a collection that the warehouse already holds in an imported table are a clash:
+    refused, or with ``replace`` deleted before the import.
+
+    Args:
+        wh: The warehouse to import into (opened for writing; new or existing).
+        directory: An export written by :func:`export`.
+        replace: Replace the warehouse's rows of the imported collections.
+
+    Returns:
+        Rows imported per table.
+
+    Raises:
+        EvalWhError: for a directory that is not an export, a damaged file, missing columns,
+            a clash without ``replace``, or a schema this evalwh does not know.
+    """
+    root = Path(directory)
+    manifest = read_manifest(root)
+    known = set(sql.load_package("evalwh.schema"))
+    unknown = sorted(set(manifest.get("migrations", [])) - known)
+    if unknown:
+        raise SchemaError(
+            f"{root}: exported by a warehouse with schema migrations {unknown} that this evalwh "
+            f"({evalwh.__version__}) does not have; upgrade evalwh"
+        )
+    target = _tables(wh.con)
+    plan: list[tuple[str, dict[str, Any], list[str]]] = []
+    for table, entry in manifest["tables"].items():
+        if table not in target:
+            raise SchemaError(f"{root}: table {table!r} of the export does not exist in {wh.path}")
+        have = {c for c, _ in target[table]}
+        lacking = [c["name"] for c in entry["columns"] if c["name"] not in have]
+        if lacking:
+            raise SchemaError(
+                f"{root}: the warehouse's table {table!r} lacks columns {lacking} of the export"
+            )
+        plan.append((table, entry, _check_files(wh.con, root, table, entry)))
+    collections = list(manifest.get("collections", []))
+    imported: dict[str, int] = {}
+    with wh.transaction():
+        for table, entry, files in plan:
+            quoted = sql.identifier(table)
+            partitioned = entry.get("partitioned_by") == PARTITION
+            where = f" WHERE list_contains($collections, {PARTITION})" if partitioned else ""
+            params = {"collections": collections} if partitioned else {}
+            clash = wh.con.execute(f"SELECT count(*) FROM {quoted}{where}", params).fetchall()[0]
+            if clash[0]:
+                if not replace:
+                    raise EvalWhError(
+                        f"{wh.path}: table {table!r} already holds {clash[0]:,} rows of "
+                        f"{'collections ' + ', '.join(collections) if partitioned else 'data'}; "
+                        "import into another warehouse, or pass --replace to replace them"
+                    )
+                wh.con.execute(f"DELETE FROM {quoted}{where}", params)
+            if files:
+                names = ", ".join(sql.identifier(c["name"]) for c in entry["columns"])
+                wh.con.execute(
+                    f"INSERT INTO {quoted} ({names}) SELECT {names} FROM read_parquet($files)",
+                    {"files": files},
+                )
+            imported[table] = sum(int(f["rows"]) for f in entry["files"])
+    return imported

@@ -1,0 +1,123 @@
+"""The transpiled metric SQL on a real local Spark session agrees with DuckDB, per query.
+
+Every metric in the registry is evaluated by DuckDB on the warehouse and by Spark (local
+mode) on an evalwh Parquet export, under two option sets; every per-query value must agree
+to floating-point rounding (the engines may sum in another order).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from small_collection import fill
+
+from evalwh import Warehouse, catalog, spark, transfer
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore::FutureWarning"),  # pyspark's notice about pandas 3
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+]
+
+
+def _specs(condensed: bool) -> list[str]:
+    """Every registered metric: at depth 5, and also whole-list where k is optional."""
+    specs = []
+    for metric in catalog.metrics():
+        if condensed and not metric.condensable:
+            continue
+        k = metric.param("k")
+        if k is None:
+            specs.append(metric.name)
+        else:
+            specs.append(f"{metric.name}@5")
+            if not k.required:
+                specs.append(metric.name)
+    return specs
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is in the test extra")
+    root = tmp_path_factory.mktemp("spark")
+    wh = Warehouse(root / "wh.duckdb")
+    fill(wh, collection="small")
+    transfer.export(wh, root / "export")
+    builder = (
+        pyspark_sql.SparkSession.builder.master("local[2]")
+        .appName("evalwh-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        # a tiny collection: one partition, no code generation or adaptive planning to pay for
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.default.parallelism", "1")
+        .config("spark.sql.codegen.wholeStage", "false")
+        .config("spark.sql.codegen.factoryMode", "NO_CODEGEN")
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+    )
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    spark.register_export(session, root / "export")
+    yield wh, session
+    session.stop()
+    wh.close()
+
+
+OPTION_SETS = {
+    "default": {},
+    "condensed_rel2_cap_trec_eval_c": {
+        "unjudged": "condensed",
+        "rel": 2,
+        "depth_cap": 12,
+        "averaging": "trec_eval_c",
+    },
+}
+
+
+@pytest.mark.parametrize("name", list(OPTION_SETS))
+def test_every_metric_per_query_equals_duckdb(session, name: str) -> None:  # type: ignore[no-untyped-def]
+    wh, spark_session = session
+    options = OPTION_SETS[name]
+    specs = _specs(options.get("unjudged") == "condensed")
+    assert len(specs) > len(catalog.metrics())
+    duck = wh.evaluate(specs, collection="small", per_query=True, **options)[
+        ["run_id", "query_id", "measure", "value"]
+    ]
+    other = spark.evaluate(spark_session, specs, collection="small", **options)
+    assert set(other["measure"]) == set(specs)
+    merged = duck.merge(
+        other,
+        on=["run_id", "query_id", "measure"],
+        how="outer",
+        suffixes=("_duckdb", "_spark"),
+        indicator=True,
+    )
+    assert (merged["_merge"] == "both").all(), merged[merged["_merge"] != "both"]
+    a, b = merged["value_duckdb"].to_numpy(), merged["value_spark"].to_numpy()
+    agree = np.isclose(a, b, rtol=1e-12, atol=1e-12) | (np.isnan(a) & np.isnan(b))
+    assert agree.all(), merged.loc[
+        ~agree, ["run_id", "query_id", "measure", "value_duckdb", "value_spark"]
+    ]
+    assert np.isnan(a).sum() > 0 or name != "default"  # RankEff / AA_ret are undefined somewhere
+
+
+def test_show_metric_is_spark_sql(session) -> None:  # type: ignore[no-untyped-def]
+    _, spark_session = session
+    script = spark.show_metric("nDCG@10", collection="small")
+    statements = [s.strip().rstrip(";") for s in script.split(";\n") if s.strip()]
+    assert len(statements) >= 8
+    for statement in statements[:-1]:
+        spark_session.sql(statement)  # every statement of the printed script runs as printed
+    values = spark_session.sql(statements[-1]).collect()
+    assert len(values) == 3 * 5  # 3 runs x 5 topics with a relevant document
+
+
+def test_literals_are_typed_for_spark() -> None:
+    sql_text = spark.metric_sql("RR")
+    assert "CAST(1.0 AS DOUBLE) / f.first_rank" in sql_text
+    assert "CAST(NULL AS INT) IS NULL" in sql_text
+    context = dict(spark.context_sql("small", None, spark.Options()))
+    assert "ARRAY_CONTAINS(CAST(NULL AS ARRAY<STRING>), r.run_id)" in context["ev_runs"]
+    assert list(context)[-1] == "ev_pairs"
