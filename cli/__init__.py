@@ -13,6 +13,7 @@ from evalwh.cli import eval as eval_cmd
 from evalwh.cli import info, ingest
 from evalwh.cli import experiment as experiment_cmd
 from evalwh.cli import compare as compare_commands
+from evalwh.cli import pool as pool_cmd
 from evalwh.cli import sql as sql_cmd
 from evalwh.cli._errors import DEBUG
 
@@ -38,4 +39,5 @@ app.add_typer(experiment_cmd.app, name="experiment")
 info.register(app)
 compare_commands.register(app)
 eval_cmd.register(app)
+pool_cmd.register(app)
 sql_cmd.register(app)

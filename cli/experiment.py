@@ -204,3 +204,73 @@ def _note_exclusions(exclusion: pd.DataFrame) -> None:
         + (f": {', '.join(excluded)}" if excluded else ""),
         err=True,
     )
+
+
+@handle_errors
+def pool_bias(
+    collection: CollectionOption,
+    widths: Annotated[str, typer.Option("--widths", help="Comma-separated pool widths (pooled runs, r excluded).")] = "2,4,10,20,40",
+    repeats: Annotated[int, typer.Option("--repeats", "-I", min=1, help="Run samplings per width.")] = 100,
+    topic_samples: Annotated[int, typer.Option("--topic-samples", "-J", min=1, help="Common-topic samplings per run sampling.")] = 200,
+    common_topics: Annotated[
+        str | None, typer.Option("--common-topics", help="Comma-separated numbers of common topics (default 5,10,20,50,100 below N).")
+    ] = None,
+    seed: SeedOption = 1,
+    manual_vs_automatic: Annotated[
+        bool, typer.Option("--manual-vs-automatic", help="New run from the 11 best manual runs, pools from automatic runs.")
+    ] = False,
+    handling: Annotated[str, typer.Option("--handling", help="Unjudged documents: nonrelevant, condensed or both.")] = "both",
+    measure: Annotated[str, typer.Option("--measure", "-m", help="One measure spec (not nDCG).")] = "RBP_trunc(p=0.8)@10",
+    pool_depth: Annotated[int, typer.Option("--pool-depth", min=1, help="Pool depth lambda.")] = 10,
+    qrels_id: QrelsOption = "default",
+    experiment_id: ExperimentOption = None,
+    db: DbOption = DEFAULT_DB,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """Pooling bias, Algorithm 1 and Algorithm 3 accuracy against pool width (Webber & Park; methods §6.8).
+
+    Prints the common-topics table (Algorithm 3); on a terminal also the bias table (Algorithm 1).
+
+    Example: evalwh experiment pool-bias --collection trec8 --widths 2,4,10,20,40 --repeats 100 --topic-samples 200 --seed 1
+    """
+    from evalwh.experiments.pool_bias import run_pool_bias
+    from evalwh.warehouse import Warehouse
+
+    setting = "manual-vs-automatic" if manual_vs_automatic else "all"
+    with Warehouse(db) as wh, progress_bar("pool-bias passes") as progress:
+        result = run_pool_bias(
+            wh,
+            collection,
+            widths=_parse_counts("--widths", widths),
+            repeats=repeats,
+            topic_samples=topic_samples,
+            common_topics=_parse_counts("--common-topics", common_topics) if common_topics else None,
+            seed=seed,
+            measure=measure,
+            pool_depth=pool_depth,
+            handling=handling,
+            setting=setting,
+            qrels_id=qrels_id,
+            experiment_id=experiment_id,
+            progress=progress,
+        )
+    name = result["experiment"]["experiment_id"].iloc[0]
+    topics, summary = result["common_topics"], result["summary"]
+    if fmt is OutputFormat.table:
+        # the terminal gets the columns of S2's tables; files get every column
+        topics = topics[["handling", "width", "n_common", "mae_unadjusted", "mae_mixed", "mae_adjusted", "adjusted_better"]]
+        summary = summary[["handling", "width", "bias_mean", "bias_q1", "bias_median", "bias_q3", "mae_unadjusted", "mae_loo_adjusted"]]
+    render(topics, fmt, output, title=f"{name}: MAE of the mean by common topics (Algorithm 3)")
+    if fmt is OutputFormat.table and output is None:
+        render(summary, fmt, title=f"{name}: bias of the unpooled run and Algorithm 1, by pool width")
+
+
+def _parse_counts(option: str, text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise typer.BadParameter(f"{option} {text!r}: give comma-separated integers such as 2,4,10") from None
+
+
+app.command("pool-bias")(pool_bias)

@@ -1,0 +1,71 @@
+"""evalwh adjust RUN: score adjustment for pooling bias (methods §6)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalwh.cli._errors import handle_errors
+from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, FormatOption, OutputFormat, OutputOption
+from evalwh.cli._progress import progress_bar
+from evalwh.cli._render import render
+
+
+@handle_errors
+def adjust(
+    run: Annotated[str, typer.Argument(help="The unpooled run to adjust.")],
+    collection: CollectionOption,
+    pool: Annotated[str, typer.Option("--pool", help="A stored pool (evalwh pool build).")],
+    measure: Annotated[str, typer.Option("--measure", "-m", help="One measure spec.")] = "RBP_trunc(p=0.8)@10",
+    method: Annotated[str, typer.Option("--method", help="'leave-one-out' (Algorithm 1) or 'common-topics' (Algorithm 2).")] = "leave-one-out",
+    common_topics: Annotated[
+        Path | None, typer.Option("--common-topics", help="File of common topic ids, one per line.", dir_okay=False)
+    ] = None,
+    unjudged: Annotated[str, typer.Option("--unjudged", help="'nonrelevant' (assumed) or 'condensed'.")] = "nonrelevant",
+    confidence: Annotated[float, typer.Option("--confidence", help="Confidence of the CLT check.")] = 0.95,
+    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 1,
+    store: Annotated[bool, typer.Option("--store/--no-store", help="Keep the result in the pool_adjustments table.")] = True,
+    db: DbOption = DEFAULT_DB,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """Adjust an unpooled run's mean score for pooling bias (Webber & Park).
+
+    Example: evalwh adjust CL99SDopt1 --collection trec8 --pool p10 --method leave-one-out
+    """
+    from evalwh.errors import EvalWhError
+    from evalwh.pools import adjust as run_adjust
+    from evalwh.warehouse import Warehouse
+
+    topics = None
+    if common_topics is not None:
+        if not common_topics.exists():
+            raise EvalWhError(f"{common_topics}: no such file")
+        topics = [line.split()[0] for line in common_topics.read_text().splitlines() if line.strip()]
+    with Warehouse(db) as wh, progress_bar(f"adjusting {run}") as progress:
+        frame = run_adjust(
+            wh,
+            collection,
+            run,
+            pool,
+            measure,
+            method=method,
+            common_topics=topics,
+            unjudged=unjudged,
+            confidence=confidence,
+            resamples=resamples,
+            rng=seed,
+            store=store,
+            progress=progress,
+        )
+    if fmt is OutputFormat.table:
+        frame = frame.T.reset_index().set_axis(["field", "value"], axis=1).astype(str)
+    render(frame, fmt, output, title=f"pooling-bias adjustment of {run}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the command of this module to the root app."""
+    app.command("adjust")(adjust)
