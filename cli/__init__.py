@@ -11,6 +11,7 @@ import typer
 
 from evalwh.cli import eval as eval_cmd
 from evalwh.cli import info, ingest
+from evalwh.cli import bounds as bounds_cmd
 from evalwh.cli import experiment as experiment_cmd
 from evalwh.cli import compare as compare_commands
 from evalwh.cli import pool as pool_cmd
@@ -41,3 +42,4 @@ compare_commands.register(app)
 eval_cmd.register(app)
 pool_cmd.register(app)
 sql_cmd.register(app)
+bounds_cmd.register(app)
