@@ -15,6 +15,7 @@ from evalwh.cli import bounds as bounds_cmd
 from evalwh.cli import experiment as experiment_cmd
 from evalwh.cli import compare as compare_commands
 from evalwh.cli import pool as pool_cmd
+from evalwh.cli import report as report_cmd
 from evalwh.cli import sql as sql_cmd
 from evalwh.cli._errors import DEBUG
 
@@ -42,4 +43,5 @@ compare_commands.register(app)
 eval_cmd.register(app)
 pool_cmd.register(app)
 sql_cmd.register(app)
+report_cmd.register(app)
 bounds_cmd.register(app)

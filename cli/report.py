@@ -1,0 +1,212 @@
+"""evalwh report: one command from qrels and run files (or a warehouse) to a report."""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from evalwh.cli._decision_options import (
+    AlphaOption,
+    CorrectionChoice,
+    CorrectionOption,
+    Measure,
+    ResamplesOption,
+    TestChoice,
+    TestOption,
+    parse_depths,
+    parse_runs,
+)
+from evalwh.cli._errors import handle_errors
+from evalwh.cli._options import DEFAULT_DB, DbOption
+from evalwh.cli._progress import progress_bar
+
+DEMO_DIR = Path("evalwh-demo")
+
+
+class ReportFormat(str, enum.Enum):
+    """What `evalwh report` writes."""
+
+    html = "html"  # one self-contained file: inline CSS, figures as data: URIs
+    md = "md"  # tables and methods as Markdown; no figures
+
+
+@handle_errors
+def report(
+    runs: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Run files to ingest first (with --qrels); none: report from --db."),
+    ] = None,
+    qrels: Annotated[
+        Path | None,
+        typer.Option(
+            "--qrels", help="Qrels file to ingest first (the collection is named after it)."
+        ),
+    ] = None,
+    collection: Annotated[
+        str | None,
+        typer.Option(
+            "--collection", "-c", help="Collection name (default: the qrels file's name)."
+        ),
+    ] = None,
+    demo: Annotated[
+        bool,
+        typer.Option(
+            "--demo", help=f"Write a small pooled demo collection to ./{DEMO_DIR} and report on it."
+        ),
+    ] = False,
+    run_metadata: Annotated[
+        Path | None,
+        typer.Option(
+            "--run-metadata", help="TSV with run_id, group, type, pooled (marks pooled runs)."
+        ),
+    ] = None,
+    baseline: Annotated[
+        str | None, typer.Option("--baseline", "-b", help="Compare every run against this run.")
+    ] = None,
+    measures: Annotated[
+        str, typer.Option("--measures", help="Comma-separated leaderboard measures (MAP = AP).")
+    ] = "P@10,AP,nDCG@10,bpref",
+    pairing: Annotated[
+        Measure,
+        typer.Option(
+            "--pairing", help="Decision matrix: P (P@d with A_p@d) or MAP (MAP@d with A_p@d)."
+        ),
+    ] = Measure.P,
+    depths: Annotated[
+        str | None,
+        typer.Option(
+            "--depths", "-d", help="Depths d (default 10,30,100,500,1000 cut at the deepest run)."
+        ),
+    ] = None,
+    pair: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--pair", help="RUN_A,RUN_B to draw (repeatable; default: chosen from the leaderboard)."
+        ),
+    ] = None,
+    test: TestOption = TestChoice.anova,
+    correction: CorrectionOption = CorrectionChoice.bonferroni,
+    alpha: AlphaOption = 0.05,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the randomization test.")] = 0,
+    resamples: ResamplesOption = 9999,
+    qrels_id: Annotated[
+        str, typer.Option("--qrels-id", help="Qrels set to evaluate against.")
+    ] = "default",
+    flag_gap: Annotated[
+        float,
+        typer.Option(
+            "--flag-gap",
+            min=0.0,
+            max=1.0,
+            help="Flag runs whose A_p@10 or A_p@100 is this far below the median.",
+        ),
+    ] = 0.10,
+    pool_depth: Annotated[
+        int | None,
+        typer.Option(
+            "--pool-depth", min=1, help="The pool depth, if known (else inferred from pooled runs)."
+        ),
+    ] = None,
+    bounds: Annotated[
+        bool, typer.Option("--bounds/--no-bounds", help="Draw the P@d bounds of the pairs.")
+    ] = True,
+    fmt: Annotated[
+        ReportFormat, typer.Option("--format", "-f", help="html (self-contained) or md.")
+    ] = ReportFormat.html,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", help="Write here instead of standard output.", dir_okay=False
+        ),
+    ] = None,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Evaluate, test and report a collection's runs in one HTML (or Markdown) file.
+
+    Example: evalwh report --qrels qrels.txt runs/*.txt -o report.html
+    """
+    from evalwh.errors import EvalWhError
+    from evalwh.report import ReportOptions, build_report, render_html, render_markdown
+    from evalwh.warehouse import Warehouse
+
+    files = list(runs or [])
+    if demo:
+        if qrels is not None or files:
+            raise EvalWhError(
+                "report: --demo writes its own qrels and runs; drop --qrels and the run files"
+            )
+        from evalwh.report.demo_data import write_demo
+
+        written = write_demo(DEMO_DIR)
+        qrels, files, run_metadata = written.qrels, written.runs, written.metadata
+        collection = collection or "demo"
+        typer.echo(f"demo collection written to {DEMO_DIR}/", err=True)
+    if files and qrels is None:
+        raise EvalWhError("report: run files need their qrels; give --qrels FILE")
+    if collection is None:
+        if qrels is None:
+            raise EvalWhError(
+                "report: name a collection (--collection) or give --qrels FILE and run files"
+            )
+        collection = _collection_name(qrels)
+    figure_pairs = tuple(_pair(p) for p in pair or [])
+    options = ReportOptions(
+        measures=tuple(m.strip() for m in measures.split(",") if m.strip()),
+        pairing=pairing.value,
+        depths=tuple(parse_depths(depths)) if depths else None,
+        baseline=baseline,
+        pairs=figure_pairs,
+        test=test.value,
+        correction=correction.value,
+        alpha=alpha,
+        seed=seed,
+        n_resamples=resamples,
+        qrels_id=qrels_id,
+        flag_gap=flag_gap,
+        pool_depth=pool_depth,
+        bounds=bounds,
+        figures=fmt is ReportFormat.html,
+    )
+    ingesting = qrels is not None or run_metadata is not None
+    with Warehouse(db, read_only=not ingesting and db.exists()) as wh:
+        if qrels is not None:
+            typer.echo(
+                wh.ingest_qrels(qrels, collection=collection, qrels_id=qrels_id).message(), err=True
+            )
+        if files:
+            with progress_bar("ingesting runs") as bar:
+                results = wh.ingest_runs(files, collection=collection, progress=bar)
+            new = sum(r.status != "unchanged" for r in results)
+            typer.echo(
+                f"{new} of {len(results)} runs ingested, {len(results) - new} unchanged", err=True
+            )
+        if run_metadata is not None:
+            wh.ingest_run_metadata(run_metadata, collection=collection)
+        with progress_bar("building the report") as bar:
+            result = build_report(wh, collection, options, progress=bar)
+    text = render_html(result) if fmt is ReportFormat.html else render_markdown(result)
+    if output is None:
+        typer.echo(text)
+    else:
+        output.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {output} ({len(text.encode()) / 1024:.0f} KiB)", err=True)
+
+
+def _collection_name(qrels: Path) -> str:
+    """``qrels.trec8.txt.gz`` -> ``qrels.trec8``: the file name without .gz and one suffix."""
+    name = qrels.name.removesuffix(".gz")
+    return Path(name).stem or name
+
+
+def _pair(text: str) -> tuple[str, str]:
+    runs = parse_runs(text) or []
+    if len(runs) != 2:
+        raise typer.BadParameter(f"expected RUN_A,RUN_B, got {text!r}", param_hint="--pair")
+    return runs[0], runs[1]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the report command to the root app."""
+    app.command("report")(report)

@@ -1,0 +1,176 @@
+"""The report's figures as SVG text: two of its own, three drawn by evalwh's figure modules.
+
+The pair figure (:func:`evalwh.plots.plot_pair`), the ranked-runs figure
+(:func:`evalwh.plots.plot_runs`) and the bounds figure
+(:func:`evalwh.plots_bounds.plot_bounds`) write files; they are drawn into a temporary
+directory as SVG and read back, so the report shows exactly what ``evalwh plot`` draws.
+Fonts are converted to paths (matplotlib's default), so the SVG needs no font files.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure as MplFigure
+
+    from evalwh.report.build import Figure, ReportOptions
+
+STRONG = "#1b7f6b"
+WEAK = "#d9822b"
+INK = "#30363d"
+MUTED = "#8b949e"
+ACCENT = "#2f6fb0"
+# fixed ids and no timestamp: the same data draws byte-identical SVG
+_RC = {"svg.hashsalt": "evalwh-report", "svg.fonttype": "path"}
+
+
+def _figure(width: float, height: float) -> MplFigure:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure as MplFigure
+
+    figure = MplFigure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def to_svg(figure: MplFigure) -> str:
+    """The figure as an SVG document without the XML prolog (for embedding)."""
+    import matplotlib
+
+    buffer = io.StringIO()
+    with matplotlib.rc_context(_RC):
+        figure.savefig(buffer, format="svg", metadata={"Date": None})
+    return _strip_prolog(buffer.getvalue())
+
+
+def _strip_prolog(svg: str) -> str:
+    """Drop ``<?xml ...?>`` and the DOCTYPE (which names an external DTD) from an SVG."""
+    svg = re.sub(r"<\?xml[^>]*\?>\s*", "", svg)
+    return re.sub(r"<!DOCTYPE[^>]*>\s*", "", svg)
+
+
+def _drawn(draw: object, *args: object, **kwargs: object) -> str:
+    """Run a figure function that writes a file, in a temporary directory, and read the SVG."""
+    import matplotlib
+
+    with tempfile.TemporaryDirectory() as tmp, matplotlib.rc_context(_RC):
+        path = Path(tmp) / "figure.svg"
+        draw(*args, path, **kwargs)  # type: ignore[operator]
+        return _strip_prolog(path.read_text())
+
+
+def unjudged_figure(unjudged: pd.DataFrame, pool_depth: int | None) -> Figure:
+    """The unjudged share per rank (methods §2.7), with the pool depth marked."""
+    from evalwh.report.build import Figure
+
+    figure = _figure(7.0, 2.8)
+    ax = figure.subplots()
+    ax.fill_between(unjudged["rank"], unjudged["share"], color=ACCENT, alpha=0.18, linewidth=0)
+    ax.plot(unjudged["rank"], unjudged["share"], color=ACCENT, linewidth=1.6)
+    if pool_depth is not None:
+        ax.axvline(pool_depth, color=INK, linestyle=":", linewidth=1)
+        ax.annotate(
+            f"pool depth {pool_depth}",
+            (pool_depth, 0.95),
+            xycoords=("data", "axes fraction"),
+            xytext=(4, 0),
+            textcoords="offset points",
+            fontsize=8,
+            color=INK,
+            va="top",
+        )
+    ax.set_xscale("log")
+    ax.set_ylim(0, 1)
+    ax.set_xlim(1, max(int(unjudged["rank"].max()), 2))
+    ax.set_xlabel("rank k")
+    ax.set_ylabel("unjudged share")
+    _tidy(ax)
+    caption = (
+        "Share of ranked lists (every run, every qrels topic) reaching rank k whose document "
+        "at k is unjudged. Where it leaves zero, the collection starts to be incomplete."
+    )
+    return Figure("unjudged", "Unjudged share per rank", caption, to_svg(figure))
+
+
+def topics_figure(topics: pd.DataFrame) -> Figure:
+    """Judged and relevant documents per topic, topics sorted by judged documents."""
+    from evalwh.report.build import Figure
+
+    ordered = topics.sort_values(["judged", "query_id"], ascending=[False, True])
+    x = range(len(ordered))
+    figure = _figure(7.0, 2.6)
+    ax = figure.subplots()
+    ax.bar(x, ordered["judged"], color="#c9d6e3", width=0.85, label="judged")
+    ax.bar(x, ordered["relevant"], color=ACCENT, width=0.85, label="relevant")
+    ax.set_xticks([])
+    ax.set_xlabel(f"{len(ordered)} topics, most judged first")
+    ax.set_ylabel("documents")
+    ax.legend(frameon=False, fontsize=8, loc="upper right")
+    _tidy(ax)
+    caption = "Judged (grade >= 0) and relevant (grade >= 1) documents of each topic."
+    return Figure("topics", "Judgments per topic", caption, to_svg(figure))
+
+
+def runs_figure(profile: pd.DataFrame, pairing: str) -> Figure:
+    """Every run ranked by performance at the first depth, with mean A_p at every depth."""
+    from evalwh.plots import plot_runs
+    from evalwh.report.build import Figure
+
+    perf = "P" if pairing == "P" else "MAP"
+    caption = (
+        f"Runs ranked by mean {perf}@d at the first depth; top: mean {perf}@d, bottom: mean "
+        "A_p@d, one line per depth (evalwh plot runs)."
+    )
+    svg = _drawn(plot_runs, profile, title=f"{profile['run_id'].nunique()} runs")
+    return Figure("runs", "All runs against depth", caption, svg)
+
+
+def pair_figure(
+    index: int, rows: pd.DataFrame, intervals: pd.DataFrame, opts: ReportOptions
+) -> Figure:
+    """Performance and assessment of a pair against depth with comparison intervals."""
+    from evalwh.decisions import PairComparison
+    from evalwh.plots import plot_pair
+    from evalwh.report.build import Figure
+
+    run_a, run_b = str(rows["run_a"].iloc[0]), str(rows["run_b"].iloc[0])
+    own = intervals[intervals["run_id"].isin([run_a, run_b])]
+    svg = _drawn(plot_pair, PairComparison(rows, own), title=f"{run_a} vs {run_b}")
+    caption = (
+        f"Means with {opts.correction} comparison intervals of the {opts.test} family at "
+        f"alpha {opts.alpha} (bars that do not overlap differ significantly); each depth is "
+        "labelled with the pair's case, * = weak (evalwh plot compare)."
+    )
+    return Figure(f"pair-{index}", f"{run_a} vs {run_b}", caption, svg)
+
+
+def bounds_figure(
+    index: int, bands: pd.DataFrame, rows: pd.DataFrame, pool_depth: int | None
+) -> Figure:
+    """The P@d belief-plausibility bands of a pair against depth."""
+    from evalwh.plots_bounds import plot_bounds
+    from evalwh.report.build import Figure
+
+    run_a, run_b = str(rows["run_a"].iloc[0]), str(rows["run_b"].iloc[0])
+    own = bands[bands["run_id"].isin([run_a, run_b])]
+    svg = _drawn(plot_bounds, own, pool_depth=pool_depth, title=f"P@d bounds: {run_a}, {run_b}")
+    caption = (
+        "Lower line P@d (belief), dashed line P@d + U@d (plausibility): P@d under any "
+        "completion of the judgments lies in the band. Where the bands overlap, the "
+        "judgments cannot settle the order (evalwh plot bounds)."
+    )
+    return Figure(f"bounds-{index}", f"Bounds: {run_a}, {run_b}", caption, svg)
+
+
+def _tidy(ax: object) -> None:
+    """Light axes: no top and right spines, a faint grid."""
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)  # type: ignore[attr-defined]
+    ax.grid(True, alpha=0.25, linewidth=0.6)  # type: ignore[attr-defined]

@@ -1,0 +1,287 @@
+"""The evaluation report: data (build), layout (render), command line, and a real browser."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from evalwh.cli import app
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from evalwh import Warehouse
+from evalwh.decisions import decision_matrix
+from evalwh.evaluation import unjudged_share
+from evalwh.report import ReportOptions, build_report, render_html, render_markdown
+from evalwh.report.build import _leaderboard, _log_grid
+from evalwh.report.demo_data import DEMO_RUNS, write_demo
+
+runner = CliRunner(env={"COLUMNS": "200", "TERMINAL_WIDTH": "200"})
+SMALL = {"topics": 8, "docs_per_topic": 80, "depth": 40, "pool_depth": 10}
+UNPOOLED = {name for name, (_, pooled) in DEMO_RUNS.items() if not pooled}
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
+    files = write_demo(tmp_path_factory.mktemp("demo"), rng=7, **SMALL)
+    wh = Warehouse(":memory:")
+    wh.ingest_qrels(files.qrels, collection="demo")
+    wh.ingest_runs(files.runs, collection="demo")
+    wh.ingest_run_metadata(files.metadata, collection="demo")
+    return wh
+
+
+@pytest.fixture(scope="module")
+def report(demo: Warehouse):  # type: ignore[no-untyped-def]
+    return build_report(demo, "demo", ReportOptions(depths=(5, 10, 40)))
+
+
+def test_demo_files_are_deterministic(tmp_path: Path) -> None:
+    first = write_demo(tmp_path / "a", rng=3, **SMALL)
+    second = write_demo(tmp_path / "b", rng=3, **SMALL)
+    assert first.qrels.read_text() == second.qrels.read_text()
+    assert [p.read_text() for p in first.runs] == [p.read_text() for p in second.runs]
+    lines = first.runs[0].read_text().splitlines()
+    assert len(lines) == SMALL["topics"] * SMALL["depth"]
+    assert lines[0].split()[1] == "Q0" and lines[0].split()[3] == "1"
+
+
+def test_leaderboard_means_equal_evaluate(demo: Warehouse, report) -> None:  # type: ignore[no-untyped-def]
+    means = demo.evaluate(
+        ["P@10", "AP", "nDCG@10", "bpref", "A_p@10", "A_p@100"], collection="demo"
+    )
+    wide = means.pivot(index="run_id", columns="measure", values="value")
+    board = report.leaderboard.set_index("run_id")
+    for measure in wide.columns:
+        np.testing.assert_allclose(
+            board.loc[wide.index, measure], wide[measure], rtol=0, atol=1e-12
+        )
+    # best first by P@10, ties broken by run id
+    ordered = board.reset_index().sort_values(["P@10", "run_id"], ascending=[False, True])
+    assert report.leaderboard["run_id"].tolist() == ordered["run_id"].tolist()
+    assert report.leaderboard["position"].tolist() == list(range(1, len(DEMO_RUNS) + 1))
+
+
+def test_unpooled_runs_are_flagged(report) -> None:  # type: ignore[no-untyped-def]
+    board = report.leaderboard
+    assert set(board.loc[board["flagged"], "run_id"]) == UNPOOLED
+    assert (
+        board.loc[board["flagged"], "flag"].str.contains(r"A_p@10 0\.\d\d \(median 1\.00\)").all()
+    )
+
+
+def test_overview_pool_depth_and_unjudged_share(demo: Warehouse, report) -> None:  # type: ignore[no-untyped-def]
+    o = report.overview
+    assert o["pool_depth"] == SMALL["pool_depth"]
+    assert o["pool_depth_source"].startswith("inferred")
+    assert (o["topics"], o["runs"], o["pooled_runs"]) == (8, len(DEMO_RUNS), 6)
+    expected = unjudged_share(demo, "demo", max_rank=1000)
+    pd.testing.assert_frame_equal(report.unjudged, expected)
+    # pooled runs' top 10 is judged: only the two unpooled runs' lists can be unjudged there
+    assert 0 < o["unjudged_at_depths"][5] <= len(UNPOOLED) / len(DEMO_RUNS)
+    assert report.topics["judged"].sum() == o["judged"]
+
+
+def test_given_pool_depth_wins(demo: Warehouse) -> None:
+    out = build_report(demo, "demo", ReportOptions(depths=(10,), pool_depth=7, figures=False))
+    assert (out.overview["pool_depth"], out.overview["pool_depth_source"]) == (7, "given")
+
+
+def test_proportions_equal_decision_matrix(demo: Warehouse, report) -> None:  # type: ignore[no-untyped-def]
+    reference = decision_matrix(demo, "demo", measure="P", depths=[5, 10, 40])
+    ours = report.proportions.set_index("column")
+    theirs = reference.summary.set_index("column")
+    cols = ["pairs", "C1", "C2", "C3", "C4", "C3a", "C3b"]
+    pd.testing.assert_frame_equal(ours[cols], theirs[cols], check_dtype=False)
+    # every pair at every column is listed with few runs, and verdicts match the matrix
+    assert report.pair_mode == "all"
+    assert len(report.pairs) == 28 * 4
+    key = ["column", "run_a", "run_b"]
+    merged = report.pairs.merge(reference.pairs, on=key, how="left", suffixes=("", "_ref"))
+    flipped = merged["case_ref"].isna()
+    ref = reference.pairs.rename(columns={"run_a": "run_b", "run_b": "run_a"})
+    merged.loc[flipped, "case_ref"] = (
+        report.pairs[flipped.to_numpy()]
+        .merge(ref, on=key, suffixes=("", "_ref"))["case_ref"]
+        .to_numpy()
+    )
+    assert (merged["case"] == merged["case_ref"]).all()
+
+
+def test_baseline_and_adjacent_pairs(demo: Warehouse, report) -> None:  # type: ignore[no-untyped-def]
+    base = build_report(demo, "demo", ReportOptions(depths=(10,), baseline="bm25", figures=False))
+    assert base.pair_mode == "baseline"
+    assert set(base.pairs["run_b"]) == {"bm25"}
+    assert len(base.pairs) == (len(DEMO_RUNS) - 1) * 2  # @10 and MAP/MAA
+    near = build_report(demo, "demo", ReportOptions(depths=(10,), max_all_pairs=3, figures=False))
+    order = near.leaderboard["run_id"].tolist()
+    listed = near.pairs[near.pairs["column"] == "@10"][["run_a", "run_b"]].values.tolist()
+    assert near.pair_mode == "adjacent"
+    assert listed == [[a, b] for a, b in zip(order, order[1:], strict=False)]
+
+
+def test_figures_are_svg(report) -> None:  # type: ignore[no-untyped-def]
+    keys = [f.key for f in report.figures]
+    assert keys[:3] == ["unjudged", "topics", "runs"]
+    assert {"pair-1", "bounds-1"} <= set(keys)
+    for figure in report.figures:
+        assert figure.svg.lstrip().startswith("<svg")
+        assert "<!DOCTYPE" not in figure.svg
+
+
+def test_unknown_baseline_is_an_error(demo: Warehouse) -> None:
+    from evalwh.errors import NotFoundError
+
+    with pytest.raises(NotFoundError, match="report: collection 'demo' has no run 'nope'"):
+        build_report(demo, "demo", ReportOptions(baseline="nope"))
+
+
+def test_html_is_self_contained(report) -> None:  # type: ignore[no-untyped-def]
+    html = render_html(report)
+    # nothing is fetched: every src is a data: URI, no stylesheet links, no scripts
+    assert re.findall(r'src="([^"]{0,20})', html) and all(
+        s.startswith("data:image/svg+xml;base64,") for s in re.findall(r'src="([^"]{0,26})', html)
+    )
+    assert "<link" not in html and "<script" not in html and "url(http" not in html
+    assert html.count('<tr class="flagged">') == len(UNPOOLED)
+    assert html.count("<figure") == len(report.figures)
+    top = report.leaderboard.iloc[0]
+    assert f"{top['P@10']:.4f}" in html
+    assert report.qrels["sha256"].iloc[0] in html
+    assert all(sha in html for sha in report.runs["sha256"])
+
+
+def test_markdown(report) -> None:  # type: ignore[no-untyped-def]
+    text = render_markdown(report)
+    top = report.leaderboard.iloc[0]
+    assert f"| 1 | {top['run_id']} | yes | {top['P@10']:.4f} |" in text
+    assert "### Case proportions over all pairs" in text
+    assert "| @10 |" in text
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=3, max_size=12), st.floats(0, 0.5))
+def test_flag_rule(values: list[float], gap: float) -> None:
+    runs = [f"r{i}" for i in range(len(values))]
+    means = pd.DataFrame(
+        {
+            "run_id": runs * 2,
+            "measure": ["P@10"] * len(runs) + ["A_p@10"] * len(runs),
+            "value": values * 2,
+            "n_topics": 5,
+        }
+    )
+    meta = pd.DataFrame({"run_id": runs, "pooled": None})
+    board = _leaderboard(means, ["P@10"], ["A_p@10"], meta, gap)
+    expected = board["A_p@10"] < float(np.median(values)) - gap
+    assert board["flagged"].tolist() == expected.tolist()
+    assert board["P@10"].is_monotonic_decreasing
+
+
+@given(st.integers(1, 5000))
+def test_log_grid(deepest: int) -> None:
+    grid = _log_grid(deepest)
+    assert grid[0] == 1 and grid[-1] == deepest and grid == sorted(set(grid))
+
+
+# -- command line ---------------------------------------------------------------------------
+
+
+def test_cli_report_from_files(tmp_path: Path) -> None:
+    files = write_demo(tmp_path / "data", rng=1, **SMALL)
+    qrels = tmp_path / "data" / "qrels.small.txt"
+    files.qrels.rename(qrels)
+    db, out = tmp_path / "wh.duckdb", tmp_path / "r.md"
+    args = ["report", "--qrels", str(qrels), *map(str, files.runs), "--db", str(db)]
+    result = runner.invoke(app, [*args, "-f", "md", "-o", str(out), "--depths", "10"])
+    assert result.exit_code == 0, result.output
+    assert out.read_text().startswith("# Evaluation report: qrels.small\n")
+    # again from the warehouse alone, against a baseline, to standard output
+    again = runner.invoke(
+        app, ["report", "-c", "qrels.small", "--db", str(db), "-f", "md", "-b", "bm25"]
+    )
+    assert again.exit_code == 0
+    assert "7 runs against the baseline **bm25**" in again.stdout
+
+
+def test_cli_demo_writes_html(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["report", "--demo", "--db", "demo.duckdb", "-o", "report.html"])
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "report.html").read_text()
+    assert "<h1>Evaluation report: demo</h1>" in html
+    assert (tmp_path / "evalwh-demo" / "qrels.txt").exists()
+
+
+def test_cli_errors(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["report", "run.txt", "--db", str(tmp_path / "x.duckdb")])
+    assert result.exit_code == 1
+    assert result.stderr == "Error: report: run files need their qrels; give --qrels FILE\n"
+    result = runner.invoke(app, ["report", "--pair", "a", "-c", "x"])
+    assert result.exit_code == 2
+
+
+# -- a real browser -------------------------------------------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"
+BROWSER_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.mark.slow
+def test_report_in_headless_chromium(report, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    if not os.path.exists(CHROMIUM) and not shutil.which("chromium"):
+        pytest.skip("Debian's chromium is not installed (apt-get install -y chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    page_file = tmp_path / "report.html"
+    page_file.write_text(render_html(report), encoding="utf-8")
+    url = page_file.as_uri()
+    requests: list[str] = []
+    refused: list[str] = []
+    errors: list[str] = []
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium"),
+            args=BROWSER_ARGS,
+        )
+        try:
+            page = browser.new_page()
+
+            def route(r):  # type: ignore[no-untyped-def]
+                if r.request.url == url or r.request.url.startswith("data:"):
+                    r.continue_()
+                else:
+                    refused.append(r.request.url)
+                    r.abort()
+
+            page.route("**/*", route)
+            page.on("request", lambda req: requests.append(req.url))
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(url, wait_until="load")
+            rows = page.locator("#leaderboard-table tbody tr").count()
+            images = page.eval_on_selector_all(
+                "figure img", "els => els.map(e => e.complete && e.naturalWidth > 0)"
+            )
+            title = page.title()
+        finally:
+            browser.close()
+    assert refused == []
+    assert all(u == url or u.startswith("data:") for u in requests)
+    assert errors == []
+    assert title == "Evaluation report: demo"
+    assert rows == len(DEMO_RUNS)
+    assert len(images) == len(report.figures) and all(images)
