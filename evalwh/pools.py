@@ -349,10 +349,21 @@ def contributions(
     else:
         members = select_runs(wh, collection, runs=runs, runs_from=runs_from)[0]
         _qrels_set(wh, collection, qrels_id)
-    return wh.df(
-        sql.query(_POOLS, f"contributions_{by}s"),
-        {"collection_id": collection, "qrels_id": qrels_id, "depth": depth, "rel": rel, "runs": members},
+    frame = wh.df(
+        sql.query(_POOLS, "contributions"),
+        {
+            "collection_id": collection,
+            "qrels_id": qrels_id,
+            "depth": depth,
+            "rel": rel,
+            "runs": members,
+            "by_group": by == "group",
+        },
     )
+    # one query for both units: a run is a one-run group; keep the columns that name the unit
+    if by == "run":
+        return frame.rename(columns={"unit": "run_id"}).drop(columns="runs")
+    return frame.drop(columns="unit")
 
 
 def _parse_measures(measures: Sequence[str], unjudged: Unjudged) -> list[catalog.Measure]:
@@ -465,9 +476,9 @@ def leave_one_out(
                 "depth": depth,
                 "new_run": new_run,
                 "by_group": by_group,
-                "max_rank": _max_rank(parsed, handling),
             },
         )
+        wh.run(sql.query(_POOLS, "judged"), {"max_rank": _max_rank(parsed, handling)})
         if handling is Unjudged.condensed:
             wh.run(sql.query(_POOLS, "condense"))
         wh.run(sql.query(_POOLS, "pairs"), {"collection_id": collection, "condensed": handling is Unjudged.condensed})
@@ -534,10 +545,8 @@ def pooled_scores(
         finally:
             wh.con.unregister("ev_pool_spec_frame")
         _drop_context_relations(wh)
-        wh.run(
-            sql.query(_POOLS, "spec_judged"),
-            {"collection_id": collection, "depth": depth, "max_rank": _max_rank(parsed, handling)},
-        )
+        wh.run(sql.query(_POOLS, "spec_judged"), {"collection_id": collection, "depth": depth})
+        wh.run(sql.query(_POOLS, "judged"), {"max_rank": _max_rank(parsed, handling)})
         if handling is Unjudged.condensed:
             wh.run(sql.query(_POOLS, "condense"))
         wh.run(sql.query(_POOLS, "pairs"), {"collection_id": collection, "condensed": handling is Unjudged.condensed})

@@ -267,10 +267,10 @@ def sampled_leave_one_out(
         finally:
             wh.con.unregister("ev_loo_spec_frame")
         pools._drop_context_relations(wh)
-        wh.run(
-            sql.query(_POOLS, "sample_loo_judged"),
-            {"collection_id": collection, "depth": depth, "max_rank": pools._max_rank(parsed, Unjudged.nonrelevant)},
-        )
+        max_rank = pools._max_rank(parsed, Unjudged.nonrelevant)
+        params = {"collection_id": collection, "depth": depth}
+        wh.run(sql.query(_POOLS, "sample_loo_judged"), params)
+        wh.run(sql.query(_POOLS, "judged"), {"max_rank": max_rank})
         wh.run(sql.query(_POOLS, "pairs"), {"collection_id": collection, "condensed": False})
         values = pools._metric_values(wh, parsed)
         pools._drop_context_relations(wh)

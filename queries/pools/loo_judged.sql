@@ -1,6 +1,6 @@
 -- name: loo_judged
 -- description: Leave-one-out judgments of every member of a pool at once: the withdrawn documents, the judged rows and R, N per run.
--- params: collection_id VARCHAR, pool_id VARCHAR, depth INTEGER, new_run VARCHAR, by_group BOOLEAN, max_rank INTEGER
+-- params: collection_id VARCHAR, pool_id VARCHAR, depth INTEGER, new_run VARCHAR, by_group BOOLEAN
 -- Needs ev_runs (the pool's members), ev_qrels and ev_topics (built on the pool's qrels) and
 -- ev_ranked from queries/context. Leave-one-out re-pooling as set operations over ranks
 -- (methods §5.3): removing run s from the pool withdraws exactly the documents only s has in its
@@ -8,8 +8,7 @@
 -- stays judged. With $new_run (Webber & Park's refinement, Q^{-s+r}) the new run takes the
 -- left-out run's place, so a document in the new run's top lambda stays judged too. With
 -- $by_group the unit left out is the run's participant group (Zobel 1998): all its runs.
--- $max_rank keeps only ranks up to that depth (enough for metrics at depth <= it, assumed
--- non-relevant); NULL keeps every rank (condensed lists need them).
+-- Leaves ev_pool_rows for queries/pools/judged.sql, which builds ev_judged, and ev_eval_counts.
 CREATE OR REPLACE TEMP TABLE ev_loo_removed AS
 WITH members AS (
     SELECT
@@ -43,37 +42,15 @@ JOIN members AS m USING (unit)
 ANTI JOIN kept_by_new_run AS k USING (query_id, doc_id)
 WHERE c.n_units = 1;
 
-CREATE OR REPLACE TEMP TABLE ev_judged AS
-WITH judged AS (
-    SELECT r.run_id, r.query_id, r.rank, q.gain, q.is_rel
-    FROM ev_ranked AS r
-    JOIN ev_qrels AS q USING (query_id, doc_id)
-    SEMI JOIN ev_topics AS t USING (query_id)
-    ANTI JOIN ev_loo_removed AS x USING (run_id, query_id, doc_id)
-    WHERE $max_rank IS NULL OR r.rank <= $max_rank
-),
-running AS (
-    SELECT
-        run_id,
-        query_id,
-        rank,
-        gain,
-        is_rel,
-        CAST(count(*) FILTER (WHERE is_rel) OVER w AS INTEGER) AS relevant_so_far,
-        CAST(count(*) OVER w AS INTEGER) AS judged_so_far
-    FROM judged
-    WINDOW w AS (PARTITION BY run_id, query_id ORDER BY rank ROWS UNBOUNDED PRECEDING)
-)
-SELECT
-    run_id,
-    query_id,
-    rank,
-    gain,
-    is_rel,
-    relevant_so_far,
-    judged_so_far,
-    judged_so_far - relevant_so_far - CASE WHEN is_rel THEN 0 ELSE 1 END AS nonrelevant_above
-FROM running;
+-- the judged rows of each member's list against its own leave-one-out qrels: the pool's
+-- judgments less what leaving the member out withdrew; queries/pools/judged.sql (pool_judged)
+-- cuts them at $max_rank and adds the running counts
+CREATE OR REPLACE TEMP VIEW ev_pool_rows AS
+SELECT r.run_id, r.query_id, r.rank, q.gain, q.is_rel
+FROM ev_ranked AS r
+JOIN ev_qrels AS q USING (query_id, doc_id)
+SEMI JOIN ev_topics AS t USING (query_id)
+ANTI JOIN ev_loo_removed AS x USING (run_id, query_id, doc_id);
 
 -- R and N of each run's own leave-one-out qrels: the pool's, less what leaving it out withdrew
 CREATE OR REPLACE TEMP TABLE ev_eval_counts AS

@@ -1,15 +1,16 @@
 -- name: sample_loo_judged
 -- description: Algorithm 1 for many sampled pools at once: each member's judged rows against its sample's pool and against that pool without the documents only it contributed.
--- params: collection_id VARCHAR, depth INTEGER, max_rank INTEGER
+-- params: collection_id VARCHAR, depth INTEGER
 -- Needs ev_loo_spec (sample_id, run_id, member_id: one row per member of the pool S of sample
--- sample_id, whose new run is run_id), and ev_qrels, ev_topics built on the completed qrels Q*
--- (queries/context). For every sample and member s (methods §6.2, with Webber & Park's
--- refinement): Q = Q* restricted to Pool_lambda(S), and Q_s = Q restricted to
+-- sample_id, whose new run is run_id), ev_qrels and ev_topics built on the completed qrels Q*,
+-- and ev_ranked (queries/context). For every sample and member s (methods §6.2, with Webber &
+-- Park's refinement): Q = Q* restricted to Pool_lambda(S), and Q_s = Q restricted to
 -- Pool_lambda((S \ {s}) + {r}), i.e. Q less the documents that s alone, among the members and
 -- the new run, has in its top lambda. Each (sample, member) gets two evaluation keys,
 -- '<sample>/<member>/pooled' (against Q) and '<sample>/<member>/left_out' (against Q_s), which
 -- take the place of run_id in ev_judged and ev_eval_counts, so the metric queries run
--- unchanged over all samples in one pass. $max_rank keeps only ranks up to that depth.
+-- unchanged over all samples in one pass. Leaves ev_pool_rows for queries/pools/judged.sql,
+-- which builds ev_judged, and ev_eval_counts.
 CREATE OR REPLACE TEMP TABLE ev_sample_docs AS
 WITH contributors AS (
     SELECT DISTINCT sample_id, member_id AS run_id, FALSE AS is_new FROM ev_loo_spec
@@ -42,15 +43,18 @@ SELECT sample_id, first_member AS member_id, query_id, doc_id
 FROM ev_sample_docs
 WHERE n_members = 1 AND NOT kept_by_new_run;
 
-CREATE OR REPLACE TEMP TABLE ev_judged AS
+-- the judged rows of each member's list, twice: against Q (every row of the sample's pool)
+-- and against Q_s (less the rows leaving the member out withdraws); ev_ranked holds every
+-- run and member named in ev_loo_spec. queries/pools/judged.sql (pool_judged) cuts them at
+-- $max_rank and adds the running counts
+CREATE OR REPLACE TEMP VIEW ev_pool_rows AS
 WITH member_rows AS (
     SELECT e.sample_id, e.member_id, r.query_id, r.doc_id, r.rank, q.gain, q.is_rel
     FROM (SELECT DISTINCT sample_id, member_id FROM ev_loo_spec) AS e
-    JOIN run_results AS r ON r.collection_id = $collection_id AND r.run_id = e.member_id
+    JOIN ev_ranked AS r ON r.run_id = e.member_id
     JOIN ev_qrels AS q ON q.query_id = r.query_id AND q.doc_id = r.doc_id
     SEMI JOIN ev_sample_docs AS d
         ON d.sample_id = e.sample_id AND d.query_id = r.query_id AND d.doc_id = r.doc_id
-    WHERE $max_rank IS NULL OR r.rank <= $max_rank
 ),
 flagged AS (
     SELECT
@@ -65,37 +69,13 @@ flagged AS (
     LEFT JOIN ev_sample_removed AS x
         ON x.sample_id = m.sample_id AND x.member_id = m.member_id
        AND x.query_id = m.query_id AND x.doc_id = m.doc_id
-),
-judged AS (
-    SELECT sample_id || '/' || member_id || '/pooled' AS run_id, query_id, rank, gain, is_rel
-    FROM flagged
-    UNION ALL
-    SELECT sample_id || '/' || member_id || '/left_out' AS run_id, query_id, rank, gain, is_rel
-    FROM flagged
-    WHERE NOT withdrawn
-),
-running AS (
-    SELECT
-        run_id,
-        query_id,
-        rank,
-        gain,
-        is_rel,
-        CAST(count(*) FILTER (WHERE is_rel) OVER w AS INTEGER) AS relevant_so_far,
-        CAST(count(*) OVER w AS INTEGER) AS judged_so_far
-    FROM judged
-    WINDOW w AS (PARTITION BY run_id, query_id ORDER BY rank ROWS UNBOUNDED PRECEDING)
 )
-SELECT
-    run_id,
-    query_id,
-    rank,
-    gain,
-    is_rel,
-    relevant_so_far,
-    judged_so_far,
-    judged_so_far - relevant_so_far - CASE WHEN is_rel THEN 0 ELSE 1 END AS nonrelevant_above
-FROM running;
+SELECT sample_id || '/' || member_id || '/pooled' AS run_id, query_id, rank, gain, is_rel
+FROM flagged
+UNION ALL
+SELECT sample_id || '/' || member_id || '/left_out' AS run_id, query_id, rank, gain, is_rel
+FROM flagged
+WHERE NOT withdrawn;
 
 -- R and N of Q (per sample) and of Q_s (per sample and member); T stays the topics of Q*
 CREATE OR REPLACE TEMP TABLE ev_eval_counts AS

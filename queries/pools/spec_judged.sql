@@ -1,13 +1,14 @@
 -- name: spec_judged
 -- description: Judgments of many simulated pools at once: each evaluation key scores one run against the parent qrels restricted to the pool of its own member runs.
--- params: collection_id VARCHAR, depth INTEGER, max_rank INTEGER
+-- params: collection_id VARCHAR, depth INTEGER
 -- Needs ev_pool_spec (eval_id, run_id, member_id: one row per member of the pool that
--- evaluation eval_id scores run_id against), and ev_qrels, ev_topics built on the parent qrels
--- (queries/context). This is Q^S_t = Q_t restricted to Pool_lambda(S, t) (methods §5.1) for
--- many S side by side, e.g. Pool_lambda(S + {r}) and Pool_lambda(S) of every sampled pool of an
--- experiment, so that all unpooled scores come from one set-wise pass. The evaluation key takes
--- the place of run_id in ev_judged and ev_pairs, so the metric queries run unchanged.
--- $max_rank keeps only ranks up to that depth; NULL keeps every rank.
+-- evaluation eval_id scores run_id against), ev_qrels and ev_topics built on the parent qrels,
+-- and ev_ranked (queries/context). This is Q^S_t = Q_t restricted to Pool_lambda(S, t)
+-- (methods §5.1) for many S side by side, e.g. Pool_lambda(S + {r}) and Pool_lambda(S) of
+-- every sampled pool of an experiment, so that all unpooled scores come from one set-wise
+-- pass. The evaluation key takes the place of run_id in ev_judged and ev_pairs, so the metric
+-- queries run unchanged.
+-- Leaves ev_pool_rows for queries/pools/judged.sql, which builds ev_judged, and ev_eval_counts.
 CREATE OR REPLACE TEMP TABLE ev_pool_docs AS
 WITH member_tops AS (
     SELECT r.run_id, r.query_id, r.doc_id
@@ -20,41 +21,16 @@ SELECT DISTINCT s.eval_id, m.query_id, m.doc_id
 FROM ev_pool_spec AS s
 JOIN member_tops AS m ON m.run_id = s.member_id;
 
-CREATE OR REPLACE TEMP TABLE ev_judged AS
-WITH evals AS (
-    SELECT DISTINCT eval_id, run_id FROM ev_pool_spec
-),
-judged AS (
-    SELECT e.eval_id AS run_id, r.query_id, r.rank, q.gain, q.is_rel
-    FROM evals AS e
-    JOIN run_results AS r ON r.collection_id = $collection_id AND r.run_id = e.run_id
-    JOIN ev_qrels AS q ON q.query_id = r.query_id AND q.doc_id = r.doc_id
-    SEMI JOIN ev_pool_docs AS d
-        ON d.eval_id = e.eval_id AND d.query_id = r.query_id AND d.doc_id = r.doc_id
-    WHERE $max_rank IS NULL OR r.rank <= $max_rank
-),
-running AS (
-    SELECT
-        run_id,
-        query_id,
-        rank,
-        gain,
-        is_rel,
-        CAST(count(*) FILTER (WHERE is_rel) OVER w AS INTEGER) AS relevant_so_far,
-        CAST(count(*) OVER w AS INTEGER) AS judged_so_far
-    FROM judged
-    WINDOW w AS (PARTITION BY run_id, query_id ORDER BY rank ROWS UNBOUNDED PRECEDING)
-)
-SELECT
-    run_id,
-    query_id,
-    rank,
-    gain,
-    is_rel,
-    relevant_so_far,
-    judged_so_far,
-    judged_so_far - relevant_so_far - CASE WHEN is_rel THEN 0 ELSE 1 END AS nonrelevant_above
-FROM running;
+-- the judged rows of each evaluation: its run's list against the parent qrels restricted to
+-- the evaluation's pool (ev_ranked holds every run and member named in ev_pool_spec);
+-- queries/pools/judged.sql (pool_judged) cuts them at $max_rank and adds the running counts
+CREATE OR REPLACE TEMP VIEW ev_pool_rows AS
+SELECT e.eval_id AS run_id, r.query_id, r.rank, q.gain, q.is_rel
+FROM (SELECT DISTINCT eval_id, run_id FROM ev_pool_spec) AS e
+JOIN ev_ranked AS r ON r.run_id = e.run_id
+JOIN ev_qrels AS q ON q.query_id = r.query_id AND q.doc_id = r.doc_id
+SEMI JOIN ev_pool_docs AS d
+    ON d.eval_id = e.eval_id AND d.query_id = r.query_id AND d.doc_id = r.doc_id;
 
 -- R and N of each simulated pool's qrels; T stays the parent's topic set
 CREATE OR REPLACE TEMP TABLE ev_eval_counts AS
