@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from evalwh.cli import eval as eval_cmd
-from evalwh.cli import info, ingest
+from evalwh.cli import demo, info, ingest
 from evalwh.cli import bounds as bounds_cmd
 from evalwh.cli import experiment as experiment_cmd
 from evalwh.cli import compare as compare_commands
@@ -45,3 +45,4 @@ pool_cmd.register(app)
 sql_cmd.register(app)
 report_cmd.register(app)
 bounds_cmd.register(app)
+demo.register(app)

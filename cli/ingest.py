@@ -27,8 +27,10 @@ def qrels(
 
     Example: evalwh ingest qrels trec8.qrels --collection trec8
     """
+    from evalwh.ingest import require_file
     from evalwh.warehouse import Warehouse
 
+    require_file(file)  # before opening: a mistyped name must not create a warehouse file
     with Warehouse(db) as wh:
         result = wh.ingest_qrels(file, collection=collection, qrels_id=qrels_id, replace=replace)
     typer.echo(result.message())
@@ -50,8 +52,11 @@ def runs(
 
     Example: evalwh ingest runs runs/*.gz --collection trec8
     """
+    from evalwh.ingest import require_file
     from evalwh.warehouse import Warehouse
 
+    for file in files:
+        require_file(file)  # before opening: a mistyped name must not create a warehouse file
     with Warehouse(db) as wh, progress_bar("ingesting runs") as progress:
         results = wh.ingest_runs(
             files,
@@ -78,8 +83,13 @@ def run_metadata(
 
     Example: evalwh ingest run-metadata runs.tsv --collection trec8
     """
+    from evalwh.errors import NotFoundError
+    from evalwh.ingest import require_file
     from evalwh.warehouse import Warehouse
 
+    require_file(file)
+    if not db.exists():  # metadata needs ingested runs: never create an empty warehouse here
+        raise NotFoundError(f"{db}: no such warehouse file")
     with Warehouse(db) as wh:
         updated = wh.ingest_run_metadata(file, collection=collection)
     typer.echo(f"metadata set for {updated} runs")

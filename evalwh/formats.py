@@ -1,9 +1,27 @@
-"""TREC run and qrels files: sniffing, hashing, and naming the first bad line.
+"""TREC run and qrels files: what a valid line is, content scans, and naming the first bad line.
 
-Parsing itself is done by DuckDB's CSV reader (``queries/ingest/*.sql``); this module only
-does what must look at a file line by line, and only on the error path: when the set-based
-checks say a file is bad, :func:`locate_run_error` / :func:`locate_qrels_error` re-read it
-to report ``file:line: problem``.
+The bulk parsing is done by DuckDB's CSV reader (``queries/ingest/*.sql``). This module holds
+what must look at the bytes of a file in Python:
+
+* :func:`scan` reads a file once (in a worker thread, beside DuckDB) for its SHA-256 and for
+  the few properties that decide how DuckDB may read it (which whitespace it holds, NUL bytes,
+  carriage returns that do not end a line);
+* :func:`first_data_line` sniffs the delimiter and the tag of a run from its first data line;
+* :func:`locate_run_error` and :func:`locate_qrels_error` re-read a file that the set-based
+  checks rejected and name its first bad line (the error path only).
+
+The line grammar, shared by the SQL and by this module (``tests/test_ingest.py`` checks that
+they agree on random input):
+
+* lines end with ``\\n`` or ``\\r\\n``; a ``\\r`` anywhere else is an error (DuckDB's reader
+  would take it for a line break, trec_eval for a blank);
+* a line whose first character is ``#`` is a comment; a line of whitespace only is blank;
+  both are skipped but counted for line numbers;
+* fields are separated by runs of ASCII whitespace (space, tab, vertical tab, form feed), as
+  C's ``isspace`` that trec_eval uses; other characters, ``#`` included, are data;
+* the text is UTF-8 (a leading byte-order mark is ignored) without NUL bytes;
+* a score is a finite decimal number (``12``, ``-3.5``, ``9.998186e-02``); a relevance grade
+  is an integer of at most nine digits with an optional sign.
 """
 
 from __future__ import annotations
@@ -13,57 +31,190 @@ import hashlib
 import math
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from evalwh.errors import IngestError
 
 RUN_FIELDS = 6
 QRELS_FIELDS = 4
+_BOM = b"\xef\xbb\xbf"
+_CHUNK = 1 << 20
+# Field separators inside a line: C isspace() minus the line breaks.
+_SEPARATORS = re.compile(rb"[ \t\x0b\x0c\r]+")
 _INTEGER = re.compile(r"[+-]?[0-9]{1,9}")
 
 
 def open_binary(path: Path) -> IO[bytes]:
     """Open ``path`` for reading bytes, decompressing ``.gz`` transparently."""
     if path.suffix == ".gz":
-        return gzip.open(path, "rb")
+        return cast(IO[bytes], gzip.open(path, "rb"))
     return open(path, "rb")
 
 
-def content_sha256(path: Path) -> str:
-    """SHA-256 of the (decompressed) content, so a gzipped copy hashes like the original."""
+@dataclass(frozen=True)
+class Scan:
+    """What one full read of a file found out (see :func:`scan`).
+
+    Attributes:
+        sha256: SHA-256 of the content, decompressed, so a gzipped copy hashes like the
+            original.
+        fast_delimiter: The one whitespace character that separates fields (``"\\t"`` or
+            ``" "``) when the file holds no other, so DuckDB's CSV reader can split it;
+            ``None`` when only the any-whitespace split reads it right.
+        unreadable: The file holds NUL bytes or a ``\\r`` that does not end a line, and is
+            rejected; :func:`locate_run_error` names the line.
+    """
+
+    sha256: str
+    fast_delimiter: str | None
+    unreadable: bool
+
+
+def scan(path: Path, copy_to: Path | None = None) -> Scan:
+    """Hash the decompressed content of ``path`` and find which whitespace it holds.
+
+    Runs at memory speed (``bytes.find`` and the C hash), and both ``zlib`` and ``hashlib``
+    release the GIL, so several scans run in threads beside DuckDB.
+
+    Args:
+        path: The file, plain or gzipped.
+        copy_to: Also write the decompressed content there, so that DuckDB reads plain text
+            instead of decompressing the file a second time.
+    """
     digest = hashlib.sha256()
-    with open_binary(path) as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
+    seen = {b"\t": False, b" ": False, b"\x0b": False, b"\x0c": False, b"\x00": False}
+    lone_cr = False
+    previous_ended_cr = False
+    with open_binary(path) as handle, _sink(copy_to) as copy:
+        while chunk := handle.read(_CHUNK):
             digest.update(chunk)
-    return digest.hexdigest()
+            if copy is not None:
+                copy.write(chunk)
+            for char, found in seen.items():
+                if not found and char in chunk:
+                    seen[char] = True
+            if not lone_cr and (previous_ended_cr or b"\r" in chunk):
+                # every \r must be followed by \n; one split across chunks is carried over
+                if previous_ended_cr and not chunk.startswith(b"\n"):
+                    lone_cr = True
+                body = chunk[:-1] if chunk.endswith(b"\r") else chunk
+                if body.count(b"\r") != body.count(b"\r\n"):
+                    lone_cr = True
+            previous_ended_cr = chunk.endswith(b"\r")
+    # a \r as the very last byte ends the last line (a CRLF file without its final \n)
+    fast: str | None = None
+    if not (seen[b"\x0b"] or seen[b"\x0c"]):
+        if seen[b"\t"] and not seen[b" "]:
+            fast = "\t"
+        elif seen[b" "] and not seen[b"\t"]:
+            fast = " "
+    return Scan(digest.hexdigest(), fast, lone_cr or seen[b"\x00"])
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Numbered lines with comments (``#`` as first character) and blank lines dropped."""
+@contextmanager
+def _sink(path: Path | None) -> Iterator[IO[bytes] | None]:
+    if path is None:
+        yield None
+        return
+    with open(path, "wb") as handle:
+        yield handle
+
+
+def split_fields(line: bytes) -> list[bytes]:
+    """Split the body of a line (no line break) into fields on runs of whitespace."""
+    return [field for field in _SEPARATORS.split(line) if field]
+
+
+def _numbered_lines(path: Path) -> Iterator[tuple[int, bytes | None, str | None]]:
+    """Every line as (number, body, problem); the body is None for comments and blank lines.
+
+    ``problem`` names what makes the line unreadable (a NUL byte, a stray carriage return,
+    invalid UTF-8); such lines have no body.
+    """
     with open_binary(path) as handle:
         for number, raw in enumerate(handle, start=1):
-            line = raw.decode("utf-8", errors="replace")
-            if line.startswith("#") or not line.strip():
+            body = raw[:-1] if raw.endswith(b"\n") else raw
+            if body.endswith(b"\r"):
+                body = body[:-1]
+            if number == 1 and body.startswith(_BOM):
+                body = body[len(_BOM) :]
+            if b"\x00" in body:
+                yield (
+                    number,
+                    None,
+                    "the line holds a NUL byte; is this a binary or compressed file?",
+                )
                 continue
-            yield number, line
+            if b"\r" in body:
+                yield (
+                    number,
+                    None,
+                    ("carriage return (\\r) inside the line; lines must end with \\n or \\r\\n"),
+                )
+                continue
+            try:
+                body.decode("utf-8")
+            except UnicodeDecodeError as error:
+                yield number, None, f"the line is not valid UTF-8 (byte {error.start + 1})"
+                continue
+            if body.startswith(b"#") or not body.strip(b" \t\x0b\x0c"):
+                yield number, None, None
+                continue
+            yield number, body, None
 
 
-def sniff_delimiter(path: Path) -> str:
-    """The delimiter of the first data line: a tab if it has one, else a space."""
-    for _, line in _lines(path):
-        return "\t" if "\t" in line else " "
-    return " "
+@dataclass(frozen=True)
+class FirstLine:
+    """The first data line of a file: its number, fields and the delimiter it suggests."""
+
+    number: int
+    fields: list[str]
+    delimiter: str
 
 
-def _is_finite_number(text: str) -> bool:
+def first_data_line(path: Path) -> FirstLine | None:
+    """The first line that is neither comment nor blank, or None if the file has none.
+
+    Used to sniff a run's delimiter (a tab if the line holds one, else a space) and its tag
+    before DuckDB reads it. A line that cannot be read comes back without fields, so that
+    the caller reports it through the error locator.
+    """
+    for number, body, problem in _numbered_lines(path):
+        if problem is not None:
+            return FirstLine(number, [], " ")
+        if body is not None:
+            fields = [f.decode("utf-8") for f in split_fields(body)]
+            return FirstLine(number, fields, "\t" if b"\t" in body else " ")
+    return None
+
+
+def is_score(text: str) -> bool:
+    """True if ``text`` is a finite decimal number (what the ingest SQL accepts as a score)."""
+    if not text.isascii() or text.startswith("+-"):
+        return False
     try:
         return math.isfinite(float(text))
     except ValueError:
         return False
 
 
-def locate_run_error(path: Path, *, ignore_extra_fields: bool, one_tag: bool) -> IngestError:
+def is_relevance(text: str) -> bool:
+    """True if ``text`` is an integer relevance grade (at most nine digits, optional sign)."""
+    return _INTEGER.fullmatch(text) is not None
+
+
+def _field_count_problem(count: int, expected: int, extra_allowed: bool = False) -> str | None:
+    if count < expected or (count > expected and not extra_allowed):
+        return f"expected {expected} fields, found {count}"
+    return None
+
+
+def locate_run_error(
+    path: Path, *, ignore_extra_fields: bool, one_tag: bool, label: str | None = None
+) -> IngestError:
     """Find the first bad line of a run file that the set-based checks rejected.
 
     Args:
@@ -71,28 +222,33 @@ def locate_run_error(path: Path, *, ignore_extra_fields: bool, one_tag: bool) ->
         ignore_extra_fields: Accept lines with more than six fields (trec_eval's "reserved
             for future expansion").
         one_tag: Require one tag for the whole file (no ``--run-id`` given).
+        label: The name to show for the file (defaults to ``path``).
 
     Returns:
-        The error to raise, naming the file, line and problem.
+        The error to raise, naming the file, the line and the problem.
     """
+    name = label or str(path)
     seen: dict[tuple[str, str], int] = {}
     first_tag: tuple[str, int] | None = None
     count = 0
-    for number, line in _lines(path):
+    for number, body, problem in _numbered_lines(path):
+        if problem is not None:
+            return IngestError(name, number, problem)
+        if body is None:
+            continue
         count += 1
-        fields = line.split()
-        if len(fields) < RUN_FIELDS or (len(fields) > RUN_FIELDS and not ignore_extra_fields):
-            return IngestError(
-                str(path), number, f"expected {RUN_FIELDS} fields, found {len(fields)}"
-            )
+        fields = [f.decode("utf-8") for f in split_fields(body)]
+        problem = _field_count_problem(len(fields), RUN_FIELDS, ignore_extra_fields)
+        if problem:
+            return IngestError(name, number, problem)
         query_id, _, doc_id, _, score, tag = fields[:RUN_FIELDS]
-        if not _is_finite_number(score):
-            return IngestError(str(path), number, f"score {score!r} is not a finite number")
+        if not is_score(score):
+            return IngestError(name, number, f"score {score!r} is not a finite number")
         if first_tag is None:
             first_tag = (tag, number)
         elif one_tag and tag != first_tag[0]:
             return IngestError(
-                str(path),
+                name,
                 number,
                 f"tag {tag!r} differs from {first_tag[0]!r} on line {first_tag[1]}; "
                 "a file holds one run (or give --run-id)",
@@ -100,40 +256,44 @@ def locate_run_error(path: Path, *, ignore_extra_fields: bool, one_tag: bool) ->
         key = (query_id, doc_id)
         if key in seen:
             return IngestError(
-                str(path),
+                name,
                 number,
                 f"document {doc_id!r} appears twice for topic {query_id!r} "
                 f"(first on line {seen[key]})",
             )
         seen[key] = number
     if count == 0:
-        return IngestError(str(path), None, "the file holds no run lines")
-    return IngestError(str(path), None, "the file was rejected but no bad line was found")
+        return IngestError(name, None, "the file holds no run lines")
+    return IngestError(name, None, "the file was rejected but no bad line was found")
 
 
-def locate_qrels_error(path: Path) -> IngestError:
+def locate_qrels_error(path: Path, *, label: str | None = None) -> IngestError:
     """Find the first bad line of a qrels file that the set-based checks rejected."""
+    name = label or str(path)
     seen: dict[tuple[str, str], int] = {}
     count = 0
-    for number, line in _lines(path):
+    for number, body, problem in _numbered_lines(path):
+        if problem is not None:
+            return IngestError(name, number, problem)
+        if body is None:
+            continue
         count += 1
-        fields = line.split()
-        if len(fields) != QRELS_FIELDS:
-            return IngestError(
-                str(path), number, f"expected {QRELS_FIELDS} fields, found {len(fields)}"
-            )
+        fields = [f.decode("utf-8") for f in split_fields(body)]
+        problem = _field_count_problem(len(fields), QRELS_FIELDS)
+        if problem:
+            return IngestError(name, number, problem)
         query_id, _, doc_id, relevance = fields
-        if not _INTEGER.fullmatch(relevance):
-            return IngestError(str(path), number, f"relevance {relevance!r} is not an integer")
+        if not is_relevance(relevance):
+            return IngestError(name, number, f"relevance {relevance!r} is not an integer")
         key = (query_id, doc_id)
         if key in seen:
             return IngestError(
-                str(path),
+                name,
                 number,
                 f"document {doc_id!r} is judged twice for topic {query_id!r} "
                 f"(first on line {seen[key]})",
             )
         seen[key] = number
     if count == 0:
-        return IngestError(str(path), None, "the file holds no qrels lines")
-    return IngestError(str(path), None, "the file was rejected but no bad line was found")
+        return IngestError(name, None, "the file holds no qrels lines")
+    return IngestError(name, None, "the file was rejected but no bad line was found")

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from evalwh import formats, sql
+from evalwh import sql
 from evalwh.errors import (
     EvalWhError,
     IngestError,
@@ -231,55 +231,10 @@ class Warehouse:
         Raises:
             IngestError: naming file, line and problem, for malformed input.
         """
+        from evalwh.ingest import ingest_qrels_source
+
         with self.transaction():
-            if isinstance(source, (str, os.PathLike)):
-                path = Path(source)
-                _require_file(path)
-                label, digest = str(path), formats.content_sha256(path)
-                self.run(sql.query(_INGEST, "stage_qrels"), {"files": [str(path)]})
-                checks = self.run(sql.query(_INGEST, "qrels_checks")).fetchone()
-                assert checks is not None
-                line_count, bad_fields, bad_relevance, duplicates = checks
-                if line_count == 0 or bad_fields or bad_relevance or duplicates:
-                    raise formats.locate_qrels_error(path)
-            else:
-                label, digest = "DataFrame", _stage_qrels_frame(self.con, source)
-                line_count = self.con.execute("SELECT count(*) FROM staged_qrels").fetchone()[0]  # type: ignore[index]
-            existing = self.con.execute(
-                "SELECT sha256 FROM qrels_sets WHERE collection_id = ? AND qrels_id = ?",
-                [collection, qrels_id],
-            ).fetchone()
-            status = "ingested"
-            if existing is not None:
-                if existing[0] == digest:
-                    return IngestResult("qrels", qrels_id, label, "unchanged", line_count)
-                if not replace:
-                    raise IngestError(
-                        label,
-                        None,
-                        f"qrels {qrels_id!r} of collection {collection!r} already exists with "
-                        "different content; use --replace to replace it",
-                    )
-                self.con.execute(
-                    "DELETE FROM qrels WHERE collection_id = ? AND qrels_id = ?",
-                    [collection, qrels_id],
-                )
-                self.con.execute(
-                    "DELETE FROM qrels_sets WHERE collection_id = ? AND qrels_id = ?",
-                    [collection, qrels_id],
-                )
-                status = "replaced"
-            self.ensure_collection(collection)
-            self.run(
-                sql.query(_INGEST, "insert_qrels"),
-                {"collection_id": collection, "qrels_id": qrels_id},
-            )
-            self.con.execute(
-                "INSERT INTO qrels_sets (collection_id, qrels_id, kind, source_file, sha256, line_count)"
-                " VALUES (?, ?, 'ingested', ?, ?, ?)",
-                [collection, qrels_id, label, digest, line_count],
-            )
-            return IngestResult("qrels", qrels_id, label, status, line_count)
+            return ingest_qrels_source(self, source, collection, qrels_id=qrels_id, replace=replace)
 
     # -- runs ------------------------------------------------------------------------------
 
@@ -314,9 +269,9 @@ class Warehouse:
         Raises:
             IngestError: naming file, line and problem, for malformed input or a clash.
         """
-        from evalwh.ingest import ingest_run_frame, ingest_run_files
+        from evalwh.ingest import bulk_session, ingest_run_files, ingest_run_frame
 
-        with self.transaction():
+        with bulk_session(self), self.transaction():
             self.ensure_collection(collection)
             if not isinstance(sources, (str, os.PathLike, list, tuple)):
                 return ingest_run_frame(self, sources, collection, run_id=run_id, replace=replace)
@@ -384,53 +339,6 @@ class _Transaction:
             self.con.commit()
         else:
             self.con.rollback()
-
-
-def _require_file(path: Path) -> None:
-    if not path.exists():
-        raise IngestError(str(path), None, "no such file")
-    if path.is_dir():
-        raise IngestError(str(path), None, "is a directory, not a file")
-
-
-def _stage_qrels_frame(con: duckdb.DuckDBPyConnection, frame: pd.DataFrame) -> str:
-    """Validate a qrels DataFrame, stage it as ``staged_qrels``, return its content hash."""
-    from evalwh.ingest import check_frame_columns, frame_sha256
-
-    import pandas as pd
-
-    check_frame_columns(frame, ["query_id", "doc_id", "relevance"])
-    staged = pd.DataFrame(
-        {
-            "query_id": frame["query_id"].astype(str),
-            "iteration": frame["iteration"].astype(str) if "iteration" in frame else "0",
-            "doc_id": frame["doc_id"].astype(str),
-        }
-    )
-    relevance = pd.to_numeric(frame["relevance"], errors="coerce")
-    bad = relevance.isna() | (relevance != relevance.round())
-    if bad.any():
-        row = int(bad.to_numpy().nonzero()[0][0])
-        raise IngestError("DataFrame", row + 1, f"relevance {frame['relevance'].iloc[row]!r} is not an integer")
-    staged["relevance"] = relevance.astype("int64")
-    dup = staged.duplicated(["query_id", "doc_id"])
-    if dup.any():
-        row = int(dup.to_numpy().nonzero()[0][0])
-        raise IngestError(
-            "DataFrame",
-            row + 1,
-            f"document {staged['doc_id'].iloc[row]!r} is judged twice for topic {staged['query_id'].iloc[row]!r}",
-        )
-    if staged.empty:
-        raise IngestError("DataFrame", None, "the DataFrame holds no qrels rows")
-    con.register("staged_qrels_frame", staged)
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE staged_qrels AS SELECT 'DataFrame' AS filename, query_id, "
-        "iteration, doc_id, CAST(relevance AS VARCHAR) AS relevance_text, 4 AS field_count "
-        "FROM staged_qrels_frame"
-    )
-    con.unregister("staged_qrels_frame")
-    return frame_sha256(staged)
 
 
 def sha256_text(text: str) -> str:

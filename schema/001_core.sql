@@ -86,11 +86,14 @@ CREATE TABLE IF NOT EXISTS run_topics (
 -- trec_eval up to 9.0.8, which stored scores as float.
 -- `results` names any table or view with collection_id, run_id, query_id, doc_id, score;
 -- its columns pass through (hence the *), with `rank` added.
+-- The partition keys are listed most selective first: a relation almost always holds one
+-- collection, and a constant leading key makes DuckDB's partitioned sort about 15 % slower
+-- (measured on the 6.3 M TREC-8 lines; the partitions, hence the ranks, are the same).
 CREATE OR REPLACE MACRO trec_ranked(results, float32_ties) AS TABLE
     SELECT
         *,
         CAST(row_number() OVER (
-            PARTITION BY collection_id, run_id, query_id
+            PARTITION BY run_id, query_id, collection_id
             ORDER BY
                 CASE WHEN float32_ties THEN CAST(CAST(score AS FLOAT) AS DOUBLE) ELSE score END DESC,
                 doc_id DESC

@@ -1,49 +1,37 @@
 -- name: run_checks
--- description: Per staged file: line count, the tag(s) and counts of each kind of bad line.
--- params: ignore_extra_fields BOOLEAN
--- Any non-zero count makes the ingest fail; evalwh then re-reads that file to name the
--- first offending line (formats.locate_run_error), so this query only has to be right
--- about *whether* a file is bad, and fast.
-WITH typed AS (
+-- description: Per staged file: line count, counts of each kind of bad line, duplicate documents.
+-- params:
+-- Any non-zero count rejects the file; evalwh then re-reads it to name the first offending
+-- line (evalwh.formats.locate_run_error), so this query only has to be right about *whether*
+-- a file is bad, and fast. Scores and tags are only judged on lines with the right fields.
+WITH per_file AS (
     SELECT
-        filename,
-        query_id,
-        doc_id,
-        tag,
-        messy OR (extra_fields AND NOT $ignore_extra_fields) AS bad_fields,
-        coalesce(NOT isfinite(TRY_CAST(score_text AS DOUBLE)), true) AS bad_score
-    FROM staged_lines
-),
-per_file AS (
-    SELECT
-        filename,
+        file_index,
         count(*) AS line_count,
-        count(DISTINCT tag) AS tag_count,
-        min(tag) AS tag,
-        count(*) FILTER (WHERE bad_fields) AS bad_fields,
-        count(*) FILTER (WHERE bad_score) AS bad_score
-    FROM typed
-    GROUP BY filename
+        count(*) FILTER (WHERE NOT fields_ok) AS bad_fields,
+        count(*) FILTER (WHERE fields_ok AND NOT score_ok) AS bad_scores,
+        count(*) FILTER (WHERE fields_ok AND NOT tag_ok) AS other_tags
+    FROM staged_lines
+    GROUP BY file_index
 ),
 duplicates AS (
     -- the same document twice for a topic in one file: trec_eval aborts on it
-    SELECT filename, count(*) AS duplicate_docs
+    SELECT file_index, count(*) AS duplicate_docs
     FROM (
-        SELECT filename
+        SELECT file_index
         FROM staged_lines
-        GROUP BY filename, query_id, doc_id
+        GROUP BY file_index, query_id, doc_id
         HAVING count(*) > 1
     )
-    GROUP BY filename
+    GROUP BY file_index
 )
 SELECT
-    p.filename,
+    p.file_index,
     p.line_count,
-    p.tag_count,
-    p.tag,
     p.bad_fields,
-    p.bad_score,
+    p.bad_scores,
+    p.other_tags,
     coalesce(d.duplicate_docs, 0) AS duplicate_docs
 FROM per_file AS p
-LEFT JOIN duplicates AS d USING (filename)
-ORDER BY p.filename;
+LEFT JOIN duplicates AS d USING (file_index)
+ORDER BY p.file_index;

@@ -5,7 +5,7 @@ WITH depth AS (
     SELECT
         run_id,
         count(*) AS topics,
-        sum(num_ret) AS docs,
+        CAST(sum(num_ret) AS BIGINT) AS docs,  -- sum() of INTEGER is HUGEINT, a float in pandas
         min(num_ret) AS min_depth,
         max(num_ret) AS max_depth
     FROM run_topics

@@ -1,0 +1,48 @@
+"""evalwh demo: write a small synthetic pooled collection and ingest it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from evalwh.cli._errors import handle_errors
+from evalwh.cli._options import DEFAULT_DB, DbOption
+
+
+@handle_errors
+def demo(
+    out: Annotated[
+        Path, typer.Option("--out", help="Directory for the generated TREC files.", file_okay=False)
+    ] = Path("evalwh-demo"),
+    collection: Annotated[
+        str, typer.Option("--collection", "-c", help="Collection name for the demo.")
+    ] = "demo",
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the generator (same seed, same files).")
+    ] = 0,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Write a synthetic pooled collection (30 topics, 8 runs, 2 not pooled) and ingest it.
+
+    Example: evalwh demo --out demo --db demo.duckdb
+    """
+    from evalwh.report.demo_data import write_demo
+    from evalwh.warehouse import Warehouse
+
+    files = write_demo(out, rng=seed)
+    with Warehouse(db) as wh:
+        results = [wh.ingest_qrels(files.qrels, collection=collection)]
+        results += wh.ingest_runs(files.runs, collection=collection)
+        wh.ingest_run_metadata(files.metadata, collection=collection)
+    for result in results:
+        typer.echo(result.message())
+    typer.echo(
+        f"collection {collection!r} is in {db}; try: evalwh runs --collection {collection} --db {db}"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add the commands of this module to the root app."""
+    app.command("demo")(demo)

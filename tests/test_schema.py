@@ -1,0 +1,169 @@
+"""The warehouse schema: migrations applied once and recorded, tables, the one ranking macro."""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+import pytest
+
+from evalwh import sql
+from evalwh.errors import NotFoundError, SchemaError
+from evalwh.warehouse import Warehouse
+
+CORE_TABLES = {
+    "collections": ["collection_id", "description", "created_at"],
+    "topics": ["collection_id", "query_id"],
+    "qrels_sets": [
+        "collection_id",
+        "qrels_id",
+        "kind",
+        "source_file",
+        "sha256",
+        "line_count",
+        "parent_qrels_id",
+        "params",
+        "created_at",
+    ],
+    "qrels": ["collection_id", "qrels_id", "query_id", "iteration", "doc_id", "relevance"],
+    "runs": [
+        "collection_id",
+        "run_id",
+        "tag",
+        "source_file",
+        "sha256",
+        "line_count",
+        "ingested_at",
+        "group_name",
+        "run_type",
+        "pooled",
+    ],
+    "run_results": ["collection_id", "run_id", "query_id", "doc_id", "score", "rank_given", "rank"],
+    "run_topics": ["collection_id", "run_id", "query_id", "num_ret"],
+}
+
+
+def test_core_tables_and_columns(wh):
+    for table, columns in CORE_TABLES.items():
+        found = wh.con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ? ORDER BY ordinal_position",
+            [table],
+        ).fetchall()
+        assert [c for (c,) in found] == columns, table
+    types = dict(
+        wh.con.execute(
+            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'run_results'"
+        ).fetchall()
+    )
+    assert types == {
+        "collection_id": "VARCHAR",
+        "run_id": "VARCHAR",
+        "query_id": "VARCHAR",
+        "doc_id": "VARCHAR",
+        "score": "DOUBLE",
+        "rank_given": "VARCHAR",
+        "rank": "INTEGER",
+    }
+
+
+def test_every_table_carries_the_collection(wh):
+    tables = wh.con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE NOT temporary AND table_name <> 'schema_migrations'"
+    ).fetchall()
+    for (table,) in tables:
+        columns = wh.con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [table]
+        ).fetchall()
+        assert ("collection_id",) in columns, table
+
+
+def test_migrations_are_applied_once_in_order(tmp_path):
+    db = tmp_path / "w.duckdb"
+    Warehouse(db).close()
+    with Warehouse(db) as wh:
+        applied = [
+            r[0]
+            for r in wh.con.execute(
+                "SELECT name FROM schema_migrations ORDER BY applied_at, name"
+            ).fetchall()
+        ]
+    shipped = list(sql.load_package("evalwh.schema"))
+    assert applied == shipped
+    assert shipped == sorted(shipped) and shipped[0] == "001_core"
+    assert all(re.fullmatch(r"\d{3}_[a-z0-9_]+", name) for name in shipped)
+
+
+def test_schema_files_are_idempotent():
+    con = duckdb.connect()
+    for file in sql.load_package("evalwh.schema").values():
+        con.execute(file.text)
+        con.execute(file.text)
+
+
+def test_read_only_needs_an_existing_warehouse(tmp_path):
+    with pytest.raises(
+        NotFoundError, match=re.escape(f"{tmp_path / 'none.duckdb'}: no such warehouse file")
+    ):
+        Warehouse(tmp_path / "none.duckdb", read_only=True)
+    assert not (tmp_path / "none.duckdb").exists()
+
+
+def test_a_foreign_duckdb_file_is_not_a_warehouse(tmp_path):
+    db = tmp_path / "other.duckdb"
+    duckdb.connect(str(db)).execute("CREATE TABLE t (x INTEGER)").close()
+    with pytest.raises(SchemaError, match=re.escape(f"{db}: not an evalwh warehouse")):
+        Warehouse(db, read_only=True)
+
+
+def test_trec_ranked_is_trec_eval_order(wh):
+    """Score descending, then docno descending byte-wise; the file's rank column is ignored."""
+    wh.con.execute(
+        """
+        CREATE TEMP TABLE example AS
+        SELECT * FROM (VALUES
+            ('c', 'r', '1', 'b', 1.0), ('c', 'r', '1', 'a', 1.0), ('c', 'r', '1', 'é', 1.0),
+            ('c', 'r', '1', 'Z', 1.0), ('c', 'r', '1', 'z', 2.0), ('c', 'r', '1', 'y', 0.5),
+            ('c', 'r', '2', 'a', 1.0), ('d', 'r', '1', 'a', 0.0), ('c', 's', '1', 'a', -1.0),
+            ('c', 'r', '1', 'x', 1.00000001)
+        ) AS t(collection_id, run_id, query_id, doc_id, score)
+        """
+    )
+    ranked = wh.con.execute(
+        "SELECT collection_id, run_id, query_id, doc_id, rank FROM trec_ranked('example', false) ORDER BY ALL"
+    ).fetchall()
+    # 'é' is 0xC3 0xA9 in UTF-8: above every ASCII byte, so first among the tied docnos
+    assert ranked == [
+        ("c", "r", "1", "Z", 6),
+        ("c", "r", "1", "a", 5),
+        ("c", "r", "1", "b", 4),
+        ("c", "r", "1", "x", 2),
+        ("c", "r", "1", "y", 7),
+        ("c", "r", "1", "z", 1),
+        ("c", "r", "1", "é", 3),
+        ("c", "r", "2", "a", 1),
+        ("c", "s", "1", "a", 1),
+        ("d", "r", "1", "a", 1),
+    ]
+    # rounded to float32, 1.00000001 ties with 1.0 and falls back to the docno order
+    float32 = dict(
+        wh.con.execute(
+            "SELECT doc_id, rank FROM trec_ranked('example', true)"
+            " WHERE collection_id = 'c' AND run_id = 'r' AND query_id = '1'"
+        ).fetchall()
+    )
+    assert float32 == {"z": 1, "é": 2, "x": 3, "b": 4, "a": 5, "Z": 6, "y": 7}
+
+
+def test_ranked_results_view(wh):
+    import pandas as pd
+
+    wh.ingest_runs(
+        pd.DataFrame(
+            {"query_id": ["1", "1"], "doc_id": ["a", "b"], "score": [1.0, 2.0], "rank": [1, 2]}
+        ),
+        collection="c",
+        run_id="r",
+    )
+    assert wh.con.execute(
+        "SELECT collection_id, run_id, query_id, doc_id, score, rank, rank_given FROM ranked_results ORDER BY rank"
+    ).fetchall() == [("c", "r", "1", "b", 2.0, 1, "2"), ("c", "r", "1", "a", 1.0, 2, "1")]
