@@ -55,8 +55,8 @@ def child(tool: str, qrels: Path, runs: Path, db: Path) -> dict[str, object]:
                 wh.ingest_runs(files, collection="bench")
                 frame = wh.evaluate(EVALWH, collection="bench")
         else:
-            # opened for writing, as `evalwh eval` opens an existing warehouse: a read-only
-            # warehouse cannot use the judged-rows cache and recomputes every list
+            # opened for writing, as `evalwh eval` opens an existing warehouse: the first
+            # evaluation fills the judged-rows cache if the end-to-end run did not
             with Warehouse(db) as wh:
                 frame = wh.evaluate(EVALWH, collection="bench")
         return {"values": len(frame), "measures": len(EVALWH)}

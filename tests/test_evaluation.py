@@ -98,3 +98,17 @@ def test_unjudged_share_per_rank():
         [3, 1, 0, 0.0],
         [4, 1, 0, 0.0],
     ]
+
+
+def test_topic_with_only_negative_grades():
+    """A qrels topic whose only grades are negative (pooled, never judged) has R = 0 and no
+    judged document: left out of T by default, scored 0 under trec_eval's -c averaging."""
+    wh = Warehouse(":memory:")
+    qrels = pd.DataFrame({"query_id": ["1", "2"], "doc_id": ["a", "b"], "relevance": [1, -1]})
+    wh.ingest_qrels(qrels, collection="c")
+    run = pd.DataFrame({"query_id": ["1", "2"], "doc_id": ["a", "b"], "score": [1.0, 1.0]})
+    wh.ingest_runs(run, collection="c", run_id="r")
+    default = wh.evaluate(["P@1", "A_p@1"], collection="c", per_query=True)
+    assert default[["query_id", "measure", "value"]].values.tolist() == [["1", "P@1", 1.0], ["1", "A_p@1", 1.0]]
+    compat = wh.evaluate(["P@1", "A_p@1", "AP"], collection="c", per_query=True, averaging="trec_eval_c")
+    assert compat[compat["query_id"] == "2"]["value"].tolist() == [0.0, 0.0, 0.0]

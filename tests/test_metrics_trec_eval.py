@@ -296,14 +296,10 @@ def test_format_trec_layout(expected: str) -> None:
 # -- TREC-8: 129 runs x 50 topics x every shared measure -------------------------------------
 
 
-@pytest.fixture(scope="session")
-def trec8(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
-    """All 129 TREC-8 ad hoc runs and the qrels, ingested once into a temporary DuckDB file."""
-    if not TREC8.is_dir():
-        pytest.skip(f"{TREC8} is not checked out")
-    wh = Warehouse(tmp_path_factory.mktemp("trec8") / "trec8.duckdb")
-    wh.ingest_qrels(TREC8 / "trec8.qrels", collection="trec8")
-    wh.ingest_runs(sorted((TREC8 / "runs").glob("input.*.gz")), collection="trec8")
+@pytest.fixture(scope="module")
+def trec8(trec8_ingest) -> Warehouse:
+    """All 129 TREC-8 ad hoc runs and the qrels, ingested once per session (conftest)."""
+    wh = Warehouse(trec8_ingest[0], read_only=True)
     yield wh
     wh.close()
 

@@ -185,17 +185,12 @@ def test_setwise_leave_one_out_equals_rebuilt_pools(
 # --- TREC-8 ------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def trec8(tmp_path_factory: pytest.TempPathFactory) -> Warehouse:
-    if not DATA.exists():
-        pytest.skip("shared TREC-8 data not available")
-    wh = Warehouse(":memory:")
-    wh.ingest_qrels(DATA / "trec8.qrels", collection="trec8")
-    meta = pd.read_csv(DATA / "runs.tsv", sep="\t", dtype=str)
-    pooled = meta.loc[meta["judged_pooled"] == "1", "runtag"].tolist()
-    wh.ingest_runs([DATA / "runs" / f"input.{r}.gz" for r in pooled], collection="trec8")
-    wh.ingest_run_metadata(DATA / "runs.tsv", collection="trec8")
-    return wh
+@pytest.fixture
+def trec8(trec8_copy) -> Warehouse:
+    """TREC-8 with run metadata (the 71 pooled runs are flagged), a private writable copy."""
+    wh = Warehouse(trec8_copy)
+    yield wh
+    wh.close()
 
 
 @pytest.mark.slow
