@@ -85,9 +85,9 @@ def collections(draw: st.DrawFn) -> tuple[pd.DataFrame, pd.DataFrame]:
         judged = draw(st.lists(st.sampled_from(DOCS), max_size=8, unique=True))
         grades = draw(st.lists(st.sampled_from(GRADES), min_size=len(judged), max_size=len(judged)))
         if grades and max(grades) < 0:
- grades are negative; evalwh handles it (tests/test_metrics_examples.py), the oracle not# pytrec_eval (trec_eval 9.0.x inside) never returns for a qrels topic whose only
- grades are negative; evalwh handles it (tests/test_metrics_examples.py), the oracle not# grades are negative; evalwh handles it (tests/test_metrics_examples.py), the oracle not
- grades are negative; evalwh handles it (tests/test_metrics_examples.py), the oracle notgrades[0] = 0
+            # pytrec_eval (trec_eval 9.0.x inside) never returns for a qrels topic whose only
+            # grades are negative; evalwh handles it (tests/test_evaluation.py), the oracle not
+            grades[0] = 0
         qrels += [(topic, doc, grade) for doc, grade in zip(judged, grades, strict=True)]
     if not qrels:
         qrels.append((topics[0], DOCS[0], 1))
