@@ -95,11 +95,11 @@ def collections(draw: st.DrawFn) -> tuple[pd.DataFrame, pd.DataFrame]:
     for run in range(draw(st.integers(1, 3))):
         # "99" is not in the qrels: trec_eval ignores it
         for topic in draw(st.lists(st.sampled_from([*topics, "99"]), min_size=1, unique=True)):
- grades are negative; evalwh handles it (tests/test_metrics_examples.py), the oracle notdocs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=10, unique=True))
- grades are negative; evalwh handles it (tests/test_metrics_examples.py), the oracle notscores = draw(st.lists(st.sampled_from(SCORES), min_size=len(docs), max_size=len(docs)))
- grades are negative; evalwh handles it (tests/test_metrics_examples.py), the oracle notruns += [
- grades are negative; evalwh handles it (tests/test_metrics_examples.py), the oracle not    (f"run{run}", topic, doc, score) for doc, score in zip(docs, scores, strict=True)
- grades are negative; evalwh handles it (tests/test_metrics_examples.py), the oracle not]
+            docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=10, unique=True))
+            scores = draw(st.lists(st.sampled_from(SCORES), min_size=len(docs), max_size=len(docs)))
+            runs += [
+                (f"run{run}", topic, doc, score) for doc, score in zip(docs, scores, strict=True)
+            ]
     return (
         pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]),
         pd.DataFrame(runs, columns=["run_id", "query_id", "doc_id", "score"]),
@@ -116,9 +116,9 @@ def pytrec_values(qrels: pd.DataFrame, runs: pd.DataFrame, rel: int) -> pd.DataF
     for run_id, run in runs.groupby("run_id"):
         run_dict: dict[str, dict[str, float]] = {}
         for row in run.itertuples(index=False):
- grades are negative; evalwh handles it (tests/test_metrics_examples.py), the oracle notrun_dict.setdefault(row.query_id, {})[row.doc_id] = float(row.score)
+            run_dict.setdefault(row.query_id, {})[row.doc_id] = float(row.score)
         for query_id, values in evaluator.evaluate(run_dict).items():
- grades are negative; evalwh handles it (tests/test_metrics_examples.py), the oracle notrows += [(run_id, query_id, name, value) for name, value in values.items()]
+            rows += [(run_id, query_id, name, value) for name, value in values.items()]
     return pd.DataFrame(rows, columns=["run_id", "query_id", "trec", "value"])
 
 
@@ -175,10 +175,10 @@ def test_pytrec_eval_ties_on_float32(wh: Warehouse) -> None:
     qrels = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "c"], "relevance": [1, 0]})
     runs = pd.DataFrame(
         {
- grades are negative; evalwh handles it (tests/test_metrics_examples.py), the oracle not"run_id": ["r"] * 2,
- grades are negative; evalwh handles it (tests/test_metrics_examples.py), the oracle not"query_id": ["1"] * 2,
- grades are negative; evalwh handles it (tests/test_metrics_examples.py), the oracle not"doc_id": ["a", "c"],
- grades are negative; evalwh handles it (tests/test_metrics_examples.py), the oracle not"score": [1.0 + 1e-9, 1.0],
+            "run_id": ["r"] * 2,
+            "query_id": ["1"] * 2,
+            "doc_id": ["a", "c"],
+            "score": [1.0 + 1e-9, 1.0],
         }
     )
     assert pytrec_values(qrels, runs, 1).set_index("trec").loc["recip_rank", "value"] == 0.5
