@@ -210,9 +210,6 @@ def evaluate(
         >>> wh.evaluate(["P@2", "AP", "A_p@3"], collection="demo")[["measure", "value"]].values.tolist()
         [['P@2', 0.5], ['AP', 0.5], ['A_p@3', 0.6666666666666666]]
     """
-    import pandas as pd
-    import pyarrow as pa
-
     options = Options(
         qrels_id=qrels_id,
         rel=rel,
@@ -221,6 +218,16 @@ def evaluate(
         float32_ties=float32_ties,
         averaging=Averaging(averaging),
     )
+    parsed = parse_measures(measures, depths, options)
+    with wh.transaction():
+        build_context(wh, collection, runs, options)
+        return compute(wh, collection, parsed, options, per_query=per_query, store=store)
+
+
+def parse_measures(
+    measures: Sequence[str], depths: Sequence[int] | None, options: Options
+) -> list[catalog.Measure]:
+    """Parse and expand measure specs, refusing those the options leave undefined."""
     parsed = catalog.expand(list(measures), list(depths) if depths else None)
     if not parsed:
         raise MetricParamError("no measures given; evalwh metrics lists them")
@@ -231,33 +238,47 @@ def evaluate(
                 f"{', '.join(bad)}: assessment measures are undefined on condensed lists "
                 "(every remaining document is judged); use --unjudged nonrelevant"
             )
-    with wh.transaction():
-        build_context(wh, collection, runs, options)
-        tables = []
-        for measure in parsed:
-            table = wh.arrow(measure.metric.file, measure.params)
-            n = table.num_rows
-            table = table.append_column("measure", pa.array([str(measure)] * n, pa.string()))
-            table = table.append_column("aggregate", pa.array([measure.metric.aggregate] * n, pa.string()))
-            value = table.column("value").cast(pa.float64())
-            table = table.set_column(table.schema.get_field_index("value"), "value", value)
-            tables.append(table.select(["measure", "aggregate", "run_id", "query_id", "value"]))
-        values = pa.concat_tables(tables)
-        if per_query:
-            frame = values.select(["run_id", "query_id", "measure", "value"]).to_pandas()
-            means = None
-        else:
-            wh.con.register("ev_values", values)
-            try:
-                means = wh.df(sql.query(_REPORTS, "means"))
-            finally:
-                wh.con.unregister("ev_values")
-            frame = means[["run_id", "measure", "value", "n_topics", "n_undefined"]]
-        frame.insert(0, "collection_id", collection)
-        for key, value in options.columns().items():
-            frame[key] = value
-        if store:
-            _store(wh, collection, values, means, options)
+    return parsed
+
+
+def compute(
+    wh: Warehouse,
+    collection: str,
+    parsed: list[catalog.Measure],
+    options: Options,
+    *,
+    per_query: bool = False,
+    store: bool = False,
+) -> pd.DataFrame:
+    """Run the metric queries over a built context (ev_judged, ev_pairs); long-form frame."""
+    import pandas as pd
+    import pyarrow as pa
+
+    tables = []
+    for measure in parsed:
+        table = wh.arrow(measure.metric.file, measure.params)
+        n = table.num_rows
+        table = table.append_column("measure", pa.array([str(measure)] * n, pa.string()))
+        table = table.append_column("aggregate", pa.array([measure.metric.aggregate] * n, pa.string()))
+        value = table.column("value").cast(pa.float64())
+        table = table.set_column(table.schema.get_field_index("value"), "value", value)
+        tables.append(table.select(["measure", "aggregate", "run_id", "query_id", "value"]))
+    values = pa.concat_tables(tables)
+    if per_query:
+        frame = values.select(["run_id", "query_id", "measure", "value"]).to_pandas()
+        means = None
+    else:
+        wh.con.register("ev_values", values)
+        try:
+            means = wh.df(sql.query(_REPORTS, "means"))
+        finally:
+            wh.con.unregister("ev_values")
+        frame = means[["run_id", "measure", "value", "n_topics", "n_undefined"]]
+    frame.insert(0, "collection_id", collection)
+    for key, value in options.columns().items():
+        frame[key] = value
+    if store:
+        _store(wh, collection, values, means, options)
     # rows in the order the measures were asked for, runs (and topics) sorted
     order = {str(m): i for i, m in enumerate(parsed)}
     keys = ["run_id", "query_id", "_order"] if per_query else ["run_id", "_order"]

@@ -66,14 +66,17 @@ class Scan:
             ``None`` when only the any-whitespace split reads it right.
         unreadable: The file holds NUL bytes or a ``\\r`` that does not end a line, and is
             rejected; :func:`locate_run_error` names the line.
+        plus_minus: The file holds ``+-`` somewhere, which DuckDB's number parser reads as a
+            sign and the line grammar does not; only the staging path tells the two apart.
     """
 
     sha256: str
     fast_delimiter: str | None
     unreadable: bool
+    plus_minus: bool = False
 
 
-def scan(path: Path, copy_to: Path | None = None) -> Scan:
+def scan(path: Path, copy_to: Path | None = None, *, digest: bool = True) -> Scan:
     """Hash the decompressed content of ``path`` and find which whitespace it holds.
 
     Runs at memory speed (``bytes.find`` and the C hash), and both ``zlib`` and ``hashlib``
@@ -83,14 +86,22 @@ def scan(path: Path, copy_to: Path | None = None) -> Scan:
         path: The file, plain or gzipped.
         copy_to: Also write the decompressed content there, so that DuckDB reads plain text
             instead of decompressing the file a second time.
+        digest: Compute the SHA-256 (``sha256`` is empty otherwise: for files evaluated
+            without being stored).
     """
-    digest = hashlib.sha256()
+    hasher = hashlib.sha256() if digest else None
+    plus_minus = False
+    previous_ended_plus = False
     seen = {b"\t": False, b" ": False, b"\x0b": False, b"\x0c": False, b"\x00": False}
     lone_cr = False
     previous_ended_cr = False
     with open_binary(path) as handle, _sink(copy_to) as copy:
         while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
+            if hasher is not None:
+                hasher.update(chunk)
+            if not plus_minus:
+                plus_minus = b"+-" in chunk or (previous_ended_plus and chunk.startswith(b"-"))
+                previous_ended_plus = chunk.endswith(b"+")
             if copy is not None:
                 copy.write(chunk)
             for char, found in seen.items():
@@ -111,7 +122,8 @@ def scan(path: Path, copy_to: Path | None = None) -> Scan:
             fast = "\t"
         elif seen[b" "] and not seen[b"\t"]:
             fast = " "
-    return Scan(digest.hexdigest(), fast, lone_cr or seen[b"\x00"])
+    sha256 = hasher.hexdigest() if hasher is not None else ""
+    return Scan(sha256, fast, lone_cr or seen[b"\x00"], plus_minus)
 
 
 @contextmanager

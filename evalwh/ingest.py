@@ -156,7 +156,8 @@ class _Scanner:
     ingest. Scanning only one batch ahead bounds the temporary space to about two batches.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, digest: bool = True) -> None:
+        self.digest = digest
         self.pool = ThreadPoolExecutor(max_workers=2)
         self.spill = tempfile.TemporaryDirectory(prefix="evalwh-ingest-")
         self.count = 0
@@ -169,7 +170,7 @@ class _Scanner:
             if copy and file.path.suffix == ".gz":
                 self.count += 1
                 file.copy = Path(self.spill.name) / f"{self.count}.txt"
-            file.scan = self.pool.submit(formats.scan, file.path, file.copy)
+            file.scan = self.pool.submit(formats.scan, file.path, file.copy, digest=self.digest)
 
     def release(self, files: list[_RunFile]) -> None:
         """Delete the plain copies of files DuckDB has read."""
@@ -249,19 +250,8 @@ def _batches(files: list[_RunFile]) -> list[list[_RunFile]]:
 # -- runs: files ----------------------------------------------------------------------------
 
 
-def ingest_run_files(
-    wh: Warehouse,
-    paths: list[Path],
-    collection: str,
-    *,
-    run_id: str | None,
-    replace: bool,
-    ignore_extra_fields: bool,
-    progress: Progress | None,
-) -> list[IngestResult]:
-    """Ingest run files inside the caller's transaction (see Warehouse.ingest_runs)."""
-    from evalwh.warehouse import IngestResult
-
+def prepare_run_files(paths: list[Path], *, run_id: str | None, ignore_extra_fields: bool) -> list[_RunFile]:
+    """Check the file list and sniff each file's delimiter and tag (which names the run)."""
     if not paths:
         raise IngestError("runs", None, "no run files given")
     if run_id is not None and len(paths) != 1:
@@ -284,7 +274,23 @@ def ingest_run_files(
                 "(the tag of the first line names the run)",
             )
         owners[file.run_id] = file.label
+    return files
 
+
+def ingest_run_files(
+    wh: Warehouse,
+    paths: list[Path],
+    collection: str,
+    *,
+    run_id: str | None,
+    replace: bool,
+    ignore_extra_fields: bool,
+    progress: Progress | None,
+) -> list[IngestResult]:
+    """Ingest run files inside the caller's transaction (see Warehouse.ingest_runs)."""
+    from evalwh.warehouse import IngestResult
+
+    files = prepare_run_files(paths, run_id=run_id, ignore_extra_fields=ignore_extra_fields)
     scanner = _Scanner()
     try:
         # Runs already stored are decided first, on their content hash: unchanged, or
