@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from evalwh.cli._errors import handle_errors
 from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, OutputFormat, OutputOption
 from evalwh.cli._render import render
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 DEFAULT_MEASURES = ["P@10", "AP", "nDCG@10", "bpref", "A_p@10"]
 
@@ -41,7 +45,17 @@ def _depths(text: str | None) -> list[int] | None:
 
 @handle_errors
 def evaluate(
-    collection: CollectionOption,
+    files: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Run files to evaluate directly against --qrels (plain or .gz); nothing is stored."),
+    ] = None,
+    collection: Annotated[
+        str | None, typer.Option("--collection", "-c", help="Collection name inside the warehouse.")
+    ] = None,
+    qrels: Annotated[
+        Path | None,
+        typer.Option("--qrels", help="A qrels file: evaluate the run files given as arguments against it, as trec_eval does."),
+    ] = None,
     measure: Annotated[
         list[str] | None,
         typer.Option("--measure", "-m", help="Measure spec (P@10, AP, nDCG@10, 'RBP(p=0.8)@10', A_p@100, all_trec); repeatable."),
@@ -71,41 +85,70 @@ def evaluate(
     output: OutputOption = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
-    """Evaluate the runs of a collection: one row per run, or per topic with --per-query.
+    """Evaluate the runs of a collection (one row per run, or per topic with --per-query), or run files directly.
+
+    With --qrels, the run files given as arguments are evaluated against that qrels file
+    without a warehouse, as trec_eval does (same numbers, same strict input checks).
 
     Example: evalwh eval --collection trec8 -m P@10 -m AP -m nDCG@10 -m A_p@100
+    Example: evalwh eval --qrels qrels.txt runs/* -m P@10 -m AP --format trec
     """
     from evalwh.errors import MetricParamError
     from evalwh.evaluation import Averaging, Unjudged
-    from evalwh.warehouse import Warehouse
 
     try:
         unjudged_mode, averaging_mode = Unjudged(unjudged), Averaging(averaging)
     except ValueError as error:
         raise MetricParamError(str(error)) from None
+    if (collection is None) == (qrels is None):
+        raise MetricParamError("give either --collection (a warehouse) or --qrels with run files")
+    if qrels is not None:
+        if not files:
+            raise MetricParamError("--qrels needs run files: evalwh eval --qrels QRELS RUN [RUN ...]")
+        if run or store or qrels_id != "default":
+            raise MetricParamError("--run, --store and --qrels-id apply to a warehouse (--collection), not to --qrels")
+    elif files:
+        raise MetricParamError("run files as arguments go with --qrels; ingest them to evaluate a collection")
     measures = measure or DEFAULT_MEASURES
     options = dict(
-        collection=collection,
-        runs=run,
         depths=_depths(depths),
-        qrels_id=qrels_id,
         rel=rel,
         unjudged=unjudged_mode,
         depth_cap=depth_cap,
         float32_ties=float32_ties,
         averaging=averaging_mode,
     )
-    # writable when the file exists, so the judged-rows cache can be filled and reused
-    with Warehouse(db, read_only=not db.exists()) as wh:
+    if qrels is not None:
+        from evalwh.direct import evaluate_files
+
+        def compute(specs: list[str], by_topic: bool) -> pd.DataFrame:
+            return evaluate_files(qrels, files, specs, per_query=by_topic, **options)  # type: ignore[arg-type]
+
+        name = f"qrels {qrels.name}"
+    else:
+        from evalwh.warehouse import Warehouse
+
+        # writable when the file exists, so the judged-rows cache can be filled and reused
+        wh = Warehouse(db, read_only=not db.exists())
+        stored = dict(collection=collection, runs=run, qrels_id=qrels_id, **options)
+
+        def compute(specs: list[str], by_topic: bool) -> pd.DataFrame:
+            return wh.evaluate(specs, per_query=by_topic, store=store, **stored)
+
+        name = f"{collection}: qrels {qrels_id}"
+    try:
         if fmt is EvalFormat.trec:
-            _print_trec(wh, measures, per_query, options, output)
+            _print_trec(compute, measures, per_query, options["depths"], output)  # type: ignore[arg-type]
             return
-        frame = wh.evaluate(measures, per_query=per_query, store=store, **options)
+        frame = compute(measures, per_query)
+    finally:
+        if qrels is None:
+            wh.close()
     if fmt is not EvalFormat.table:
         render(frame, OutputFormat(fmt.value), output)
         return
     title = (
-        f"{collection}: qrels {qrels_id}, rel >= {rel}, unjudged {unjudged_mode.value}, "
+        f"{name}, rel >= {rel}, unjudged {unjudged_mode.value}, "
         f"averaging {averaging_mode.value}"
         + (f", depth cap {depth_cap}" if depth_cap else "")
         + (", float32 ties" if float32_ties else "")
@@ -118,16 +161,22 @@ def evaluate(
     render(wide, OutputFormat.table, output, title=title)
 
 
-def _print_trec(wh: object, measures: list[str], per_query: bool, options: dict[str, object], output: Path | None) -> None:
+def _print_trec(
+    compute: Callable[[list[str], bool], pd.DataFrame],
+    measures: list[str],
+    per_query: bool,
+    depths: list[int] | None,
+    output: Path | None,
+) -> None:
     """trec_eval's output for every run, one block per run."""
     import sys
 
     from evalwh.catalog import expand
     from evalwh.trec_format import format_trec
 
-    specs = [str(m) for m in expand(measures, options["depths"])]  # type: ignore[arg-type]
-    means = wh.evaluate(specs, per_query=False, **options)  # type: ignore[attr-defined]
-    rows = wh.evaluate(specs, per_query=True, **options) if per_query else None  # type: ignore[attr-defined]
+    specs = [str(m) for m in expand(measures, depths)]
+    means = compute(specs, False)
+    rows = compute(specs, True) if per_query else None
     text = "".join(format_trec(rows, means, run_id, specs) for run_id in dict.fromkeys(means["run_id"]))
     if output:
         output.write_text(text)

@@ -132,3 +132,65 @@ def test_metrics_lists_registry():
     frame = pd.read_csv(io.StringIO(result.stdout))
     assert list(frame["name"]) == [m.name for m in catalog.metrics()]
     assert {"P", "AP", "nDCG", "bpref", "RankEff", "A_p", "RBP"} <= set(frame["name"])
+
+
+# -- evalwh eval --qrels QRELS RUN...: run files evaluated directly --------------------------------
+
+
+@pytest.fixture
+def files(tmp_path):
+    """The same collection as TREC files: the qrels and one file per run."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{r.query_id} 0 {r.doc_id} {r.relevance}\n" for r in QRELS.itertuples()))
+    runs = []
+    for run_id, rows in RUNS.groupby("run_id"):
+        path = tmp_path / f"{run_id}.txt"
+        path.write_text("".join(f"{r.query_id} Q0 {r.doc_id} {i} {r.score} {run_id}\n" for i, r in enumerate(rows.itertuples())))
+        runs.append(str(path))
+    return str(qrels), runs
+
+
+def test_eval_files_give_the_warehouse_output_in_every_format(db, files):
+    qrels, runs = files
+    for fmt in ("csv", "trec"):
+        args = ["-m", "P@2", "-m", "AP", "-m", "NumRet", "--averaging", "trec_eval_c", "--per-query", "--format", fmt]
+        direct = invoke("eval", "--qrels", qrels, *runs, *args)
+        stored = invoke("eval", "-c", "c", "--db", str(db), *args)
+        assert direct.exit_code == 0, direct.output
+        if fmt == "csv":
+            got, expected = (pd.read_csv(io.StringIO(r.stdout)).drop(columns="collection_id") for r in (direct, stored))
+            pd.testing.assert_frame_equal(got, expected)
+        else:
+            assert direct.stdout == stored.stdout
+    assert "P_2                   \t1\t0.5000" in direct.stdout  # r1, topic 1: a x | b c
+
+
+def test_eval_files_table_names_the_qrels(files):
+    qrels, runs = files
+    result = invoke("eval", "--qrels", qrels, *runs, "-m", "P@2")
+    assert result.exit_code == 0, result.output
+    assert "qrels.txt" in result.stdout.replace("\n", "")
+    assert [line.split("│")[1:3] for line in result.stdout.splitlines() if "│ r" in line] == [
+        [" r1     ", " 0.2500 "], [" r2     ", " 0.5000 "],
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "Error: give either --collection (a warehouse) or --qrels with run files"),
+        (["--qrels", "QRELS", "-c", "c"], "Error: give either --collection (a warehouse) or --qrels with run files"),
+        (["--qrels", "QRELS"], "Error: --qrels needs run files: evalwh eval --qrels QRELS RUN [RUN ...]"),
+        (["--qrels", "QRELS", "RUN", "--store"],
+         "Error: --run, --store and --qrels-id apply to a warehouse (--collection), not to --qrels"),
+        (["-c", "c", "RUN"], "Error: run files as arguments go with --qrels; ingest them to evaluate a collection"),
+        (["--qrels", "QRELS", "BAD"], "Error: BAD:2: score 'high' is not a finite number"),
+    ],
+)
+def test_eval_files_errors(db, files, tmp_path, args, message):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 Q0 a 1 2 r\n1 Q0 b 2 high r\n")
+    names = {"QRELS": files[0], "RUN": files[1][0], "BAD": str(bad)}
+    result = invoke("eval", "--db", str(db), *[names.get(a, a) for a in args])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == message.replace("BAD", str(bad))
