@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -125,7 +126,11 @@ def _context_steps(options: Options) -> list[tuple[str, dict[str, Any]]]:
 def _rank_files(
     wh: Warehouse, paths: list[Path], options: Options, ignore_extra_fields: bool
 ) -> tuple[pa.Table, list[Path]]:
-    """Rank what the fast reader can take; return its judged rows and the other files."""
+    """Rank what the fast reader can take; return its judged rows and the other files.
+
+    Three things overlap: the scans (two threads, a batch or two ahead), DuckDB reading the
+    next batch (one thread, on its own cursor) and the ranking of this batch (numpy).
+    """
     import pyarrow as pa
 
     files = ingest.prepare_run_files(paths, run_id=None, ignore_extra_fields=ignore_extra_fields)
@@ -133,25 +138,54 @@ def _rank_files(
     general: list[Path] = []
     tables: list[pa.Table] = [_empty_judged()]
     try:
-        batches = ingest._batches(files)
-        for index, batch in enumerate(batches):
-            for ahead in batches[index : index + 2]:
-                scanner.submit(ahead, copy=True)
-            fast = []
-            for file in batch:
-                scan = file.scanned()
-                if scan.unreadable or scan.plus_minus or scan.fast_delimiter != file.delimiter:
-                    general.append(file.path)
-                else:
-                    fast.append(file)
-            if fast:
-                table, refused = _rank_batch(wh, fast, options)
-                tables.append(table)
-                general.extend(fast[i].path for i in sorted(refused))
-            scanner.release(batch)
+        with ThreadPoolExecutor(max_workers=1) as reader:
+            batches = ingest._batches(files)
+            scanner.submit([f for batch in batches[:2] for f in batch], copy=True)
+            pending = reader.submit(_read_batch, wh, batches[0]) if batches else None
+            for index, batch in enumerate(batches):
+                assert pending is not None
+                fast, slow, lines = pending.result()
+                if index + 1 < len(batches):
+                    scanner.submit([f for later in batches[index + 1 : index + 3] for f in later], copy=True)
+                    pending = reader.submit(_read_batch, wh, batches[index + 1])
+                scanner.release(batch)
+                general.extend(f.path for f in slow)
+                if fast:
+                    table, refused = _rank_batch(wh, fast, lines, options)
+                    tables.append(table)
+                    general.extend(fast[i].path for i in sorted(refused))
     finally:
         scanner.close()
     return pa.concat_tables(tables), sorted(general, key=paths.index)
+
+
+def _read_batch(
+    wh: Warehouse, batch: list[ingest._RunFile]
+) -> tuple[list[ingest._RunFile], list[ingest._RunFile], pa.Table | None]:
+    """The files of a batch the fast reader takes, the others, and its lines (None: unreadable).
+
+    Runs in a worker thread on its own cursor; a line the typed reader cannot read fails the
+    query, which then leaves the evaluation's transaction untouched, and the whole batch
+    takes the general path.
+    """
+    fast, slow = [], []
+    for file in batch:
+        scan = file.scanned()
+        if scan.unreadable or scan.plus_minus or scan.fast_delimiter != file.delimiter:
+            slow.append(file)
+        else:
+            fast.append(file)
+    if not fast:
+        return fast, slow, None
+    query = sql.query(_INGEST, "stream_run_lines")
+    params = {"files": [str(f.text) for f in fast], "delim": fast[0].delimiter, "tags": [f.first_tag for f in fast]}
+    cursor = wh.con.cursor()
+    try:
+        return fast, slow, cursor.sql(query.text, params=params).to_arrow_table()
+    except duckdb.Error:
+        return [], batch, None
+    finally:
+        cursor.close()
 
 
 def _empty_judged() -> pa.Table:
@@ -169,25 +203,18 @@ def _empty_judged() -> pa.Table:
     )
 
 
-def _rank_batch(wh: Warehouse, batch: list[ingest._RunFile], options: Options) -> tuple[pa.Table, set[int]]:
-    """Read, verify and rank one batch; store its runs and run_topics rows; judged rows out.
+def _rank_batch(
+    wh: Warehouse, batch: list[ingest._RunFile], lines: pa.Table | None, options: Options
+) -> tuple[pa.Table, set[int]]:
+    """Verify and rank one batch's lines; store its runs and run_topics rows; judged rows out.
 
     Returns the judged rows of the accepted files and the batch indices of refused ones.
     """
     import pyarrow as pa
 
     everything = set(range(len(batch)))
-    query = sql.query(_INGEST, "stream_run_lines")
-    params = {"files": [str(f.text) for f in batch], "delim": batch[0].delimiter, "tags": [f.first_tag for f in batch]}
-    # its own cursor: a line the typed reader cannot read fails this query, which must not
-    # abort the evaluation's transaction (the batch then takes the general path)
-    reader = wh.con.cursor()
-    try:
-        lines = reader.sql(query.text, params=params).to_arrow_table()
-    except duckdb.Error:
+    if lines is None:
         return _empty_judged(), everything
-    finally:
-        reader.close()
     file_index = lines["file_index"].to_numpy()
     if len(file_index) == 0:
         return _empty_judged(), everything
