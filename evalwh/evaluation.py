@@ -87,13 +87,14 @@ def build_context(wh: Warehouse, collection: str, runs: Sequence[str] | None, op
         key = {"collection_id": collection, "qrels_id": options.qrels_id}
         fingerprint = wh.run(sql.query(_CONTEXT, "fingerprint"), key).fetchone()[0]  # type: ignore[index]
     steps = context_steps(collection, runs, options, fingerprint=fingerprint)
+    stale = 0
     for name, params in steps:
-        if name == "05_cache_refresh" and wh.read_only:
-            continue  # reached only when nothing is stale (checked below)
+        if name == "05_cache_refresh" and not stale:
+            continue  # nothing to rebuild (its DELETEs would still scan the whole cache)
         wh.run(sql.query(_CONTEXT, name), params)
-        if name == "04_join_stale" and wh.read_only:
+        if name == "04_join_stale":
             stale = wh.con.execute("SELECT count(*) FROM ev_join_runs").fetchone()[0]  # type: ignore[index]
-            if stale:
+            if stale and wh.read_only:
                 # the cache lacks some lists and cannot be written: join every list directly
                 direct = context_steps(collection, runs, options, fingerprint=None)
                 for direct_name, direct_params in direct[direct.index(("04_join_all", {})) :]:

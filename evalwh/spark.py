@@ -131,12 +131,45 @@ def _step(tree: exp.Expression, file: sql.SqlFile) -> tuple[str, exp.Expression]
     return tree.this.name, tree.expression
 
 
+def _variable(tree: exp.Expression) -> tuple[str, exp.Expression] | None:
+    """``SET VARIABLE name = value`` as (name, value); None for any other statement."""
+    if not isinstance(tree, exp.Set) or len(tree.expressions) != 1:
+        return None
+    item = tree.expressions[0]
+    if not isinstance(item, exp.SetItem) or str(item.args.get("kind", "")).upper() != "VARIABLE":
+        return None
+    assignment = item.this
+    if not isinstance(assignment, exp.EQ) or not isinstance(assignment.this, exp.Column):
+        return None
+    return assignment.this.name, assignment.expression
+
+
+def _inline_variables(
+    tree: exp.Expression, variables: dict[str, exp.Expression], file: sql.SqlFile
+) -> exp.Expression:
+    """Replace every ``getvariable('name')`` of ``tree`` by the value the context set."""
+
+    def replace(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Anonymous) and node.name.lower() == "getvariable":
+            (arg,) = node.expressions
+            if not isinstance(arg, exp.Literal) or arg.this not in variables:
+                raise EvalWhError(
+                    f"{file.source}: getvariable({arg.sql()}) reads no variable the context set"
+                )
+            return variables[arg.this].copy()
+        return node
+
+    return tree.transform(replace)
+
+
 def context_sql(
     collection: str | None, runs: Sequence[str] | None, options: Options, *, dialect: str = "spark"
 ) -> list[tuple[str, str]]:
     """The evaluation context as (relation name, query) pairs written in ``dialect``.
 
-    Without ``collection`` the ``$collection_id`` parameter stays a parameter.
+    Without ``collection`` the ``$collection_id`` parameter stays a parameter. The context's
+    session variables (``SET VARIABLE``, read with ``getvariable``: DuckDB folds them into
+    constants while planning) become their values, inlined where they are read.
     """
     if options.float32_ties:
         raise EvalWhError(
@@ -144,13 +177,18 @@ def context_sql(
             "on other engines the ranks materialised at ingest are used"
         )
     out = []
+    variables: dict[str, exp.Expression] = {}
     keep = frozenset() if collection is not None else frozenset({"collection_id"})
     for name, params in context_steps(collection or "", runs, options):
         file = sql.query(_CONTEXT, name)
         if collection is None:
             params = {k: v for k, v in params.items() if k != "collection_id"}
         for tree in transpile(file, params, dialect=dialect, keep=keep):
-            relation, query = _step(tree, file)
+            variable = _variable(tree)
+            if variable is not None:
+                variables[variable[0]] = variable[1]
+                continue
+            relation, query = _step(_inline_variables(tree, variables, file), file)
             out.append((relation, query.sql(dialect=dialect)))
     return out
 

@@ -112,3 +112,46 @@ def test_topic_with_only_negative_grades():
     assert default[["query_id", "measure", "value"]].values.tolist() == [["1", "P@1", 1.0], ["1", "A_p@1", 1.0]]
     compat = wh.evaluate(["P@1", "A_p@1", "AP"], collection="c", per_query=True, averaging="trec_eval_c")
     assert compat[compat["query_id"] == "2"]["value"].tolist() == [0.0, 0.0, 0.0]
+
+
+
+def _cache_rows(wh: Warehouse) -> list[tuple]:
+    """The cached judged rows in storage order (rowid)."""
+    return wh.con.execute(
+        "SELECT collection_id, qrels_id, run_id, query_id, rank, gain, judged_so_far,"
+        " relevant_so_far FROM judged_results ORDER BY rowid"
+    ).fetchall()
+
+
+def _in_cache_order(rows: list[tuple]) -> bool:
+    """Relevant rows (grade >= 1) first, each part by rank (schema/010_judged_cache_order.sql)."""
+    keys = [(row[5] < 1, row[4]) for row in rows]
+    return keys == sorted(keys)
+
+
+def test_cache_rows_are_stored_relevant_first_then_by_rank(db):
+    with Warehouse(db) as wh:
+        wh.evaluate(["AP"], collection="c")
+        rows = _cache_rows(wh)
+    assert len(rows) == 4 and _in_cache_order(rows)
+
+
+def test_migration_010_reorders_an_old_cache_without_rebuilding(db):
+    measures = ["AP", "P@2", "bpref", "A_p@3"]
+    with Warehouse(db) as wh:
+        before = wh.evaluate(measures, collection="c", per_query=True)
+        rows = _cache_rows(wh)
+        builds = wh.con.execute("SELECT * FROM judged_builds").fetchall()
+        # as a cache written before 010: the same rows in another order, 010 not applied
+        wh.con.execute("CREATE TEMP TABLE old AS SELECT * FROM judged_results ORDER BY rank DESC")
+        wh.con.execute("DELETE FROM judged_results")
+        wh.con.execute("INSERT INTO judged_results SELECT * FROM old ORDER BY rank DESC")
+        wh.con.execute("DELETE FROM schema_migrations WHERE name = '010_judged_cache_order'")
+        assert not _in_cache_order(_cache_rows(wh))
+    with Warehouse(db) as wh:
+        reordered = _cache_rows(wh)
+        assert _in_cache_order(reordered) and sorted(reordered) == sorted(rows)
+        after = wh.evaluate(measures, collection="c", per_query=True)
+        # the builds are still valid: nothing was rebuilt
+        assert wh.con.execute("SELECT * FROM judged_builds").fetchall() == builds
+    pd.testing.assert_frame_equal(before, after)

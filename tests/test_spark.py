@@ -12,6 +12,7 @@ import pytest
 from small_collection import fill
 
 from evalwh import Warehouse, catalog, spark, transfer
+from evalwh.evaluation import Options, Unjudged
 
 pytestmark = [
     pytest.mark.slow,
@@ -121,3 +122,14 @@ def test_literals_are_typed_for_spark() -> None:
     context = dict(spark.context_sql("small", None, spark.Options()))
     assert "ARRAY_CONTAINS(CAST(NULL AS ARRAY<STRING>), r.run_id)" in context["ev_runs"]
     assert list(context)[-1] == "ev_pairs"
+
+
+def test_context_variables_become_literals() -> None:
+    """The context's session variables (SET VARIABLE / getvariable) are inlined for Spark."""
+    options = Options(depth_cap=7, unjudged=Unjudged.condensed, rel=2)
+    steps = spark.context_sql("small", None, options)
+    assert not any("getvariable" in query.lower() for _, query in steps)
+    judged = dict(steps)["ev_judged"]
+    assert "CASE WHEN CAST(TRUE AS BOOLEAN) THEN s.judged_so_far ELSE s.rank END" in judged
+    assert "s.gain >= CAST(2 AS INT) AS is_rel" in judged
+    assert "s.rank <= CAST(7 AS INT)" in judged
