@@ -95,7 +95,10 @@ def evaluate_files(
     with Warehouse(":memory:") as wh:
         wh.ingest_qrels(qrels, collection=COLLECTION)
         with wh.transaction():
-            wh.run(sql.query(_CONTEXT, "01_qrels"), {"collection_id": COLLECTION, "qrels_id": "default", "rel": rel})
+            # the options and ev_qrels, which the judged join below reads (run again after it)
+            steps = _context_steps(options)
+            for name, params in steps[:2]:
+                wh.run(sql.query(_CONTEXT, name), params)
             judged, general = _rank_files(wh, paths, options, ignore_extra_fields)
             if general:
                 ingest.ingest_run_files(
@@ -110,7 +113,7 @@ def evaluate_files(
             wh.con.register("ev_files_judged_arrow", judged)
             wh.con.execute("CREATE OR REPLACE TEMP TABLE ev_files_judged AS SELECT * FROM ev_files_judged_arrow")
             wh.con.unregister("ev_files_judged_arrow")
-            for name, params in _context_steps(options):
+            for name, params in steps:
                 wh.run(sql.query(_CONTEXT, name), params)
             frame = evaluation.compute(wh, COLLECTION, parsed, options, per_query=per_query)
     return frame
@@ -138,8 +141,8 @@ def _rank_files(
     general: list[Path] = []
     tables: list[pa.Table] = [_empty_judged()]
     try:
+        batches = ingest._batches(files)
         with ThreadPoolExecutor(max_workers=1) as reader:
-            batches = ingest._batches(files)
             scanner.submit([f for batch in batches[:2] for f in batch], copy=True)
             pending = reader.submit(_read_batch, wh, batches[0]) if batches else None
             for index, batch in enumerate(batches):
@@ -156,7 +159,10 @@ def _rank_files(
                     general.extend(fast[i].path for i in sorted(refused))
     finally:
         scanner.close()
-    return pa.concat_tables(tables), sorted(general, key=paths.index)
+    # in the order the ingest would meet them (its batches group files by delimiter), so that
+    # of several bad files the one the ingest names is named here too
+    order = {f.path: i for i, f in enumerate(f for batch in batches for f in batch)}
+    return pa.concat_tables(tables), sorted(general, key=order.__getitem__)
 
 
 def _read_batch(
