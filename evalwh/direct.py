@@ -94,12 +94,15 @@ def evaluate_files(
     paths = [Path(p) for p in runs]
     with Warehouse(":memory:") as wh:
         wh.ingest_qrels(qrels, collection=COLLECTION)
+        # the options and ev_qrels, which the judged join reads (run again once the runs are in)
+        steps = _context_steps(options)
+        for name, params in steps[:2]:
+            wh.run(sql.query(_CONTEXT, name), params)
+        # Ranking runs outside a transaction: the warehouse is private and thrown away on any
+        # error, and DuckDB keeps what a transaction drops (each batch's registered lines)
+        # until it commits.
+        judged, general = _rank_files(wh, paths, options, ignore_extra_fields)
         with wh.transaction():
-            # the options and ev_qrels, which the judged join below reads (run again after it)
-            steps = _context_steps(options)
-            for name, params in steps[:2]:
-                wh.run(sql.query(_CONTEXT, name), params)
-            judged, general = _rank_files(wh, paths, options, ignore_extra_fields)
             if general:
                 ingest.ingest_run_files(
                     wh,
@@ -187,8 +190,10 @@ def _read_batch(
     params = {"files": [str(f.text) for f in fast], "delim": fast[0].delimiter, "tags": [f.first_tag for f in fast]}
     cursor = wh.con.cursor()
     try:
-        return fast, slow, cursor.sql(query.text, params=params).to_arrow_table()
-    except duckdb.Error:
+        # streamed in record batches: DuckDB never holds the whole result besides Arrow's copy
+        reader = cursor.sql(query.text, params=params).to_arrow_reader(1 << 20)
+        return fast, slow, reader.read_all()
+    except (duckdb.Error, OSError):  # raised by DuckDB, or by Arrow while streaming
         return [], batch, None
     finally:
         cursor.close()
@@ -224,8 +229,8 @@ def _rank_batch(
     file_index = lines["file_index"].to_numpy()
     if len(file_index) == 0:
         return _empty_judged(), everything
-    query_id = lines["query_id"].combine_chunks()
-    doc_id = lines["doc_id"].combine_chunks()
+    query_id = lines["query_id"]  # chunked: the kernels below take it as it is, uncopied
+    doc_id = lines["doc_id"]
     key = fastrank.sort_keys(lines["score"].to_numpy(), options.float32_ties)
     blocks = fastrank.find_blocks(file_index, query_id)
     refused = fastrank.refused_files(
