@@ -16,18 +16,18 @@ SELECT
     c3 AS doc_id,
     c5 AS score,
     hash(c3) AS doc_hash,
+    -- an empty field reads as NULL (the reader's default null string is the empty one)
     coalesce(
-        least(strlen(c1), strlen(c2), strlen(c3), strlen(c4), strlen(c6)) > 0
-            AND isfinite(c5)
-            AND c6 = $tags[CAST(file_index AS INTEGER) + 1],
+        c2 IS NOT NULL AND c4 IS NOT NULL AND c6 = $tags[CAST(file_index AS INTEGER) + 1]
+            AND isfinite(c5),
         false
-    ) AS line_ok
+    ) AND c1 IS NOT NULL AND c3 IS NOT NULL AS line_ok
 FROM read_csv(
     $files,
     columns = {'c1': 'VARCHAR', 'c2': 'VARCHAR', 'c3': 'VARCHAR', 'c4': 'VARCHAR',
                'c5': 'DOUBLE', 'c6': 'VARCHAR'},
     delim = $delim, quote = '', escape = '', header = false, auto_detect = false,
-    strict_mode = true, nullstr = chr(10)
+    strict_mode = true
 )
 -- comments, as in stage_run_lines.sql (one of six fields with a number fifth would parse)
-WHERE NOT starts_with(c1, '#');
+WHERE c1 IS NULL OR NOT starts_with(c1, '#');
