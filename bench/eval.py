@@ -100,12 +100,26 @@ def child(tool: str, qrels: Path, runs: Path, db: Path) -> dict[str, object]:
             )
         return {"values": count, "measures": len(IR_MEASURES)}
     if tool == "ranx":
+        import shutil
+        import tempfile
+
         from ranx import Qrels, Run, evaluate
 
-        qrels_obj = Qrels.from_file(str(qrels), kind="trec")
-        count = 0
-        for path in files:
-            count += len(evaluate(qrels_obj, Run.from_file(str(path), kind="trec"), RANX))
+        def plain(path: Path, folder: str) -> str:
+            """ranx reads plain text only: a gzipped file is decompressed first (timed)."""
+            if path.suffix != ".gz":
+                return str(path)
+            target = Path(folder) / path.stem
+            with _open(path) as source, open(target, "w") as sink:
+                shutil.copyfileobj(source, sink)
+            return str(target)
+
+        with tempfile.TemporaryDirectory() as folder:
+            qrels_obj = Qrels.from_file(plain(qrels, folder), kind="trec")
+            count = 0
+            for path in files:
+                run = Run.from_file(plain(path, folder), kind="trec")
+                count += len(evaluate(qrels_obj, run, RANX))
         return {"values": count, "measures": len(RANX)}
     raise SystemExit(f"unknown tool {tool!r}")
 
