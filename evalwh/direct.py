@@ -3,8 +3,8 @@
 ``evalwh eval --qrels QRELS RUN...`` and :func:`evaluate_files` give the numbers
 ``Warehouse.evaluate`` gives after an ingest, from the same metric queries, without keeping
 anything. The judgments are ingested into an in-memory warehouse as usual (they are small);
-the run files, which are large, are read once in file order (``stream_run_lines.sql``) and
-ranked by :mod:`evalwh.fastrank`, which verifies the order the files are already in rather
+the run files, which are large, are read once in file order, each line with its judgment
+(``stream_run_lines.sql``), and ranked by :mod:`evalwh.fastrank`, which verifies the order the files are already in rather
 than sorting 25 million lines again. Only the judged lines, with their ranks and running
 counts, are kept (``ev_files_judged``), with the number retrieved per topic (``run_topics``).
 
@@ -94,10 +94,6 @@ def evaluate_files(
     paths = [Path(p) for p in runs]
     with Warehouse(":memory:") as wh:
         wh.ingest_qrels(qrels, collection=COLLECTION)
-        # the options and ev_qrels, which the judged join reads (run again once the runs are in)
-        steps = _context_steps(options)
-        for name, params in steps[:2]:
-            wh.run(sql.query(_CONTEXT, name), params)
         # Ranking runs outside a transaction: the warehouse is private and thrown away on any
         # error, and DuckDB keeps what a transaction drops (each batch's registered lines)
         # until it commits.
@@ -116,7 +112,7 @@ def evaluate_files(
             wh.con.register("ev_files_judged_arrow", judged)
             wh.con.execute("CREATE OR REPLACE TEMP TABLE ev_files_judged AS SELECT * FROM ev_files_judged_arrow")
             wh.con.unregister("ev_files_judged_arrow")
-            for name, params in steps:
+            for name, params in _context_steps(options):
                 wh.run(sql.query(_CONTEXT, name), params)
             frame = evaluation.compute(wh, COLLECTION, parsed, options, per_query=per_query)
     return frame
@@ -187,8 +183,16 @@ def _read_batch(
     if not fast:
         return fast, slow, None
     query = sql.query(_INGEST, "stream_run_lines")
-    params = {"files": [str(f.text) for f in fast], "delim": fast[0].delimiter, "tags": [f.first_tag for f in fast]}
+    params = {
+        "files": [str(f.text) for f in fast],
+        "delim": fast[0].delimiter,
+        "tags": [f.first_tag for f in fast],
+        "collection_id": COLLECTION,
+        "qrels_id": "default",
+    }
     cursor = wh.con.cursor()
+    # the judgments as the join's build side, so the lines keep their order (see the SQL)
+    cursor.execute("SET disabled_optimizers = 'join_order,build_side_probe_side'")
     try:
         # streamed in record batches: DuckDB never holds the whole result besides Arrow's copy
         reader = cursor.sql(query.text, params=params).to_arrow_reader(1 << 20)
@@ -241,17 +245,10 @@ def _rank_batch(
     accepted = np.ones(len(batch), dtype=bool)
     accepted[list(refused)] = False
 
-    # the judged lines (SQL: the join with ev_qrels), in file order, of accepted files
-    wh.con.register("ev_lines", pa.table({"line": np.arange(len(file_index)), "query_id": query_id, "doc_id": doc_id}))
-    try:
-        joined = wh.arrow(sql.query(_CONTEXT, "04_judged_lines"))
-    finally:
-        wh.con.unregister("ev_lines")
-    line = joined["line"].to_numpy()
-    order = np.argsort(line)
-    line, gain = line[order], joined["gain"].to_numpy()[order]
-    keep = accepted[file_index[line]]
-    line, gain = line[keep], gain[keep]
+    # the judged lines of accepted files, in file order, with their grades
+    judged_line = ~lines["gain"].is_null().to_numpy(zero_copy_only=False)
+    line = np.flatnonzero(judged_line & accepted[file_index])
+    gain = lines["gain"].take(pa.array(line)).to_numpy()
 
     rank = fastrank.judged_ranks(line, doc_id, key, blocks)
     block = blocks.of_row[line]
