@@ -136,11 +136,11 @@ def _rank_files(
     import pyarrow as pa
 
     files = ingest.prepare_run_files(paths, run_id=None, ignore_extra_fields=ignore_extra_fields)
-    scanner = ingest._Scanner(digest=False)
+    scanner = ingest.Scanner(digest=False)
     general: list[Path] = []
     tables: list[pa.Table] = [_empty_judged()]
     try:
-        batches = ingest._batches(files)
+        batches = ingest.group_batches(files)
         with ThreadPoolExecutor(max_workers=1) as reader:
             scanner.submit([f for batch in batches[:2] for f in batch], copy=True)
             pending = reader.submit(_read_batch, wh, batches[0]) if batches else None
@@ -165,8 +165,8 @@ def _rank_files(
 
 
 def _read_batch(
-    wh: Warehouse, batch: list[ingest._RunFile]
-) -> tuple[list[ingest._RunFile], list[ingest._RunFile], pa.Table | None]:
+    wh: Warehouse, batch: list[ingest.RunFile]
+) -> tuple[list[ingest.RunFile], list[ingest.RunFile], pa.Table | None]:
     """The files of a batch the fast reader takes, the others, and its lines (None: unreadable).
 
     Runs in a worker thread on its own cursor; a line the typed reader cannot read fails the
@@ -219,7 +219,7 @@ def _empty_judged() -> pa.Table:
 
 
 def _rank_batch(
-    wh: Warehouse, batch: list[ingest._RunFile], lines: pa.Table | None, options: Options
+    wh: Warehouse, batch: list[ingest.RunFile], lines: pa.Table | None, options: Options
 ) -> tuple[pa.Table, set[int]]:
     """Verify and rank one batch's lines; store its runs and run_topics rows; judged rows out.
 
@@ -285,15 +285,12 @@ def _rank_batch(
     finally:
         wh.con.unregister("ev_new_topics")
     line_counts = np.bincount(blocks.file, weights=sizes, minlength=len(batch))
-    stored = [
-        [COLLECTION, f.run_id, f.first_tag, os.path.basename(f.label), "", int(line_counts[i])]
-        for i, f in enumerate(batch)
-        if accepted[i]
-    ]
-    if stored:
-        wh.con.executemany(
-            "INSERT INTO runs (collection_id, run_id, tag, source_file, sha256, line_count)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            stored,
-        )
+    ingest.insert_runs(
+        wh,
+        [
+            [COLLECTION, f.run_id, f.first_tag, os.path.basename(f.label), "", int(line_counts[i])]
+            for i, f in enumerate(batch)
+            if accepted[i]
+        ],
+    )
     return judged, refused

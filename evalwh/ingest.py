@@ -24,7 +24,7 @@ import tempfile
 import zlib
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,10 +104,9 @@ def bulk_session(wh: Warehouse) -> Iterator[None]:
     try:
         yield
     finally:
-        try:
+        # in an aborted transaction the setting cannot be put back; the rollback does that
+        with suppress(duckdb.TransactionException):
             wh.con.execute("SET preserve_insertion_order = $value", {"value": bool(before)})
-        except duckdb.TransactionException:
-            pass
 
 
 def _drop_staging(wh: Warehouse) -> None:
@@ -119,7 +118,7 @@ def _drop_staging(wh: Warehouse) -> None:
 
 
 @dataclass
-class _RunFile:
+class RunFile:
     """One run file on its way in: sniffed at once, scanned in a worker thread later."""
 
     path: Path
@@ -148,7 +147,7 @@ class _RunFile:
             raise _unreadable(self.path, error) from None
 
 
-class _Scanner:
+class Scanner:
     """Scans run files in two worker threads, a batch ahead of DuckDB.
 
     A gzipped file is decompressed once, by its scan, into a temporary plain copy that DuckDB
@@ -162,7 +161,7 @@ class _Scanner:
         self.spill = tempfile.TemporaryDirectory(prefix="evalwh-ingest-")
         self.count = 0
 
-    def submit(self, files: list[_RunFile], *, copy: bool) -> None:
+    def submit(self, files: list[RunFile], *, copy: bool) -> None:
         """Start scanning ``files`` (each once); gzipped ones get a plain copy if ``copy``."""
         for file in files:
             if file.scan is not None:
@@ -172,7 +171,7 @@ class _Scanner:
                 file.copy = Path(self.spill.name) / f"{self.count}.txt"
             file.scan = self.pool.submit(formats.scan, file.path, file.copy, digest=self.digest)
 
-    def release(self, files: list[_RunFile]) -> None:
+    def release(self, files: list[RunFile]) -> None:
         """Delete the plain copies of files DuckDB has read."""
         for file in files:
             if file.copy is not None:
@@ -192,6 +191,16 @@ def _stored_runs(wh: Warehouse, collection: str) -> dict[str, tuple[str, int]]:
     return {run_id: (digest, lines) for run_id, digest, lines in rows}
 
 
+def insert_runs(wh: Warehouse, rows: list[list[Any]]) -> None:
+    """Add runs rows: (collection_id, run_id, tag, source_file, sha256, line_count) each."""
+    if rows:
+        wh.con.executemany(
+            "INSERT INTO runs (collection_id, run_id, tag, source_file, sha256, line_count)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+
+
 def _delete_run(wh: Warehouse, collection: str, run_id: str) -> None:
     for table in ("run_results", "run_topics", "runs"):
         # table names come from the fixed tuple above, values are parameters
@@ -209,7 +218,7 @@ def _clash(label: str, run_id: str, collection: str) -> IngestError:
     )
 
 
-def _sniff(path: Path, run_id: str | None, ignore_extra_fields: bool) -> _RunFile:
+def _sniff(path: Path, run_id: str | None, ignore_extra_fields: bool) -> RunFile:
     """Read the first data line of a run file for its delimiter and tag."""
     try:
         first = formats.first_data_line(path)
@@ -223,17 +232,17 @@ def _sniff(path: Path, run_id: str | None, ignore_extra_fields: bool) -> _RunFil
             path, ignore_extra_fields=ignore_extra_fields, one_tag=run_id is None
         )
     tag = first.fields[formats.RUN_FIELDS - 1]
-    return _RunFile(path, run_id if run_id is not None else tag, tag, first.delimiter)
+    return RunFile(path, run_id if run_id is not None else tag, tag, first.delimiter)
 
 
-def _batches(files: list[_RunFile]) -> list[list[_RunFile]]:
+def group_batches(files: list[RunFile]) -> list[list[RunFile]]:
     """Group files of the same sniffed delimiter into batches of about _BATCH_BYTES of text."""
-    by_delimiter: dict[str, list[_RunFile]] = {}
+    by_delimiter: dict[str, list[RunFile]] = {}
     for file in files:
         by_delimiter.setdefault(file.delimiter, []).append(file)
-    batches: list[list[_RunFile]] = []
+    batches: list[list[RunFile]] = []
     for group in by_delimiter.values():
-        batch: list[_RunFile] = []
+        batch: list[RunFile] = []
         size = 0
         for file in group:
             batch.append(file)
@@ -250,7 +259,7 @@ def _batches(files: list[_RunFile]) -> list[list[_RunFile]]:
 # -- runs: files ----------------------------------------------------------------------------
 
 
-def prepare_run_files(paths: list[Path], *, run_id: str | None, ignore_extra_fields: bool) -> list[_RunFile]:
+def prepare_run_files(paths: list[Path], *, run_id: str | None, ignore_extra_fields: bool) -> list[RunFile]:
     """Check the file list and sniff each file's delimiter and tag (which names the run)."""
     if not paths:
         raise IngestError("runs", None, "no run files given")
@@ -291,7 +300,7 @@ def ingest_run_files(
     from evalwh.warehouse import IngestResult
 
     files = prepare_run_files(paths, run_id=run_id, ignore_extra_fields=ignore_extra_fields)
-    scanner = _Scanner()
+    scanner = Scanner()
     try:
         # Runs already stored are decided first, on their content hash: unchanged, or
         # (with replace) deleted now and ingested again below.
@@ -311,7 +320,7 @@ def ingest_run_files(
             _delete_run(wh, collection, file.run_id)
             file.status = "replaced"
 
-        batches = _batches([f for f in files if f.label not in results])
+        batches = group_batches([f for f in files if f.label not in results])
         done = len(results)
         if progress:
             progress(done, len(files))
@@ -330,7 +339,7 @@ def ingest_run_files(
 
 
 def _staging_failed(
-    batch: list[_RunFile], error: Exception, ignore_extra_fields: bool, one_tag: bool
+    batch: list[RunFile], error: Exception, ignore_extra_fields: bool, one_tag: bool
 ) -> IngestError:
     """DuckDB could not read a batch (bad UTF-8, a broken gzip stream): name the file and line."""
     for file in batch:
@@ -351,7 +360,7 @@ def _run_checks(wh: Warehouse) -> dict[int, tuple[Any, ...]]:
 
 def _ingest_batch(
     wh: Warehouse,
-    batch: list[_RunFile],
+    batch: list[RunFile],
     collection: str,
     run_id: str | None,
     ignore_extra_fields: bool,
@@ -419,11 +428,7 @@ def _ingest_batch(
         tag = file.first_tag if other_tags == 0 else None
         source = os.path.basename(file.label)
         rows.append([collection, file.run_id, tag, source, file.scanned().sha256, line_count])
-    wh.con.executemany(
-        "INSERT INTO runs (collection_id, run_id, tag, source_file, sha256, line_count)"
-        " VALUES (?, ?, ?, ?, ?, ?)",
-        rows,
-    )
+    insert_runs(wh, rows)
     wh.run(
         sql.query(_INGEST, "insert_run_results"),
         {"collection_id": collection, "run_ids": [f.run_id for f in batch]},
@@ -502,11 +507,7 @@ def ingest_run_frame(
             status = "replaced"
         results.append(IngestResult("run", rid, "DataFrame", status, len(part)))
         accepted.append(rid)
-        wh.con.execute(
-            "INSERT INTO runs (collection_id, run_id, tag, source_file, sha256, line_count)"
-            " VALUES (?, ?, ?, 'DataFrame', ?, ?)",
-            [collection, rid, rid, digest, len(part)],
-        )
+        insert_runs(wh, [[collection, rid, rid, "DataFrame", digest, len(part)]])
     if accepted:
         chosen = staged[staged["run_id"].isin(accepted)].copy()
         chosen["file_index"] = chosen["run_id"].map({r: i for i, r in enumerate(accepted)})
