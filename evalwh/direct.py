@@ -2,32 +2,33 @@
 
 ``evalwh eval --qrels QRELS RUN...`` and :func:`evaluate_files` give the numbers
 ``Warehouse.evaluate`` gives after an ingest, from the same metric queries, without keeping
-anything. The judgments are ingested into an in-memory warehouse as usual (they are small);
-the run files, which are large, are read once in file order, each line with its judgment
-(``stream_run_lines.sql``), and ranked by :mod:`evalwh.fastrank`, which verifies the order the files are already in rather
-than sorting 25 million lines again. Only the judged lines, with their ranks and running
-counts, are kept (``ev_files_judged``), with the number retrieved per topic (``run_topics``).
+anything. The judgments are ingested into an in-memory warehouse as usual (they are small).
+The run files, which are large, are each read once by ``evalwh._runlines`` (C, one file per
+thread, without the GIL), which looks every line up in the judgments, ranks the judged ones
+as ``trec_ranked`` does and hands back only those, with their running counts
+(``ev_files_judged``), and the number retrieved per topic (``run_topics``). Reading starts
+while the judgments are still being ingested.
 
-Files the fast reader cannot take (other whitespace than one delimiter, unsorted scores, a
-topic in two places, a duplicate document, a malformed line, a comment) are ingested into
-the in-memory warehouse by the ordinary ingest, which ranks them with ``trec_ranked`` or
-names their first bad line; their judged rows join the others in ``05_source_files.sql``.
-The strictness is that of ``evalwh ingest``: the same input is accepted or refused with the
-same message.
+The reader takes only the plainest form of a run file (see ``evalwh/_runlines.c``); a file
+it does not take (a comment, other whitespace, another spelling of a score, non-ASCII text,
+a duplicate document, a malformed line) is ingested into the in-memory warehouse by the
+ordinary ingest, which ranks it with ``trec_ranked`` or names its first bad line, and its
+judged rows join the others in ``05_source_files.sql``. So the strictness is that of
+``evalwh ingest``: the same input is accepted or refused with the same message. Where the
+reader was not compiled (``pip install`` without a C compiler), every file takes that path.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import duckdb
 import numpy as np
 
-from evalwh import evaluation, fastrank, ingest, sql
+from evalwh import evaluation, formats, ingest, sql
 from evalwh.evaluation import Averaging, Options, Unjudged
 
 if TYPE_CHECKING:
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
     from evalwh.warehouse import Warehouse
 
 COLLECTION = "files"
-_INGEST = "evalwh.queries.ingest"
 _CONTEXT = "evalwh.queries.context"
 
 
@@ -92,12 +92,9 @@ def evaluate_files(
     )
     parsed = evaluation.parse_measures(measures, depths, options)
     paths = [Path(p) for p in runs]
-    with Warehouse(":memory:") as wh:
+    with Warehouse(":memory:") as wh, _ReadAhead(paths) as texts:
         wh.ingest_qrels(qrels, collection=COLLECTION)
-        # Ranking runs outside a transaction: the warehouse is private and thrown away on any
-        # error, and DuckDB keeps what a transaction drops (each batch's registered lines)
-        # until it commits.
-        judged, general = _rank_files(wh, paths, options, ignore_extra_fields)
+        judged, general = _rank_files(wh, texts, paths, options, ignore_extra_fields)
         with wh.transaction():
             if general:
                 ingest.ingest_run_files(
@@ -110,7 +107,9 @@ def evaluate_files(
                     progress=None,
                 )
             wh.con.register("ev_files_judged_arrow", judged)
-            wh.con.execute("CREATE OR REPLACE TEMP TABLE ev_files_judged AS SELECT * FROM ev_files_judged_arrow")
+            wh.con.execute(
+                "CREATE OR REPLACE TEMP TABLE ev_files_judged AS SELECT * FROM ev_files_judged_arrow"
+            )
             wh.con.unregister("ev_files_judged_arrow")
             for name, params in _context_steps(options):
                 wh.run(sql.query(_CONTEXT, name), params)
@@ -125,82 +124,197 @@ def _context_steps(options: Options) -> list[tuple[str, dict[str, Any]]]:
     return steps[:at] + [("05_source_files", {})] + steps[at:]
 
 
-def _rank_files(
-    wh: Warehouse, paths: list[Path], options: Options, ignore_extra_fields: bool
-) -> tuple[pa.Table, list[Path]]:
-    """Rank what the fast reader can take; return its judged rows and the other files.
+class _ReadAhead:
+    """The run files' text, read ahead (one thread) while the judgments are ingested.
 
-    Three things overlap: the scans (two threads, a batch or two ahead), DuckDB reading the
-    next batch (one thread, on its own cursor) and the ranking of this batch (numpy).
+    Reading, and for ``.gz`` files inflating, is up to half of the reader's work, and the
+    qrels ingest leaves a core idle; up to ``budget`` bytes of text wait in memory.
     """
+
+    def __init__(self, paths: list[Path], budget: int = 256 << 20) -> None:
+        self.pool = ThreadPoolExecutor(max_workers=1) if _reader() is not None else None
+        self.ahead: dict[Path, Future[bytes]] = {}
+        if self.pool is None:
+            return
+        for path in paths:
+            try:
+                size = path.stat().st_size * (ingest.GZIP_RATIO if path.suffix == ".gz" else 1)
+            except OSError:
+                break  # the ingest names a missing file
+            if size > budget or path in self.ahead:
+                break
+            budget -= size
+            self.ahead[path] = self.pool.submit(formats.read_bytes, path)
+
+    def read(self, path: Path) -> bytes:
+        """The text of ``path``: read ahead, or read now."""
+        ahead = self.ahead.pop(path, None)
+        return ahead.result() if ahead is not None else formats.read_bytes(path)
+
+    def __enter__(self) -> _ReadAhead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        self.ahead.clear()
+
+
+def _rank_files(
+    wh: Warehouse, texts: _ReadAhead, paths: list[Path], options: Options, ignore_extra_fields: bool
+) -> tuple[pa.Table, list[Path]]:
+    """Rank what the run-file reader takes; store its runs and run_topics rows.
+
+    Returns the judged rows (``ev_files_judged``) of those files and the files it left to
+    the general path, in the order the ingest meets them: its batches group files by
+    delimiter, so of several bad files the one the ingest names is named here too.
+    """
+    files = ingest.prepare_run_files(paths, run_id=None, ignore_extra_fields=ignore_extra_fields)
+    in_batches = (f for batch in ingest.group_batches(files) for f in batch)
+    order = {f.path: i for i, f in enumerate(in_batches)}
+    reader = _reader()
+    if reader is None:
+        return _empty_judged(), sorted((f.path for f in files), key=order.__getitem__)
+    judgments = _judgments(reader, wh)
+
+    def rank(file: ingest.RunFile) -> tuple[Any, ...] | str:
+        try:
+            data = texts.read(file.path)
+        except ingest.READ_ERRORS:
+            return "unreadable"  # the general path names the error
+        return reader.rank_file(
+            data,
+            file.delimiter,
+            file.first_tag,
+            judgments,
+            options.rel,
+            options.float32_ties,
+            ignore_extra_fields,
+        )
+
+    accepted: list[ingest.RunFile] = []
+    ranked: list[tuple[Any, ...]] = []
+    general: list[Path] = []
+    # the reader releases the GIL: one file per core at a time (and only that in memory)
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        for file, result in zip(files, pool.map(rank, files), strict=True):
+            if isinstance(result, str):
+                general.append(file.path)
+            else:
+                accepted.append(file)
+                ranked.append(result)
+    if accepted:
+        _store_runs(wh, accepted, ranked)
+    return _judged_rows(accepted, ranked), sorted(general, key=order.__getitem__)
+
+
+def _ints(parts: list[bytes]) -> np.ndarray:
+    return np.frombuffer(b"".join(parts), np.int32)
+
+
+def _judged_rows(files: list[ingest.RunFile], ranked: list[tuple[Any, ...]]) -> pa.Table:
+    """The judged rows of the files the reader took, as one table (``ev_files_judged``)."""
     import pyarrow as pa
 
-    files = ingest.prepare_run_files(paths, run_id=None, ignore_extra_fields=ignore_extra_fields)
-    scanner = ingest.Scanner(digest=False)
-    general: list[Path] = []
-    tables: list[pa.Table] = [_empty_judged()]
+    if not files:
+        return _empty_judged()
+    # each file's topic indices, made indices into all files' topics
+    topics = [names for names, *_ in ranked]
+    base = np.cumsum([0] + [len(names) for names in topics[:-1]])
+    at = np.concatenate(
+        [np.frombuffer(r[2], np.int32) + b for r, b in zip(ranked, base, strict=True)]
+    )
+    run_of_topic = np.repeat(np.arange(len(files)), [len(names) for names in topics])
+    return pa.table(
+        {
+            "run_id": pa.array([f.run_id for f in files], pa.string()).take(run_of_topic[at]),
+            "query_id": pa.array([q for names in topics for q in names], pa.string()).take(at),
+            "rank": _ints([r[3] for r in ranked]),
+            "gain": _ints([r[4] for r in ranked]),
+            "judged_so_far": _ints([r[5] for r in ranked]),
+            "relevant_so_far": _ints([r[6] for r in ranked]),
+        }
+    )
+
+
+def _store_runs(wh: Warehouse, files: list[ingest.RunFile], ranked: list[tuple[Any, ...]]) -> None:
+    """What the ingest stores for the files the reader took: runs and run_topics rows."""
+    import pyarrow as pa
+
+    counts = [np.frombuffer(r[1], np.int32) for r in ranked]
+    runs = pa.table(
+        {
+            "collection_id": pa.array([COLLECTION] * len(files), pa.string()),
+            "run_id": [f.run_id for f in files],
+            "tag": [f.first_tag for f in files],
+            "source_file": [os.path.basename(f.label) for f in files],
+            "sha256": [""] * len(files),
+            "line_count": [int(c.sum()) for c in counts],
+        }
+    )
+    topics = pa.table(
+        {
+            "collection_id": pa.array([COLLECTION] * sum(len(c) for c in counts), pa.string()),
+            "run_id": pa.array([f.run_id for f in files]).take(
+                np.repeat(np.arange(len(files)), [len(c) for c in counts])
+            ),
+            "query_id": pa.array([q for names, *_ in ranked for q in names], pa.string()),
+            "num_ret": np.concatenate(counts),
+        }
+    )
+    wh.con.register("ev_new_runs", runs)
+    wh.con.register("ev_new_topics", topics)
     try:
-        batches = ingest.group_batches(files)
-        with ThreadPoolExecutor(max_workers=1) as reader:
-            scanner.submit([f for batch in batches[:2] for f in batch], copy=True)
-            pending = reader.submit(_read_batch, wh, batches[0]) if batches else None
-            for index, batch in enumerate(batches):
-                assert pending is not None
-                fast, slow, lines = pending.result()
-                if index + 1 < len(batches):
-                    scanner.submit([f for later in batches[index + 1 : index + 3] for f in later], copy=True)
-                    pending = reader.submit(_read_batch, wh, batches[index + 1])
-                scanner.release(batch)
-                general.extend(f.path for f in slow)
-                if fast:
-                    table, refused = _rank_batch(wh, fast, lines, options)
-                    tables.append(table)
-                    general.extend(fast[i].path for i in sorted(refused))
+        wh.con.execute(
+            "INSERT INTO runs (collection_id, run_id, tag, source_file, sha256, line_count)"
+            " SELECT * FROM ev_new_runs"
+        )
+        wh.con.execute("INSERT INTO run_topics SELECT * FROM ev_new_topics")
     finally:
-        scanner.close()
-    # in the order the ingest would meet them (its batches group files by delimiter), so that
-    # of several bad files the one the ingest names is named here too
-    order = {f.path: i for i, f in enumerate(f for batch in batches for f in batch)}
-    return pa.concat_tables(tables), sorted(general, key=order.__getitem__)
+        wh.con.unregister("ev_new_runs")
+        wh.con.unregister("ev_new_topics")
 
 
-def _read_batch(
-    wh: Warehouse, batch: list[ingest.RunFile]
-) -> tuple[list[ingest.RunFile], list[ingest.RunFile], pa.Table | None]:
-    """The files of a batch the fast reader takes, the others, and its lines (None: unreadable).
+def _judgments(reader: Any, wh: Warehouse) -> Any:
+    """The ingested judgments with a grade >= 0 (a negative grade counts as unjudged), in C."""
+    table = wh.con.sql(
+        "SELECT query_id, doc_id, CAST(relevance AS INTEGER) AS grade FROM qrels"
+        " WHERE collection_id = $collection AND qrels_id = 'default' AND relevance >= 0",
+        params={"collection": COLLECTION},
+    ).to_arrow_table()
+    return judgments_from_arrow(reader, table)
 
-    Runs in a worker thread on its own cursor; a line the typed reader cannot read fails the
-    query, which then leaves the evaluation's transaction untouched, and the whole batch
-    takes the general path.
+
+def judgments_from_arrow(reader: Any, table: pa.Table) -> Any:
+    """``reader.judgments`` of a table of query_id, doc_id and grade, from its Arrow buffers.
+
+    No Python string is made: the C side reads the offsets and bytes of the two id columns.
     """
-    fast, slow = [], []
-    for file in batch:
-        scan = file.scanned()
-        if scan.unreadable or scan.plus_minus or scan.fast_delimiter != file.delimiter:
-            slow.append(file)
-        else:
-            fast.append(file)
-    if not fast:
-        return fast, slow, None
-    query = sql.query(_INGEST, "stream_run_lines")
-    params = {
-        "files": [str(f.text) for f in fast],
-        "delim": fast[0].delimiter,
-        "tags": [f.first_tag for f in fast],
-        "collection_id": COLLECTION,
-        "qrels_id": "default",
-    }
-    cursor = wh.con.cursor()
-    # the judgments as the join's build side, so the lines keep their order (see the SQL)
-    cursor.execute("SET disabled_optimizers = 'join_order,build_side_probe_side'")
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    buffers: list[Any] = []
+    for name in ("query_id", "doc_id"):
+        column = pc.cast(table[name], pa.string()).combine_chunks()
+        _, offsets, data = column.buffers()
+        if offsets is None:  # no judgments
+            offsets = np.zeros(1, np.int32)
+        else:  # a slice's offsets begin further in (and index data as they are)
+            offsets = offsets.slice(column.offset * 4)
+        buffers += [offsets, data if data is not None else b""]
+    grades = pc.cast(table["grade"], pa.int32()).combine_chunks().to_numpy(zero_copy_only=False)
+    return reader.judgments(*buffers, np.ascontiguousarray(grades, np.int32))
+
+
+def _reader() -> Any:
+    """evalwh._runlines, the compiled run-file reader, or None where it was not built."""
+    if os.environ.get("EVALWH_NO_READER"):
+        return None
     try:
-        # streamed in record batches: DuckDB never holds the whole result besides Arrow's copy
-        reader = cursor.sql(query.text, params=params).to_arrow_reader(1 << 20)
-        return fast, slow, reader.read_all()
-    except (duckdb.Error, OSError):  # raised by DuckDB, or by Arrow while streaming
-        return [], batch, None
-    finally:
-        cursor.close()
+        from evalwh import _runlines
+    except ImportError:
+        return None
+    return _runlines
 
 
 def _empty_judged() -> pa.Table:
@@ -216,81 +330,3 @@ def _empty_judged() -> pa.Table:
             "relevant_so_far": pa.array([], pa.int32()),
         }
     )
-
-
-def _rank_batch(
-    wh: Warehouse, batch: list[ingest.RunFile], lines: pa.Table | None, options: Options
-) -> tuple[pa.Table, set[int]]:
-    """Verify and rank one batch's lines; store its runs and run_topics rows; judged rows out.
-
-    Returns the judged rows of the accepted files and the batch indices of refused ones.
-    """
-    import pyarrow as pa
-
-    everything = set(range(len(batch)))
-    if lines is None:
-        return _empty_judged(), everything
-    file_index = lines["file_index"].to_numpy()
-    if len(file_index) == 0:
-        return _empty_judged(), everything
-    query_id = lines["query_id"]  # chunked: the kernels below take it as it is, uncopied
-    doc_id = lines["doc_id"]
-    key = fastrank.sort_keys(lines["score"].to_numpy(), options.float32_ties)
-    blocks = fastrank.find_blocks(file_index, query_id)
-    refused = fastrank.refused_files(
-        file_index, query_id, doc_id, key, lines["doc_hash"].to_numpy(), blocks
-    )
-    refused.update(np.unique(file_index[~lines["line_ok"].to_numpy(zero_copy_only=False)]).tolist())
-    refused.update(everything - set(np.unique(blocks.file).tolist()))  # no lines: comments only
-    accepted = np.ones(len(batch), dtype=bool)
-    accepted[list(refused)] = False
-
-    # the judged lines of accepted files, in file order, with their grades
-    judged_line = ~lines["gain"].is_null().to_numpy(zero_copy_only=False)
-    line = np.flatnonzero(judged_line & accepted[file_index])
-    gain = lines["gain"].take(pa.array(line)).to_numpy()
-
-    rank = fastrank.judged_ranks(line, doc_id, key, blocks)
-    block = blocks.of_row[line]
-    order, judged_so_far, relevant_so_far = fastrank.running_counts(
-        block, blocks.start[block] + rank - 1, gain >= options.rel
-    )
-    run_ids = pa.array([f.run_id for f in batch])
-    rows = line[order]
-    judged = pa.table(
-        {
-            "run_id": run_ids.take(pa.array(file_index[rows])),
-            "query_id": query_id.take(pa.array(rows)),
-            "rank": pa.array(rank[order], pa.int32()),
-            "gain": pa.array(gain[order], pa.int32()),
-            "judged_so_far": pa.array(judged_so_far, pa.int32()),
-            "relevant_so_far": pa.array(relevant_so_far, pa.int32()),
-        }
-    )
-
-    # what the ingest stores for a run: its row in runs, and the number retrieved per topic
-    kept = accepted[blocks.file]
-    sizes = blocks.sizes
-    topics = pa.table(
-        {
-            "collection_id": pa.array([COLLECTION] * int(kept.sum()), pa.string()),
-            "run_id": run_ids.take(pa.array(blocks.file[kept])),
-            "query_id": query_id.take(pa.array(blocks.start[kept])),
-            "num_ret": pa.array(sizes[kept], pa.int32()),
-        }
-    )
-    wh.con.register("ev_new_topics", topics)
-    try:
-        wh.con.execute("INSERT INTO run_topics SELECT * FROM ev_new_topics")
-    finally:
-        wh.con.unregister("ev_new_topics")
-    line_counts = np.bincount(blocks.file, weights=sizes, minlength=len(batch))
-    ingest.insert_runs(
-        wh,
-        [
-            [COLLECTION, f.run_id, f.first_tag, os.path.basename(f.label), "", int(line_counts[i])]
-            for i, f in enumerate(batch)
-            if accepted[i]
-        ],
-    )
-    return judged, refused

@@ -44,8 +44,8 @@ _INGEST = "evalwh.queries.ingest"
 # and sorts and hash tables small enough to stay in cache. Measured on 2 cores: 25 M lines in
 # about 23 s with 32-64 MiB batches against 34 s with 1 GiB ones; TREC-8 is indifferent.
 _BATCH_BYTES = 64 << 20
-_GZIP_RATIO = 4  # a gzipped run file holds about four times its size in text
-_READ_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile)
+GZIP_RATIO = 4  # a gzipped run file holds about four times its size in text
+READ_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile)
 
 
 def check_frame_columns(frame: pd.DataFrame, required: list[str]) -> None:
@@ -143,7 +143,7 @@ class RunFile:
         assert self.scan is not None, "scan the file before asking for it"
         try:
             return self.scan.result()
-        except _READ_ERRORS as error:
+        except READ_ERRORS as error:
             raise _unreadable(self.path, error) from None
 
 
@@ -155,8 +155,7 @@ class Scanner:
     ingest. Scanning only one batch ahead bounds the temporary space to about two batches.
     """
 
-    def __init__(self, *, digest: bool = True) -> None:
-        self.digest = digest
+    def __init__(self) -> None:
         self.pool = ThreadPoolExecutor(max_workers=2)
         self.spill = tempfile.TemporaryDirectory(prefix="evalwh-ingest-")
         self.count = 0
@@ -169,7 +168,7 @@ class Scanner:
             if copy and file.path.suffix == ".gz":
                 self.count += 1
                 file.copy = Path(self.spill.name) / f"{self.count}.txt"
-            file.scan = self.pool.submit(formats.scan, file.path, file.copy, digest=self.digest)
+            file.scan = self.pool.submit(formats.scan, file.path, file.copy)
 
     def release(self, files: list[RunFile]) -> None:
         """Delete the plain copies of files DuckDB has read."""
@@ -222,7 +221,7 @@ def _sniff(path: Path, run_id: str | None, ignore_extra_fields: bool) -> RunFile
     """Read the first data line of a run file for its delimiter and tag."""
     try:
         first = formats.first_data_line(path)
-    except _READ_ERRORS as error:
+    except READ_ERRORS as error:
         raise _unreadable(path, error) from None
     if first is None:
         raise IngestError(str(path), None, "the file holds no run lines")
@@ -246,7 +245,7 @@ def group_batches(files: list[RunFile]) -> list[list[RunFile]]:
         size = 0
         for file in group:
             batch.append(file)
-            ratio = _GZIP_RATIO if file.path.suffix == ".gz" else 1
+            ratio = GZIP_RATIO if file.path.suffix == ".gz" else 1
             size += file.path.stat().st_size * ratio
             if size >= _BATCH_BYTES:
                 batches.append(batch)
@@ -552,7 +551,7 @@ def ingest_qrels_source(
         label = str(path)
         try:
             scan = formats.scan(path)
-        except _READ_ERRORS as error:
+        except READ_ERRORS as error:
             raise _unreadable(path, error) from None
         if scan.unreadable:
             raise formats.locate_qrels_error(path)

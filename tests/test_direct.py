@@ -1,10 +1,11 @@
 """Direct evaluation of run files (evalwh eval --qrels): the same numbers and errors as ingest + eval.
 
-evalwh.direct ranks run files from their file order (evalwh.fastrank) instead of storing and
-sorting them; everything it does not take goes through the ordinary ingest. These tests hold
-it to the warehouse path: on random collections (ties, unsorted files, split topics,
-duplicates, malformed lines, every option), on every bad-input case of the ingest, and on
-all TREC-8 runs for every measure.
+evalwh.direct reads run files with its C reader (evalwh._runlines, tested on its own in
+tests/test_runlines.py) instead of storing them; every file the reader does not take goes
+through the ordinary ingest. These tests hold it to the warehouse path: on random
+collections (ties, unsorted files, split topics, duplicates, malformed lines, every option),
+on every bad-input case of the ingest, with and without the reader, and on all TREC-8 runs
+for every measure.
 """
 
 from __future__ import annotations
@@ -14,13 +15,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_ingest import BAD_RUNS, QRELS
 
-from evalwh import fastrank
 from evalwh.direct import evaluate_files
 from evalwh.errors import IngestError
 from evalwh.warehouse import Warehouse
@@ -131,74 +130,47 @@ def test_random_collections_give_the_warehouse_numbers(tmp_path_factory, collect
     _same(evaluate_files(qrels, runs, measures, per_query=True, **options), stored)
 
 
-# -- the ranking itself -----------------------------------------------------------------------
+# -- without the compiled reader ---------------------------------------------------------------
 
 
-_RANKING = Warehouse(":memory:")  # only its trec_ranked macro is used
+@pytest.fixture
+def no_reader(monkeypatch):
+    """As where evalwh._runlines was not built: every file takes the ingest's path."""
+    monkeypatch.setenv("EVALWH_NO_READER", "1")
 
 
-@settings(max_examples=200, deadline=None)
-@given(
-    lists=st.lists(
-        st.lists(st.tuples(st.sampled_from(_DOCS), st.sampled_from([3.0, 2.0, 2.0000001, 1.0, 0.5])), max_size=12),
-        min_size=1,
-        max_size=4,
-    ),
-    float32=st.booleans(),
-)
-def test_ranks_from_file_order_equal_trec_ranked(lists, float32):
-    """Every line judged: fastrank's ranks against the SQL macro on the same lines."""
-    rows = []
-    for topic, items in enumerate(lists):
-        seen = {}
-        for doc, score in items:
-            seen.setdefault(doc, score)  # one line per document
-        block = sorted(seen.items(), key=lambda item: -np.float32(item[1]) if float32 else -item[1])
-        rows += [(0, str(topic), doc, score) for doc, score in block]
-    if not rows:
-        return
-    frame = pd.DataFrame(rows, columns=["file_index", "query_id", "doc_id", "score"])
-    query_id, doc_id = pa.array(frame["query_id"]), pa.array(frame["doc_id"])
-    key = fastrank.sort_keys(frame["score"].to_numpy(), float32)
-    blocks = fastrank.find_blocks(frame["file_index"].to_numpy(), query_id)
-    hashes = pd.util.hash_array(frame["doc_id"].to_numpy()).astype(np.uint64)
-    assert not fastrank.refused_files(frame["file_index"].to_numpy(), query_id, doc_id, key, hashes, blocks)
-    ranks = fastrank.judged_ranks(np.arange(len(frame)), doc_id, key, blocks)
-    _RANKING.con.register("lines", frame.assign(collection_id="c", run_id="r"))
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(collection=_collection())
+def test_without_the_reader_the_numbers_are_the_same(tmp_path_factory, no_reader, collection):
+    folder = tmp_path_factory.mktemp("plain", numbered=True)
+    qrels_text, run_texts = collection
+    qrels = _write(folder / "qrels", qrels_text)
+    runs = [_write(folder / f"run{i}", text) for i, text in enumerate(run_texts)]
     try:
-        expected = _RANKING.con.execute(
-            "SELECT query_id, doc_id, rank FROM trec_ranked('lines', ?) ORDER BY query_id, rank", [float32]
-        ).fetchall()
-    finally:
-        _RANKING.con.unregister("lines")
-    got = sorted(zip(frame["query_id"], frame["doc_id"], ranks.tolist(), strict=True), key=lambda r: (r[0], r[2]))
-    assert got == expected
+        stored = _through_warehouse(qrels, runs, MEASURES)
+    except IngestError as error:
+        with pytest.raises(IngestError) as raised:
+            evaluate_files(qrels, runs, MEASURES, per_query=True)
+        assert str(raised.value) == str(error)
+        return
+    _same(evaluate_files(qrels, runs, MEASURES, per_query=True), stored)
 
 
-def test_refusals_name_the_files_that_are_not_in_order():
-    frame = pd.DataFrame(
-        [
-            (0, "1", "a", 2.0), (0, "1", "b", 1.0),                      # fine
-            (1, "1", "a", 1.0), (1, "1", "b", 2.0),                      # score rises
-            (2, "1", "a", 2.0), (2, "2", "b", 2.0), (2, "1", "c", 1.0),  # topic 1 split
-            (3, "1", "a", 2.0), (3, "1", "b", 1.5), (3, "1", "a", 1.0),  # duplicate
-            (4, "1", "a", 2.0), (4, "1", "b", 2.0),                      # a tie: fine
-        ],
-        columns=["file_index", "query_id", "doc_id", "score"],
-    )  # fmt: skip
-    query_id, doc_id = pa.array(frame["query_id"]), pa.array(frame["doc_id"])
-    key = frame["score"].to_numpy()
-    blocks = fastrank.find_blocks(frame["file_index"].to_numpy(), query_id)
-    same_hash = np.zeros(len(frame), dtype=np.uint64)  # every line a candidate: compared exactly
-    refused = fastrank.refused_files(frame["file_index"].to_numpy(), query_id, doc_id, key, same_hash, blocks)
-    assert refused == {1, 2, 3}
+def test_the_reader_is_built():
+    """The wheel and the editable install compile it (it is optional only for pip's sake)."""
+    from evalwh import direct
+
+    assert direct._reader() is not None
 
 
 # -- bad input: the ingest's messages ----------------------------------------------------------
 
 
+@pytest.mark.parametrize("reader", [True, False])
 @pytest.mark.parametrize("name", list(BAD_RUNS))
-def test_bad_run_files_fail_as_in_the_ingest(tmp_path, name):
+def test_bad_run_files_fail_as_in_the_ingest(tmp_path, monkeypatch, name, reader):
+    if not reader:
+        monkeypatch.setenv("EVALWH_NO_READER", "1")
     content, message = BAD_RUNS[name]
     run = tmp_path / "bad.txt"
     run.write_bytes(content if isinstance(content, bytes) else content.encode())

@@ -1,0 +1,824 @@
+/*
+ * evalwh._runlines: read one TREC run file and rank its judged lines, as trec_eval does.
+ *
+ * The direct evaluation (evalwh.direct, `evalwh eval --qrels QRELS RUN...`) reads every line
+ * of every run file once and keeps only what the metrics need: the judged lines with their
+ * ranks and running counts, and the number retrieved per topic. Reading 25 million lines
+ * into Arrow and ranking them there costs more than all the metrics together, so this module
+ * does that one job in C, one file per call, without the GIL (two files at once on two cores).
+ *
+ * It is an accelerator, not a second definition:
+ *   - The ranking is trec_ranked's (schema/001_core.sql): score descending, then doc_id
+ *     descending byte-wise (memcmp, a prefix before its extensions). Scores compare as
+ *     doubles, or rounded to float32 on request (trec_eval <= 9.0.8).
+ *   - It accepts only the plainest form of a run file: ASCII, lines of exactly six non-empty
+ *     fields split by one delimiter byte (more fields only when extra fields are allowed),
+ *     the file's tag in every line, a score of the form -?digits[.digits][e[+-]digits],
+ *     finite, and no document twice in a topic. Anything else (a comment, an empty line, a
+ *     \r, a byte outside printable ASCII, another score spelling, a duplicate) returns a
+ *     reason string instead of a result, and the caller ingests that file by the ordinary
+ *     path, which accepts it or names its bad line exactly as `evalwh ingest` does.
+ * tests/test_runlines.py checks both halves against DuckDB: ranks against trec_ranked on
+ * random files, and every score this module parses against DuckDB's DOUBLE cast.
+ *
+ * Python interface:
+ *   judgments(topic_offsets, topic_bytes, doc_offsets, doc_bytes, grades) -> capsule
+ *       The judgments to look lines up in: two Arrow string arrays (int32 offsets and their
+ *       bytes) and int32 grades; a negative grade counts as unjudged.
+ *   rank_file(data, delimiter, tag, judgments, rel, float32, extra_fields)
+ *       -> (topics, num_ret, topic, rank, grade, judged_so_far, relevant_so_far) | str
+ *       topics: the topic ids in order of first appearance; num_ret: int32 bytes, lines per
+ *       topic; then int32 bytes per judged line, in (topic, rank) order: topic index, rank,
+ *       grade, judged lines at or above it, relevant ones (grade >= rel) at or above it.
+ *       A str is the reason the file is not in the plain form.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef _WIN32
+#include <locale.h>
+typedef _locale_t c_locale_t;
+#define new_c_locale() _create_locale(LC_NUMERIC, "C")
+#define strtod_c(s, end, loc) _strtod_l((s), (end), (loc))
+#else
+#include <locale.h>
+#ifdef __APPLE__
+#include <xlocale.h>
+#endif
+typedef locale_t c_locale_t;
+#define new_c_locale() newlocale(LC_NUMERIC_MASK, "C", (locale_t)0)
+#define strtod_c(s, end, loc) strtod_l((s), (end), (loc))
+#endif
+
+static c_locale_t c_locale;
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(address) __builtin_prefetch(address)
+#else
+#define PREFETCH(address) ((void)0)
+#endif
+#define PREFETCH_AHEAD 8
+
+/* -- hashing ------------------------------------------------------------------------------ */
+
+static inline uint64_t mix64(uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+static uint64_t hash_bytes(const char *p, size_t n, uint64_t seed) {
+    uint64_t h = seed ^ (n * 0x9E3779B97F4A7C15ULL);
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+        h ^= h >> 29;
+        p += 8;
+        n -= 8;
+    }
+    if (n) {
+        uint64_t w = 0;
+        memcpy(&w, p, n);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+    }
+    return mix64(h);
+}
+
+/* whether n bytes at a and b are equal: ids are short, and a call to memcmp costs more
+ * than comparing them eight bytes at a time here */
+static inline int same_bytes(const char *a, const char *b, size_t n) {
+    while (n >= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y) return 0;
+        a += 8;
+        b += 8;
+        n -= 8;
+    }
+    while (n--)
+        if (*a++ != *b++) return 0;
+    return 1;
+}
+
+/* The end of a field: the first byte at or below 0x20 from p (read_lines has checked that
+ * every byte is below 0x80 and that the text ends in a NUL), eight bytes at a time while
+ * eight remain before end. */
+static inline const char *field_end(const char *p, const char *end) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while (end - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        /* the high bit of each byte below 0x21 (exact for the lowest such byte, which is
+         * the first in memory on a little-endian machine) */
+        uint64_t low = (w - 0x2121212121212121ULL) & ~w & 0x8080808080808080ULL;
+        if (low) return p + (__builtin_ctzll(low) >> 3);
+        p += 8;
+    }
+#endif
+    while ((unsigned char)*p > 0x20) p++;
+    return p;
+}
+
+static size_t table_size(size_t n) { /* a power of two of at least 2n (and 16) */
+    size_t size = 16;
+    while (size < 2 * n) size <<= 1;
+    return size;
+}
+
+/* -- judgments ---------------------------------------------------------------------------- */
+
+/* Judgments are grouped by topic, each topic with its own small hash table of documents:
+ * a run file is read topic by topic, so every lookup of a topic's lines hits a table of a
+ * few kilobytes (one big table cost a cache miss per line). A slot holds the upper half of
+ * the document's hash and its row index + 1, so a probe touches a row only when the hashes
+ * agree. */
+
+typedef struct {
+    const char *doc;
+    uint32_t doc_len;
+    int32_t grade;
+} Judgment;
+
+typedef struct {
+    const char *text;
+    uint32_t len;
+    size_t first, count; /* its rows: rows[first .. first + count) */
+    size_t slot0, mask;  /* its slots: slots[slot0 .. slot0 + mask] */
+} JudgedTopic;
+
+typedef struct {
+    char *text; /* every topic and doc id, back to back */
+    Judgment *rows;
+    JudgedTopic *topics;
+    size_t topic_count;
+    uint32_t *topic_slots; /* topic index + 1, 0 = empty */
+    size_t topic_mask;
+    uint64_t *slots;
+} Judgments;
+
+#define HIGH_HALF 0xFFFFFFFF00000000ULL
+
+static void judgments_release(Judgments *j) {
+    if (j == NULL) return;
+    free(j->text);
+    free(j->rows);
+    free(j->topics);
+    free(j->topic_slots);
+    free(j->slots);
+    free(j);
+}
+
+static void judgments_free(PyObject *capsule) {
+    judgments_release(PyCapsule_GetPointer(capsule, "evalwh._runlines.judgments"));
+}
+
+/* the slot of a topic in j->topic_slots: where it is, or the empty slot where it would go */
+static size_t topic_slot(const Judgments *j, const char *text, uint32_t len) {
+    size_t slot = hash_bytes(text, len, 0) & j->topic_mask;
+    for (;;) {
+        uint32_t at = j->topic_slots[slot];
+        if (at == 0) return slot;
+        const JudgedTopic *t = &j->topics[at - 1];
+        if (t->len == len && same_bytes(t->text, text, len)) return slot;
+        slot = (slot + 1) & j->topic_mask;
+    }
+}
+
+static const JudgedTopic *judged_topic(const Judgments *j, const char *text, uint32_t len) {
+    uint32_t at = j->topic_slots[topic_slot(j, text, len)];
+    return at ? &j->topics[at - 1] : NULL;
+}
+
+/* the grade of a document of topic t (hash: hash_bytes(doc, len, 0)), -1 if unjudged */
+static int32_t grade_of(const Judgments *j, const JudgedTopic *t, const char *doc, uint32_t len,
+                        uint64_t hash) {
+    const uint64_t *slots = j->slots + t->slot0;
+    size_t slot = hash & t->mask;
+    for (;;) {
+        uint64_t entry = slots[slot];
+        if (entry == 0) return -1;
+        if ((entry & HIGH_HALF) == (hash & HIGH_HALF)) {
+            const Judgment *r = &j->rows[t->first + (uint32_t)entry - 1];
+            if (r->doc_len == len && same_bytes(r->doc, doc, len)) return r->grade;
+        }
+        slot = (slot + 1) & t->mask;
+    }
+}
+
+static PyObject *build_judgments(const Py_buffer *, const Py_buffer *, const Py_buffer *, const Py_buffer *,
+                                 const int32_t *, size_t);
+
+/* string i of an Arrow string array: offsets (int32) and bytes */
+static const char *arrow_string(const Py_buffer *offsets, const Py_buffer *data, size_t i, uint32_t *len) {
+    const int32_t *at = offsets->buf;
+    *len = (uint32_t)(at[i + 1] - at[i]);
+    return (const char *)data->buf + at[i];
+}
+
+static int arrow_strings_ok(const Py_buffer *offsets, const Py_buffer *data, size_t n) {
+    if ((size_t)offsets->len < (n + 1) * sizeof(int32_t)) return 0;
+    const int32_t *at = offsets->buf;
+    for (size_t i = 0; i < n; i++)
+        if (at[i] < 0 || at[i + 1] < at[i] || (Py_ssize_t)at[i + 1] > data->len) return 0;
+    return 1;
+}
+
+static PyObject *judgments(PyObject *self, PyObject *args) {
+    Py_buffer buffers[5]; /* topic offsets, topic bytes, doc offsets, doc bytes, grades */
+    memset(buffers, 0, sizeof buffers);
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*:judgments", &buffers[0], &buffers[1], &buffers[2], &buffers[3],
+                          &buffers[4]))
+        return NULL;
+    PyObject *result = NULL;
+    size_t n = (size_t)buffers[4].len / sizeof(int32_t);
+    const int32_t *grade_at = buffers[4].buf;
+    if (!arrow_strings_ok(&buffers[0], &buffers[1], n) || !arrow_strings_ok(&buffers[2], &buffers[3], n)) {
+        PyErr_SetString(PyExc_ValueError, "the id buffers do not match the grades");
+        goto out;
+    }
+    if (n >= UINT32_MAX / 4) {
+        PyErr_SetString(PyExc_OverflowError, "too many judgments");
+        goto out;
+    }
+    result = build_judgments(&buffers[0], &buffers[1], &buffers[2], &buffers[3], grade_at, n);
+out:
+    for (int i = 0; i < 5; i++) PyBuffer_Release(&buffers[i]);
+    return result;
+}
+
+static PyObject *build_judgments(const Py_buffer *topic_offsets, const Py_buffer *topic_data,
+                                 const Py_buffer *doc_offsets, const Py_buffer *doc_data, const int32_t *grade_at,
+                                 size_t n) {
+    size_t bytes = (size_t)topic_data->len + (size_t)doc_data->len;
+    size_t size = table_size((size_t)n);
+    Judgments *j = calloc(1, sizeof(Judgments));
+    uint32_t *topic_of = malloc(sizeof(uint32_t) * ((size_t)n + 1));
+    Judgment *unsorted = malloc(sizeof(Judgment) * ((size_t)n + 1));
+    if (j == NULL || topic_of == NULL || unsorted == NULL || (j->text = malloc(bytes + 1)) == NULL ||
+        (j->rows = malloc(sizeof(Judgment) * ((size_t)n + 1))) == NULL ||
+        (j->topics = calloc((size_t)n + 1, sizeof(JudgedTopic))) == NULL ||
+        (j->topic_slots = calloc(size, sizeof(uint32_t))) == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    j->topic_mask = size - 1;
+    /* the rows with their topics, topics numbered in order of appearance */
+    char *at = j->text;
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t a, b;
+        const char *topic = arrow_string(topic_offsets, topic_data, i, &a);
+        const char *doc = arrow_string(doc_offsets, doc_data, i, &b);
+        int32_t grade = grade_at[i];
+        if (grade < 0) continue; /* a negative grade counts as unjudged */
+        size_t slot = topic_slot(j, topic, a);
+        if (j->topic_slots[slot] == 0) {
+            JudgedTopic *t = &j->topics[j->topic_count];
+            memcpy(at, topic, (size_t)a);
+            t->text = at;
+            t->len = a;
+            at += a;
+            j->topic_slots[slot] = (uint32_t)(++j->topic_count);
+        }
+        topic_of[count] = j->topic_slots[slot] - 1;
+        j->topics[topic_of[count]].count++;
+        memcpy(at, doc, (size_t)b);
+        unsorted[count] = (Judgment){at, b, grade};
+        at += b;
+        count++;
+    }
+    /* rows grouped by topic (a counting sort), then each topic's table */
+    size_t slots = 0;
+    for (size_t t = 0, first = 0; t < j->topic_count; t++) {
+        JudgedTopic *topic = &j->topics[t];
+        topic->first = first;
+        first += topic->count;
+        topic->slot0 = slots;
+        topic->mask = table_size(topic->count) - 1;
+        slots += topic->mask + 1;
+        topic->count = 0; /* counted again as the rows are placed */
+    }
+    if ((j->slots = calloc(slots ? slots : 1, sizeof(uint64_t))) == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (size_t i = 0; i < count; i++) {
+        JudgedTopic *topic = &j->topics[topic_of[i]];
+        const Judgment *r = &unsorted[i];
+        uint64_t hash = hash_bytes(r->doc, r->doc_len, 0);
+        if (grade_of(j, topic, r->doc, r->doc_len, hash) >= 0) {
+            PyObject *t = PyUnicode_DecodeUTF8(topic->text, topic->len, "replace");
+            PyObject *d = PyUnicode_DecodeUTF8(r->doc, r->doc_len, "replace");
+            if (t && d) PyErr_Format(PyExc_ValueError, "topic %U, document %U is judged twice", t, d);
+            Py_XDECREF(t);
+            Py_XDECREF(d);
+            goto fail;
+        }
+        j->rows[topic->first + topic->count] = *r;
+        uint64_t *table = j->slots + topic->slot0;
+        size_t slot = hash & topic->mask;
+        while (table[slot]) slot = (slot + 1) & topic->mask;
+        table[slot] = (hash & HIGH_HALF) | (uint64_t)(++topic->count);
+    }
+    free(topic_of);
+    free(unsorted);
+    PyObject *capsule = PyCapsule_New(j, "evalwh._runlines.judgments", judgments_free);
+    if (capsule != NULL) return capsule;
+    judgments_release(j);
+    return NULL;
+fail:
+    free(topic_of);
+    free(unsorted);
+    judgments_release(j);
+    return NULL;
+}
+
+/* -- scores ------------------------------------------------------------------------------- */
+
+static const double powers_of_ten[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                         1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                         1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* Parse -?digits[.digits][(e|E)[+-]digits] into *out; 0 when s is not of that form or not
+ * finite. The value is the correctly rounded double, as DuckDB's cast gives: exactly by
+ * Clinger's fast path when the digits fit in 2^53 and the power of ten is exact, else by
+ * strtod in the C locale (correctly rounded in glibc, musl and macOS's libc). */
+static int parse_score(const char *s, size_t n, double *out) {
+    size_t i = 0;
+    int negative = 0;
+    if (i < n && s[i] == '-') {
+        negative = 1;
+        i++;
+    }
+    uint64_t mantissa = 0;
+    int digits = 0, significant = 0, scale = 0;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+        if (significant || s[i] != '0') {
+            if (significant < 19) mantissa = mantissa * 10 + (uint64_t)(s[i] - '0');
+            else scale++;
+            significant++;
+        }
+    }
+    if (i < n && s[i] == '.') {
+        i++;
+        for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++) {
+            if (significant || s[i] != '0') {
+                if (significant < 19) {
+                    mantissa = mantissa * 10 + (uint64_t)(s[i] - '0');
+                    scale--;
+                }
+                significant++;
+            } else {
+                scale--;
+            }
+        }
+    }
+    if (digits == 0) return 0;
+    long exponent = 0;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        int minus = 0;
+        if (i < n && (s[i] == '+' || s[i] == '-')) minus = s[i++] == '-';
+        size_t start = i;
+        for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+            if (exponent < 100000) exponent = exponent * 10 + (s[i] - '0');
+        if (i == start) return 0;
+        if (minus) exponent = -exponent;
+    }
+    if (i != n) return 0;
+    double value;
+    long power = exponent + scale;
+    if (mantissa == 0) {
+        value = 0.0;
+    } else if (significant <= 19 && mantissa <= (1ULL << 53) && power >= -22 && power <= 22) {
+        value = power < 0 ? (double)mantissa / powers_of_ten[-power] : (double)mantissa * powers_of_ten[power];
+    } else {
+        char buffer[128];
+        if (n >= sizeof buffer) return 0;
+        memcpy(buffer, s, n);
+        buffer[n] = '\0';
+        value = strtod_c(buffer, NULL, c_locale);
+        if (!isfinite(value)) return 0;
+        *out = value;
+        return 1;
+    }
+    *out = negative ? -value : value;
+    return isfinite(*out);
+}
+
+/* -- ranking ------------------------------------------------------------------------------ */
+
+typedef struct {
+    const char *doc;
+    uint32_t doc_len;
+    uint32_t topic;
+    double key;
+    uint64_t hash;
+    int32_t grade;
+} Line;
+
+typedef struct {
+    const char *text;
+    uint32_t len;
+    uint32_t count;
+} Topic;
+
+/* a growable array of int32 */
+typedef struct {
+    int32_t *data;
+    size_t len, cap;
+} Ints;
+
+static int ints_push(Ints *a, int32_t v) {
+    if (a->len == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 1024;
+        int32_t *data = realloc(a->data, cap * sizeof(int32_t));
+        if (data == NULL) return 0;
+        a->data = data;
+        a->cap = cap;
+    }
+    a->data[a->len++] = v;
+    return 1;
+}
+
+static int doc_compare(const Line *a, const Line *b) {
+    uint32_t n = a->doc_len < b->doc_len ? a->doc_len : b->doc_len;
+    int c = memcmp(a->doc, b->doc, n);
+    if (c) return c;
+    return (a->doc_len > b->doc_len) - (a->doc_len < b->doc_len);
+}
+
+/* trec_ranked's order: key descending, then doc descending */
+static int rank_compare(const void *pa, const void *pb) {
+    const Line *a = *(const Line *const *)pa, *b = *(const Line *const *)pb;
+    if (a->key != b->key) return a->key > b->key ? -1 : 1;
+    return -doc_compare(a, b);
+}
+
+typedef struct {
+    /* in */
+    const char *data;
+    size_t size;
+    char delimiter;
+    const char *tag;
+    size_t tag_len;
+    const Judgments *judgments;
+    long rel;
+    int float32, extra_fields;
+    /* out */
+    const char *refused;
+    Topic *topics;
+    size_t topic_count;
+    Ints topic, rank, grade, judged, relevant;
+    /* work */
+    Line *lines;
+    size_t line_count;
+    Line **order;
+    uint64_t *slots; /* the duplicate check's table: hash's upper half | line + 1 */
+} Work;
+
+static void work_free(Work *w) {
+    free(w->topics);
+    free(w->topic.data);
+    free(w->rank.data);
+    free(w->grade.data);
+    free(w->judged.data);
+    free(w->relevant.data);
+    free(w->lines);
+    free(w->order);
+    free(w->slots);
+}
+
+#define REFUSE(why)         \
+    do {                    \
+        w->refused = (why); \
+        return 0;           \
+    } while (0)
+
+/* Split the text into lines and fields, check them, and give each line its topic index and
+ * sort key. Returns 0 with w->refused set, or on memory failure with w->refused NULL. */
+static int read_lines(Work *w) {
+    const char *s = w->data, *end = w->data + w->size;
+    size_t lines_cap = 1024, topics_cap = 64, topic_mask = 255;
+    w->lines = malloc(lines_cap * sizeof(Line));
+    w->topics = malloc(topics_cap * sizeof(Topic));
+    uint32_t *topic_slots = calloc(topic_mask + 1, sizeof(uint32_t));
+    int ok = 0;
+    if (!w->lines || !w->topics || !topic_slots) goto done;
+    /* every byte printable ASCII, the delimiter or a newline (one pass the compiler
+     * vectorises). A space in a tab-separated file counts as another byte: the ingest would
+     * split there (any whitespace separates fields), so the ingest decides. */
+    int bad = 0;
+    for (size_t i = 0; i < w->size; i++) {
+        unsigned char c = (unsigned char)w->data[i];
+        bad |= !(((unsigned char)(c - 0x21) <= 0x7e - 0x21) | (c == '\n') | (c == (unsigned char)w->delimiter));
+    }
+    if (bad) {
+        w->refused = "a byte other than printable ASCII and the delimiter";
+        goto done;
+    }
+    /* Now every byte of a field is above 0x20 and every other byte (the delimiter, a newline,
+     * the NUL that ends a bytes object's buffer) is at most 0x20: one comparison a byte finds
+     * the end of a field. */
+    uint32_t current = UINT32_MAX; /* the previous line's topic */
+    while (s < end) {
+        const char *field[6];
+        size_t length[6];
+        int count = 0;
+        if (*s == '#') {
+            w->refused = "a comment";
+            goto done;
+        }
+        for (;;) {
+            const char *next = field_end(s, end);
+            if (next == s) {
+                w->refused = count == 0 && *s != w->delimiter ? "an empty line" : "an empty field";
+                goto done;
+            }
+            if (count < 6) {
+                field[count] = s;
+                length[count] = (size_t)(next - s);
+            }
+            count++;
+            s = next + (next < end); /* past the delimiter or newline; the last line may end without one */
+            if (*next != w->delimiter) break;
+        }
+        if (count < 6 || (count > 6 && !w->extra_fields)) {
+            w->refused = "a line of other than six fields";
+            goto done;
+        }
+        if (length[5] != w->tag_len || !same_bytes(field[5], w->tag, w->tag_len)) {
+            w->refused = "another tag";
+            goto done;
+        }
+        double score;
+        if (!parse_score(field[4], length[4], &score)) {
+            w->refused = "a score of another form";
+            goto done;
+        }
+        if (length[0] >= UINT32_MAX || length[2] >= UINT32_MAX) {
+            w->refused = "a field of 4 GB";
+            goto done;
+        }
+        /* the topic: the previous line's, or found (or added) in the file's topic table */
+        uint32_t topic_len = (uint32_t)length[0];
+        if (current == UINT32_MAX || w->topics[current].len != topic_len ||
+            !same_bytes(w->topics[current].text, field[0], topic_len)) {
+            uint64_t h = hash_bytes(field[0], topic_len, 0);
+            size_t slot = h & topic_mask;
+            for (;;) {
+                uint32_t at = topic_slots[slot];
+                if (at == 0) break;
+                Topic *t = &w->topics[at - 1];
+                if (t->len == topic_len && same_bytes(t->text, field[0], topic_len)) break;
+                slot = (slot + 1) & topic_mask;
+            }
+            if (topic_slots[slot]) {
+                current = topic_slots[slot] - 1;
+            } else {
+                if (w->topic_count == topics_cap) {
+                    topics_cap *= 2;
+                    Topic *grown = realloc(w->topics, topics_cap * sizeof(Topic));
+                    if (!grown) goto done;
+                    w->topics = grown;
+                }
+                current = (uint32_t)w->topic_count++;
+                w->topics[current] = (Topic){field[0], topic_len, 0};
+                topic_slots[slot] = current + 1;
+                if (2 * w->topic_count > topic_mask) { /* grow and rehash the topic table */
+                    size_t mask = 2 * topic_mask + 1;
+                    uint32_t *grown = calloc(mask + 1, sizeof(uint32_t));
+                    if (!grown) goto done;
+                    for (size_t t = 0; t < w->topic_count; t++) {
+                        size_t at = hash_bytes(w->topics[t].text, w->topics[t].len, 0) & mask;
+                        while (grown[at]) at = (at + 1) & mask;
+                        grown[at] = (uint32_t)t + 1;
+                    }
+                    free(topic_slots);
+                    topic_slots = grown;
+                    topic_mask = mask;
+                }
+            }
+        }
+        if (w->line_count == lines_cap) {
+            lines_cap *= 2;
+            Line *grown = realloc(w->lines, lines_cap * sizeof(Line));
+            if (!grown) goto done;
+            w->lines = grown;
+        }
+        if (w->line_count >= INT32_MAX) {
+            w->refused = "more than 2^31 lines";
+            goto done;
+        }
+        Line *line = &w->lines[w->line_count++];
+        line->doc = field[2];
+        line->doc_len = (uint32_t)length[2];
+        line->topic = current;
+        line->key = w->float32 ? (double)(float)score : score;
+        w->topics[current].count++;
+    }
+    ok = 1;
+done:
+    free(topic_slots);
+    return ok;
+}
+
+/* Rank each topic's lines; look every line up in the judgments; refuse a duplicate document.
+ * Emits the judged lines in (topic, rank) order with their running counts. */
+static int rank_topics(Work *w) {
+    size_t n = w->line_count, largest = 0;
+    w->order = malloc((n ? n : 1) * sizeof(Line *));
+    size_t *offset = malloc((w->topic_count + 1) * sizeof(size_t));
+    int ok = 0;
+    if (!w->order || !offset) goto done;
+    /* group the lines by topic, keeping file order within a topic (a counting sort) */
+    offset[0] = 0;
+    for (size_t t = 0; t < w->topic_count; t++) {
+        offset[t + 1] = offset[t] + w->topics[t].count;
+        if (w->topics[t].count > largest) largest = w->topics[t].count;
+    }
+    size_t *next = malloc((w->topic_count + 1) * sizeof(size_t));
+    if (!next) goto done;
+    memcpy(next, offset, (w->topic_count + 1) * sizeof(size_t));
+    for (size_t i = 0; i < n; i++) w->order[next[w->lines[i].topic]++] = &w->lines[i];
+    free(next);
+    size_t size = table_size(largest);
+    w->slots = malloc(size * sizeof(uint64_t));
+    if (!w->slots) goto done;
+
+    for (size_t t = 0; t < w->topic_count; t++) {
+        Line **group = w->order + offset[t];
+        size_t count = w->topics[t].count, mask = table_size(count) - 1;
+        const Topic *topic = &w->topics[t];
+        const JudgedTopic *judged_here = judged_topic(w->judgments, topic->text, topic->len);
+        memset(w->slots, 0, (mask + 1) * sizeof(uint64_t));
+        int sorted = 1, judged_tie = 0;
+        for (size_t i = 0; i < count; i++) group[i]->hash = hash_bytes(group[i]->doc, group[i]->doc_len, 0);
+        for (size_t i = 0; i < count; i++) {
+            Line *line = group[i];
+            /* the judgments' slots are far away in memory: ask for them a few lines ahead */
+            if (judged_here && i + PREFETCH_AHEAD < count)
+                PREFETCH(w->judgments->slots + judged_here->slot0 + (group[i + PREFETCH_AHEAD]->hash & judged_here->mask));
+            size_t slot = line->hash & mask;
+            for (;;) { /* a document twice in the topic is refused */
+                uint64_t entry = w->slots[slot];
+                if (entry == 0) break;
+                if ((entry & HIGH_HALF) == (line->hash & HIGH_HALF)) {
+                    const Line *other = group[(uint32_t)entry - 1];
+                    if (other->doc_len == line->doc_len && same_bytes(other->doc, line->doc, line->doc_len)) {
+                        w->refused = "a document twice in a topic";
+                        goto done;
+                    }
+                }
+                slot = (slot + 1) & mask;
+            }
+            w->slots[slot] = (line->hash & HIGH_HALF) | ((uint64_t)i + 1);
+            line->grade = judged_here ? grade_of(w->judgments, judged_here, line->doc, line->doc_len, line->hash) : -1;
+            if (i > 0) {
+                if (line->key > group[i - 1]->key) sorted = 0;
+                else if (line->key == group[i - 1]->key && (line->grade >= 0 || group[i - 1]->grade >= 0))
+                    judged_tie = 1;
+            }
+        }
+        if (!sorted) {
+            qsort(group, count, sizeof(Line *), rank_compare);
+        } else if (judged_tie) {
+            /* in file order already but for ties: order each tie group that holds a judged
+             * line by doc descending (the others' order changes no judged rank) */
+            size_t a = 0;
+            while (a < count) {
+                size_t b = a + 1, judged = group[a]->grade >= 0;
+                while (b < count && group[b]->key == group[a]->key) judged |= group[b++]->grade >= 0;
+                if (b - a > 1 && judged) qsort(group + a, b - a, sizeof(Line *), rank_compare);
+                a = b;
+            }
+        }
+        int32_t judged = 0, relevant = 0;
+        for (size_t i = 0; i < count; i++) {
+            const Line *line = group[i];
+            if (line->grade < 0) continue;
+            judged++;
+            relevant += line->grade >= w->rel;
+            if (!ints_push(&w->topic, (int32_t)t) || !ints_push(&w->rank, (int32_t)i + 1) ||
+                !ints_push(&w->grade, line->grade) || !ints_push(&w->judged, judged) ||
+                !ints_push(&w->relevant, relevant))
+                goto done;
+        }
+    }
+    ok = 1;
+done:
+    free(offset);
+    return ok;
+}
+
+static PyObject *ints_bytes(const Ints *a) {
+    return PyBytes_FromStringAndSize((const char *)a->data, (Py_ssize_t)(a->len * sizeof(int32_t)));
+}
+
+static PyObject *rank_file(PyObject *self, PyObject *args) {
+    PyObject *data;
+    const char *delimiter, *tag;
+    Py_ssize_t delimiter_len, tag_len;
+    PyObject *capsule;
+    long rel;
+    int float32, extra_fields;
+    if (!PyArg_ParseTuple(args, "O!s#s#Olpp:rank_file", &PyBytes_Type, &data, &delimiter, &delimiter_len, &tag, &tag_len,
+                          &capsule, &rel, &float32, &extra_fields))
+        return NULL;
+    Work w;
+    memset(&w, 0, sizeof w);
+    PyObject *result = NULL;
+    w.judgments = PyCapsule_GetPointer(capsule, "evalwh._runlines.judgments");
+    if (w.judgments == NULL) goto out;
+    if (delimiter_len != 1 || (delimiter[0] != ' ' && delimiter[0] != '\t')) {
+        PyErr_SetString(PyExc_ValueError, "the delimiter is one space or one tab");
+        goto out;
+    }
+    w.data = PyBytes_AS_STRING(data); /* NUL-terminated, which read_lines relies on */
+    w.size = (size_t)PyBytes_GET_SIZE(data);
+    w.delimiter = delimiter[0];
+    w.tag = tag;
+    w.tag_len = (size_t)tag_len;
+    w.rel = rel;
+    w.float32 = float32;
+    w.extra_fields = extra_fields;
+    int ok;
+    Py_BEGIN_ALLOW_THREADS
+    ok = read_lines(&w) && rank_topics(&w);
+    Py_END_ALLOW_THREADS
+    if (!ok) {
+        result = w.refused ? PyUnicode_FromString(w.refused) : PyErr_NoMemory();
+        goto out;
+    }
+    if (w.line_count == 0) {
+        result = PyUnicode_FromString("no lines");
+        goto out;
+    }
+    PyObject *topics = PyList_New((Py_ssize_t)w.topic_count);
+    Ints counts = {malloc((w.topic_count + 1) * sizeof(int32_t)), 0, w.topic_count + 1};
+    if (topics == NULL || counts.data == NULL) {
+        Py_XDECREF(topics);
+        free(counts.data);
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto out;
+    }
+    for (size_t t = 0; t < w.topic_count; t++) {
+        PyObject *name = PyUnicode_DecodeASCII(w.topics[t].text, w.topics[t].len, NULL);
+        if (name == NULL) {
+            Py_DECREF(topics);
+            free(counts.data);
+            goto out;
+        }
+        PyList_SET_ITEM(topics, (Py_ssize_t)t, name);
+        counts.data[counts.len++] = (int32_t)w.topics[t].count;
+    }
+    result = Py_BuildValue("(NNNNNNN)", topics, ints_bytes(&counts), ints_bytes(&w.topic), ints_bytes(&w.rank),
+                           ints_bytes(&w.grade), ints_bytes(&w.judged), ints_bytes(&w.relevant));
+    free(counts.data);
+out:
+    work_free(&w);
+    return result;
+}
+
+static PyObject *parse_score_py(PyObject *self, PyObject *arg) {
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(arg, &n);
+    if (s == NULL) return NULL;
+    double value;
+    if (!parse_score(s, (size_t)n, &value)) Py_RETURN_NONE;
+    return PyFloat_FromDouble(value);
+}
+
+static PyMethodDef methods[] = {
+    {"judgments", judgments, METH_VARARGS,
+     "judgments(topic_offsets, topic_bytes, doc_offsets, doc_bytes, grades) -> capsule: the judgments "
+     "rank_file looks lines up in, from Arrow string buffers (int32 offsets) and int32 grades."},
+    {"rank_file", rank_file, METH_VARARGS,
+     "rank_file(data, delimiter, tag, judgments, rel, float32, extra_fields) -> tuple | str."},
+    {"parse_score", parse_score_py, METH_O,
+     "parse_score(text) -> float | None: a score as rank_file reads it (None: not its form)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_runlines",
+                                    "Read one TREC run file and rank its judged lines (see evalwh.direct).",
+                                    -1, methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__runlines(void) {
+    c_locale = new_c_locale();
+    if (!c_locale) {
+        PyErr_SetString(PyExc_OSError, "cannot create the C locale");
+        return NULL;
+    }
+    return PyModule_Create(&module);
+}
