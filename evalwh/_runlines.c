@@ -26,11 +26,15 @@
  *       The judgments to look lines up in: two Arrow string arrays (int32 offsets and their
  *       bytes) and int32 grades; a negative grade counts as unjudged.
  *   rank_file(data, delimiter, tag, judgments, rel, float32, extra_fields)
- *       -> (topics, num_ret, topic, rank, grade, judged_so_far, relevant_so_far) | str
- *       topics: the topic ids in order of first appearance; num_ret: int32 bytes, lines per
- *       topic; then int32 bytes per judged line, in (topic, rank) order: topic index, rank,
- *       grade, judged lines at or above it, relevant ones (grade >= rel) at or above it.
- *       A str is the reason the file is not in the plain form.
+ *       -> (topic_offsets, topic_bytes, num_ret, n_relevant, topic, rank, grade,
+ *           judged_so_far, relevant_so_far) | str
+ *       The topic ids in order of first appearance, as an Arrow string array's buffers
+ *       (int32 offsets and the bytes; no Python string is made); num_ret: int32 bytes, lines
+ *       per topic; n_relevant: how many judged lines are relevant (grade >= rel); then int32
+ *       bytes per judged line: topic index, rank, grade, judged lines at or above it,
+ *       relevant ones at or above it. The n_relevant relevant lines come first, then the
+ *       others, each part in (topic, rank) order (the evaluation stores relevant rows first,
+ *       as the warehouse's cache). A str is the reason the file is not in the plain form.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -140,8 +144,9 @@ static size_t table_size(size_t n) { /* a power of two of at least 2n (and 16) *
 /* Judgments are grouped by topic, each topic with its own small hash table of documents:
  * a run file is read topic by topic, so every lookup of a topic's lines hits a table of a
  * few kilobytes (one big table cost a cache miss per line). A slot holds the upper half of
- * the document's hash and its row index + 1, so a probe touches a row only when the hashes
- * agree. */
+ * the document's hash and where its record is (offset / 8 + 1), so a probe touches a record
+ * only when the hashes agree. A record is the doc id's length and grade, then its bytes,
+ * padded to 8: one cache line to fetch, which rank_topics asks for ahead of time. */
 
 typedef struct {
     const char *doc;
@@ -152,13 +157,14 @@ typedef struct {
 typedef struct {
     const char *text;
     uint32_t len;
-    size_t first, count; /* its rows: rows[first .. first + count) */
-    size_t slot0, mask;  /* its slots: slots[slot0 .. slot0 + mask] */
+    size_t count;       /* its judgments */
+    size_t record0;     /* where its records begin in Judgments.records */
+    size_t slot0, mask; /* its slots: slots[slot0 .. slot0 + mask] */
 } JudgedTopic;
 
 typedef struct {
-    char *text; /* every topic and doc id, back to back */
-    Judgment *rows;
+    char *text; /* the topic ids, back to back */
+    char *records;
     JudgedTopic *topics;
     size_t topic_count;
     uint32_t *topic_slots; /* topic index + 1, 0 = empty */
@@ -171,7 +177,7 @@ typedef struct {
 static void judgments_release(Judgments *j) {
     if (j == NULL) return;
     free(j->text);
-    free(j->rows);
+    free(j->records);
     free(j->topics);
     free(j->topic_slots);
     free(j->slots);
@@ -199,6 +205,12 @@ static const JudgedTopic *judged_topic(const Judgments *j, const char *text, uin
     return at ? &j->topics[at - 1] : NULL;
 }
 
+static inline size_t record_size(uint32_t len) { return 8 + (((size_t)len + 7) & ~(size_t)7); }
+
+static inline const char *record_at(const Judgments *j, uint64_t entry) {
+    return j->records + (size_t)((uint32_t)entry - 1) * 8;
+}
+
 /* the grade of a document of topic t (hash: hash_bytes(doc, len, 0)), -1 if unjudged */
 static int32_t grade_of(const Judgments *j, const JudgedTopic *t, const char *doc, uint32_t len,
                         uint64_t hash) {
@@ -208,8 +220,12 @@ static int32_t grade_of(const Judgments *j, const JudgedTopic *t, const char *do
         uint64_t entry = slots[slot];
         if (entry == 0) return -1;
         if ((entry & HIGH_HALF) == (hash & HIGH_HALF)) {
-            const Judgment *r = &j->rows[t->first + (uint32_t)entry - 1];
-            if (r->doc_len == len && same_bytes(r->doc, doc, len)) return r->grade;
+            const char *record = record_at(j, entry);
+            uint32_t record_len;
+            int32_t grade;
+            memcpy(&record_len, record, 4);
+            memcpy(&grade, record + 4, 4);
+            if (record_len == len && same_bytes(record + 8, doc, len)) return grade;
         }
         slot = (slot + 1) & t->mask;
     }
@@ -259,20 +275,19 @@ out:
 static PyObject *build_judgments(const Py_buffer *topic_offsets, const Py_buffer *topic_data,
                                  const Py_buffer *doc_offsets, const Py_buffer *doc_data, const int32_t *grade_at,
                                  size_t n) {
-    size_t bytes = (size_t)topic_data->len + (size_t)doc_data->len;
+    size_t bytes = (size_t)topic_data->len;
     size_t size = table_size((size_t)n);
     Judgments *j = calloc(1, sizeof(Judgments));
     uint32_t *topic_of = malloc(sizeof(uint32_t) * ((size_t)n + 1));
     Judgment *unsorted = malloc(sizeof(Judgment) * ((size_t)n + 1));
     if (j == NULL || topic_of == NULL || unsorted == NULL || (j->text = malloc(bytes + 1)) == NULL ||
-        (j->rows = malloc(sizeof(Judgment) * ((size_t)n + 1))) == NULL ||
         (j->topics = calloc((size_t)n + 1, sizeof(JudgedTopic))) == NULL ||
         (j->topic_slots = calloc(size, sizeof(uint32_t))) == NULL) {
         PyErr_NoMemory();
         goto fail;
     }
     j->topic_mask = size - 1;
-    /* the rows with their topics, topics numbered in order of appearance */
+    /* the judgments with their topics, topics numbered in order of appearance */
     char *at = j->text;
     size_t count = 0;
     for (size_t i = 0; i < n; i++) {
@@ -292,23 +307,26 @@ static PyObject *build_judgments(const Py_buffer *topic_offsets, const Py_buffer
         }
         topic_of[count] = j->topic_slots[slot] - 1;
         j->topics[topic_of[count]].count++;
-        memcpy(at, doc, (size_t)b);
-        unsorted[count] = (Judgment){at, b, grade};
-        at += b;
-        count++;
+        j->topics[topic_of[count]].record0 += record_size(b); /* its bytes, for now */
+        unsorted[count++] = (Judgment){doc, b, grade};
     }
-    /* rows grouped by topic (a counting sort), then each topic's table */
-    size_t slots = 0;
-    for (size_t t = 0, first = 0; t < j->topic_count; t++) {
+    /* records grouped by topic, then each topic's table */
+    size_t slots = 0, records = 0;
+    for (size_t t = 0; t < j->topic_count; t++) {
         JudgedTopic *topic = &j->topics[t];
-        topic->first = first;
-        first += topic->count;
+        size_t topic_bytes = topic->record0;
+        topic->record0 = records;
+        records += topic_bytes;
         topic->slot0 = slots;
         topic->mask = table_size(topic->count) - 1;
         slots += topic->mask + 1;
-        topic->count = 0; /* counted again as the rows are placed */
     }
-    if ((j->slots = calloc(slots ? slots : 1, sizeof(uint64_t))) == NULL) {
+    if (records / 8 >= UINT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "judgments of more than 32 GB");
+        goto fail;
+    }
+    if ((j->slots = calloc(slots ? slots : 1, sizeof(uint64_t))) == NULL ||
+        (j->records = calloc(records ? records : 8, 1)) == NULL) {
         PyErr_NoMemory();
         goto fail;
     }
@@ -324,11 +342,15 @@ static PyObject *build_judgments(const Py_buffer *topic_offsets, const Py_buffer
             Py_XDECREF(d);
             goto fail;
         }
-        j->rows[topic->first + topic->count] = *r;
+        char *record = j->records + topic->record0;
+        memcpy(record, &r->doc_len, 4);
+        memcpy(record + 4, &r->grade, 4);
+        memcpy(record + 8, r->doc, r->doc_len);
         uint64_t *table = j->slots + topic->slot0;
         size_t slot = hash & topic->mask;
         while (table[slot]) slot = (slot + 1) & topic->mask;
-        table[slot] = (hash & HIGH_HALF) | (uint64_t)(++topic->count);
+        table[slot] = (hash & HIGH_HALF) | (uint64_t)(topic->record0 / 8 + 1);
+        topic->record0 += record_size(r->doc_len); /* (the next record's place; unused after) */
     }
     free(topic_of);
     free(unsorted);
@@ -439,6 +461,11 @@ typedef struct {
     size_t len, cap;
 } Ints;
 
+/* judged lines, a column each */
+typedef struct {
+    Ints topic, rank, grade, judged, relevant;
+} Rows;
+
 static int ints_push(Ints *a, int32_t v) {
     if (a->len == a->cap) {
         size_t cap = a->cap ? 2 * a->cap : 1024;
@@ -479,7 +506,7 @@ typedef struct {
     const char *refused;
     Topic *topics;
     size_t topic_count;
-    Ints topic, rank, grade, judged, relevant;
+    Rows rows[2]; /* the judged lines: [0] relevant ones (grade >= rel), [1] the others */
     /* work */
     Line *lines;
     size_t line_count;
@@ -489,11 +516,13 @@ typedef struct {
 
 static void work_free(Work *w) {
     free(w->topics);
-    free(w->topic.data);
-    free(w->rank.data);
-    free(w->grade.data);
-    free(w->judged.data);
-    free(w->relevant.data);
+    for (int k = 0; k < 2; k++) {
+        free(w->rows[k].topic.data);
+        free(w->rows[k].rank.data);
+        free(w->rows[k].grade.data);
+        free(w->rows[k].judged.data);
+        free(w->rows[k].relevant.data);
+    }
     free(w->lines);
     free(w->order);
     free(w->slots);
@@ -661,14 +690,22 @@ static int rank_topics(Work *w) {
         size_t count = w->topics[t].count, mask = table_size(count) - 1;
         const Topic *topic = &w->topics[t];
         const JudgedTopic *judged_here = judged_topic(w->judgments, topic->text, topic->len);
+        const uint64_t *judged_slots = judged_here ? w->judgments->slots + judged_here->slot0 : NULL;
         memset(w->slots, 0, (mask + 1) * sizeof(uint64_t));
         int sorted = 1, judged_tie = 0;
         for (size_t i = 0; i < count; i++) group[i]->hash = hash_bytes(group[i]->doc, group[i]->doc_len, 0);
         for (size_t i = 0; i < count; i++) {
             Line *line = group[i];
-            /* the judgments' slots are far away in memory: ask for them a few lines ahead */
-            if (judged_here && i + PREFETCH_AHEAD < count)
-                PREFETCH(w->judgments->slots + judged_here->slot0 + (group[i + PREFETCH_AHEAD]->hash & judged_here->mask));
+            /* the judgments are far away in memory: ask for a line's slot 2 * PREFETCH_AHEAD
+             * lines ahead, and for the record it points to PREFETCH_AHEAD lines ahead */
+            if (judged_slots != NULL) {
+                if (i + 2 * PREFETCH_AHEAD < count)
+                    PREFETCH(judged_slots + (group[i + 2 * PREFETCH_AHEAD]->hash & judged_here->mask));
+                if (i + PREFETCH_AHEAD < count) {
+                    uint64_t entry = judged_slots[group[i + PREFETCH_AHEAD]->hash & judged_here->mask];
+                    if (entry) PREFETCH(record_at(w->judgments, entry));
+                }
+            }
             size_t slot = line->hash & mask;
             for (;;) { /* a document twice in the topic is refused */
                 uint64_t entry = w->slots[slot];
@@ -709,9 +746,10 @@ static int rank_topics(Work *w) {
             if (line->grade < 0) continue;
             judged++;
             relevant += line->grade >= w->rel;
-            if (!ints_push(&w->topic, (int32_t)t) || !ints_push(&w->rank, (int32_t)i + 1) ||
-                !ints_push(&w->grade, line->grade) || !ints_push(&w->judged, judged) ||
-                !ints_push(&w->relevant, relevant))
+            Rows *rows = &w->rows[line->grade >= w->rel ? 0 : 1];
+            if (!ints_push(&rows->topic, (int32_t)t) || !ints_push(&rows->rank, (int32_t)i + 1) ||
+                !ints_push(&rows->grade, line->grade) || !ints_push(&rows->judged, judged) ||
+                !ints_push(&rows->relevant, relevant))
                 goto done;
         }
     }
@@ -723,6 +761,16 @@ done:
 
 static PyObject *ints_bytes(const Ints *a) {
     return PyBytes_FromStringAndSize((const char *)a->data, (Py_ssize_t)(a->len * sizeof(int32_t)));
+}
+
+/* a column of the judged lines: the relevant ones' values, then the others' */
+static PyObject *rows_bytes(const Ints *relevant, const Ints *others) {
+    size_t a = relevant->len * sizeof(int32_t), b = others->len * sizeof(int32_t);
+    PyObject *bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(a + b));
+    if (bytes == NULL) return NULL;
+    if (a) memcpy(PyBytes_AS_STRING(bytes), relevant->data, a);
+    if (b) memcpy(PyBytes_AS_STRING(bytes) + a, others->data, b);
+    return bytes;
 }
 
 static PyObject *rank_file(PyObject *self, PyObject *args) {
@@ -764,26 +812,37 @@ static PyObject *rank_file(PyObject *self, PyObject *args) {
         result = PyUnicode_FromString("no lines");
         goto out;
     }
-    PyObject *topics = PyList_New((Py_ssize_t)w.topic_count);
+    /* the topic ids as an Arrow string array's buffers: int32 offsets, then the bytes */
+    size_t bytes = 0;
+    for (size_t t = 0; t < w.topic_count; t++) bytes += w.topics[t].len;
+    if (bytes > INT32_MAX) {
+        result = PyUnicode_FromString("topic ids of more than 2 GB");
+        goto out;
+    }
+    Ints offsets = {malloc((w.topic_count + 1) * sizeof(int32_t)), 0, w.topic_count + 1};
     Ints counts = {malloc((w.topic_count + 1) * sizeof(int32_t)), 0, w.topic_count + 1};
-    if (topics == NULL || counts.data == NULL) {
-        Py_XDECREF(topics);
+    PyObject *names = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)bytes);
+    if (offsets.data == NULL || counts.data == NULL || names == NULL) {
+        free(offsets.data);
         free(counts.data);
+        Py_XDECREF(names);
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto out;
     }
+    char *at = PyBytes_AS_STRING(names);
+    offsets.data[offsets.len++] = 0;
     for (size_t t = 0; t < w.topic_count; t++) {
-        PyObject *name = PyUnicode_DecodeASCII(w.topics[t].text, w.topics[t].len, NULL);
-        if (name == NULL) {
-            Py_DECREF(topics);
-            free(counts.data);
-            goto out;
-        }
-        PyList_SET_ITEM(topics, (Py_ssize_t)t, name);
+        memcpy(at, w.topics[t].text, w.topics[t].len);
+        at += w.topics[t].len;
+        offsets.data[offsets.len++] = (int32_t)(at - PyBytes_AS_STRING(names));
         counts.data[counts.len++] = (int32_t)w.topics[t].count;
     }
-    result = Py_BuildValue("(NNNNNNN)", topics, ints_bytes(&counts), ints_bytes(&w.topic), ints_bytes(&w.rank),
-                           ints_bytes(&w.grade), ints_bytes(&w.judged), ints_bytes(&w.relevant));
+    const Rows *r = w.rows;
+    result = Py_BuildValue("(NNNnNNNNN)", ints_bytes(&offsets), names, ints_bytes(&counts), (Py_ssize_t)r[0].topic.len,
+                           rows_bytes(&r[0].topic, &r[1].topic), rows_bytes(&r[0].rank, &r[1].rank),
+                           rows_bytes(&r[0].grade, &r[1].grade), rows_bytes(&r[0].judged, &r[1].judged),
+                           rows_bytes(&r[0].relevant, &r[1].relevant));
+    free(offsets.data);
     free(counts.data);
 out:
     work_free(&w);

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalwh import evaluation, formats, ingest, sql
+from evalwh import arrays, evaluation, formats, ingest, sql
 from evalwh.evaluation import Averaging, Options, Unjudged
 
 if TYPE_CHECKING:
@@ -106,13 +106,13 @@ def evaluate_files(
                     ignore_extra_fields=ignore_extra_fields,
                     progress=None,
                 )
-            wh.con.register("ev_files_judged_arrow", judged)
-            wh.con.execute(
-                "CREATE OR REPLACE TEMP TABLE ev_files_judged AS SELECT * FROM ev_files_judged_arrow"
-            )
-            wh.con.unregister("ev_files_judged_arrow")
-            for name, params in _context_steps(options):
-                wh.run(sql.query(_CONTEXT, name), params)
+            # read once, by 05_source_files.sql, into the table the metrics scan
+            wh.con.register("ev_files_judged", judged)
+            try:
+                for name, params in _context_steps(options):
+                    wh.run(sql.query(_CONTEXT, name), params)
+            finally:
+                wh.con.unregister("ev_files_judged")
             frame = evaluation.compute(wh, COLLECTION, parsed, options, per_query=per_query)
     return frame
 
@@ -193,7 +193,7 @@ def _rank_files(
         )
 
     accepted: list[ingest.RunFile] = []
-    ranked: list[tuple[Any, ...]] = []
+    ranked: list[_Ranked] = []
     general: list[Path] = []
     # the reader releases the GIL: one file per core at a time (and only that in memory)
     with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
@@ -202,65 +202,87 @@ def _rank_files(
                 general.append(file.path)
             else:
                 accepted.append(file)
-                ranked.append(result)
+                ranked.append(_Ranked(*result))
     if accepted:
         _store_runs(wh, accepted, ranked)
     return _judged_rows(accepted, ranked), sorted(general, key=order.__getitem__)
 
 
-def _ints(parts: list[bytes]) -> np.ndarray:
-    return np.frombuffer(b"".join(parts), np.int32)
+class _Ranked:
+    """What the reader hands back for one file (see evalwh/_runlines.c), as arrays."""
+
+    def __init__(self, topic_offsets: bytes, topic_bytes: bytes, num_ret: bytes, relevant: int, *rows: bytes) -> None:
+        import pyarrow as pa
+
+        buffers = [None, pa.py_buffer(topic_offsets), pa.py_buffer(topic_bytes)]
+        self.topics = pa.Array.from_buffers(pa.string(), len(topic_offsets) // 4 - 1, buffers)
+        self.num_ret = np.frombuffer(num_ret, np.int32)
+        self.relevant = relevant  # the judged rows' first `relevant` are the relevant ones
+        self.topic, self.rank, self.grade, self.judged_so_far, self.relevant_so_far = (
+            np.frombuffer(column, np.int32) for column in rows
+        )
 
 
-def _judged_rows(files: list[ingest.RunFile], ranked: list[tuple[Any, ...]]) -> pa.Table:
-    """The judged rows of the files the reader took, as one table (``ev_files_judged``)."""
+def _judged_rows(files: list[ingest.RunFile], ranked: list[_Ranked]) -> pa.Table:
+    """The judged rows of the files the reader took, as one table (``ev_files_judged``).
+
+    Relevant rows first, as in the warehouse's cache (schema/010): most metrics read only
+    those, and DuckDB skips the row groups of the others.
+    """
     import pyarrow as pa
 
     if not files:
         return _empty_judged()
-    # each file's topic indices, made indices into all files' topics
-    topics = [names for names, *_ in ranked]
-    base = np.cumsum([0] + [len(names) for names in topics[:-1]])
-    at = np.concatenate(
-        [np.frombuffer(r[2], np.int32) + b for r, b in zip(ranked, base, strict=True)]
-    )
-    run_of_topic = np.repeat(np.arange(len(files)), [len(names) for names in topics])
-    return pa.table(
-        {
-            "run_id": pa.array([f.run_id for f in files], pa.string()).take(run_of_topic[at]),
-            "query_id": pa.array([q for names in topics for q in names], pa.string()).take(at),
-            "rank": _ints([r[3] for r in ranked]),
-            "gain": _ints([r[4] for r in ranked]),
-            "judged_so_far": _ints([r[5] for r in ranked]),
-            "relevant_so_far": _ints([r[6] for r in ranked]),
-        }
+
+    def column(values: list[np.ndarray]) -> np.ndarray:
+        """One column of all files: their relevant rows, then their other rows."""
+        firsts = [v[: r.relevant] for v, r in zip(values, ranked, strict=True)]
+        rests = [v[r.relevant :] for v, r in zip(values, ranked, strict=True)]
+        return np.concatenate(firsts + rests)
+
+    # each file's topic indices, made indices into all files' topics, and each row's run
+    base = np.cumsum([0] + [len(r.topics) for r in ranked[:-1]])
+    at = column([r.topic + b for r, b in zip(ranked, base, strict=True)])
+    run_of_topic = np.repeat(np.arange(len(files)), [len(r.topics) for r in ranked])
+    # the ids as dictionaries (DuckDB reads them without a copy of every string here)
+    run_ids = arrays.strings([f.run_id for f in files])
+    query_ids = pa.concat_arrays([r.topics for r in ranked])
+    names = ("rank", "grade", "judged_so_far", "relevant_so_far")
+    return pa.Table.from_arrays(
+        [
+            pa.DictionaryArray.from_arrays(arrays.int32s(run_of_topic[at]), run_ids),
+            pa.DictionaryArray.from_arrays(arrays.int32s(at), query_ids),
+            *(arrays.int32s(column([getattr(r, name) for r in ranked])) for name in names),
+        ],
+        names=["run_id", "query_id", "rank", "gain", "judged_so_far", "relevant_so_far"],
     )
 
 
-def _store_runs(wh: Warehouse, files: list[ingest.RunFile], ranked: list[tuple[Any, ...]]) -> None:
+def _store_runs(wh: Warehouse, files: list[ingest.RunFile], ranked: list[_Ranked]) -> None:
     """What the ingest stores for the files the reader took: runs and run_topics rows."""
     import pyarrow as pa
 
-    counts = [np.frombuffer(r[1], np.int32) for r in ranked]
-    runs = pa.table(
-        {
-            "collection_id": pa.array([COLLECTION] * len(files), pa.string()),
-            "run_id": [f.run_id for f in files],
-            "tag": [f.first_tag for f in files],
-            "source_file": [os.path.basename(f.label) for f in files],
-            "sha256": [""] * len(files),
-            "line_count": [int(c.sum()) for c in counts],
-        }
+    runs = pa.Table.from_arrays(
+        [
+            arrays.repeated(COLLECTION, len(files)),
+            arrays.strings([f.run_id for f in files]),
+            arrays.strings([f.first_tag for f in files]),
+            arrays.strings([os.path.basename(f.label) for f in files]),
+            arrays.repeated("", len(files)),
+            arrays.int32s(np.array([r.num_ret.sum() for r in ranked])),
+        ],
+        names=["collection_id", "run_id", "tag", "source_file", "sha256", "line_count"],
     )
-    topics = pa.table(
-        {
-            "collection_id": pa.array([COLLECTION] * sum(len(c) for c in counts), pa.string()),
-            "run_id": pa.array([f.run_id for f in files]).take(
-                np.repeat(np.arange(len(files)), [len(c) for c in counts])
+    topics = pa.Table.from_arrays(
+        [
+            arrays.repeated(COLLECTION, sum(len(r.topics) for r in ranked)),
+            arrays.strings([f.run_id for f in files]).take(
+                arrays.int32s(np.repeat(np.arange(len(files)), [len(r.topics) for r in ranked]))
             ),
-            "query_id": pa.array([q for names, *_ in ranked for q in names], pa.string()),
-            "num_ret": np.concatenate(counts),
-        }
+            pa.concat_arrays([r.topics for r in ranked]),
+            arrays.int32s(np.concatenate([r.num_ret for r in ranked])),
+        ],
+        names=["collection_id", "run_id", "query_id", "num_ret"],
     )
     wh.con.register("ev_new_runs", runs)
     wh.con.register("ev_new_topics", topics)
@@ -291,19 +313,25 @@ def judgments_from_arrow(reader: Any, table: pa.Table) -> Any:
     No Python string is made: the C side reads the offsets and bytes of the two id columns.
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    # (Array.cast imports pyarrow.compute, a fifth of a second: only when the type differs)
+    def column(name: str, kind: pa.DataType) -> pa.Array:
+        array = table[name].combine_chunks()
+        return array if array.type == kind else array.cast(kind)
 
     buffers: list[Any] = []
     for name in ("query_id", "doc_id"):
-        column = pc.cast(table[name], pa.string()).combine_chunks()
-        _, offsets, data = column.buffers()
+        ids = column(name, pa.string())
+        _, offsets, data = ids.buffers()
         if offsets is None:  # no judgments
             offsets = np.zeros(1, np.int32)
         else:  # a slice's offsets begin further in (and index data as they are)
-            offsets = offsets.slice(column.offset * 4)
+            offsets = offsets.slice(ids.offset * 4)
         buffers += [offsets, data if data is not None else b""]
-    grades = pc.cast(table["grade"], pa.int32()).combine_chunks().to_numpy(zero_copy_only=False)
-    return reader.judgments(*buffers, np.ascontiguousarray(grades, np.int32))
+    grades = column("grade", pa.int32())  # no NULL (qrels.relevance)
+    data = grades.buffers()[1]
+    buffers.append(data.slice(grades.offset * 4, len(grades) * 4) if data is not None else b"")
+    return reader.judgments(*buffers)
 
 
 def _reader() -> Any:
@@ -320,13 +348,6 @@ def _reader() -> Any:
 def _empty_judged() -> pa.Table:
     import pyarrow as pa
 
-    return pa.table(
-        {
-            "run_id": pa.array([], pa.string()),
-            "query_id": pa.array([], pa.string()),
-            "rank": pa.array([], pa.int32()),
-            "gain": pa.array([], pa.int32()),
-            "judged_so_far": pa.array([], pa.int32()),
-            "relevant_so_far": pa.array([], pa.int32()),
-        }
-    )
+    fields = [("run_id", pa.string()), ("query_id", pa.string())]
+    fields += [(name, pa.int32()) for name in ("rank", "gain", "judged_so_far", "relevant_so_far")]
+    return pa.schema(fields).empty_table()

@@ -48,9 +48,16 @@ def _rank(
     return _runlines.rank_file(text.encode(), delimiter, tag, judgments, rel, float32, extra)
 
 
+def _names(offsets: bytes, data: bytes) -> list[str]:
+    """The topic ids from their Arrow buffers."""
+    at = np.frombuffer(offsets, np.int32)
+    return [data[a:b].decode() for a, b in zip(at[:-1], at[1:], strict=True)]
+
+
 def _rows(result) -> list[tuple[str, int, int, int, int]]:
     """(topic, rank, grade, judged_so_far, relevant_so_far) of each judged line."""
-    names, _, topic, rank, grade, judged, relevant = result
+    offsets, data, _, _, topic, rank, grade, judged, relevant = result
+    names = _names(offsets, data)
     columns = [np.frombuffer(b, np.int32).tolist() for b in (topic, rank, grade, judged, relevant)]
     return [(names[t], r, g, j, v) for t, r, g, j, v in zip(*columns, strict=True)]
 
@@ -83,7 +90,8 @@ def test_ranks_and_running_counts_are_trec_rankeds(lines, judged, grades, float3
     ]
     qrels = [(lines[i][0], lines[i][1], grades[i]) for i in sorted(judged) if i < len(lines)]
     text = "".join(f"{q} Q0 {d} {i} {s} r\n" for i, (q, d, s) in enumerate(lines))
-    got = _rows(_rank(text, _judgments(qrels), rel=rel, float32=float32))
+    result = _rank(text, _judgments(qrels), rel=rel, float32=float32)
+    got = _rows(result)
 
     frame = pd.DataFrame(lines, columns=["query_id", "doc_id", "score"]).assign(
         score=lambda f: f["score"].astype(float), collection_id="c", run_id="r"
@@ -109,15 +117,19 @@ def test_ranks_and_running_counts_are_trec_rankeds(lines, judged, grades, float3
         _RANKING.con.unregister("lines")
         _RANKING.con.unregister("judged")
     assert sorted(got) == sorted(expected)
-    # in (topic, rank) order: topics as they first appear, ranks rising within each
+    # relevant rows first, then the others, each part in (topic, rank) order: topics as
+    # they first appear, ranks rising within each
+    relevant = result[3]
+    assert all(row[2] >= rel for row in got[:relevant]) and all(row[2] < rel for row in got[relevant:])
     topics_in_order = list(dict.fromkeys(q for q, *_ in lines))
-    assert got == sorted(got, key=lambda row: (topics_in_order.index(row[0]), row[1]))
+    for part in (got[:relevant], got[relevant:]):
+        assert part == sorted(part, key=lambda row: (topics_in_order.index(row[0]), row[1]))
 
 
 def test_num_ret_counts_every_line_of_a_topic():
     result = _rank("2 Q0 a 1 1 r\n1 Q0 b 1 1 r\n2 Q0 c 2 0 r\n", _judgments([]))
-    names, num_ret, *_ = result
-    assert names == ["2", "1"]
+    offsets, data, num_ret, *_ = result
+    assert _names(offsets, data) == ["2", "1"]
     assert np.frombuffer(num_ret, np.int32).tolist() == [2, 1]
 
 
@@ -249,6 +261,7 @@ def test_any_bytes_give_a_result_or_a_reason(data, delimiter):
     result = _runlines.rank_file(data, delimiter, "r", _judgments([("1", "a", 1)]), 1, False, False)
     if isinstance(result, str):
         return
-    names, num_ret, *_ = result
+    offsets, data, num_ret, *_ = result
+    names = _names(offsets, data)
     assert sum(np.frombuffer(num_ret, np.int32)) == data.rstrip(b"\n").count(b"\n") + 1
     assert len(names) == len(set(names))

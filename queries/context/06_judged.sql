@@ -8,7 +8,8 @@
 -- the judged rows. The depth cap (trec_eval -M) keeps ranks up to depth_cap; the threshold
 -- (trec_eval -l) makes is_rel; on condensed lists (Sakai 2007, trec_eval -J) unjudged
 -- documents are gone and the rank is the rank among judged documents, judged_so_far. The
--- running counts need no change for either.
+-- running counts need no change for either. Every ev_judged_source (05_source_*.sql) holds
+-- only the evaluated topics (ev_topics) already.
 --   nonrelevant_above  judged non-relevant documents strictly above this rank (bpref's c)
 CREATE OR REPLACE TEMP VIEW ev_judged AS
 SELECT
@@ -22,5 +23,4 @@ SELECT
     s.judged_so_far - s.relevant_so_far - CASE WHEN s.gain >= getvariable('ev_rel') THEN 0 ELSE 1 END
         AS nonrelevant_above
 FROM ev_judged_source AS s
-SEMI JOIN ev_topics AS t USING (query_id)
 WHERE s.rank <= getvariable('ev_depth_cap');
