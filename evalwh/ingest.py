@@ -531,6 +531,16 @@ def ingest_run_frame(
 # -- qrels ----------------------------------------------------------------------------------
 
 
+def _stage_qrels(wh: Warehouse, path: Path, delimiter: str | None) -> None:
+    """Stage a qrels file: split by DuckDB's CSV reader where it reads it right, else by regex."""
+    if delimiter is not None:
+        wh.run(sql.query(_INGEST, "stage_qrels_fast"), {"files": [str(path)], "delim": delimiter})
+        ((unsure,),) = wh.con.execute("SELECT bool_or(split_unsure) FROM staged_qrels").fetchall()
+        if not unsure:
+            return
+    wh.run(sql.query(_INGEST, "stage_qrels"), {"files": [str(path)]})
+
+
 def ingest_qrels_source(
     wh: Warehouse,
     source: str | os.PathLike[str] | pd.DataFrame,
@@ -573,7 +583,7 @@ def ingest_qrels_source(
 
     if isinstance(stage, Path):
         try:
-            wh.run(sql.query(_INGEST, "stage_qrels"), {"files": [str(stage)]})
+            _stage_qrels(wh, stage, scan.fast_delimiter)
         except QueryError as error:
             located = formats.locate_qrels_error(stage)
             if located.line is not None:

@@ -833,6 +833,26 @@ def test_random_qrels_agree_with_the_reference(tmp_path_factory, data):
         assert error.line == expected_line
     else:
         assert expected_line is False
+        stored = _HYPOTHESIS_WH.con.execute(
+            "SELECT query_id, iteration, doc_id, relevance FROM qrels WHERE collection_id = ?"
+            " ORDER BY ALL",
+            [directory.name],
+        ).fetchall()
+        assert stored == sorted(_reference_qrels_rows(qrels))
+
+
+def _reference_qrels_rows(data: bytes) -> list[tuple[str, str, str, int]]:
+    """The rows of an accepted qrels file: each line split on any run of whitespace."""
+    rows = []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        line = line.removesuffix(b"\r")
+        if number == 1:
+            line = line.removeprefix(b"\xef\xbb\xbf")
+        if line.startswith(b"#") or not line.strip(b" \t\x0b\x0c"):
+            continue
+        query, iteration, doc, grade = _SEPARATOR.split(line.strip(b" \t\x0b\x0c"))
+        rows.append((query.decode(), iteration.decode(), doc.decode(), int(grade)))
+    return rows
 
 
 def _reference_qrels(data: bytes) -> int | None | bool:

@@ -1,8 +1,8 @@
 -- name: stage_qrels
 -- description: Read a TREC qrels file (qid iter docid rel) into staged_qrels, splitting on any run of whitespace.
 -- params: files VARCHAR[]
--- Qrels files are small next to runs, so they always take the general split (a regular
--- expression per line). Separators are C's isspace() within a line: space, tab, vertical tab,
+-- The general split (a regular expression per line), for files that stage_qrels_fast.sql
+-- cannot read as the general split would. Separators are C's isspace() within a line: space, tab, vertical tab,
 -- form feed; the caller has rejected NUL bytes and any \r that does not end a line, so
 -- chr(0) as delimiter yields whole lines. A line is a comment only when '#' is its first
 -- character; blank lines are skipped.
