@@ -180,6 +180,27 @@ def test_bad_run_files_fail_as_in_the_ingest(tmp_path, monkeypatch, name, reader
     assert str(raised.value) == f"{run}{message}"
 
 
+@pytest.mark.parametrize(
+    "content",
+    [
+        gzip.compress(b"401 Q0 d1 1 2 r\n" * 50)[:-20],
+        b"not gzip at all\n",
+        (lambda d: d[:20] + b"\xff" * 10 + d[30:])(gzip.compress(b"401 Q0 d1 1 2 r\n" * 500)),
+    ],
+    ids=["truncated", "not gzip", "bad deflate block"],
+)
+def test_a_broken_gz_file_fails_as_in_the_ingest(tmp_path, content):
+    """The reader inflates with ISA-L; whatever it cannot read, the ingest names."""
+    qrels = _write(tmp_path / "qrels", QRELS)
+    run = tmp_path / "run.gz"
+    run.write_bytes(content)
+    with Warehouse(":memory:") as wh, pytest.raises(IngestError) as expected:
+        wh.ingest_runs([run], collection="files")
+    with pytest.raises(IngestError) as raised:
+        evaluate_files(qrels, [run], ["P@10"])
+    assert str(raised.value) == str(expected.value)
+
+
 def test_a_good_file_beside_a_bad_one_still_fails(tmp_path):
     qrels = _write(tmp_path / "qrels", QRELS)
     good = _write(tmp_path / "good", "401 Q0 d1 1 2 g\n")
