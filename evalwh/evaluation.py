@@ -245,14 +245,18 @@ def parse_measures(
     return parsed
 
 
-def _import_pandas_meanwhile() -> threading.Thread:
-    """Import pandas in a thread while DuckDB runs the metric queries (the result needs it).
+def _import_pandas_meanwhile() -> None:
+    """Start importing pandas in a thread, unless it is imported (or being imported) already.
 
-    The import is a third of a second or more of Python, as long as the queries themselves
-    on a collection the size of TREC-8, and DuckDB runs them without the GIL. The main thread
-    needs the GIL only briefly between queries; a short switch interval while the import
-    runs keeps it from waiting the default 5 ms for each turn.
+    The result of an evaluation is a DataFrame, and importing pandas (with pyarrow) takes a
+    third of a second or more of Python: as long as the eight metric queries of the benchmark
+    on TREC-8. DuckDB runs the queries without the GIL, so the import goes on beside them;
+    ``import pandas`` in :func:`compute` then waits for it to finish (the import system's
+    module lock). The main thread needs the GIL only briefly between queries;
+    a short switch interval while the import runs keeps it from waiting 5 ms for each turn.
     """
+    if "pandas" in sys.modules:
+        return
 
     def load() -> None:
         interval = sys.getswitchinterval()
@@ -262,10 +266,7 @@ def _import_pandas_meanwhile() -> threading.Thread:
         finally:
             sys.setswitchinterval(interval)
 
-    thread = threading.Thread(target=load, name="evalwh-import-pandas", daemon=True)
-    if "pandas" not in sys.modules:
-        thread.start()
-    return thread
+    threading.Thread(target=load, name="evalwh-import-pandas", daemon=True).start()
 
 
 def compute(
@@ -282,7 +283,7 @@ def compute(
 
     from evalwh import arrays
 
-    importing = _import_pandas_meanwhile()
+    _import_pandas_meanwhile()
     tables = []
     for measure in parsed:
         table = wh.arrow(measure.metric.file, measure.params)
@@ -295,9 +296,7 @@ def compute(
             table = table.set_column(table.schema.get_field_index("value"), "value", value)
         tables.append(table.select(["measure", "aggregate", "run_id", "query_id", "value"]))
     values = pa.concat_tables(tables)
-    if importing.ident is not None:  # (started)
-        importing.join()
-    import pandas as pd
+    import pandas as pd  # (waits for _import_pandas_meanwhile's thread, if it still runs)
     if per_query:
         frame = values.select(["run_id", "query_id", "measure", "value"]).to_pandas()
         means = None
