@@ -223,6 +223,15 @@ class _Ranked:
         )
 
 
+def _topics(files: list[ingest.RunFile], ranked: list[_Ranked]) -> tuple[pa.Array, np.ndarray, pa.Array]:
+    """All files' topics, in file order: the run ids, each topic's run (an index), its id."""
+    import pyarrow as pa
+
+    run_of_topic = np.repeat(np.arange(len(files)), [len(r.topics) for r in ranked])
+    query_ids = pa.concat_arrays([r.topics for r in ranked])
+    return arrays.strings([f.run_id for f in files]), run_of_topic, query_ids
+
+
 def _judged_rows(files: list[ingest.RunFile], ranked: list[_Ranked]) -> pa.Table:
     """The judged rows of the files the reader took, as one table (``ev_files_judged``).
 
@@ -240,14 +249,12 @@ def _judged_rows(files: list[ingest.RunFile], ranked: list[_Ranked]) -> pa.Table
         rests = [v[r.relevant :] for v, r in zip(values, ranked, strict=True)]
         return np.concatenate(firsts + rests)
 
-    # each file's topic indices, made indices into all files' topics, and each row's run
+    # each file's topic indices, made indices into all files' topics
     base = np.cumsum([0] + [len(r.topics) for r in ranked[:-1]])
     at = column([r.topic + b for r, b in zip(ranked, base, strict=True)])
-    run_of_topic = np.repeat(np.arange(len(files)), [len(r.topics) for r in ranked])
-    # the ids as dictionaries (DuckDB reads them without a copy of every string here)
-    run_ids = arrays.strings([f.run_id for f in files])
-    query_ids = pa.concat_arrays([r.topics for r in ranked])
+    run_ids, run_of_topic, query_ids = _topics(files, ranked)
     names = ("rank", "grade", "judged_so_far", "relevant_so_far")
+    # the ids as dictionaries (DuckDB reads them without a copy of every string here)
     return pa.Table.from_arrays(
         [
             pa.DictionaryArray.from_arrays(arrays.int32s(run_of_topic[at]), run_ids),
@@ -262,38 +269,30 @@ def _store_runs(wh: Warehouse, files: list[ingest.RunFile], ranked: list[_Ranked
     """What the ingest stores for the files the reader took: runs and run_topics rows."""
     import pyarrow as pa
 
-    runs = pa.Table.from_arrays(
+    ingest.insert_runs(
+        wh,
         [
-            arrays.repeated(COLLECTION, len(files)),
-            arrays.strings([f.run_id for f in files]),
-            arrays.strings([f.first_tag for f in files]),
-            arrays.strings([os.path.basename(f.label) for f in files]),
-            arrays.repeated("", len(files)),
-            arrays.int32s(np.array([r.num_ret.sum() for r in ranked])),
+            [COLLECTION, f.run_id, f.first_tag, os.path.basename(f.label), "", int(r.num_ret.sum())]
+            for f, r in zip(files, ranked, strict=True)
         ],
-        names=["collection_id", "run_id", "tag", "source_file", "sha256", "line_count"],
     )
+    run_ids, run_of_topic, query_ids = _topics(files, ranked)
     topics = pa.Table.from_arrays(
         [
-            arrays.repeated(COLLECTION, sum(len(r.topics) for r in ranked)),
-            arrays.strings([f.run_id for f in files]).take(
-                arrays.int32s(np.repeat(np.arange(len(files)), [len(r.topics) for r in ranked]))
-            ),
-            pa.concat_arrays([r.topics for r in ranked]),
+            arrays.repeated(COLLECTION, len(query_ids)),
+            run_ids.take(arrays.int32s(run_of_topic)),
+            query_ids,
             arrays.int32s(np.concatenate([r.num_ret for r in ranked])),
         ],
         names=["collection_id", "run_id", "query_id", "num_ret"],
     )
-    wh.con.register("ev_new_runs", runs)
     wh.con.register("ev_new_topics", topics)
     try:
         wh.con.execute(
-            "INSERT INTO runs (collection_id, run_id, tag, source_file, sha256, line_count)"
-            " SELECT * FROM ev_new_runs"
+            "INSERT INTO run_topics (collection_id, run_id, query_id, num_ret)"
+            " SELECT collection_id, run_id, query_id, num_ret FROM ev_new_topics"
         )
-        wh.con.execute("INSERT INTO run_topics SELECT * FROM ev_new_topics")
     finally:
-        wh.con.unregister("ev_new_runs")
         wh.con.unregister("ev_new_topics")
 
 

@@ -105,13 +105,13 @@ def scan(path: Path, copy_to: Path | None = None) -> Scan:
         copy_to: Also write the decompressed content there, so that DuckDB reads plain text
             instead of decompressing the file a second time.
     """
-    hasher = hashlib.sha256()
+    digest = hashlib.sha256()
     seen = {b"\t": False, b" ": False, b"\x0b": False, b"\x0c": False, b"\x00": False}
     lone_cr = False
     previous_ended_cr = False
     with open_binary(path) as handle, _sink(copy_to) as copy:
         while chunk := handle.read(_CHUNK):
-            hasher.update(chunk)
+            digest.update(chunk)
             if copy is not None:
                 copy.write(chunk)
             for char, found in seen.items():
@@ -132,7 +132,7 @@ def scan(path: Path, copy_to: Path | None = None) -> Scan:
             fast = "\t"
         elif seen[b" "] and not seen[b"\t"]:
             fast = " "
-    return Scan(hasher.hexdigest(), fast, lone_cr or seen[b"\x00"])
+    return Scan(digest.hexdigest(), fast, lone_cr or seen[b"\x00"])
 
 
 @contextmanager
