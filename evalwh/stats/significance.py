@@ -1,22 +1,28 @@
-"""Significance tests between every pair of runs, vectorised over pairs (methods §4.2).
+"""Significance tests between pairs of runs, vectorised over pairs (methods §4.2).
 
 Every function takes one metric in long form (``run_id, query_id, value``), aligns it into a
-runs x topics matrix, and tests all ``k(k-1)/2`` pairs at once: the pairs are rows of a
-pairs x topics matrix of differences, so scipy's ``axis`` support does the work without a
-Python loop over pairs. Pairs are oriented by the order of ``runs`` (``run_a`` comes first);
-the outcome column is ``+1`` (``run_a`` significantly better), ``-1`` or ``0``.
+runs x topics matrix, and tests a family of pairs at once: the pairs are rows of a
+pairs x topics matrix of differences (:mod:`evalwh.stats.paired`), or are read off one
+family-wide computation (:mod:`evalwh.stats.family`), so there is no Python loop over pairs.
+Pairs are oriented (``run_a`` first); the outcome column is ``+1`` (``run_a`` significantly
+better), ``-1`` or ``0``.
 
-Procedures:
+Procedures (:class:`Procedure`):
 
 * ``anova``: one-way ANOVA with run as the factor (:func:`scipy.stats.f_oneway`) as a gate,
-  then Bonferroni pairwise t with the pooled error (the papers' procedure, methods §4.2 A).
+  then pairwise t with the pooled error and a correction (Bonferroni: the papers' procedure,
+  methods §4.2 A).
 * ``anova2``: the same with a two-way ANOVA blocked by topic (no replication).
 * ``t``: paired t-test per pair (:func:`scipy.stats.ttest_rel`).
-* ``wilcoxon``: Wilcoxon signed-rank per pair (:func:`scipy.stats.wilcoxon`, zero
-  differences dropped).
-* ``randomization``: paired sign-flip randomization test on the mean difference.
+* ``wilcoxon``: Wilcoxon signed-rank per pair (:func:`scipy.stats.wilcoxon`, zeros dropped).
+* ``sign``: sign test per pair (binomial on wins against losses, ties dropped).
+* ``randomization``: paired randomisation test (sign flips of the differences).
+* ``bootstrap``: paired bootstrap test of the mean difference.
+* ``tukey``: Tukey's HSD with the two-way ANOVA's residual variance (family-wise).
+* ``randomized_tukey``: the randomised Tukey HSD test (family-wise).
 
-The per-pair tests take a multiple-comparison ``correction`` over the ``k(k-1)/2`` pairs.
+The per-pair tests take a multiple-comparison :class:`Correction` over the family of pairs;
+the Tukey procedures are family-wise already and take none.
 """
 
 from __future__ import annotations
@@ -31,32 +37,51 @@ import pandas as pd
 from scipy import stats
 
 from evalwh.errors import InsufficientDataError
+from evalwh.stats import family, paired
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 REQUIRED = ["run_id", "query_id", "value"]
-# sign-flip resamples are drawn in blocks of pairs, to bound memory at pairs x resamples
-_RANDOMIZATION_BLOCK = 256
-_DIFF_DECIMALS = 12
 
 
 class Procedure(str, enum.Enum):
-    """A significance procedure for the pairs of a collection (methods §4.2)."""
+    """A significance procedure for pairs of runs (methods §4.2)."""
 
     anova = "anova"
     anova2 = "anova2"
     t = "t"
     wilcoxon = "wilcoxon"
+    sign = "sign"
     randomization = "randomization"
+    bootstrap = "bootstrap"
+    tukey = "tukey"
+    randomized_tukey = "randomized_tukey"
+
+    @property
+    def family_wise(self) -> bool:
+        """True for the Tukey procedures, whose p-values already hold over all pairs."""
+        return self in (Procedure.tukey, Procedure.randomized_tukey)
 
 
 class Correction(str, enum.Enum):
-    """A multiple-comparison correction over all pairs."""
+    """A multiple-comparison correction over a family of pairs."""
 
     none = "none"
     bonferroni = "bonferroni"
     holm = "holm"
+    bh = "bh"  # Benjamini-Hochberg (false discovery rate)
+    by = "by"  # Benjamini-Yekutieli (false discovery rate under any dependence)
+
+
+def default_correction(test: Procedure | str, fallback: Correction | str) -> Correction:
+    """The correction to use when none is named: none for a Tukey test, else ``fallback``.
+
+    Examples:
+        >>> default_correction("tukey", "holm").value, default_correction("t", "holm").value
+        ('none', 'holm')
+    """
+    return Correction.none if Procedure(test).family_wise else Correction(fallback)
 
 
 @dataclass(frozen=True)
@@ -121,14 +146,16 @@ def score_matrix(scores: pd.DataFrame, runs: Sequence[str] | None = None) -> Sco
 
 
 def adjust_p(p_values: NDArray[np.float64], correction: Correction | str) -> NDArray[np.float64]:
-    """Adjust a family of p-values for multiple comparisons (Bonferroni or Holm).
+    """Adjust a family of p-values for multiple comparisons.
 
     NaN p-values (no test possible) are left NaN and do not count towards the family size.
+    Benjamini-Hochberg and Benjamini-Yekutieli are :func:`scipy.stats.false_discovery_control`;
+    scipy has no Bonferroni or Holm, which are one line each.
 
     Args:
         p_values: One family of p-values (any shape; flattened order is irrelevant).
-        correction: ``none``, ``bonferroni`` (``min(1, m p)``) or ``holm`` (step-down:
-            the i-th smallest becomes ``max_{j<=i} min(1, (m - j + 1) p_(j))``).
+        correction: ``none``, ``bonferroni`` (``min(1, m p)``), ``holm`` (step-down: the i-th
+            smallest becomes ``max_{j<=i} min(1, (m - j + 1) p_(j))``), ``bh`` or ``by``.
 
     Returns:
         The adjusted p-values, in the input's shape.
@@ -138,6 +165,8 @@ def adjust_p(p_values: NDArray[np.float64], correction: Correction | str) -> NDA
         [0.03, 0.06, 0.06, 0.02]
         >>> adjust_p(np.array([0.01, 0.04, 0.03, 0.005]), "bonferroni").tolist()
         [0.04, 0.16, 0.12, 0.02]
+        >>> adjust_p(np.array([0.01, 0.04, 0.03, 0.005]), "bh").round(4).tolist()
+        [0.02, 0.04, 0.04, 0.02]
     """
     correction = Correction(correction)
     p = np.asarray(p_values, dtype=np.float64)
@@ -147,16 +176,124 @@ def adjust_p(p_values: NDArray[np.float64], correction: Correction | str) -> NDA
     valid = ~np.isnan(flat)
     m = int(valid.sum())
     out = np.full_like(flat, np.nan)
+    if m == 0:
+        return out.reshape(p.shape)
     if correction is Correction.bonferroni:
         out[valid] = np.minimum(1.0, m * flat[valid])
-    else:
+    elif correction is Correction.holm:
         order = np.argsort(flat[valid], kind="stable")
         ranked = flat[valid][order] * (m - np.arange(m))
         adjusted = np.minimum(1.0, np.maximum.accumulate(ranked))
         values = np.empty(m)
         values[order] = adjusted
         out[valid] = values
+    else:
+        out[valid] = stats.false_discovery_control(flat[valid], method=correction.value)
     return out.reshape(p.shape)
+
+
+@dataclass(frozen=True)
+class PairTests:
+    """What :func:`pair_tests` finds for a family of pairs (arrays, one entry per pair).
+
+    ``p_value`` is raw for the per-pair tests and family-wise for the Tukey procedures;
+    ``gate_p_value`` is the ANOVA F test's p (NaN for the others); ``ci_low, ci_high`` bound
+    the mean difference (t-based; the bootstrap's percentile interval for ``bootstrap``).
+    """
+
+    statistic: NDArray[np.float64]
+    p_value: NDArray[np.float64]
+    gate_p_value: NDArray[np.float64]
+    direction: NDArray[np.float64]
+    ci_low: NDArray[np.float64]
+    ci_high: NDArray[np.float64]
+
+
+def pair_tests(
+    values: NDArray[np.float64],
+    a_idx: NDArray[np.intp],
+    b_idx: NDArray[np.intp],
+    *,
+    test: Procedure | str,
+    alpha: float = 0.05,
+    n_resamples: int = 9999,
+    rng: np.random.Generator | int | None = None,
+) -> PairTests:
+    """Test the pairs ``(a_idx[i], b_idx[i])`` of the rows of a runs x topics matrix.
+
+    The family-wide procedures (``anova``, ``anova2``, ``tukey``, ``randomized_tukey``) use
+    every row of ``values`` (the family of runs), whichever pairs are asked for.
+
+    Examples:
+        >>> v = np.array([[0.9, 0.8, 0.9, 0.7], [0.1, 0.2, 0.1, 0.2]])
+        >>> out = pair_tests(v, np.array([0]), np.array([1]), test="t")
+        >>> round(float(out.statistic[0]), 3), out.direction.tolist()
+        (9.0, [1.0])
+    """
+    test = Procedure(test)
+    generator = np.random.default_rng(rng)
+    means = values.mean(axis=1)
+    mean_diff = means[a_idx] - means[b_idx]
+    diffs = paired.rounded_differences(values[a_idx], values[b_idx])
+    gate = np.full(a_idx.size, np.nan)
+    direction = np.sign(mean_diff)
+    ci_low, ci_high = paired.t_interval(diffs, alpha)
+    if test in (Procedure.anova, Procedure.anova2):
+        statistic, p_value, gate_p = _anova_pairs(
+            values, a_idx, b_idx, blocked=test is Procedure.anova2
+        )
+        gate[:] = gate_p
+    elif test is Procedure.t:
+        statistic, p_value = paired.paired_t(diffs)
+    elif test is Procedure.wilcoxon:
+        statistic, p_value = paired.wilcoxon(diffs)
+        # the direction is the sign of the mean difference, else of W+ - W- (methods §4.2 C)
+        direction = np.where(mean_diff != 0, direction, np.sign(statistic))
+    elif test is Procedure.sign:
+        statistic, p_value = paired.sign_test(diffs)
+        direction = np.where(mean_diff != 0, direction, np.sign(statistic))
+    elif test is Procedure.randomization:
+        statistic = paired.paired_t(diffs)[0]
+        p_value = paired.randomization(diffs, n_resamples, generator)
+    elif test is Procedure.bootstrap:
+        statistic = paired.paired_t(diffs)[0]
+        p_value, ci_low, ci_high = paired.bootstrap(diffs, n_resamples, generator, alpha)
+    elif test is Procedure.tukey:
+        statistic, p_value = family.tukey_hsd(values, a_idx, b_idx)
+    else:
+        statistic = paired.paired_t(diffs)[0]
+        p_value = family.randomized_tukey(values, a_idx, b_idx, n_resamples, generator)
+    return PairTests(
+        np.asarray(statistic, dtype=np.float64),
+        np.asarray(p_value, dtype=np.float64),
+        gate,
+        direction,
+        ci_low,
+        ci_high,
+    )
+
+
+def corrected(
+    tests: PairTests, test: Procedure | str, correction: Correction | str, alpha: float
+) -> NDArray[np.float64]:
+    """Corrected p-values of a family: the correction, then the ANOVA gate where there is one.
+
+    Raises:
+        InsufficientDataError: for a correction on top of a family-wise Tukey procedure.
+    """
+    test = Procedure(test)
+    correction = Correction(correction)
+    if test.family_wise and correction is not Correction.none:
+        raise InsufficientDataError(
+            f"the {test.value} test's p-values hold for the whole family already; "
+            f"use correction none, not {correction.value}"
+        )
+    adjusted = adjust_p(tests.p_value, correction)
+    if test in (Procedure.anova, Procedure.anova2) and tests.gate_p_value.size:
+        # the ANOVA gate: no pair differs unless F is significant
+        if not tests.gate_p_value[0] < alpha:
+            adjusted = np.ones_like(adjusted)
+    return adjusted
 
 
 def pairwise(
@@ -175,11 +312,12 @@ def pairwise(
         scores: One metric in long form, columns ``run_id, query_id, value``.
         test: The procedure (see :class:`Procedure`).
         correction: Multiple-comparison correction over all ``k(k-1)/2`` pairs. Bonferroni
-            with an ANOVA procedure is the papers' procedure; Holm is uniformly more powerful.
+            with an ANOVA procedure is the papers' procedure; Holm is uniformly more powerful;
+            the Tukey procedures take ``none``.
         alpha: Significance level.
         runs: The runs and their order (pair ``(a, b)`` has ``a`` before ``b``); sorted when None.
-        n_resamples: Sign-flip resamples of the randomization test.
-        rng: Random generator or seed for the randomization test.
+        n_resamples: Resamples of the randomization, bootstrap and randomised Tukey tests.
+        rng: Random generator or seed for the resampling tests.
 
     Returns:
         One row per pair: ``run_a, run_b, n_topics, mean_a, mean_b, mean_diff, statistic,
@@ -207,32 +345,13 @@ def pairwise(
     a_idx, b_idx = np.triu_indices(k, 1)
     means = values.mean(axis=1)
     mean_diff = means[a_idx] - means[b_idx]
-    gate = np.full(a_idx.size, np.nan)
-    if test in (Procedure.anova, Procedure.anova2):
-        statistic, p_value, gate_p = _anova_pairs(
-            values, a_idx, b_idx, blocked=test is Procedure.anova2
-        )
-        gate[:] = gate_p
-        p_adjusted = adjust_p(p_value, correction)
-        if not gate_p < alpha:  # the ANOVA gate: no pair differs unless F is significant
-            p_adjusted = np.ones_like(p_adjusted)
-        direction = np.sign(mean_diff)
-    else:
-        # metric values equal in theory can differ in the last bits (sums of ratios); rounding
-        # the differences keeps such ties exact for the signed ranks and the zero-variance check
-        diffs = np.round(values[a_idx] - values[b_idx], _DIFF_DECIMALS)
-        if test is Procedure.t:
-            statistic, p_value = _paired_t(diffs)
-            direction = np.sign(mean_diff)
-        elif test is Procedure.wilcoxon:
-            statistic, p_value = _wilcoxon(diffs)
-            # the direction is the sign of the mean difference, else of W+ - W- (methods §4.2 C)
-            direction = np.where(mean_diff != 0, np.sign(mean_diff), np.sign(statistic))
-        else:
-            statistic = _paired_t(diffs)[0]
-            p_value = _randomization(diffs, n_resamples, np.random.default_rng(rng))
-            direction = np.sign(mean_diff)
-        p_adjusted = adjust_p(p_value, correction)
+    tests = pair_tests(
+        values, a_idx, b_idx, test=test, alpha=alpha, n_resamples=n_resamples, rng=rng
+    )
+    statistic, p_value, gate, direction = (
+        tests.statistic, tests.p_value, tests.gate_p_value, tests.direction
+    )
+    p_adjusted = corrected(tests, test, correction, alpha)
     significant = np.nan_to_num(p_adjusted, nan=1.0) < alpha
     outcome = np.where(significant, direction, 0).astype(np.int8)
     return pd.DataFrame(
@@ -346,79 +465,6 @@ def _anova_pairs(
     p = 2.0 * stats.t.sf(np.abs(t), df_e)
     gate = 1.0 if np.isnan(gate_p) else gate_p  # all values equal: nothing differs
     return t, p, gate
-
-
-def _paired_t(diffs: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Paired t over rows of differences; a row of identical zero differences gets p = 1."""
-    constant = np.all(diffs == diffs[:, :1], axis=1)
-    t = np.zeros(diffs.shape[0])
-    p = np.ones(diffs.shape[0])
-    # scipy returns NaN (and warns) for zero variance; a constant non-zero difference is
-    # infinitely significant, a constant zero difference is no evidence at all
-    first = diffs[constant, 0]
-    t[constant] = np.copysign(np.where(first == 0, 0.0, np.inf), first)
-    p[constant] = np.where(first == 0, 1.0, 0.0)
-    if (~constant).any():
-        result = stats.ttest_rel(diffs[~constant], np.zeros_like(diffs[~constant]), axis=1)
-        t[~constant] = result.statistic
-        p[~constant] = result.pvalue
-    return t, p
-
-
-def _wilcoxon(diffs: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Signed-rank test over rows (zeros dropped); statistic W+ - W-, p from scipy."""
-    nonzero = (diffs != 0).sum(axis=1)
-    # ranks of |d| among the non-zero differences: zeros take the lowest ranks, so
-    # subtracting their count gives the ranks the test uses
-    ranks = stats.rankdata(np.abs(diffs), axis=1) - (diffs.shape[1] - nonzero)[:, None]
-    w_diff = (np.sign(diffs) * ranks).sum(axis=1)
-    p = np.ones(diffs.shape[0])
-    testable = nonzero > 0  # every difference zero: no evidence, p = 1
-    # scipy's method="auto" decides once for the whole batch (any zero or tie anywhere
-    # switches every row); deciding per pair, by the same rule, gives what one call per
-    # pair would: exact without zeros or ties (n <= 50), else an exhaustive sign-flip
-    # permutation for n <= 13, else the normal approximation with the tie correction
-    n = diffs.shape[1]
-    magnitudes = np.sort(np.abs(diffs), axis=1)
-    ties = ((np.diff(magnitudes, axis=1) == 0) & (magnitudes[:, 1:] > 0)).any(axis=1)
-    clean = (nonzero == n) & ~ties
-    if n <= 50:
-        groups = [(testable & clean, "exact")]
-        rest = "permutation" if n <= 13 else "asymptotic"
-        groups.append((testable & ~clean, rest))
-    else:
-        groups = [(testable, "asymptotic")]
-    for rows, method in groups:
-        if rows.any():
-            chosen: Any = stats.PermutationMethod() if method == "permutation" else method
-            result = stats.wilcoxon(diffs[rows], axis=1, zero_method="wilcox", method=chosen)
-            p[rows] = result.pvalue
-    return w_diff.astype(np.float64), p
-
-
-def _randomization(
-    diffs: NDArray[np.float64], n_resamples: int, rng: np.random.Generator
-) -> NDArray[np.float64]:
-    """Two-sided sign-flip randomization p-values, ``(1 + #{|perm| >= |obs|}) / (1 + B)``.
-
-    One set of sign vectors is shared by all pairs (the pairs are tested on the same topics).
-    The +1 counts the observed labelling, so a p-value is never 0 (Phipson & Smyth 2010).
-    """
-    if n_resamples < 1:
-        raise InsufficientDataError(f"n_resamples must be at least 1, got {n_resamples}")
-    n = diffs.shape[1]
-    signs = rng.choice(np.array([-1.0, 1.0]), size=(n, n_resamples))
-    observed = np.abs(diffs.mean(axis=1))
-    # a relative tolerance so that permuted means equal to the observed one up to
-    # rounding count as "at least as extreme"
-    tol = 1e-12 * np.maximum(1.0, np.abs(diffs).max(axis=1))
-    p = np.empty(diffs.shape[0])
-    for start in range(0, diffs.shape[0], _RANDOMIZATION_BLOCK):
-        block = slice(start, start + _RANDOMIZATION_BLOCK)
-        permuted = np.abs(diffs[block] @ signs) / n
-        extreme = (permuted >= (observed[block] - tol[block])[:, None]).sum(axis=1)
-        p[block] = (1.0 + extreme) / (1.0 + n_resamples)
-    return p
 
 
 def comparison_intervals(

@@ -1,0 +1,287 @@
+"""Compare runs on any measures: against baselines or all pairs, with intervals and effect sizes.
+
+A pure function over a DataFrame of per-topic scores (``run_id, query_id, measure, value``),
+from the warehouse or from any other tool. Per measure, the family of runs is aligned on the
+topics every run has (the others are dropped from all runs, and counted); the chosen test
+runs over the pairs of the family; the correction runs over the pairs of one measure.
+
+Per comparison: the mean difference and its confidence interval, Hedges-corrected d_z and
+Sakai's ES_E (the difference over the square root of the two-way ANOVA's residual variance
+V_E of the family), wins / ties / losses over topics, raw and corrected p, and whether the
+null hypothesis is rejected at alpha. Per measure: the two-way ANOVA table and Sakai's margin
+of error (MOE).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from evalwh.errors import InsufficientDataError
+from evalwh.stats import family, paired
+from evalwh.stats.significance import (
+    Correction,
+    Procedure,
+    corrected,
+    default_correction,
+    pair_tests,
+)
+
+COLUMNS = ["run_id", "query_id", "measure", "value"]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The result of :func:`compare`.
+
+    Attributes:
+        pairs: One row per measure and comparison: ``measure, run_a, run_b, n_topics,
+            mean_a, mean_b, mean_diff, ci_low, ci_high, effect_size, es_e, wins, ties, losses,
+            statistic, p_value, p_adjusted, reject``. ``run_b`` is the baseline where there is
+            one; ``mean_diff = mean_a - mean_b``; ``wins`` counts topics where ``run_a`` is
+            better; ``effect_size`` is Hedges-corrected d_z.
+        runs: One row per measure and run: ``measure, run_id, n_topics, mean, ci_low,
+            ci_high`` (t-based interval of the run's mean over the kept topics).
+        anova: Per measure, the two-way ANOVA table (``measure, source, ss, df, ms, F,
+            p_value``) of the family of runs.
+        families: One row per measure: ``measure, n_runs, n_topics, topics_dropped, n_pairs,
+            v_e, moe, test, correction, alpha``.
+        baselines: The baselines, in the order given.
+        notes: Sentences a reader must see (topics dropped), one per measure concerned.
+    """
+
+    pairs: pd.DataFrame
+    runs: pd.DataFrame
+    anova: pd.DataFrame
+    families: pd.DataFrame
+    baselines: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
+def family_pairs(
+    runs: Sequence[str], baselines: Sequence[str] = (), *, all_pairs: bool = False
+) -> list[tuple[str, str]]:
+    """The oriented pairs ``(run_a, run_b)`` of a comparison.
+
+    With baselines and without ``all_pairs``: every other run against each baseline, as
+    ``(run, baseline)``; a pair of two baselines appears once. Otherwise all pairs of ``runs``
+    in their order, a baseline (if any) on the ``run_b`` side.
+
+    Examples:
+        >>> family_pairs(["b", "x", "y"], ["b"])
+        [('x', 'b'), ('y', 'b')]
+        >>> family_pairs(["x", "y", "z"])
+        [('x', 'y'), ('x', 'z'), ('y', 'z')]
+        >>> family_pairs(["b", "c", "x"], ["b", "c"])
+        [('c', 'b'), ('x', 'b'), ('x', 'c')]
+    """
+    runs = list(runs)
+    unknown = [b for b in baselines if b not in runs]
+    if unknown:
+        raise InsufficientDataError(f"baseline(s) {unknown} are not among the runs compared")
+    out: list[tuple[str, str]] = []
+    seen: set[frozenset[str]] = set()
+    if baselines and not all_pairs:
+        for base in baselines:
+            for run in runs:
+                key = frozenset((run, base))
+                if run != base and key not in seen:
+                    seen.add(key)
+                    out.append((run, base))
+        return out
+    position = {b: i for i, b in enumerate(baselines)}
+    for i, a in enumerate(runs):
+        for b in runs[i + 1 :]:
+            if a in position and (b not in position or position[b] > position[a]):
+                a_side, b_side = b, a
+            else:
+                a_side, b_side = a, b
+            out.append((a_side, b_side))
+    return out
+
+
+def compare(
+    scores: pd.DataFrame,
+    *,
+    runs: Sequence[str] | None = None,
+    measures: Sequence[str] | None = None,
+    baselines: Sequence[str] = (),
+    all_pairs: bool = False,
+    test: Procedure | str = Procedure.t,
+    correction: Correction | str | None = None,
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    rng: np.random.Generator | int | None = None,
+) -> Comparison:
+    """Compare runs on every measure of ``scores``.
+
+    Args:
+        scores: Per-topic scores, columns ``run_id, query_id, measure, value`` (``measure``
+            may be absent for one measure). NaN values count as missing.
+        runs: The family of runs, in order; every run of ``scores`` (sorted) when None.
+        measures: The measures, in order; every measure of ``scores`` (first seen) when None.
+        baselines: Runs every other run is compared with; none means all pairs.
+        all_pairs: Compare all pairs even when baselines are given.
+        test: The procedure (:class:`~evalwh.stats.significance.Procedure`); the paired t-test
+            by default.
+        correction: Over the comparisons of one measure; Holm when None (none for the Tukey
+            procedures, which are family-wise already).
+        alpha: Significance level (also sets the intervals' coverage, ``1 - alpha``).
+        n_resamples: Resamples of the resampling tests.
+        rng: Random generator or seed; one generator serves every measure in order, so a
+            seed reproduces the whole comparison.
+
+    Returns:
+        A :class:`Comparison`.
+
+    Raises:
+        InsufficientDataError: for missing columns, duplicate scores, unknown runs or
+            baselines, fewer than two runs, or fewer than two topics shared by all runs.
+
+    Examples:
+        >>> frame = pd.DataFrame({"run_id": ["a"] * 4 + ["b"] * 4, "query_id": list("wxyz") * 2,
+        ...                       "measure": "AP", "value": [0.9, 0.8, 0.9, 0.7, 0.1, 0.2, 0.1, 0.2]})
+        >>> out = compare(frame, baselines=["b"])
+        >>> out.pairs[["run_a", "run_b", "wins", "losses", "reject"]].values.tolist()
+        [['a', 'b', 4, 0, True]]
+    """
+    test = Procedure(test)
+    correction = default_correction(test, "holm") if correction is None else Correction(correction)
+    if not 0.0 < alpha < 1.0:
+        raise InsufficientDataError(f"alpha must lie in (0, 1), got {alpha}")
+    frame = _checked(scores)
+    present = list(dict.fromkeys(frame["measure"]))
+    chosen = list(measures) if measures is not None else present
+    absent = [m for m in chosen if m not in present]
+    if absent:
+        raise InsufficientDataError(f"scores have no values for measure(s) {absent}")
+    family_runs = list(runs) if runs is not None else sorted(frame["run_id"].unique())
+    if len(set(family_runs)) != len(family_runs):
+        raise InsufficientDataError("runs lists a run more than once")
+    if len(family_runs) < 2:
+        raise InsufficientDataError(f"need at least two runs to compare, got {len(family_runs)}")
+    pairs = family_pairs(family_runs, baselines, all_pairs=all_pairs)
+    index = {r: i for i, r in enumerate(family_runs)}
+    a_idx = np.array([index[a] for a, _ in pairs], dtype=np.intp)
+    b_idx = np.array([index[b] for _, b in pairs], dtype=np.intp)
+    generator = np.random.default_rng(rng)
+    pair_frames, run_frames, anova_frames, family_rows, notes = [], [], [], [], []
+    for measure in chosen:
+        values, topics, dropped = _matrix(frame[frame["measure"] == measure], family_runs, measure)
+        if dropped:
+            notes.append(
+                f"{measure}: {dropped} topic(s) without a score for every run were dropped "
+                f"from all runs ({len(topics)} kept)"
+            )
+        n = values.shape[1]
+        tests = pair_tests(
+            values, a_idx, b_idx, test=test, alpha=alpha, n_resamples=n_resamples, rng=generator
+        )
+        adjusted = corrected(tests, test, correction, alpha)
+        anova = family.two_way_anova(values)
+        diffs = paired.rounded_differences(values[a_idx], values[b_idx])
+        wins, ties, losses = paired.win_tie_loss(diffs)
+        means = values.mean(axis=1)
+        mean_diff = means[a_idx] - means[b_idx]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            es_e = mean_diff / np.sqrt(anova.v_e)
+        pair_frames.append(
+            pd.DataFrame(
+                {
+                    "measure": measure,
+                    "run_a": [a for a, _ in pairs],
+                    "run_b": [b for _, b in pairs],
+                    "n_topics": n,
+                    "mean_a": means[a_idx],
+                    "mean_b": means[b_idx],
+                    "mean_diff": mean_diff,
+                    "ci_low": tests.ci_low,
+                    "ci_high": tests.ci_high,
+                    "effect_size": paired.hedges_dz(diffs),
+                    "es_e": es_e,
+                    "wins": wins,
+                    "ties": ties,
+                    "losses": losses,
+                    "statistic": tests.statistic,
+                    "p_value": tests.p_value,
+                    "p_adjusted": adjusted,
+                    "reject": np.nan_to_num(adjusted, nan=1.0) < alpha,
+                }
+            )
+        )
+        low, high = paired.t_interval(values, alpha)
+        run_frames.append(
+            pd.DataFrame(
+                {
+                    "measure": measure,
+                    "run_id": family_runs,
+                    "n_topics": n,
+                    "mean": means,
+                    "ci_low": low,
+                    "ci_high": high,
+                }
+            )
+        )
+        anova_frames.append(anova.table().assign(measure=measure))
+        family_rows.append(
+            {
+                "measure": measure,
+                "n_runs": len(family_runs),
+                "n_topics": n,
+                "topics_dropped": dropped,
+                "n_pairs": len(pairs),
+                "v_e": anova.v_e,
+                "moe": anova.moe(alpha),
+                "test": test.value,
+                "correction": correction.value,
+                "alpha": alpha,
+            }
+        )
+    anova_table = pd.concat(anova_frames, ignore_index=True)
+    return Comparison(
+        pairs=pd.concat(pair_frames, ignore_index=True),
+        runs=pd.concat(run_frames, ignore_index=True),
+        anova=anova_table[["measure", *[c for c in anova_table.columns if c != "measure"]]],
+        families=pd.DataFrame(family_rows),
+        baselines=list(baselines),
+        notes=notes,
+    )
+
+
+def _checked(scores: pd.DataFrame) -> pd.DataFrame:
+    """The columns in order (a single ``measure`` named ``value`` when absent), validated."""
+    frame = scores if "measure" in scores.columns else scores.assign(measure="value")
+    missing = [c for c in COLUMNS if c not in frame.columns]
+    if missing:
+        raise InsufficientDataError(f"scores is missing columns {missing}; expected {COLUMNS}")
+    frame = frame[COLUMNS].astype({"run_id": str, "query_id": str, "measure": str})
+    frame = frame.assign(value=pd.to_numeric(frame["value"], errors="raise").astype("float64"))
+    duplicated = frame.duplicated(["run_id", "query_id", "measure"])
+    if duplicated.any():
+        first = frame[duplicated].iloc[0]
+        raise InsufficientDataError(
+            f"scores has more than one value for run {first['run_id']!r}, topic "
+            f"{first['query_id']!r}, measure {first['measure']!r}"
+        )
+    return frame
+
+
+def _matrix(
+    scores: pd.DataFrame, runs: list[str], measure: str
+) -> tuple[np.ndarray, list[str], int]:
+    """The runs x topics matrix of one measure over the topics every run has; the dropped count."""
+    wide = scores.pivot(index="run_id", columns="query_id", values="value")
+    absent = [r for r in runs if r not in wide.index]
+    if absent:
+        raise InsufficientDataError(f"{measure}: scores have no values for run(s) {absent}")
+    wide = wide.loc[runs]
+    kept = wide.dropna(axis=1, how="any")
+    kept = kept.reindex(columns=sorted(kept.columns))
+    if kept.shape[1] < 2:
+        raise InsufficientDataError(
+            f"{measure}: only {kept.shape[1]} topic(s) have a score for every run; need at least 2"
+        )
+    return kept.to_numpy(dtype=np.float64), [str(t) for t in kept.columns], wide.shape[1] - kept.shape[1]
