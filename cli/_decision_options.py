@@ -16,25 +16,46 @@ class Measure(str, enum.Enum):
 
 
 class TestChoice(str, enum.Enum):
-    """Significance procedures (methods §4.2)."""
+    """Significance procedures (methods §4.2; evalwh.stats.significance.Procedure)."""
 
     anova = "anova"
     anova2 = "anova2"
     t = "t"
     wilcoxon = "wilcoxon"
+    sign = "sign"
     randomization = "randomization"
+    bootstrap = "bootstrap"
+    tukey = "tukey"
+    randomized_tukey = "randomized_tukey"
 
 
 class CorrectionChoice(str, enum.Enum):
-    """Multiple-comparison corrections over all pairs."""
+    """Multiple-comparison corrections over a family of pairs."""
 
     bonferroni = "bonferroni"
     holm = "holm"
+    bh = "bh"
+    by = "by"
     none = "none"
 
 
 MeasureOption = Annotated[
     Measure, typer.Option("--measure", "-m", help="P (P@d with A_p@d) or MAP (MAP@d with A_p@d).")
+]
+PairingMeasureOption = Annotated[
+    str,
+    typer.Option(
+        "--measure",
+        "-m",
+        help="Performance measure without depth: P (P@d), MAP (AP@d), nDCG, 'RBP(p=0.9)', bpref, ...",
+    ),
+]
+AssessmentOption = Annotated[
+    str,
+    typer.Option(
+        "--assessment",
+        help="Assessment measure without depth: A_p (the papers'), A_p_ret or 'RBP_resid(p=0.8)'.",
+    ),
 ]
 DepthsOption = Annotated[
     str, typer.Option("--depths", "-d", help="Comma-separated depths, e.g. 10,30,100,500,1000.")
@@ -47,11 +68,13 @@ TestOption = Annotated[
     typer.Option(
         "--test",
         "-t",
-        help="anova (one-way, the papers'), anova2 (blocked by topic), t, wilcoxon, randomization.",
+        help="anova (one-way, the papers'), anova2 (blocked by topic), t, wilcoxon, sign, "
+        "randomization, bootstrap, tukey (HSD after two-way ANOVA), randomized_tukey.",
     ),
 ]
 CorrectionOption = Annotated[
-    CorrectionChoice, typer.Option("--correction", help="Correction over the k(k-1)/2 pairs.")
+    CorrectionChoice,
+    typer.Option("--correction", help="Correction over the pairs: bonferroni, holm, bh, by, none."),
 ]
 AlphaOption = Annotated[
     float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
@@ -64,10 +87,13 @@ RunsOption = Annotated[
 ]
 QrelsOption = Annotated[str, typer.Option("--qrels", help="Qrels set to evaluate against.")]
 SeedOption = Annotated[
-    int | None, typer.Option("--seed", help="Random seed of the randomization test.")
+    int | None, typer.Option("--seed", help="Random seed of the resampling tests.")
 ]
 ResamplesOption = Annotated[
-    int, typer.Option("--resamples", min=1, help="Resamples of the randomization test.")
+    int,
+    typer.Option(
+        "--resamples", min=1, help="Resamples of the randomization, bootstrap and randomised Tukey tests."
+    ),
 ]
 
 

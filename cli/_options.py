@@ -29,6 +29,8 @@ class OutputFormat(str, enum.Enum):
     csv = "csv"
     json = "json"
     parquet = "parquet"
+    markdown = "markdown"
+    latex = "latex"
 
 
 FormatOption = Annotated[

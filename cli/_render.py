@@ -28,6 +28,13 @@ def render(frame: pd.DataFrame, fmt: OutputFormat, output: Path | None = None, *
         text = frame.to_csv(index=False)
     elif fmt is OutputFormat.json:
         text = frame.to_json(orient="records", lines=True, double_precision=15)
+    elif fmt in (OutputFormat.markdown, OutputFormat.latex):
+        from evalwh import paper_table
+
+        if fmt is OutputFormat.markdown:
+            text = paper_table.frame_to_markdown(frame, digits)
+        else:
+            text = paper_table.frame_to_latex(frame, digits=digits)
     else:
         text = None
     if text is not None:

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import enum
+import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from evalwh.cli import plot
 from evalwh.cli._decision_options import (
     AlphaOption,
+    AssessmentOption,
     CorrectionChoice,
     CorrectionOption,
     DepthsOption,
     FullOption,
-    Measure,
-    MeasureOption,
+    PairingMeasureOption,
     QrelsOption,
     ResamplesOption,
     RunsOption,
@@ -47,46 +49,286 @@ class Layout(str, enum.Enum):
     pairs = "pairs"  # one row per pair and column
 
 
+class CompareLayout(str, enum.Enum):
+    """What `evalwh compare` prints."""
+
+    pairs = "pairs"  # one row per measure and comparison
+    paper = "paper"  # one row per run: mean, CI, +/- and markers against each baseline
+    anova = "anova"  # per measure: the two-way ANOVA table and the MOE
+
+
 _PAIR_COLUMNS = [
     "column", "run_a", "run_b", "n_topics", "perf_mean_a", "perf_mean_b", "perf_p_adjusted",
     "perf_outcome", "assess_mean_a", "assess_mean_b", "assess_p_adjusted", "assess_outcome",
     "case", "strength",
 ]  # fmt: skip
+_COMPARE_COLUMNS = [
+    "measure", "run_a", "run_b", "n_topics", "mean_a", "mean_b", "mean_diff", "ci_low",
+    "ci_high", "effect_size", "wins", "ties", "losses", "p_value", "p_adjusted", "reject",
+]  # fmt: skip
+
+OptionalCollection = Annotated[
+    str | None,
+    typer.Option("--collection", "-c", help="Collection name inside the warehouse (not with --scores)."),
+]
 
 
 @handle_errors
 def compare(
-    run_a: Annotated[str, typer.Argument(help="The first run; outcomes read 'RUN_A >> RUN_B'.")],
-    run_b: Annotated[str, typer.Argument(help="The second run.")],
-    collection: CollectionOption,
-    measure: MeasureOption = Measure.P,
-    depths: DepthsOption = DEFAULT_DEPTHS,
-    full: FullOption = True,
-    test: TestOption = TestChoice.anova,
-    correction: CorrectionOption = CorrectionChoice.bonferroni,
+    runs: Annotated[
+        list[str] | None,
+        typer.Argument(help="Runs to compare (with --scores: a subset of the file's runs)."),
+    ] = None,
+    collection: OptionalCollection = None,
+    measures: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--measure", "-m",
+            help="Measure, repeatable (AP, nDCG@10, 'RBP(p=0.9)@100'; default AP). "
+            "With --decision: the performance measure without depth (default P).",
+        ),
+    ] = None,
+    baselines: Annotated[
+        list[str] | None,
+        typer.Option("--baseline", "-b", help="Baseline run, repeatable: every other run is compared with each."),
+    ] = None,
+    all_pairs: Annotated[
+        bool, typer.Option("--all-pairs", help="Compare every pair of runs, also with baselines.")
+    ] = False,
+    all_runs: Annotated[
+        bool, typer.Option("--all-runs", help="Compare every run of the collection, not only those named.")
+    ] = False,
+    scores: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--scores",
+            help="Per-topic scores instead of a warehouse, repeatable: a run_id, query_id, measure, "
+            "value table (CSV, TSV, Parquet) or trec_eval -q output.",
+            dir_okay=False,
+        ),
+    ] = None,
+    test: Annotated[
+        TestChoice | None,
+        typer.Option(
+            "--test", "-t",
+            help="t (default), wilcoxon, sign, randomization, bootstrap, tukey (HSD after two-way "
+            "ANOVA), randomized_tukey, anova, anova2 (with --decision: anova by default).",
+        ),
+    ] = None,
+    correction: Annotated[
+        CorrectionChoice | None,
+        typer.Option(
+            "--correction",
+            help="bonferroni, holm, bh, by or none over the comparisons of a measure "
+            "(default holm; none for the Tukey tests; bonferroni with --decision).",
+        ),
+    ] = None,
     alpha: AlphaOption = 0.05,
-    runs: RunsOption = None,
+    layout: Annotated[
+        CompareLayout | None,
+        typer.Option(
+            "--layout",
+            help="pairs (default), paper (one row per run; the default for markdown and latex) or anova.",
+        ),
+    ] = None,
+    decision: Annotated[
+        bool,
+        typer.Option(
+            "--decision",
+            help="The decision matrix of two runs per depth (performance and assessment); "
+            "implied by --depths or --assessment.",
+        ),
+    ] = False,
+    depths: Annotated[
+        str | None, typer.Option("--depths", "-d", help="With --decision: depths (default 10,30,100,500,1000).")
+    ] = None,
+    assessment: Annotated[
+        str | None,
+        typer.Option("--assessment", help="With --decision: A_p (default), A_p_ret or 'RBP_resid(p=0.8)'."),
+    ] = None,
+    full: FullOption = True,
     qrels: QrelsOption = "default",
     seed: SeedOption = None,
-    resamples: ResamplesOption = 9999,
+    resamples: ResamplesOption = 10_000,
     all_columns: Annotated[
-        bool, typer.Option("--all-columns", help="Print statistics and raw p-values too.")
+        bool, typer.Option("--all-columns", help="Print every column (statistics, ES_E, ...).")
     ] = False,
     db: DbOption = DEFAULT_DB,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
 ) -> None:
-    """Compare two runs at every depth: outcomes on performance and assessment, and the case.
+    """Compare runs on any measures: paired tests against baselines or over all pairs.
 
-    Example: evalwh compare INQ604 ok8amxc --collection trec8 --measure P --depths 10,30,100,500,1000
+    Examples:
+
+      evalwh compare INQ604 ok8amxc -c trec8 -m AP
+
+      evalwh compare -c trec8 -b INQ604 ok8amxc uwmt8a2 -m AP -m nDCG@10 -t wilcoxon --correction bh -f latex
+
+      evalwh compare --scores bm25.txt --scores dense.txt -b bm25 -m map
+
+      evalwh compare INQ604 ok8amxc -c trec8 --decision --measure MAP --depths 10,100
     """
+    run_list = list(runs or [])
+    if decision or depths is not None or assessment is not None:
+        _decision_compare(
+            run_list, collection, measures, depths, assessment, full, test, correction, alpha,
+            all_runs, qrels, seed, resamples, all_columns, db, fmt, output,
+        )  # fmt: skip
+        return
+    from evalwh.errors import EvalWhError
+
+    chosen_test = test.value if test is not None else "t"
+    options = {
+        "all_pairs": all_pairs,
+        "test": chosen_test,
+        "correction": None if correction is None else correction.value,
+        "alpha": alpha,
+        "n_resamples": resamples,
+        "rng": seed,
+    }
+    base = list(baselines or [])
+    if scores:
+        if collection is not None or all_runs:
+            raise EvalWhError("compare: --scores reads per-topic scores from files; drop --collection and --all-runs")
+        from evalwh.score_files import read_scores
+        from evalwh.stats.compare import compare as compare_scores
+
+        frame = read_scores(scores)
+        family = list(dict.fromkeys([*base, *run_list])) or None
+        if family is not None and len(family) == len(base):  # baselines only: every run of the files
+            family = list(dict.fromkeys([*base, *sorted(frame["run_id"].unique())]))
+        result = compare_scores(frame, runs=family, measures=measures or None, baselines=base, **options)
+    else:
+        if collection is None:
+            raise EvalWhError("compare: name a collection (--collection/-c), or give --scores FILE")
+        from evalwh.comparisons import compare_collection
+        from evalwh.warehouse import Warehouse
+
+        with Warehouse(db, read_only=db.exists()) as wh:
+            result = compare_collection(
+                wh, collection, measures or ["AP"], run_list, baselines=base, all_runs=all_runs,
+                qrels_id=qrels, **options,
+            )  # fmt: skip
+    for note in result.notes:
+        typer.echo(f"note: {note}", err=True)
+    _print_comparison(result, layout, all_columns, fmt, output)
+
+
+def _print_comparison(result, layout, all_columns, fmt, output) -> None:  # type: ignore[no-untyped-def]
+    """Print a Comparison in the chosen layout and format."""
+    from evalwh import paper_table
+
+    family = result.families.iloc[0]
+    title = (
+        f"{family['test']}, {family['correction']}, alpha {family['alpha']:g}"
+        + "".join(
+            f"; {row.measure}: {row.n_topics} topics, MOE {row.moe:.4f}"
+            for row in result.families.itertuples()
+        )
+    )
+    if layout is None:
+        text_format = fmt in (OutputFormat.markdown, OutputFormat.latex)
+        layout = CompareLayout.paper if text_format and result.baselines else CompareLayout.pairs
+    if layout is CompareLayout.paper:
+        if fmt is OutputFormat.markdown:
+            _write_text(paper_table.to_markdown(result), output)
+            return
+        if fmt is OutputFormat.latex:
+            _write_text(paper_table.to_latex(result), output)
+            return
+        if fmt is OutputFormat.table:
+            render(paper_table.display_frame(result), fmt, output, title=paper_table.caption(result))
+            return
+        render(paper_table.paper_frame(result), fmt, output)
+        return
+    if layout is CompareLayout.anova:
+        frame = result.anova.merge(result.families[["measure", "v_e", "moe"]], on="measure")
+        render(frame, fmt, output, title=f"two-way ANOVA ({title})")
+        return
+    frame = result.pairs if all_columns else result.pairs[_COMPARE_COLUMNS]
+    if fmt is OutputFormat.table and not all_columns:
+        frame = _compact(frame, round(100 * (1 - float(family["alpha"]))))
+        if len(frame) <= 4:  # a few comparisons read better as columns, on any terminal
+            frame = _transposed(frame)
+    render(frame, fmt, output, title=title)
+
+
+def _transposed(frame):  # type: ignore[no-untyped-def]
+    """One column per comparison (``run_a vs run_b``), one row per quantity, as text."""
+    import pandas as pd
+
+    labels = [
+        f"{a} vs {b}" + (f" ({m})" if frame["measure"].nunique() > 1 else "")
+        for m, a, b in zip(frame["measure"], frame["run_a"], frame["run_b"], strict=True)
+    ]
+    body = frame.drop(columns=["run_a", "run_b"])
+    cells = {
+        label: [_text(v) for v in row]
+        for label, row in zip(labels, body.itertuples(index=False), strict=True)
+    }
+    return pd.DataFrame({"": list(body.columns), **cells})
+
+
+def _text(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1e-4 and value != 0 else f"{value:.4f}"
+    return str(value)
+
+
+def _compact(pairs, level):  # type: ignore[no-untyped-def]
+    """The pairs for a terminal: the interval and the win/tie/loss counts in one cell each."""
+    frame = pairs[["measure", "run_a", "run_b", "mean_a", "mean_b", "mean_diff"]].copy()
+    frame[f"{level}% CI"] = [
+        f"[{lo:.4f}, {hi:.4f}]" for lo, hi in zip(pairs["ci_low"], pairs["ci_high"], strict=True)
+    ]
+    frame["d_z"] = pairs["effect_size"]
+    frame["+/=/-"] = [
+        f"{w}/{t}/{l}" for w, t, l in zip(pairs["wins"], pairs["ties"], pairs["losses"], strict=True)
+    ]
+    frame["p"] = pairs["p_value"]
+    frame["p_adj"] = pairs["p_adjusted"]
+    frame["reject"] = pairs["reject"]
+    return frame
+
+
+def _write_text(text: str, output: Path | None) -> None:
+    """Write text to standard output, or to a file by a rename (never half a file)."""
+    if output is None:
+        sys.stdout.write(text)
+        return
+    temporary = output.with_name(f".{output.name}.tmp")
+    temporary.write_text(text)
+    temporary.replace(output)
+
+
+def _decision_compare(  # type: ignore[no-untyped-def]
+    runs, collection, measures, depths, assessment, full, test, correction, alpha, all_runs,
+    qrels, seed, resamples, all_columns, db, fmt, output,
+) -> None:
+    """`compare --decision`: two runs, performance and assessment outcomes and the case per depth."""
     from evalwh.decisions import compare_runs
+    from evalwh.errors import EvalWhError
+    from evalwh.stats.significance import default_correction
     from evalwh.warehouse import Warehouse
 
+    if len(runs) != 2:
+        raise EvalWhError(f"compare --decision: name exactly two runs, got {len(runs)}")
+    if collection is None:
+        raise EvalWhError("compare --decision: name a collection (--collection/-c)")
+    if measures and len(measures) > 1:
+        raise EvalWhError("compare --decision: give one performance measure (-m), e.g. -m P")
+    chosen_test = test.value if test is not None else "anova"
+    chosen_correction = (
+        default_correction(chosen_test, "bonferroni").value if correction is None else correction.value
+    )
+    run_a, run_b = runs
     with Warehouse(db, read_only=db.exists()) as wh:
+        family = wh.run_ids(collection) if all_runs else [run_a, run_b]
         result = compare_runs(
-            wh, collection, run_a, run_b, measure=measure.value, depths=parse_depths(depths), full=full,
-            runs=parse_runs(runs), test=test.value, correction=correction.value, alpha=alpha,
+            wh, collection, run_a, run_b, measure=measures[0] if measures else "P",
+            depths=parse_depths(depths or DEFAULT_DEPTHS), full=full, assessment=assessment or "A_p",
+            runs=family, test=chosen_test, correction=chosen_correction, alpha=alpha,
             qrels_id=qrels, n_resamples=resamples, rng=seed,
         )  # fmt: skip
     frame = result.pairs if all_columns else result.pairs[_PAIR_COLUMNS]
@@ -94,18 +336,25 @@ def compare(
         frame,
         fmt,
         output,
-        title=f"{run_a} vs {run_b} ({test.value}, {correction.value}, alpha {alpha})",
+        title=f"{run_a} vs {run_b} ({chosen_test}, {chosen_correction}, alpha {alpha})",
     )
 
 
 @handle_errors
 def matrix(
     collection: CollectionOption,
-    measure: MeasureOption = Measure.P,
+    measure: PairingMeasureOption = "P",
     depths: DepthsOption = DEFAULT_DEPTHS,
     full: FullOption = True,
+    assessment: AssessmentOption = "A_p",
     test: TestOption = TestChoice.anova,
-    correction: CorrectionOption = CorrectionChoice.bonferroni,
+    correction: Annotated[
+        CorrectionChoice | None,
+        typer.Option(
+            "--correction",
+            help="bonferroni (default; none for the Tukey tests), holm, bh, by or none over the pairs of a column.",
+        ),
+    ] = None,
     alpha: AlphaOption = 0.05,
     runs: RunsOption = None,
     qrels: QrelsOption = "default",
@@ -128,18 +377,23 @@ def matrix(
     """Classify every pair of runs at every depth and print the case proportions.
 
     Example: evalwh matrix --collection trec8 --measure MAP --test wilcoxon --correction holm --format csv
+
+    Any performance measure pairs with any assessment measure: -m nDCG --assessment 'RBP_resid(p=0.8)'.
     """
-    from evalwh.decisions import decision_matrix
+    from evalwh.decisions import assessment_inverted, decision_matrix, pairings
+    from evalwh.stats.significance import default_correction
     from evalwh.warehouse import Warehouse
+
+    chosen = default_correction(test.value, "bonferroni") if correction is None else correction
 
     with (
         Warehouse(db, read_only=not store and db.exists()) as wh,
         progress_bar("testing pairs") as bar,
     ):
         result = decision_matrix(
-            wh, collection, measure=measure.value, depths=parse_depths(depths), full=full,
-            runs=parse_runs(runs), test=test.value, correction=correction.value, alpha=alpha,
-            qrels_id=qrels, n_resamples=resamples, rng=seed, store=store, progress=bar,
+            wh, collection, measure=measure, depths=parse_depths(depths), full=full,
+            assessment=assessment, runs=parse_runs(runs), test=test.value, correction=chosen.value,
+            alpha=alpha, qrels_id=qrels, n_resamples=resamples, rng=seed, store=store, progress=bar,
         )  # fmt: skip
     if layout is Layout.pairs:
         frame = result.pairs
@@ -147,12 +401,14 @@ def matrix(
         frame = result.table
     else:
         frame = result.summary.drop(columns=["collection_id"])
-    pairing = "P@d / A_p@d" if measure is Measure.P else "MAP@d / A_p@d"
+    _, perf, assess, _ = pairings(measure, [1], full=False, assessment=assessment)[0]
+    inverted = " (inverted)" if assessment_inverted(assess) else ""
+    pairing = f"{'MAP' if perf.startswith('AP@') else perf[:-2]}@d / {assess[:-2]}@d{inverted}"
     render(
         frame,
         fmt,
         output,
-        title=f"{collection}: {pairing} ({test.value}, {correction.value}, alpha {alpha})",
+        title=f"{collection}: {pairing} ({test.value}, {chosen.value}, alpha {alpha})",
         digits=3,
     )
 

@@ -24,9 +24,11 @@ if TYPE_CHECKING:
     from evalwh.warehouse import Warehouse
 
 DEFAULT_DEPTHS = (10, 30, 100, 500, 1000)
-# the performance metric of each pairing, by the names users type
+# the papers' names for the performance side: P@d, and MAP@d (AP@d)
 PERFORMANCE = {"P": "P", "MAP": "AP", "AP": "AP"}
 ASSESSMENT = "A_p"
+# the full-list column of each assessment measure: AP against the whole-list assessment
+FULL_ASSESSMENT = {"A_p": "AA", "A_p_ret": "AA_ret", "RBP_resid": "RBP_resid"}
 FULL_COLUMN = "MAP/MAA"
 _QUERIES = "evalwh.queries.decisions"
 
@@ -67,30 +69,75 @@ class PairComparison:
 
 
 def pairings(
-    measure: str, depths: Sequence[int] | None, *, full: bool = True
+    measure: str, depths: Sequence[int] | None, *, full: bool = True, assessment: str = ASSESSMENT
 ) -> list[tuple[str, str, str, int | None]]:
     """The (column label, performance spec, assessment spec, depth) of each matrix column.
+
+    ``measure`` is any measure that takes a depth, without the depth: ``P``, ``MAP`` (= AP),
+    ``nDCG``, ``RBP(p=0.9)``, ``bpref``, ... ``assessment`` is ``A_p`` (the papers'),
+    ``A_p_ret`` or ``RBP_resid`` (with its own ``p``, e.g. ``RBP_resid(p=0.9)``). The full-list
+    column pairs AP with the assessment measure over the whole list (AA for A_p).
 
     Examples:
         >>> pairings("MAP", [10, 30])
         [('@10', 'AP@10', 'A_p@10', 10), ('@30', 'AP@30', 'A_p@30', 30), ('MAP/MAA', 'AP', 'AA', None)]
+        >>> pairings("nDCG", [10], full=False, assessment="RBP_resid(p=0.9)")
+        [('@10', 'nDCG@10', 'RBP_resid(p=0.9)@10', 10)]
     """
-    if measure not in PERFORMANCE:
-        raise MetricParamError(
-            f"decision matrix: unknown performance measure {measure!r}; use one of {sorted(PERFORMANCE)}"
-        )
     chosen = list(DEFAULT_DEPTHS if depths is None else depths)
     if any(int(d) < 1 for d in chosen):
         raise MetricParamError(f"decision matrix: depths must be positive integers, got {chosen}")
-    perf = PERFORMANCE[measure]
+    perf = _at_depth(PERFORMANCE.get(measure, measure), "performance")
+    assess = _at_depth(assessment, "assessment")
     out: list[tuple[str, str, str, int | None]] = [
-        (f"@{d}", f"{perf}@{d}", f"{ASSESSMENT}@{d}", int(d)) for d in dict.fromkeys(chosen)
+        (f"@{d}", perf(int(d)), assess(int(d)), int(d)) for d in dict.fromkeys(chosen)
     ]
     if full:
-        out.append((FULL_COLUMN, "AP", "AA", None))
+        from evalwh import catalog
+
+        base = catalog.parse(assessment, k=1)
+        whole = FULL_ASSESSMENT[base.metric.name]
+        spec = str(catalog.parse(whole + assessment[len(assessment.split("(")[0]):]))
+        label = FULL_COLUMN if whole == "AA" else f"MAP/{spec}"
+        out.append((label, "AP", spec, None))
     if not out:
         raise MetricParamError("decision matrix: no depths and no MAP/MAA column; nothing to test")
     return out
+
+
+def assessment_inverted(spec: str) -> bool:
+    """True where a higher value of the assessment measure means *less* assessed (RBP residual).
+
+    Examples:
+        >>> assessment_inverted("A_p@10"), assessment_inverted("RBP_resid@10")
+        (False, True)
+    """
+    from evalwh import catalog
+
+    return catalog.parse(spec).metric.kind == "uncertainty"
+
+
+def _at_depth(spec: str, side: str) -> Callable[[int], str]:
+    """A function from a depth to the spec at that depth, after checking the spec once."""
+    from evalwh import catalog
+
+    if "@" in spec:
+        raise MetricParamError(
+            f"decision matrix: give the {side} measure without a depth ({spec!r}); "
+            "the depths come from --depths"
+        )
+    measure = catalog.parse(spec, k=1)  # a depth-less spec; parse it at any depth to check it
+    if measure.metric.param("k") is None:
+        raise MetricParamError(
+            f"decision matrix: {measure.metric.name} takes no depth, so it cannot be the "
+            f"{side} measure at depth d"
+        )
+    if side == "assessment" and measure.metric.name not in FULL_ASSESSMENT:
+        raise MetricParamError(
+            f"decision matrix: the assessment measure must be one of {sorted(FULL_ASSESSMENT)}, "
+            f"got {measure.metric.name!r}"
+        )
+    return lambda d: str(catalog.parse(spec, k=d))
 
 
 def run_set_key(runs: Sequence[str]) -> str:
@@ -110,6 +157,7 @@ def decision_matrix(
     measure: str = "P",
     depths: Sequence[int] | None = DEFAULT_DEPTHS,
     full: bool = True,
+    assessment: str = ASSESSMENT,
     runs: Sequence[str] | None = None,
     test: str = "anova",
     correction: str = "bonferroni",
@@ -125,17 +173,21 @@ def decision_matrix(
     Args:
         wh: The warehouse.
         collection: The collection.
-        measure: ``P`` (P@d with A_p@d) or ``MAP`` (AP@d with A_p@d).
+        measure: The performance measure without depth: ``P`` (P@d, the papers'), ``MAP``
+            (AP@d) or any measure that takes a depth (``nDCG``, ``RBP(p=0.9)``, ``bpref``).
         depths: The depths d; the default grid when None.
         full: Add the full-list MAP/MAA column (AP with AA).
+        assessment: The assessment measure without depth: ``A_p`` (default), ``A_p_ret`` or
+            ``RBP_resid`` (whose outcomes are read inverted: a larger residual is less assessed).
         runs: The family of runs tested together; all runs of the collection when None.
-        test: ``anova`` (default, as the papers), ``anova2``, ``t``, ``wilcoxon`` or
-            ``randomization``.
-        correction: ``bonferroni``, ``holm`` or ``none`` over the pairs of a column.
+        test: ``anova`` (default, as the papers) or any
+            :class:`~evalwh.stats.significance.Procedure`.
+        correction: ``bonferroni``, ``holm``, ``bh``, ``by`` or ``none`` over the pairs of a
+            column (``none`` for the Tukey procedures).
         alpha: Significance level.
         qrels_id: The qrels set to evaluate against.
         n_resamples: Resamples of the randomization test.
-        rng: Random generator or seed (randomization test only).
+        rng: Random generator or seed (resampling tests only).
         store: Keep pairs and proportions in ``decision_pairs`` and ``decision_summary``.
         progress: Called with (columns done, columns) after each column.
 
@@ -166,7 +218,7 @@ def decision_matrix(
 
     from evalwh.stats import decision
 
-    columns = pairings(measure, depths, full=full)
+    columns = pairings(measure, depths, full=full, assessment=assessment)
     family = list(runs) if runs is not None else wh.run_ids(collection)
     scores = _per_topic(wh, collection, columns, family, qrels_id)
     frames = []
@@ -180,6 +232,7 @@ def decision_matrix(
             runs=family,
             n_resamples=n_resamples,
             rng=rng,
+            invert_assessment=assessment_inverted(assess),
         )
         pairs.insert(0, "depth", depth)
         pairs.insert(0, "assessment", assess)
@@ -212,6 +265,7 @@ def compare_runs(
     measure: str = "P",
     depths: Sequence[int] | None = DEFAULT_DEPTHS,
     full: bool = True,
+    assessment: str = ASSESSMENT,
     runs: Sequence[str] | None = None,
     test: str = "anova",
     correction: str = "bonferroni",
@@ -232,9 +286,10 @@ def compare_runs(
         collection: The collection.
         run_a: The first run; outcomes read "run_a >> run_b".
         run_b: The second run.
-        measure: ``P`` or ``MAP``.
+        measure: The performance measure without depth, as in :func:`decision_matrix`.
         depths: The depths d; the default grid when None.
         full: Add the full-list MAP/MAA row.
+        assessment: The assessment measure without depth, as in :func:`decision_matrix`.
         runs: The family tested together (must contain both runs); all runs when None.
         test: As in :func:`decision_matrix`.
         correction: As in :func:`decision_matrix`.
@@ -277,7 +332,7 @@ def compare_runs(
         raise NotFoundError(f"compare: run_a and run_b are both {run_a!r}; name two different runs")
     # the pair first, so that the pair (run_a, run_b) keeps its orientation
     order = [run_a, run_b, *[r for r in family if r not in (run_a, run_b)]]
-    columns = pairings(measure, depths, full=full)
+    columns = pairings(measure, depths, full=full, assessment=assessment)
     scores = _per_topic(wh, collection, columns, order, qrels_id)
     rows = []
     intervals = []
@@ -291,6 +346,7 @@ def compare_runs(
             runs=order,
             n_resamples=n_resamples,
             rng=rng,
+            invert_assessment=assessment_inverted(assess),
         )
         row = pairs.iloc[[0]].copy()
         for name, value in (
@@ -402,11 +458,7 @@ def strength_changes(
     Returns:
         ``run_a, run_b, test, correction, alpha, from_case, to_case, from_strength, to_strength``.
     """
-    perf = PERFORMANCE.get(measure)
-    if perf is None:
-        raise MetricParamError(
-            f"strength changes: unknown measure {measure!r}; use one of {sorted(PERFORMANCE)}"
-        )
+    perf = PERFORMANCE.get(measure, measure)
     params = {
         "collection_id": collection,
         "measure": perf,

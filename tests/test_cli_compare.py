@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import gzip
 import io
+import shutil
+import subprocess
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 from evalwh.cli import app
 from test_decision import CASES, build
 from typer.testing import CliRunner
@@ -137,3 +142,185 @@ def test_help(command: list[str]) -> None:
     code, out, _ = invoke(*command, "--help")
     assert code == 0
     assert "Usage:" in out
+
+
+# --- evalwh compare: any measures, baselines, score files, paper tables ------------------------
+
+
+def test_compare_two_runs_is_the_paired_t_test(db: Path) -> None:
+    code, out, err = invoke("compare", "a", "b", "-c", "toy", "-m", "P@4", "--db", str(db), "-f", "csv")
+    assert code == 0, err
+    frame = pd.read_csv(io.StringIO(out))
+    with Warehouse(db, read_only=True) as wh:
+        topics = wh.evaluate(["P@4"], collection="toy", runs=["a", "b"], per_query=True)
+    wide = topics.pivot(index="query_id", columns="run_id", values="value")
+    direct = stats.ttest_rel(wide["a"], wide["b"])
+    assert frame[["measure", "run_a", "run_b"]].values.tolist() == [["P@4", "a", "b"]]
+    assert abs(frame.loc[0, "p_value"] - direct.pvalue) <= 1e-12
+    assert frame.loc[0, "p_adjusted"] == frame.loc[0, "p_value"]  # one comparison: Holm is raw
+
+
+def test_compare_baselines_all_pairs_and_all_runs(db: Path) -> None:
+    base = ["compare", "-c", "toy", "-m", "P@4", "-m", "AP", "--db", str(db), "-f", "csv"]
+    code, out, err = invoke(*base, "-b", "a", "--all-runs")
+    assert code == 0, err
+    frame = pd.read_csv(io.StringIO(out))
+    assert frame[["run_a", "run_b"]].drop_duplicates().values.tolist() == [["b", "a"], ["c", "a"]]
+    assert frame["measure"].unique().tolist() == ["P@4", "AP"]
+    code, out, err = invoke(*base, "-b", "a", "b", "c", "--all-pairs", "-t", "randomized_tukey", "--seed", "1")
+    assert code == 0, err
+    frame = pd.read_csv(io.StringIO(out))
+    assert frame[["run_a", "run_b"]].drop_duplicates().values.tolist() == [
+        ["b", "a"], ["c", "a"], ["b", "c"],
+    ]  # fmt: skip
+    code, _, err = invoke(*base, "a")
+    assert code == 1
+    assert err == "Error: compare: name at least two runs (or a baseline and a run, or --all-runs)\n"
+
+
+def test_compare_a_tukey_test_with_a_correction_is_one_error_line(db: Path) -> None:
+    code, _, err = invoke(
+        "compare", "a", "b", "c", "-c", "toy", "-t", "tukey", "--correction", "bh", "--db", str(db)
+    )
+    assert code == 1
+    assert err == (
+        "Error: the tukey test's p-values hold for the whole family already; "
+        "use correction none, not bh\n"
+    )
+
+
+TREC8 = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec8_adhoc"
+
+
+def _trec_eval_q(path: Path, measure: str) -> dict[str, float]:
+    """Per-topic values of one measure from a trec_eval -q file, read by plain Python."""
+    with gzip.open(path, "rt") as handle:
+        rows = [line.split() for line in handle]
+    return {q: float(v) for m, q, v in rows if m == measure and q != "all"}
+
+
+def test_compare_scores_from_trec_eval_q_files(tmp_path: Path) -> None:
+    files = [TREC8 / "eval_all_trec" / f"eval.{run}.gz" for run in ("INQ604", "ok8amxc")]
+    if not files[0].is_file():
+        pytest.skip(f"{TREC8} is not there")
+    code, out, err = invoke("compare", "--scores", str(files[0]), "--scores", str(files[1]),
+                            "-m", "map", "-m", "P_10", "-b", "INQ604", "-f", "csv")  # fmt: skip
+    assert code == 0, err
+    frame = pd.read_csv(io.StringIO(out)).set_index("measure")
+    for measure in ("map", "P_10"):
+        a, b = (_trec_eval_q(f, measure) for f in files)
+        topics = sorted(a)
+        direct = stats.ttest_rel([b[t] for t in topics], [a[t] for t in topics])
+        assert frame.loc[measure, "run_a"] == "ok8amxc"
+        assert abs(frame.loc[measure, "p_value"] - direct.pvalue) <= 1e-12
+    # trec_eval prints AP to 4 decimals; the p-value is still the published pair's 0.005
+    assert round(frame.loc["map", "p_value"], 3) == 0.005
+
+
+def _long_scores(path: Path, kind: str) -> Path:
+    rng = np.random.default_rng(0)
+    rows = [
+        (run, f"q{t}", "nDCG@10", float(np.round(rng.uniform(0.2, 0.8) + shift, 3)))
+        for run, shift in (("bm25", 0.0), ("dense", 0.1), ("splade", 0.12))
+        for t in range(12)
+        if not (run == "splade" and t == 3)  # one topic missing for one run
+    ]
+    frame = pd.DataFrame(rows, columns=["run_id", "query_id", "measure", "value"])
+    if kind == "parquet":
+        frame.to_parquet(path, index=False)
+    else:
+        frame.to_csv(path, index=False, sep="\t" if kind == "tsv" else ",")
+    return path
+
+
+@pytest.mark.parametrize("kind", ["csv", "tsv", "parquet"])
+def test_compare_scores_from_long_tables_states_dropped_topics(tmp_path: Path, kind: str) -> None:
+    path = _long_scores(tmp_path / f"scores.{kind}", kind)
+    code, out, err = invoke("compare", "--scores", str(path), "-b", "bm25", "-f", "json")
+    assert code == 0, err
+    assert err == (
+        "note: nDCG@10: 1 topic(s) without a score for every run were dropped from all runs "
+        "(11 kept)\n"
+    )
+    frame = pd.read_json(io.StringIO(out), lines=True)
+    assert frame[["run_a", "run_b", "n_topics"]].values.tolist() == [
+        ["dense", "bm25", 11], ["splade", "bm25", 11],
+    ]  # fmt: skip
+
+
+def test_compare_bad_score_file_is_one_line_and_writes_nothing(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text("runid all x\nmap 401 0.5\nmap 402 oops\n")
+    target = tmp_path / "out.tex"
+    target.write_text("before")
+    code, out, err = invoke("compare", "--scores", str(bad), "-f", "latex", "-o", str(target))
+    assert code == 1
+    assert err == f"Error: {bad}:3: value 'oops' is not a number\n"
+    assert target.read_text() == "before"
+    code, _, err = invoke("compare", "--scores", str(tmp_path / "absent.csv"))
+    assert (code, err) == (1, f"Error: {tmp_path / 'absent.csv'}: no such file\n")
+
+
+def test_compare_paper_table_markdown(tmp_path: Path) -> None:
+    path = _long_scores(tmp_path / "scores.csv", "csv")
+    code, out, err = invoke("compare", "--scores", str(path), "-b", "bm25", "-f", "markdown")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "| Run | nDCG@10 | nDCG@10 95% CI | nDCG@10 +/- vs bm25 |"
+    assert lines[2].startswith("| bm25 | ")
+    assert lines[2].endswith(" | - |")
+    assert "paired t-test, Holm correction, alpha 0.05; † differs from bm25" in out
+
+
+def test_compare_latex_compiles(tmp_path: Path) -> None:
+    path = _long_scores(tmp_path / "scores.csv", "csv")
+    table = tmp_path / "table.tex"
+    code, _, err = invoke("compare", "--scores", str(path), "-b", "bm25", "-b", "dense",
+                          "-t", "wilcoxon", "--correction", "bh", "-f", "latex", "-o", str(table))  # fmt: skip
+    assert code == 0, err
+    text = table.read_text()
+    assert r"\toprule" in text and r"\bottomrule" in text and "$\\pm$" in text
+    pdflatex = shutil.which("pdflatex")
+    if pdflatex is None:
+        pytest.skip("pdflatex is not installed (apt-get install -y texlive-latex-base texlive-latex-recommended)")
+    document = tmp_path / "paper.tex"
+    document.write_text(
+        "\\documentclass{article}\n\\usepackage[utf8]{inputenc}\n\\usepackage{booktabs}\n"
+        "\\begin{document}\n\\input{table.tex}\n\\end{document}\n"
+    )
+    result = subprocess.run(
+        [pdflatex, "-interaction=nonstopmode", "-halt-on-error", "paper.tex"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert (tmp_path / "paper.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_matrix_any_measure_pair(db: Path) -> None:
+    code, out, err = invoke(
+        "matrix", "-c", "toy", "-m", "nDCG", "-d", "2,4", "--assessment", "RBP_resid(p=0.5)",
+        "-t", "wilcoxon", "--layout", "pairs", "--no-store", "--db", str(db), "-f", "csv",
+    )  # fmt: skip
+    assert code == 0, err
+    frame = pd.read_csv(io.StringIO(out))
+    assert frame["performance"].unique().tolist() == ["nDCG@2", "nDCG@4", "AP"]
+    assert frame["assessment"].unique().tolist() == [
+        "RBP_resid(p=0.5)@2", "RBP_resid(p=0.5)@4", "RBP_resid(p=0.5)",
+    ]  # fmt: skip
+
+
+def test_trec8_compare_two_runs_without_flags(trec8_ingest) -> None:
+    path = str(trec8_ingest[0])
+    code, out, err = invoke("compare", "INQ604", "ok8amxc", "-c", "trec8", "-m", "AP", "--db", path)
+    assert code == 0, err
+    assert "INQ604 vs ok8amxc" in out and "0.0051" in out
+    code, out, err = invoke("compare", "INQ604", "ok8amxc", "-c", "trec8", "-m", "AP", "--db", path, "-f", "csv")
+    assert code == 0, err
+    frame = pd.read_csv(io.StringIO(out))
+    with Warehouse(path, read_only=True) as wh:
+        topics = wh.evaluate(["AP"], collection="trec8", runs=["INQ604", "ok8amxc"], per_query=True)
+    wide = topics.pivot(index="query_id", columns="run_id", values="value")
+    direct = stats.ttest_rel(wide["INQ604"], wide["ok8amxc"])
+    assert abs(frame.loc[0, "p_value"] - direct.pvalue) <= 1e-12
+    assert round(direct.pvalue, 4) == 0.0051
+    assert frame.loc[0, ["wins", "ties", "losses", "n_topics"]].tolist() == [20, 0, 30, 50]

@@ -162,6 +162,34 @@ def test_each_case_from_a_constructed_collection(cases_wh: Warehouse, case: str,
     assert dm.pairs["n_topics"].tolist() == [6]
 
 
+@pytest.mark.parametrize("assessment", ["A_p_ret", "RBP_resid", "RBP_resid(p=0.5)"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_each_case_with_another_assessment_measure(
+    cases_wh: Warehouse, case: str, assessment: str
+) -> None:
+    # every run returns 4 documents, so A_p_ret@4 is A_p@4; an RBP residual grows as
+    # assessment shrinks, and its outcome is read inverted: the cases stay the same
+    dm = decision_matrix(
+        cases_wh, f"case{case}", measure="P", depths=[4], full=False, assessment=assessment, test="t"
+    )
+    assert dm.pairs["case"].tolist() == [case]
+    assert dm.pairs["assessment"].str.startswith(assessment.split("(")[0]).all()
+
+
+def test_any_performance_measure_pairs_with_the_assessment(cases_wh: Warehouse) -> None:
+    dm = decision_matrix(
+        cases_wh, "case3b", measure="RBP(p=0.5)", depths=[2, 4], assessment="RBP_resid(p=0.5)"
+    )
+    assert dm.pairs["performance"].tolist() == ["RBP(p=0.5)@2", "RBP(p=0.5)@4", "AP"]
+    assert dm.pairs["assessment"].tolist() == [
+        "RBP_resid(p=0.5)@2", "RBP_resid(p=0.5)@4", "RBP_resid(p=0.5)",
+    ]  # fmt: skip
+    assert dm.pairs["column"].tolist()[-1] == "MAP/RBP_resid(p=0.5)"
+    # the RBP residual of run a (unjudged documents) exceeds b's: b is the better assessed
+    assert dm.pairs.loc[1, ["perf_outcome", "assess_outcome", "case"]].tolist() == [">>", "<<", "3b"]
+    assert dm.pairs.loc[1, "assess_mean_a"] > dm.pairs.loc[1, "assess_mean_b"]
+
+
 def test_case_3b_values(cases_wh: Warehouse) -> None:
     row = decision_matrix(cases_wh, "case3b", measure="P", depths=[4], full=False).pairs.iloc[0]
     # a: 13 relevant of 24 positions, 13 assessed; b: 2 relevant, all 24 assessed
@@ -226,8 +254,10 @@ def test_compare_runs_keeps_the_pair_orientation(cases_wh: Warehouse) -> None:
 def test_errors_name_the_problem(cases_wh: Warehouse) -> None:
     with pytest.raises(NotFoundError, match="compare: run 'zz' is not in collection 'case1'"):
         compare_runs(cases_wh, "case1", "a", "zz")
-    with pytest.raises(MetricParamError, match="unknown performance measure 'nDCG'"):
-        pairings("nDCG", [10])
+    with pytest.raises(MetricParamError, match="give the performance measure without a depth"):
+        pairings("nDCG@10", [10])
+    with pytest.raises(MetricParamError, match="RR takes no depth|assessment measure must be"):
+        pairings("P", [10], assessment="P")
     with pytest.raises(MetricParamError, match="depths must be positive"):
         pairings("P", [0])
 

@@ -89,6 +89,7 @@ def decision_pairs(
     runs: Sequence[str] | None = None,
     n_resamples: int = 9999,
     rng: np.random.Generator | int | None = None,
+    invert_assessment: bool = False,
 ) -> pd.DataFrame:
     """Test every pair on a performance and an assessment metric and classify it.
 
@@ -106,6 +107,9 @@ def decision_pairs(
         n_resamples: Resamples of the randomization test.
         rng: Random generator or seed for the randomization test; one generator serves both
             metrics, so a seed reproduces the whole table.
+        invert_assessment: The assessment metric grows as assessment shrinks (an RBP
+            residual): its outcomes are negated, so that ``>>`` still reads "run_a is
+            better assessed".
 
     Returns:
         One row per pair: ``run_a, run_b, n_topics``, then ``perf_mean_a, perf_mean_b,
@@ -149,6 +153,8 @@ def decision_pairs(
     assess = significance.pairwise(
         assessment[assessment["query_id"].isin(topics)], rng=generator, **options
     )
+    if invert_assessment:
+        assess = assess.assign(outcome=-assess["outcome"])
     cases = classify(perf["outcome"].to_numpy(), assess["outcome"].to_numpy())
     out = perf[["run_a", "run_b", "n_topics"]].copy()
     for prefix, frame in (("perf", perf), ("assess", assess)):
