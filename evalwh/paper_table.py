@@ -175,9 +175,11 @@ def caption(result: Comparison) -> str:
     )
     marks = "; ".join(f"{marker(i)} differs from {b}" for i, b in enumerate(result.baselines))
     level = round(100 * (1 - alpha))
+    described = names.get(test, test)
     text = (
         f"Means with {level}% t intervals ({topics}). "
-        f"{names.get(test, test)}, {corrections.get(correction, correction)}, alpha {alpha:g}"
+        f"{described[0].upper()}{described[1:]}, {corrections.get(correction, correction)}, "
+        f"alpha {alpha:g}"
     )
     if marks:
         text += f"; {marks}; +/- counts topics won and lost against the baseline"
@@ -192,7 +194,8 @@ def to_markdown(result: Comparison, *, digits: int = 4) -> str:
 def to_latex(result: Comparison, *, digits: int = 4) -> str:
     """A ``table`` with a ``booktabs`` ``tabular``; needs only ``\\usepackage{booktabs}``."""
     frame = display_frame(result, digits=digits, latex=True)
-    return frame_to_latex(frame, caption=_escape(caption(result)))
+    align = "l" + "r" * (frame.shape[1] - 1)
+    return frame_to_latex(frame, caption=_escape(caption(result)), align=align, small=True)
 
 
 def frame_to_markdown(frame: pd.DataFrame, digits: int = 4) -> str:
@@ -212,7 +215,14 @@ def frame_to_markdown(frame: pd.DataFrame, digits: int = 4) -> str:
     return "\n".join(lines) + "\n"
 
 
-def frame_to_latex(frame: pd.DataFrame, *, caption: str | None = None, digits: int = 4) -> str:
+def frame_to_latex(
+    frame: pd.DataFrame,
+    *,
+    caption: str | None = None,
+    digits: int = 4,
+    align: str | None = None,
+    small: bool = False,
+) -> str:
     """Any frame as a ``booktabs`` table (cells of string columns are taken as LaTeX already
     when ``caption`` is given by :func:`to_latex`; otherwise every cell is escaped).
 
@@ -230,9 +240,10 @@ def frame_to_latex(frame: pd.DataFrame, *, caption: str | None = None, digits: i
         \\end{table}
     """
     formatted = caption is not None  # from to_latex: cells are LaTeX already
-    spec = "".join("r" if frame[c].dtype.kind in "fiu" else "l" for c in frame.columns)
+    spec = align or "".join("r" if frame[c].dtype.kind in "fiu" else "l" for c in frame.columns)
     header = " & ".join(str(c) if formatted else _escape(str(c)) for c in frame.columns)
-    lines = [r"\begin{table}[ht]", r"\centering", rf"\begin{{tabular}}{{{spec}}}", r"\toprule"]
+    lines = [r"\begin{table}[ht]", r"\centering"] + ([r"\small"] if small else [])
+    lines += [rf"\begin{{tabular}}{{{spec}}}", r"\toprule"]
     lines.append(header + r" \\")
     lines.append(r"\midrule")
     for row in frame.itertuples(index=False):

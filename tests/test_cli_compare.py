@@ -269,7 +269,7 @@ def test_compare_paper_table_markdown(tmp_path: Path) -> None:
     assert lines[0] == "| Run | nDCG@10 | nDCG@10 95% CI | nDCG@10 +/- vs bm25 |"
     assert lines[2].startswith("| bm25 | ")
     assert lines[2].endswith(" | - |")
-    assert "paired t-test, Holm correction, alpha 0.05; † differs from bm25" in out
+    assert "Paired t-test, Holm correction, alpha 0.05; † differs from bm25" in out
 
 
 def test_compare_latex_compiles(tmp_path: Path) -> None:

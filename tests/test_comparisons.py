@@ -291,3 +291,24 @@ def test_swapping_a_pair_mirrors_it(seed: int, test: str) -> None:
     assert (forward["wins"], forward["losses"]) == (backward["losses"], backward["wins"])
     assert forward["effect_size"] == pytest.approx(-backward["effect_size"])
     assert forward["ci_low"] == pytest.approx(-backward["ci_high"])
+
+
+def test_paper_table_numbers_and_markers() -> None:
+    from evalwh import paper_table
+
+    values = np.vstack([SAKAI, SAKAI[0] + 0.2])  # d is clearly better than a, b and c
+    result = compare(long_frame(values), baselines=["a", "b"], correction="none")
+    frame = paper_table.paper_frame(result)
+    assert frame["run_id"].tolist() == ["a", "b", "c", "d"]
+    assert frame["AP mean"].tolist() == pytest.approx(values.mean(axis=1).tolist())
+    assert frame.loc[0, "AP vs a wins"] is pd.NA
+    # b against a: the pair tested as (b, a); d against both: wins everywhere but ties
+    pair = result.pairs[(result.pairs["run_a"] == "b") & (result.pairs["run_b"] == "a")].iloc[0]
+    assert frame.loc[1, ["AP vs a wins", "AP vs a losses"]].tolist() == [pair["wins"], pair["losses"]]
+    assert frame.loc[0, ["AP vs b wins", "AP vs b losses"]].tolist() == [pair["losses"], pair["wins"]]
+    assert frame.loc[3, ["AP vs a wins", "AP vs a losses", "AP vs a significant"]].tolist() == [20, 0, True]
+    cells = paper_table.display_frame(result)
+    assert cells.loc[3, "AP"] == f"{values[3].mean():.4f}†‡"
+    assert cells.loc[3, "AP +/- vs a (†)"] == "+20/-0"
+    latex = paper_table.display_frame(result, latex=True)
+    assert latex.loc[3, "AP"] == f"{values[3].mean():.4f}" + r"$^{\dagger\ddagger}$"
