@@ -162,6 +162,24 @@ def test_each_case_from_a_constructed_collection(cases_wh: Warehouse, case: str,
     assert dm.pairs["n_topics"].tolist() == [6]
 
 
+@pytest.mark.parametrize(
+    ("test", "correction"),
+    [("wilcoxon", "bh"), ("sign", "by"), ("randomization", "holm"), ("bootstrap", "bh"),
+     ("tukey", "none"), ("randomized_tukey", "none")],
+)  # fmt: skip
+def test_every_test_classifies_the_constructed_cases(
+    cases_wh: Warehouse, test: str, correction: str
+) -> None:
+    found = [
+        decision_matrix(
+            cases_wh, f"case{case}", measure="P", depths=[4], full=False, test=test,
+            correction=correction, rng=1,
+        ).pairs["case"].iloc[0]
+        for case in CASES
+    ]  # fmt: skip
+    assert found == list(CASES)
+
+
 @pytest.mark.parametrize("assessment", ["A_p_ret", "RBP_resid", "RBP_resid(p=0.5)"])
 @pytest.mark.parametrize("case", list(CASES))
 def test_each_case_with_another_assessment_measure(
