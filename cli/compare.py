@@ -171,6 +171,13 @@ def compare(
     """
     run_list = list(runs or [])
     if decision or depths is not None or assessment is not None:
+        if scores or baselines or all_pairs:
+            from evalwh.errors import EvalWhError
+
+            raise EvalWhError(
+                "compare --decision compares two runs of a collection; "
+                "--scores, --baseline and --all-pairs do not apply"
+            )
         _decision_compare(
             run_list, collection, measures, depths, assessment, full, test, correction, alpha,
             all_runs, qrels, seed, resamples, all_columns, db, fmt, output,

@@ -324,3 +324,9 @@ def test_trec8_compare_two_runs_without_flags(trec8_ingest) -> None:
     assert abs(frame.loc[0, "p_value"] - direct.pvalue) <= 1e-12
     assert round(direct.pvalue, 4) == 0.0051
     assert frame.loc[0, ["wins", "ties", "losses", "n_topics"]].tolist() == [20, 0, 30, 50]
+
+
+def test_compare_decision_refuses_score_files(db: Path, tmp_path: Path) -> None:
+    code, _, err = invoke("compare", "a", "b", "-c", "toy", "--decision", "-b", "a", "--db", str(db))
+    assert code == 1
+    assert err.startswith("Error: compare --decision compares two runs of a collection;")

@@ -185,9 +185,13 @@ def randomized_tukey(
     by_topic = np.ascontiguousarray(values.T)  # n x k: a resample permutes each row
     step = max(1, min(n_resamples, _CHUNK_CELLS // (n * k)))
     maxima = np.empty(n_resamples)
+    block = np.empty((step, n, k))
     for start in range(0, n_resamples, step):  # chunks of resamples, to bound memory
         size = min(step, n_resamples - start)
-        shuffled = rng.permuted(np.broadcast_to(by_topic, (size, n, k)), axis=2)
+        shuffled = block[:size]
+        shuffled[...] = by_topic
+        # in place on a contiguous block: permuting a broadcast view copies it slowly
+        rng.permuted(shuffled, axis=2, out=shuffled)
         means = shuffled.mean(axis=1)  # size x k
         maxima[start : start + size] = means.max(axis=1) - means.min(axis=1)
     maxima.sort()
