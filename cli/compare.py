@@ -159,9 +159,9 @@ def compare(
 ) -> None:
     """Compare runs on any measures: paired tests against baselines or over all pairs.
 
-    Examples:
+    Example: evalwh compare INQ604 ok8amxc -c trec8 -m AP
 
-      evalwh compare INQ604 ok8amxc -c trec8 -m AP
+    More:
 
       evalwh compare -c trec8 -b INQ604 ok8amxc uwmt8a2 -m AP -m nDCG@10 -t wilcoxon --correction bh -f latex
 
