@@ -26,6 +26,7 @@ from evalwh.cli._decision_options import (
 )
 from evalwh.cli._errors import handle_errors
 from evalwh.cli._options import (
+    default_collection,
     DEFAULT_DB,
     CollectionOption,
     DbOption,
@@ -55,10 +56,11 @@ _PAIR_COLUMNS = [
 
 
 @handle_errors
+@default_collection
 def compare(
     run_a: Annotated[str, typer.Argument(help="The first run; outcomes read 'RUN_A >> RUN_B'.")],
     run_b: Annotated[str, typer.Argument(help="The second run.")],
-    collection: CollectionOption,
+    collection: CollectionOption = None,
     measure: MeasureOption = Measure.P,
     depths: DepthsOption = DEFAULT_DEPTHS,
     full: FullOption = True,
@@ -99,8 +101,9 @@ def compare(
 
 
 @handle_errors
+@default_collection
 def matrix(
-    collection: CollectionOption,
+    collection: CollectionOption = None,
     measure: MeasureOption = Measure.P,
     depths: DepthsOption = DEFAULT_DEPTHS,
     full: FullOption = True,
@@ -154,12 +157,14 @@ def matrix(
         output,
         title=f"{collection}: {pairing} ({test.value}, {correction.value}, alpha {alpha})",
         digits=3,
+        long_form=result.summary if layout is Layout.paper else None,
     )
 
 
 @handle_errors
+@default_collection
 def kendall(
-    collection: CollectionOption,
+    collection: CollectionOption = None,
     x: Annotated[str, typer.Option("--x", help="Measure of the first ranking.")] = "AP",
     y: Annotated[str, typer.Option("--y", help="Measure of the second ranking.")] = "A_p@1000",
     runs: RunsOption = None,
