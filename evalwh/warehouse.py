@@ -312,11 +312,17 @@ class Warehouse:
 
     # -- evaluation ------------------------------------------------------------------------
 
-    def evaluate(self, measures: Iterable[str], **options: Any) -> pd.DataFrame:
-        """Evaluate runs of a collection; see :func:`evalwh.evaluation.evaluate`."""
-        from evalwh.evaluation import evaluate
+    def evaluate(self, measures: Iterable[str], *, wide: bool = False, **options: Any) -> pd.DataFrame:
+        """Evaluate runs of a collection; see :func:`evalwh.evaluation.evaluate`.
 
-        return evaluate(self, list(measures), **options)
+        With ``wide=True`` the result has one row per run (per run and topic with
+        ``per_query=True``) and one column per measure, in the order asked for
+        (:func:`evalwh.evaluation.wide_form`).
+        """
+        from evalwh.evaluation import evaluate, wide_form
+
+        frame = evaluate(self, list(measures), **options)
+        return wide_form(frame) if wide else frame
 
 
 class _Transaction:
