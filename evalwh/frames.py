@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalwh.errors import IngestError
@@ -110,12 +111,13 @@ def standard_columns(frame: pd.DataFrame, kind: Kind, *, label: str = "DataFrame
 
 
 def has_frames(runs: object) -> bool:
-    """Whether ``runs`` (as given to :func:`evalwh.direct.evaluate_files`) holds DataFrames."""
+    """Whether ``runs`` (as given to :func:`evalwh.direct.evaluate_files`) holds DataFrames or
+    table files."""
     import pandas as pd
 
     if isinstance(runs, (pd.DataFrame, Mapping)):
         return True
-    return isinstance(runs, (list, tuple)) and any(isinstance(r, pd.DataFrame) for r in runs)
+    return isinstance(runs, (list, tuple)) and any(isinstance(r, pd.DataFrame) or is_table_file(r) for r in runs)
 
 
 def evaluate_frames(
@@ -145,6 +147,8 @@ def evaluate_frames(
     with Warehouse(":memory:") as wh:
         wh.ingest_qrels(qrels, collection=COLLECTION)
         for name, item in named:
+            if is_table_file(item):
+                name, item = Path(item).stem, read_table(item)  # type: ignore[arg-type]
             if isinstance(item, pd.DataFrame):
                 frame = standard_columns(item, "run", label=f"DataFrame {name}")
                 run_id = None if "run_id" in frame.columns else name
@@ -152,3 +156,26 @@ def evaluate_frames(
             else:
                 wh.ingest_runs(item, collection=COLLECTION, ignore_extra_fields=extra)  # type: ignore[arg-type]
         return wh.evaluate(measures, collection=COLLECTION, **options)
+
+
+TABLE_SUFFIXES = (".parquet",)
+"""Files read as a DataFrame (any layout above) wherever a qrels or run file is taken."""
+
+
+def is_table_file(source: object) -> bool:
+    """Whether ``source`` is a path to a table file (Parquet) rather than a TREC text file."""
+    return isinstance(source, (str, os.PathLike)) and str(source).lower().endswith(TABLE_SUFFIXES)
+
+
+def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """A Parquet file of qrels or run rows, as a DataFrame; an unreadable file is an IngestError."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from evalwh.ingest import require_file
+
+    require_file(Path(path))
+    try:
+        return pd.read_parquet(path)
+    except (OSError, pa.ArrowException, ValueError) as error:
+        raise IngestError(str(path), None, f"not a readable Parquet file ({error})") from None

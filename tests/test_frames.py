@@ -130,3 +130,32 @@ def test_wide_results(wh):
     reference_ap = {m.query_id: m.value for m in ir_measures.iter_calc([ir_measures.AP], qrels, runs["dense"])}
     dense = per_topic[per_topic.run_id == "dense"].set_index("query_id")["AP"]
     assert dense.to_dict() == pytest.approx({q: reference_ap.get(q, 0.0) for q in dense.index}, abs=1e-12)
+
+
+def test_cli_takes_parquet_files_in_pyterrier_layout(tmp_path):
+    """evalwh ingest and evalwh eval --qrels read .parquet files through the same mapping."""
+    from typer.testing import CliRunner
+
+    from evalwh.cli import app
+
+    qrels, runs = collection()
+    pt_qrels, pt_run = pyterrier(qrels, runs["bm25"])
+    pt_qrels.to_parquet(tmp_path / "qrels.parquet")
+    pt_run.to_parquet(tmp_path / "bm25.parquet")
+    db = tmp_path / "w.duckdb"
+    runner = CliRunner(env={"EVALWH_DB": None})
+    for args in (["ingest", "qrels", "qrels.parquet", "-c", "c"], ["ingest", "runs", "bm25.parquet"]):
+        result = runner.invoke(app, [*args[:2], str(tmp_path / args[2]), *args[3:], "--db", str(db)])
+        assert result.exit_code == 0, result.output
+    expected = reference(qrels, runs["bm25"])
+    stored = runner.invoke(app, ["eval", "--db", str(db), *[a for m in MEASURES for a in ("-m", m)], "-f", "csv"])
+    direct = runner.invoke(
+        app,
+        ["eval", "--qrels", str(tmp_path / "qrels.parquet"), str(tmp_path / "bm25.parquet"),
+         *[a for m in MEASURES for a in ("-m", m)], "-f", "csv"],
+    )  # fmt: skip
+    for result in (stored, direct):
+        assert result.exit_code == 0, result.output
+        frame = pd.read_csv(pd.io.common.StringIO(result.stdout))
+        assert frame["run_id"].unique().tolist() == ["bm25"]
+        assert frame.set_index("measure")["value"].to_dict() == pytest.approx(expected, abs=1e-12)
