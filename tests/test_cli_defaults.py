@@ -37,7 +37,7 @@ def test_the_only_collection_is_the_default(db):
 def test_several_collections_are_listed(db):
     with Warehouse(db) as wh:
         wh.ingest_qrels(QRELS, collection="another")
-    for args in (["runs"], ["eval"], ["matrix"], ["pool", "list"], ["ingest", "runs", db]):
+    for args in (["runs"], ["eval"], ["matrix"], ["pool", "list"], ["report"], ["ingest", "runs", db]):
         result = invoke(*args, "--db", db)
         assert result.exit_code == 1
         assert result.stderr == f"Error: {db} holds 2 collections (another, only); choose one with --collection\n"
