@@ -5,6 +5,7 @@ Each command group lives in its own module and is registered here.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -31,8 +32,18 @@ app = typer.Typer(
 @app.callback()
 def _root(
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks instead of one-line errors.")] = False,
+    db: Annotated[
+        Path | None,
+        typer.Option(
+            "--db",
+            help="DuckDB warehouse file for the command (as the command's own --db; env EVALWH_DB).",
+            dir_okay=False,
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """An SQL-backed evaluation warehouse for IR test collections."""
+    # (each command's --db option reads this one when it is not given itself: cli/_options.py)
     DEBUG["on"] = debug
 
 

@@ -1,10 +1,18 @@
-"""Rendering of DataFrames for the terminal and for machines."""
+"""Rendering of DataFrames for the terminal and for machines.
+
+No identifier or number is ever cut short. ``--format table`` on a terminal draws a rich table
+whose cells fold onto more lines when the terminal is narrow; anywhere else (a pipe, a file
+given with ``--output``) it prints plain text aligned in columns, every value whole, so that
+``evalwh runs | head`` or ``| grep`` see what the warehouse holds. A command whose table is
+a wide view (one column per measure, per depth and case) passes its long form as well: that is
+printed instead in a pipe, and on a terminal when the wide view does not fit.
+"""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import typer
 
@@ -13,9 +21,34 @@ from evalwh.cli._options import OutputFormat
 if TYPE_CHECKING:
     import pandas as pd
 
+WIDE_COLUMNS = 12
+"""On a terminal, a wide view with more columns than this is printed in its long form."""
+FOLD_WIDER_THAN = 12
+"""On a narrow terminal, only columns wider than this fold onto more lines."""
 
-def render(frame: pd.DataFrame, fmt: OutputFormat, output: Path | None = None, *, title: str | None = None, digits: int = 4) -> None:
-    """Print or write ``frame`` as a rich table, CSV, JSON lines or Parquet."""
+
+def render(
+    frame: pd.DataFrame,
+    fmt: OutputFormat,
+    output: Path | None = None,
+    *,
+    title: str | None = None,
+    digits: int = 4,
+    long_form: pd.DataFrame | None = None,
+) -> None:
+    """Print or write ``frame`` as a table, CSV, JSON lines or Parquet.
+
+    Args:
+        frame: The rows to show.
+        fmt: The output format.
+        output: A file to write instead of standard output.
+        title: A line above the table (``# title`` in plain text); table format only.
+        digits: Decimals of float cells in the table format (CSV, JSON and Parquet keep
+            every digit).
+        long_form: The same content in long form (one value per row), for a wide ``frame``:
+            the table format prints it when the output is not a terminal, or when the wide
+            view would not fit the terminal.
+    """
     from evalwh.errors import EvalWhError
 
     if fmt is OutputFormat.parquet:
@@ -43,17 +76,95 @@ def render(frame: pd.DataFrame, fmt: OutputFormat, output: Path | None = None, *
         else:
             Path(output).write_text(text)
         return
+    cells = _cells(frame, digits)
+    if output is not None or not sys.stdout.isatty():
+        shown = cells if long_form is None else _cells(long_form, digits)
+        if output is None:
+            _write_plain(shown, title, sys.stdout)
+        else:
+            with open(output, "w") as file:
+                _write_plain(shown, title, file)
+        return
     from rich.console import Console
+
+    console = Console()
+    if long_form is not None and (len(frame.columns) > WIDE_COLUMNS or _natural_width(cells) > console.width):
+        cells = _cells(long_form, digits)
+    console.print(_rich_table(cells, title, console.width))
+
+
+Cells = tuple[list[str], list[bool], list[list[str]]]
+"""Column names, whether each column is numeric (right-aligned), and the rows as text."""
+
+
+def _cells(frame: pd.DataFrame, digits: int) -> Cells:
+    names = [str(column) for column in frame.columns]
+    numeric = [frame[column].dtype.kind in "fiu" for column in frame.columns]
+    rows = [[_cell(value, digits) for value in row] for row in frame.itertuples(index=False)]
+    return names, numeric, rows
+
+
+def _natural_width(cells: Cells) -> int:
+    """Characters a rich table needs to show every cell on one line (3 per border and padding)."""
+    names, _, rows = cells
+    widths = [max([len(name)] + [len(row[i]) for row in rows]) for i, name in enumerate(names)]
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def _write_plain(cells: Cells, title: str | None, out: TextIO) -> None:
+    """Columns separated by two spaces, padded to the widest value; nothing is cut."""
+    names, numeric, rows = cells
+    widths = [max([len(name)] + [len(row[i]) for row in rows]) for i, name in enumerate(names)]
+
+    def line(values: list[str]) -> str:
+        parts = [
+            value.rjust(width) if right else value.ljust(width)
+            for value, width, right in zip(values, widths, numeric, strict=True)
+        ]
+        return "  ".join(parts).rstrip() + "\n"
+
+    if title:
+        out.write(f"# {title}\n")
+    out.write(line(names))
+    for row in rows:
+        out.write(line(row))
+
+
+def _rich_table(cells: Cells, title: str | None, width: int) -> object:
+    """A rich table that fits ``width``: cells fold (wrap inside a word), never end in an ellipsis."""
     from rich.table import Table
 
+    names, numeric, rows = cells
     table = Table(title=title, show_lines=False, header_style="bold")
-    for column in frame.columns:
-        numeric = frame[column].dtype.kind in "fiu"
-        table.add_column(str(column), justify="right" if numeric else "left")
-    for row in frame.itertuples(index=False):
-        table.add_row(*(_cell(v, digits) for v in row))
-    console = Console(file=open(output, "w") if output else None, width=None if output is None else 200)
-    console.print(table)
+    content = [max([1] + [len(row[i]) for row in rows]) for i in range(len(names))]
+    widths = _fitted([max(len(name), w) for name, w in zip(names, content, strict=True)], content, width)
+    for name, right, column_width in zip(names, numeric, widths, strict=True):
+        table.add_column(name, justify="right" if right else "left", overflow="fold", width=column_width)
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def _fitted(widths: list[int], content: list[int], width: int) -> list[int]:
+    """Column widths within a table ``width`` characters wide (3 per column for borders and padding).
+
+    Columns that fit keep their width (``widths``: header or widest cell). Otherwise headers
+    fold, short columns (numbers, most names) keep their widest cell (``content``) and the long
+    ones (digests, paths) share the rest; if even that does not fit, every column gets a share
+    in proportion to its widest cell.
+    """
+    room = max(width - 3 * len(widths) - 1, len(widths))
+    if sum(widths) <= room:
+        return widths
+    short = sum(w for w in content if w <= FOLD_WIDER_THAN)
+    long = [w for w in content if w > FOLD_WIDER_THAN]
+    if short + 4 * len(long) <= room:
+        if not long:
+            return content
+        share = (room - short) / sum(long)
+        return [w if w <= FOLD_WIDER_THAN else max(4, int(w * share)) for w in content]
+    share = room / sum(content)
+    return [max(1, int(w * share)) for w in content]
 
 
 def _cell(value: object, digits: int) -> str:

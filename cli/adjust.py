@@ -8,16 +8,17 @@ from typing import Annotated
 import typer
 
 from evalwh.cli._errors import handle_errors
-from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, FormatOption, OutputFormat, OutputOption
+from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, FormatOption, OutputFormat, OutputOption, default_collection
 from evalwh.cli._progress import progress_bar
 from evalwh.cli._render import render
 
 
 @handle_errors
+@default_collection
 def adjust(
     run: Annotated[str, typer.Argument(help="The unpooled run to adjust.")],
-    collection: CollectionOption,
     pool: Annotated[str, typer.Option("--pool", help="A stored pool (evalwh pool build).")],
+    collection: CollectionOption = None,
     measure: Annotated[str, typer.Option("--measure", "-m", help="One measure spec.")] = "RBP_trunc(p=0.8)@10",
     method: Annotated[str, typer.Option("--method", help="'leave-one-out' (Algorithm 1) or 'common-topics' (Algorithm 2).")] = "leave-one-out",
     common_topics: Annotated[

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 from evalwh.cli._errors import handle_errors
 from evalwh.cli._options import (
+    default_collection,
     DEFAULT_DB,
     CollectionOption,
     DbOption,
@@ -66,8 +67,9 @@ def depths_from(text: str | None) -> list[int] | None:
 
 
 @handle_errors
+@default_collection
 def bounds(
-    collection: CollectionOption,
+    collection: CollectionOption = None,
     run_names: Annotated[
         list[str] | None, typer.Argument(help="Runs to include (also --runs).", show_default=False)
     ] = None,

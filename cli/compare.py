@@ -28,6 +28,8 @@ from evalwh.cli._decision_options import (
 )
 from evalwh.cli._errors import handle_errors
 from evalwh.cli._options import (
+    default_collection,
+    only_collection,
     DEFAULT_DB,
     CollectionOption,
     DbOption,
@@ -208,7 +210,7 @@ def compare(
         result = compare_scores(frame, runs=family, measures=measures or None, baselines=base, **options)
     else:
         if collection is None:
-            raise EvalWhError("compare: name a collection (--collection/-c), or give --scores FILE")
+            collection = only_collection(db)
         from evalwh.comparisons import compare_collection
         from evalwh.warehouse import Warehouse
 
@@ -322,7 +324,7 @@ def _decision_compare(  # type: ignore[no-untyped-def]
     if len(runs) != 2:
         raise EvalWhError(f"compare --decision: name exactly two runs, got {len(runs)}")
     if collection is None:
-        raise EvalWhError("compare --decision: name a collection (--collection/-c)")
+        collection = only_collection(db)
     if measures and len(measures) > 1:
         raise EvalWhError("compare --decision: give one performance measure (-m), e.g. -m P")
     chosen_test = test.value if test is not None else "anova"
@@ -348,8 +350,9 @@ def _decision_compare(  # type: ignore[no-untyped-def]
 
 
 @handle_errors
+@default_collection
 def matrix(
-    collection: CollectionOption,
+    collection: CollectionOption = None,
     measure: PairingMeasureOption = "P",
     depths: DepthsOption = DEFAULT_DEPTHS,
     full: FullOption = True,
@@ -417,12 +420,14 @@ def matrix(
         output,
         title=f"{collection}: {pairing} ({test.value}, {chosen.value}, alpha {alpha})",
         digits=3,
+        long_form=result.summary if layout is Layout.paper else None,
     )
 
 
 @handle_errors
+@default_collection
 def kendall(
-    collection: CollectionOption,
+    collection: CollectionOption = None,
     x: Annotated[str, typer.Option("--x", help="Measure of the first ranking.")] = "AP",
     y: Annotated[str, typer.Option("--y", help="Measure of the second ranking.")] = "A_p@1000",
     runs: RunsOption = None,

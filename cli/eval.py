@@ -10,11 +10,21 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from evalwh.cli._errors import handle_errors
-from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, OutputFormat, OutputOption
+from evalwh.cli._options import (
+    DEFAULT_DB,
+    CollectionOption,
+    DbOption,
+    OutputFormat,
+    OutputOption,
+    default_collection,
+    only_collection,
+)
 from evalwh.cli._render import render
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from evalwh.evaluation import Averaging
 
 DEFAULT_MEASURES = ["P@10", "AP", "nDCG@10", "bpref", "A_p@10"]
 
@@ -50,7 +60,8 @@ def evaluate(
         typer.Argument(help="Run files to evaluate directly against --qrels (plain or .gz); nothing is stored."),
     ] = None,
     collection: Annotated[
-        str | None, typer.Option("--collection", "-c", help="Collection name inside the warehouse.")
+        str | None,
+        typer.Option("--collection", "-c", help="Collection name inside the warehouse (default: its only collection)."),
     ] = None,
     qrels: Annotated[
         Path | None,
@@ -93,15 +104,15 @@ def evaluate(
     Example: evalwh eval --collection trec8 -m P@10 -m AP -m nDCG@10 -m A_p@100
     Example: evalwh eval --qrels qrels.txt runs/* -m P@10 -m AP --format trec
     """
-    from evalwh.errors import MetricParamError
+    from evalwh.errors import EvalWhError, MetricParamError
     from evalwh.evaluation import Averaging, Unjudged
 
     try:
         unjudged_mode, averaging_mode = Unjudged(unjudged), Averaging(averaging)
     except ValueError as error:
         raise MetricParamError(str(error)) from None
-    if (collection is None) == (qrels is None):
-        raise MetricParamError("give either --collection (a warehouse) or --qrels with run files")
+    if collection is not None and qrels is not None:
+        raise MetricParamError("give either --collection (a warehouse) or --qrels with run files, not both")
     if qrels is not None:
         if not files:
             raise MetricParamError("--qrels needs run files: evalwh eval --qrels QRELS RUN [RUN ...]")
@@ -109,6 +120,8 @@ def evaluate(
             raise MetricParamError("--run, --store and --qrels-id apply to a warehouse (--collection), not to --qrels")
     elif files:
         raise MetricParamError("run files as arguments go with --qrels; ingest them to evaluate a collection")
+    elif collection is None:
+        collection = only_collection(db)
     measures = measure or DEFAULT_MEASURES
     options = dict(
         depths=_depths(depths),
@@ -121,8 +134,11 @@ def evaluate(
     if qrels is not None:
         from evalwh.direct import evaluate_files
 
-        def compute(specs: list[str], by_topic: bool) -> pd.DataFrame:
+        def evaluated(specs: list[str], by_topic: bool) -> pd.DataFrame:
             return evaluate_files(qrels, files, specs, per_query=by_topic, **options)  # type: ignore[arg-type]
+
+        def grades() -> tuple[int, object] | None:
+            return None
 
         name = f"qrels {qrels.name}"
     else:
@@ -132,10 +148,23 @@ def evaluate(
         wh = Warehouse(db, read_only=not db.exists())
         stored = dict(collection=collection, runs=run, qrels_id=qrels_id, **options)
 
-        def compute(specs: list[str], by_topic: bool) -> pd.DataFrame:
+        def evaluated(specs: list[str], by_topic: bool) -> pd.DataFrame:
             return wh.evaluate(specs, per_query=by_topic, store=store, **stored)
 
+        def grades() -> tuple[int, object] | None:
+            row = wh.con.execute(
+                "SELECT count(DISTINCT query_id), max(relevance) FROM qrels WHERE collection_id = ? AND qrels_id = ?",
+                [collection, qrels_id],
+            ).fetchone()
+            return (int(row[0]), row[1]) if row else None
+
         name = f"{collection}: qrels {qrels_id}"
+
+    def compute(specs: list[str], by_topic: bool) -> pd.DataFrame:
+        frame = evaluated(specs, by_topic)
+        if frame.empty:
+            raise EvalWhError(_no_topics(name, rel, averaging_mode, grades()))
+        return frame
     try:
         if fmt is EvalFormat.trec:
             _print_trec(compute, measures, per_query, options["depths"], output)  # type: ignore[arg-type]
@@ -158,7 +187,31 @@ def evaluate(
     order = list(dict.fromkeys(frame["measure"]))
     wide = wide[order].reset_index()
     wide.columns.name = None
-    render(wide, OutputFormat.table, output, title=title)
+    long_form = frame[[*index, "measure", "value"]]
+    render(wide, OutputFormat.table, output, title=title, long_form=long_form)
+
+
+def _no_topics(name: str, rel: int, averaging: Averaging, grades: tuple[int, object] | None) -> str:
+    """Why an evaluation has no row: which topics the averaging keeps, and what the qrels hold."""
+    from evalwh.evaluation import Averaging
+
+    if averaging is Averaging.default:
+        held = ""
+        if grades is not None:
+            topics, top = grades
+            held = f"; its {topics:,} topics have grades up to {top}" if topics else "; it holds no judgment"
+        return (
+            f"{name}: every topic was dropped: no topic has a document of relevance >= {rel} (--rel){held}, "
+            "and the default averaging scores only topics with a relevant document; "
+            "lower --rel, or give --averaging trec_eval_c to score every topic"
+        )
+    if averaging is Averaging.trec_eval_default:
+        return (
+            f"{name}: every topic was dropped: the runs retrieved nothing for any topic of the qrels, "
+            "and --averaging trec_eval_default scores only topics the run retrieved for; "
+            "check that the topic ids of runs and qrels match"
+        )
+    return f"{name}: no topic to score: the qrels hold no topic, or no run was evaluated"
 
 
 def _print_trec(
@@ -210,8 +263,9 @@ def register(app: typer.Typer) -> None:
 
 
 @handle_errors
+@default_collection
 def unjudged(
-    collection: CollectionOption,
+    collection: CollectionOption = None,
     qrels_id: Annotated[str, typer.Option("--qrels-id", help="Qrels set that decides what is judged.")] = "default",
     max_rank: Annotated[int, typer.Option("--max-rank", help="Deepest rank reported.")] = 1000,
     ranks: Annotated[

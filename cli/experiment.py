@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from evalwh.cli._errors import handle_errors
 from evalwh.cli._options import (
+    default_collection,
     DEFAULT_DB,
     CollectionOption,
     DbOption,
@@ -52,8 +53,9 @@ ExperimentOption = Annotated[
 
 @app.command("exclusions")
 @handle_errors
+@default_collection
 def exclusions(
-    collection: CollectionOption,
+    collection: CollectionOption = None,
     qrels_id: QrelsOption = "default",
     cap: CapOption = 1000,
     share: ShareOption = 0.95,
@@ -82,9 +84,10 @@ def exclusions(
 
 @app.command("swap-rates")
 @handle_errors
+@default_collection
 def swap_rates(
-    collection: CollectionOption,
     measures: MeasuresOption,
+    collection: CollectionOption = None,
     samples: Annotated[
         int, typer.Option("--samples", "-B", min=1, help="Number of disjoint topic-set pairs.")
     ] = 1000,
@@ -134,9 +137,10 @@ def swap_rates(
 
 @app.command("reduced-qrels")
 @handle_errors
+@default_collection
 def reduced_qrels(
-    collection: CollectionOption,
     measures: MeasuresOption,
+    collection: CollectionOption = None,
     seed: SeedOption = 1,
     levels: Annotated[
         str | None,
@@ -207,8 +211,9 @@ def _note_exclusions(exclusion: pd.DataFrame) -> None:
 
 
 @handle_errors
+@default_collection
 def pool_bias(
-    collection: CollectionOption,
+    collection: CollectionOption = None,
     widths: Annotated[str, typer.Option("--widths", help="Comma-separated pool widths (pooled runs, r excluded).")] = "2,4,10,20,40",
     repeats: Annotated[int, typer.Option("--repeats", "-I", min=1, help="Run samplings per width.")] = 100,
     topic_samples: Annotated[int, typer.Option("--topic-samples", "-J", min=1, help="Common-topic samplings per run sampling.")] = 200,

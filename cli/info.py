@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from evalwh.cli._errors import handle_errors
-from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, FormatOption, OutputFormat, OutputOption
+from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, FormatOption, OutputFormat, OutputOption, default_collection
 from evalwh.cli._render import render
 
 
@@ -26,8 +26,9 @@ def collections(
 
 
 @handle_errors
+@default_collection
 def runs(
-    collection: CollectionOption,
+    collection: CollectionOption = None,
     db: DbOption = DEFAULT_DB,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from evalwh.cli._errors import handle_errors
-from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption
+from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, default_collection
 from evalwh.cli._progress import progress_bar
 
 app = typer.Typer(help="Load qrels, runs and run metadata into the warehouse.", no_args_is_help=True)
@@ -16,9 +16,10 @@ app = typer.Typer(help="Load qrels, runs and run metadata into the warehouse.", 
 
 @app.command("qrels")
 @handle_errors
+@default_collection
 def qrels(
     file: Annotated[Path, typer.Argument(help="TREC qrels file (qid iter docid rel), plain or .gz.")],
-    collection: CollectionOption,
+    collection: CollectionOption = None,
     qrels_id: Annotated[str, typer.Option("--qrels-id", help="Name of this qrels set in the collection.")] = "default",
     replace: Annotated[bool, typer.Option("--replace", help="Replace a qrels set of the same name.")] = False,
     db: DbOption = DEFAULT_DB,
@@ -38,9 +39,10 @@ def qrels(
 
 @app.command("runs")
 @handle_errors
+@default_collection
 def runs(
     files: Annotated[list[Path], typer.Argument(help="TREC run files (qid Q0 docid rank score tag), plain or .gz.")],
-    collection: CollectionOption,
+    collection: CollectionOption = None,
     run_id: Annotated[str | None, typer.Option("--run-id", help="Name the run instead of using its tag (one file).")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Replace runs of the same id whose content differs.")] = False,
     ignore_extra_fields: Annotated[
@@ -74,9 +76,10 @@ def runs(
 
 @app.command("run-metadata")
 @handle_errors
+@default_collection
 def run_metadata(
     file: Annotated[Path, typer.Argument(help="TSV with a header: run_id (or runtag), group, type, pooled (or judged_pooled).")],
-    collection: CollectionOption,
+    collection: CollectionOption = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Attach participant group, run type and pooled flag to ingested runs.

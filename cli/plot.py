@@ -21,7 +21,7 @@ from evalwh.cli._decision_options import (
     parse_runs,
 )
 from evalwh.cli._errors import handle_errors
-from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption
+from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, default_collection
 
 app = typer.Typer(help="Draw figures (PNG, PDF or SVG by the file suffix).", no_args_is_help=True)
 
@@ -37,11 +37,12 @@ TitleOption = Annotated[str | None, typer.Option("--title", help="Figure title."
 
 @app.command("compare")
 @handle_errors
+@default_collection
 def compare(
     run_a: Annotated[str, typer.Argument(help="The first run.")],
     run_b: Annotated[str, typer.Argument(help="The second run.")],
-    collection: CollectionOption,
     output: FigureOption,
+    collection: CollectionOption = None,
     measure: MeasureOption = Measure.P,
     depths: DepthsOption = DEFAULT_DEPTHS,
     test: TestOption = TestChoice.anova,
@@ -71,9 +72,10 @@ def compare(
 
 @app.command("runs")
 @handle_errors
+@default_collection
 def runs_(
-    collection: CollectionOption,
     output: FigureOption,
+    collection: CollectionOption = None,
     measure: MeasureOption = Measure.MAP,
     depths: DepthsOption = DEFAULT_DEPTHS,
     runs: RunsOption = None,
@@ -104,9 +106,10 @@ def runs_(
 
 @app.command("reduced-qrels")
 @handle_errors
+@default_collection
 def reduced_qrels(
-    collection: CollectionOption,
     output: FigureOption,
+    collection: CollectionOption = None,
     experiment_id: Annotated[
         str | None,
         typer.Option("--experiment-id", help="The stored experiment (default: the latest)."),
@@ -133,10 +136,11 @@ def reduced_qrels(
 
 @app.command("bounds")
 @handle_errors
+@default_collection
 def bounds(
     run_names: Annotated[list[str], typer.Argument(help="The runs to draw.")],
-    collection: CollectionOption,
     output: FigureOption,
+    collection: CollectionOption = None,
     measure: Annotated[
         str,
         typer.Option(
@@ -186,9 +190,10 @@ def bounds(
 
 
 @handle_errors
+@default_collection
 def pool_bias(
-    collection: CollectionOption,
     output: FigureOption,
+    collection: CollectionOption = None,
     experiment_id: Annotated[
         str | None,
         typer.Option(

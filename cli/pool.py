@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from evalwh.cli._errors import handle_errors
-from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, FormatOption, OutputFormat, OutputOption
+from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, FormatOption, OutputFormat, OutputOption, default_collection
 from evalwh.cli._render import render
 
 app = typer.Typer(help="Build pools, list them, and count unique contributions.", no_args_is_help=True)
@@ -40,8 +40,9 @@ def _runs(runs: str | None, runs_file: Path | None) -> list[str] | None:
 
 @app.command("build")
 @handle_errors
+@default_collection
 def build(
-    collection: CollectionOption,
+    collection: CollectionOption = None,
     depth: Annotated[int, typer.Option("--depth", "-d", help="Pool depth lambda: each member's top documents.")] = 100,
     runs_from: RunsFromOption = "pooled",
     runs: RunsOption = None,
@@ -76,8 +77,9 @@ def build(
 
 @app.command("list")
 @handle_errors
+@default_collection
 def list_(
-    collection: CollectionOption,
+    collection: CollectionOption = None,
     db: DbOption = DEFAULT_DB,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
@@ -95,8 +97,9 @@ def list_(
 
 @app.command("contributions")
 @handle_errors
+@default_collection
 def contributions(
-    collection: CollectionOption,
+    collection: CollectionOption = None,
     pool: Annotated[str | None, typer.Option("--pool", help="A stored pool (else --depth and the runs).")] = None,
     depth: Annotated[int | None, typer.Option("--depth", "-d", help="Pool depth, without --pool.")] = None,
     runs_from: RunsFromOption = "pooled",
@@ -131,8 +134,9 @@ def contributions(
 
 @app.command("complete")
 @handle_errors
+@default_collection
 def complete(
-    collection: CollectionOption,
+    collection: CollectionOption = None,
     qrels_id: Annotated[str, typer.Option("--qrels-id", help="The qrels set to complete.")] = "default",
     completed_id: Annotated[str | None, typer.Option("--completed-id", help="Name of the completed set.")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Replace a derived set of the same name.")] = False,

@@ -19,7 +19,7 @@ from evalwh.cli._decision_options import (
     parse_runs,
 )
 from evalwh.cli._errors import handle_errors
-from evalwh.cli._options import DEFAULT_DB, DbOption
+from evalwh.cli._options import DEFAULT_DB, DbOption, only_collection
 from evalwh.cli._progress import progress_bar
 
 DEMO_DIR = Path("evalwh-demo")
@@ -47,7 +47,9 @@ def report(
     collection: Annotated[
         str | None,
         typer.Option(
-            "--collection", "-c", help="Collection name (default: the qrels file's name)."
+            "--collection",
+            "-c",
+            help="Collection name (default: the qrels file's name, else the warehouse's only collection).",
         ),
     ] = None,
     demo: Annotated[
@@ -146,11 +148,8 @@ def report(
     if files and qrels is None:
         raise EvalWhError("report: run files need their qrels; give --qrels FILE")
     if collection is None:
-        if qrels is None:
-            raise EvalWhError(
-                "report: name a collection (--collection) or give --qrels FILE and run files"
-            )
-        collection = _collection_name(qrels)
+        # a qrels file names its collection; otherwise the warehouse's only one
+        collection = _collection_name(qrels) if qrels is not None else only_collection(db)
     figure_pairs = tuple(_pair(p) for p in pair or [])
     options = ReportOptions(
         measures=tuple(m.strip() for m in measures.split(",") if m.strip()),

@@ -21,7 +21,7 @@ reader was not compiled (``pip install`` without a C compiler), every file takes
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,7 +43,7 @@ _CONTEXT = "evalwh.queries.context"
 
 def evaluate_files(
     qrels: str | os.PathLike[str] | pd.DataFrame,
-    runs: Sequence[str | os.PathLike[str]],
+    runs: Sequence[str | os.PathLike[str] | pd.DataFrame] | pd.DataFrame | Mapping[str, pd.DataFrame],
     measures: list[str],
     *,
     per_query: bool = False,
@@ -59,7 +59,9 @@ def evaluate_files(
 
     Args:
         qrels: A qrels file (plain or ``.gz``) or a DataFrame, as ``Warehouse.ingest_qrels``.
-        runs: Run files (plain or ``.gz``); each file's tag names its run.
+        runs: Run files (plain or ``.gz``); each file's tag names its run. Or DataFrames (one,
+            a list, or a mapping from run name), in any layout :mod:`evalwh.frames` accepts;
+            these are evaluated through an in-memory warehouse.
         measures: Measure specs (``P@10``, ``AP``, ``nDCG@10``, ``all_trec``, ...).
         per_query, depths, rel, unjudged, depth_cap, float32_ties, averaging: as
             :func:`evalwh.evaluation.evaluate`.
@@ -81,8 +83,15 @@ def evaluate_files(
         >>> frame[["run_id", "measure", "value"]].values.tolist()
         [['r1', 'P@2', 0.5], ['r1', 'AP', 0.5]]
     """
+    from evalwh.frames import evaluate_frames, has_frames
     from evalwh.warehouse import Warehouse
 
+    if has_frames(runs):
+        return evaluate_frames(
+            qrels, runs, measures, per_query=per_query, depths=depths, rel=rel, unjudged=unjudged,
+            depth_cap=depth_cap, float32_ties=float32_ties, averaging=averaging,
+            ignore_extra_fields=ignore_extra_fields,
+        )  # fmt: skip
     options = Options(
         rel=rel,
         unjudged=Unjudged(unjudged),

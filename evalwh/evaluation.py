@@ -320,6 +320,35 @@ def compute(
     return pd.DataFrame(frame)
 
 
+def wide_form(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per run (or per run and topic) and one column per measure, from the long form.
+
+    Args:
+        frame: A result of :func:`evaluate` (means or per topic).
+
+    Returns:
+        ``collection_id, run_id[, query_id]`` then a column per measure, in the order the
+        measures were asked for; runs (and topics) in the long form's order. The option columns
+        and the means' topic counts stay in the long form.
+
+    Examples:
+        >>> import pandas as pd
+        >>> long = pd.DataFrame({"collection_id": "c", "run_id": ["a", "a", "b", "b"],
+        ...                      "measure": ["P@10", "AP"] * 2, "value": [0.5, 0.25, 0.75, 1.0]})
+        >>> wide_form(long).values.tolist()
+        [['c', 'a', 0.5, 0.25], ['c', 'b', 0.75, 1.0]]
+    """
+    import pandas as pd
+
+    keys = [k for k in ("collection_id", "run_id", "query_id") if k in frame.columns]
+    order = list(dict.fromkeys(frame["measure"]))
+    table = frame.pivot(index=keys, columns="measure", values="value")
+    rows = frame[keys].drop_duplicates()
+    table = table.reindex(pd.MultiIndex.from_frame(rows) if len(keys) > 1 else rows[keys[0]])[order]
+    table.columns.name = None
+    return table.reset_index()
+
+
 def _store(wh: Warehouse, collection: str, values: Any, means: pd.DataFrame | None, options: Options) -> None:
     """Replace stored results for the same collection, runs, measures and options."""
     wh.con.register("ev_values", values)

@@ -33,6 +33,7 @@ import duckdb
 
 from evalwh import formats, sql
 from evalwh.errors import IngestError, QueryError
+from evalwh.frames import standard_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,13 +47,6 @@ _INGEST = "evalwh.queries.ingest"
 _BATCH_BYTES = 64 << 20
 GZIP_RATIO = 4  # a gzipped run file holds about four times its size in text
 READ_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile)
-
-
-def check_frame_columns(frame: pd.DataFrame, required: list[str]) -> None:
-    """Raise IngestError naming the missing columns of an input DataFrame."""
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        raise IngestError("DataFrame", None, f"missing columns {missing}; expected {required}")
 
 
 def frame_sha256(frame: pd.DataFrame) -> str:
@@ -459,7 +453,7 @@ def ingest_run_frame(
 
     from evalwh.warehouse import IngestResult
 
-    check_frame_columns(frame, ["query_id", "doc_id", "score"])
+    frame = standard_columns(frame, "run")
     if "run_id" not in frame.columns and run_id is None:
         raise IngestError("DataFrame", None, "no run_id column; pass run_id= to name the run")
     if frame.empty:
@@ -645,7 +639,7 @@ def _qrels_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """
     import pandas as pd
 
-    check_frame_columns(frame, ["query_id", "doc_id", "relevance"])
+    frame = standard_columns(frame, "qrels")
     if frame.empty:
         raise IngestError("DataFrame", None, "the DataFrame holds no qrels rows")
     staged = pd.DataFrame(

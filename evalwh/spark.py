@@ -237,7 +237,7 @@ def register_export(
     spark: Any, directory: str | Path, tables: Sequence[str] = CONTEXT_TABLES
 ) -> None:
     """Make the tables of an evalwh Parquet export temporary views of ``spark``."""
-    from evalwh.transfer import read_manifest
+    from evalwh.transfer import PARTITION, partition_in_files, read_manifest
 
     manifest = read_manifest(Path(directory))
     root = Path(directory)
@@ -248,7 +248,21 @@ def register_export(
                 f"{root}: the export has no rows of table {table!r}; export it with that table"
             )
         files = [str(root / f["path"]) for f in entry["files"]]
-        spark.read.parquet(*files).createOrReplaceTempView(table)
+        if partition_in_files(manifest, entry):
+            spark.read.parquet(*files).createOrReplaceTempView(table)
+            continue
+        # the collection of each file is the manifest's, as text (Spark's partition discovery
+        # would read a collection named 2004 as a number)
+        from pyspark.sql import functions
+
+        parts = [
+            spark.read.parquet(path).withColumn(PARTITION, functions.lit(f[PARTITION]))
+            for path, f in zip(files, entry["files"], strict=True)
+        ]
+        frame = parts[0]
+        for part in parts[1:]:
+            frame = frame.unionByName(part)
+        frame.createOrReplaceTempView(table)
 
 
 def evaluate(

@@ -6,9 +6,13 @@ Layout of an export directory::
     <table>/collection_id=<id>/data_0.parquet     one folder per collection (hive style)
     <table>/data_0.parquet                        tables without collection_id
 
-Each file also keeps its ``collection_id`` column, so a file read on its own (DuckDB, Spark,
-pandas) is complete. The manifest records the evalwh version, the schema migrations of the
-source, every table's columns and types, and each file's rows and SHA-256.
+The ``collection_id`` of a partitioned table is in the folder names only, not inside the
+files: that is the layout every hive-partitioned Parquet reader expects (pandas'
+``read_parquet(dir)``, ``pyarrow.dataset``, polars, DuckDB's ``hive_partitioning``, Spark),
+and a column in both places makes some of them refuse to merge the two types. The manifest
+records the evalwh version, the schema migrations of the source, every table's columns and
+types, and each file's collection, rows and SHA-256. Exports of format 1 (evalwh before the
+change) kept the column inside the files as well; import reads both.
 
 Export writes into a temporary sibling directory and renames it into place at the end;
 import checks every file (checksum and columns) before it starts its one transaction. Either
@@ -38,7 +42,7 @@ if TYPE_CHECKING:
 
 MANIFEST = "manifest.json"
 FORMAT = "evalwh-export"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: partition column in the folder names only (1: in the files too)
 PARTITION = "collection_id"
 # The migrations table describes the schema, not data: it goes into the manifest.
 _NOT_DATA = frozenset({"schema_migrations"})
@@ -179,7 +183,7 @@ def _export_table(
         folder = root / table
         if partitioned:
             relation.write_parquet(
-                str(folder), partition_by=[PARTITION], write_partition_columns=True
+                str(folder), partition_by=[PARTITION], write_partition_columns=False
             )
         else:
             folder.mkdir()
@@ -235,10 +239,15 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     return manifest
 
 
+def partition_in_files(manifest: dict[str, Any], entry: dict[str, Any]) -> bool:
+    """Whether the files of a table hold its partition column (exports of format 1 did)."""
+    return entry.get("partitioned_by") != PARTITION or manifest.get("format_version", 1) < 2
+
+
 def _check_files(
-    con: duckdb.DuckDBPyConnection, root: Path, table: str, entry: dict[str, Any]
+    con: duckdb.DuckDBPyConnection, root: Path, table: str, entry: dict[str, Any], in_files: bool
 ) -> list[str]:
-    expected = [c["name"] for c in entry["columns"]]
+    expected = [c["name"] for c in entry["columns"] if in_files or c["name"] != PARTITION]
     paths = []
     for item in entry["files"]:
         path = root / item["path"]
@@ -300,7 +309,7 @@ def import_export(
             f"({evalwh.__version__}) does not have; upgrade evalwh"
         )
     target = _tables(wh.con)
-    plan: list[tuple[str, dict[str, Any], list[str]]] = []
+    plan: list[tuple[str, dict[str, Any], list[str], bool]] = []
     for table, entry in manifest["tables"].items():
         if table not in target:
             raise SchemaError(f"{root}: table {table!r} of the export does not exist in {wh.path}")
@@ -310,11 +319,12 @@ def import_export(
             raise SchemaError(
                 f"{root}: the warehouse's table {table!r} lacks columns {lacking} of the export"
             )
-        plan.append((table, entry, _check_files(wh.con, root, table, entry)))
+        in_files = partition_in_files(manifest, entry)
+        plan.append((table, entry, _check_files(wh.con, root, table, entry, in_files), in_files))
     collections = list(manifest.get("collections", []))
     imported: dict[str, int] = {}
     with wh.transaction():
-        for table, entry, files in plan:
+        for table, entry, files, in_files in plan:
             quoted = sql.identifier(table)
             partitioned = entry.get("partitioned_by") == PARTITION
             where = f" WHERE list_contains($collections, {PARTITION})" if partitioned else ""
@@ -328,11 +338,22 @@ def import_export(
                         "import into another warehouse, or pass --replace to replace them"
                     )
                 wh.con.execute(f"DELETE FROM {quoted}{where}", params)
-            if files:
-                names = ", ".join(sql.identifier(c["name"]) for c in entry["columns"])
+            names = ", ".join(sql.identifier(c["name"]) for c in entry["columns"])
+            if files and in_files:
                 wh.con.execute(
                     f"INSERT INTO {quoted} ({names}) SELECT {names} FROM read_parquet($files)",
                     {"files": files},
                 )
+            elif files:
+                # the collection of each file is the manifest's (the folder name, decoded)
+                values = ", ".join(
+                    "$collection" if c["name"] == PARTITION else sql.identifier(c["name"])
+                    for c in entry["columns"]
+                )
+                for path, item in zip(files, entry["files"], strict=True):
+                    wh.con.execute(
+                        f"INSERT INTO {quoted} ({names}) SELECT {values} FROM read_parquet($file)",
+                        {"file": path, "collection": item["collection_id"]},
+                    )
             imported[table] = sum(int(f["rows"]) for f in entry["files"])
     return imported

@@ -216,8 +216,10 @@ class Warehouse:
     ) -> IngestResult:
         """Ingest TREC qrels (``qid iter docid rel``) from a file or a DataFrame.
 
-        A DataFrame needs ``query_id, doc_id, relevance`` (``iteration`` optional). The
-        whole ingest is one transaction: a rejected input leaves the warehouse unchanged.
+        A DataFrame (or a ``.parquet`` file) needs ``query_id, doc_id, relevance``
+        (``iteration`` optional), or another layout of :mod:`evalwh.frames` (PyTerrier's
+        ``qid, docno, label``). The whole ingest is one transaction: a rejected input leaves the
+        warehouse unchanged.
 
         Args:
             source: A qrels file (plain or ``.gz``) or a DataFrame.
@@ -231,8 +233,11 @@ class Warehouse:
         Raises:
             IngestError: naming file, line and problem, for malformed input.
         """
+        from evalwh.frames import is_table_file, read_table
         from evalwh.ingest import ingest_qrels_source
 
+        if is_table_file(source):
+            source = read_table(source)  # type: ignore[arg-type]
         with self.transaction():
             return ingest_qrels_source(self, source, collection, qrels_id=qrels_id, replace=replace)
 
@@ -255,8 +260,9 @@ class Warehouse:
         nothing is ingested.
 
         Args:
-            sources: Run files (plain or ``.gz``), or a DataFrame with
-                ``query_id, doc_id, score`` and either ``run_id`` or the ``run_id`` argument.
+            sources: Run files (plain or ``.gz``; ``.parquet`` files are read as DataFrames),
+                or a DataFrame with ``query_id, doc_id, score`` (or another layout of
+                :mod:`evalwh.frames`) and either ``run_id`` or the ``run_id`` argument.
             collection: The collection the runs belong to (created if new).
             run_id: Name the run, instead of the tag column (one file only).
             replace: Replace an existing run of the same id whose content differs.
@@ -269,6 +275,7 @@ class Warehouse:
         Raises:
             IngestError: naming file, line and problem, for malformed input or a clash.
         """
+        from evalwh.frames import is_table_file, read_table, standard_columns
         from evalwh.ingest import bulk_session, ingest_run_files, ingest_run_frame
 
         with bulk_session(self), self.transaction():
@@ -276,6 +283,22 @@ class Warehouse:
             if not isinstance(sources, (str, os.PathLike, list, tuple)):
                 return ingest_run_frame(self, sources, collection, run_id=run_id, replace=replace)
             paths = [Path(sources)] if isinstance(sources, (str, os.PathLike)) else [Path(s) for s in sources]
+            tables = [p for p in paths if is_table_file(p)]
+            if tables:
+                # Parquet files: DataFrames in any layout evalwh.frames accepts, one run per
+                # run_id value (or named by run_id=, else by the file's stem)
+                results = []
+                for path in tables:
+                    frame = standard_columns(read_table(path), "run", label=str(path))
+                    name = run_id or (None if "run_id" in frame.columns else path.stem)
+                    results += ingest_run_frame(self, frame, collection, run_id=name, replace=replace)
+                paths = [p for p in paths if not is_table_file(p)]
+                if not paths:
+                    return results
+                return results + ingest_run_files(
+                    self, paths, collection, run_id=run_id, replace=replace,
+                    ignore_extra_fields=ignore_extra_fields, progress=progress,
+                )  # fmt: skip
             return ingest_run_files(
                 self,
                 paths,
@@ -312,11 +335,17 @@ class Warehouse:
 
     # -- evaluation ------------------------------------------------------------------------
 
-    def evaluate(self, measures: Iterable[str], **options: Any) -> pd.DataFrame:
-        """Evaluate runs of a collection; see :func:`evalwh.evaluation.evaluate`."""
-        from evalwh.evaluation import evaluate
+    def evaluate(self, measures: Iterable[str], *, wide: bool = False, **options: Any) -> pd.DataFrame:
+        """Evaluate runs of a collection; see :func:`evalwh.evaluation.evaluate`.
 
-        return evaluate(self, list(measures), **options)
+        With ``wide=True`` the result has one row per run (per run and topic with
+        ``per_query=True``) and one column per measure, in the order asked for
+        (:func:`evalwh.evaluation.wide_form`).
+        """
+        from evalwh.evaluation import evaluate, wide_form
+
+        frame = evaluate(self, list(measures), **options)
+        return wide_form(frame) if wide else frame
 
 
 class _Transaction:

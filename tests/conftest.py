@@ -77,3 +77,26 @@ def trec8_copy(trec8_ingest, tmp_path: Path) -> Path:
     copy = tmp_path / "trec8.duckdb"
     shutil.copy(trec8_ingest[0], copy)
     return copy
+
+
+@pytest.fixture(scope="session")
+def spark_session():
+    """One local Spark session for every test that needs Spark (starting one takes seconds)."""
+    pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is in the test extra")
+    builder = (
+        pyspark_sql.SparkSession.builder.master("local[2]")
+        .appName("evalwh-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        # tiny inputs: one partition, no code generation or adaptive planning to pay for
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.default.parallelism", "1")
+        .config("spark.sql.codegen.wholeStage", "false")
+        .config("spark.sql.codegen.factoryMode", "NO_CODEGEN")
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+    )
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

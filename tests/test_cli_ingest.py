@@ -205,11 +205,17 @@ def test_unknown_collection(runner, db, tmp_path):
 
 
 def test_usage_errors_exit_2(runner, db, tmp_path):
-    result = invoke(
-        runner, "ingest", "runs", write(tmp_path, "r", RUN), "--db", db
-    )  # no --collection
+    result = invoke(runner, "ingest", "runs", write(tmp_path, "r", RUN), "--db", db, "--no-such-option")
     assert result.exit_code == 2
-    assert "--collection" in result.stderr
+    assert "--no-such-option" in result.stderr
+
+
+def test_no_collection_to_default_to(runner, db, tmp_path):
+    """Without --collection, a warehouse that does not exist yet has no collection to take."""
+    result = invoke(runner, "ingest", "runs", write(tmp_path, "r", RUN), "--db", db)
+    assert result.exit_code == 1
+    assert result.stderr == f"Error: {db}: no such warehouse file, so no collection to default to; give --collection NAME\n"
+    assert not db.exists()
 
 
 def test_debug_re_raises(runner, db, tmp_path):

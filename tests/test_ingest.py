@@ -361,7 +361,9 @@ def test_run_frame_ingests_and_ranks(wh):
         (
             pd.DataFrame({"query_id": ["1"], "doc_id": ["d"]}),
             {},
-            "DataFrame: missing columns ['score']; expected ['query_id', 'doc_id', 'score']",
+            "DataFrame: a run DataFrame needs query_id, doc_id, score (or another layout: evalwh and "
+            "ir_measures: query_id, doc_id, score; PyTerrier: qid, docno, score); found columns "
+            "[query_id, doc_id], missing score",
         ),
         (
             pd.DataFrame({"query_id": ["1"], "doc_id": ["d"], "score": [1.0]}),
@@ -527,7 +529,9 @@ def test_qrels_frame(wh):
     [
         (
             pd.DataFrame({"query_id": ["1"], "doc_id": ["d"]}),
-            "DataFrame: missing columns ['relevance']; expected ['query_id', 'doc_id', 'relevance']",
+            "DataFrame: a qrels DataFrame needs query_id, doc_id, relevance (or another layout: evalwh "
+            "and ir_measures: query_id, doc_id, relevance; PyTerrier: qid, docno, label); found "
+            "columns [query_id, doc_id], missing relevance",
         ),
         (
             pd.DataFrame({"query_id": [], "doc_id": [], "relevance": []}),

@@ -72,7 +72,7 @@ def test_unpooled_runs_are_flagged(report) -> None:  # type: ignore[no-untyped-d
     board = report.leaderboard
     assert set(board.loc[board["flagged"], "run_id"]) == UNPOOLED
     assert (
-        board.loc[board["flagged"], "flag"].str.contains(r"A_p@10 0\.\d\d \(median 1\.00\)").all()
+        board.loc[board["flagged"], "flag"].str.contains(r"A_p_ret@10 0\.\d\d \(median 1\.00\)").all()
     )
 
 
@@ -168,20 +168,47 @@ def test_markdown(report) -> None:  # type: ignore[no-untyped-def]
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.floats(0, 1), min_size=3, max_size=12), st.floats(0, 0.5))
 def test_flag_rule(values: list[float], gap: float) -> None:
+    """The flag follows the judged share of what a run retrieved (A_p_ret), not A_p."""
     runs = [f"r{i}" for i in range(len(values))]
     means = pd.DataFrame(
         {
-            "run_id": runs * 2,
-            "measure": ["P@10"] * len(runs) + ["A_p@10"] * len(runs),
-            "value": values * 2,
+            "run_id": runs * 3,
+            "measure": ["P@10"] * len(runs) + ["A_p@10"] * len(runs) + ["A_p_ret@10"] * len(runs),
+            "value": values + [0.5] * len(runs) + values,
             "n_topics": 5,
         }
     )
     meta = pd.DataFrame({"run_id": runs, "pooled": None})
     board = _leaderboard(means, ["P@10"], ["A_p@10"], meta, gap)
-    expected = board["A_p@10"] < float(np.median(values)) - gap
+    expected = board["P@10"] < float(np.median(values)) - gap  # P@10 column = the A_p_ret values
     assert board["flagged"].tolist() == expected.tolist()
+    assert board["low A_p@10"].tolist() == expected.tolist()
     assert board["P@10"].is_monotonic_decreasing
+
+
+def test_short_pooled_run_whose_documents_are_judged_is_not_flagged() -> None:
+    """READWARE in TREC-8: few documents per topic, all judged; A_p@100 is low, yet nothing
+    it retrieved is unassessed. A run of the same length with unjudged documents is flagged."""
+    docs = [f"d{i:03d}" for i in range(120)]
+    topics = [str(t) for t in range(1, 6)]
+    qrels = pd.DataFrame(
+        [(t, d, int(i % 7 == 0)) for t in topics for i, d in enumerate(docs[:100])],
+        columns=["query_id", "doc_id", "relevance"],
+    )
+    rows = []
+    for r in range(4):  # long pooled runs: 100 judged documents each
+        order = np.random.default_rng(r).permutation(100)
+        rows += [(f"long{r}", t, docs[i], float(100 - k)) for t in topics for k, i in enumerate(order)]
+    rows += [("short_judged", t, docs[k], float(5 - k)) for t in topics for k in range(5)]
+    rows += [("short_unjudged", t, docs[100 + k], float(5 - k)) for t in topics for k in range(5)]
+    wh = Warehouse(":memory:")
+    wh.ingest_qrels(qrels, collection="c")
+    wh.ingest_runs(pd.DataFrame(rows, columns=["run_id", "query_id", "doc_id", "score"]), collection="c")
+    board = build_report(wh, "c", ReportOptions(depths=(10, 100), figures=False)).leaderboard.set_index("run_id")
+    assert board.loc["short_judged", "A_p@100"] == pytest.approx(0.05)  # 5 judged of 100 positions
+    assert not board.loc["short_judged", "flagged"]
+    assert board.loc["short_unjudged", "flagged"]
+    assert not board.loc[[f"long{r}" for r in range(4)], "flagged"].any()
 
 
 @given(st.integers(1, 5000))
@@ -285,3 +312,50 @@ def test_report_in_headless_chromium(report, tmp_path: Path) -> None:  # type: i
     assert title == "Evaluation report: demo"
     assert rows == len(DEMO_RUNS)
     assert len(images) == len(report.figures) and all(images)
+
+
+def test_means_and_p_values_are_printed_not_only_hovered(report) -> None:  # type: ignore[no-untyped-def]
+    """Print and PDF drop tooltips: every listed pair's means and adjusted p-values are text."""
+    from evalwh.report.render import _p
+
+    html = re.sub(r'title="[^"]*"', "", render_html(report))
+    table = html[html.index('id="pairs-table"') : html.index('id="proportions-table"')]
+    for row in report.pairs.itertuples():
+        printed = f"{row.perf_mean_a:.3f} vs {row.perf_mean_b:.3f}, p {_p(row.perf_p_adjusted)}"
+        assert printed in table
+        printed = f"{row.assess_mean_a:.3f} vs {row.assess_mean_b:.3f}, p {_p(row.assess_p_adjusted)}"
+        assert printed in table
+
+
+def test_case_proportion_bars_are_as_wide_as_the_shares(report) -> None:  # type: ignore[no-untyped-def]
+    html = render_html(report)
+    table = html[html.index('id="proportions-table"') :]
+    for record in report.proportions.to_dict("records"):
+        for case, cls in (("C1", "c1"), ("C2", "c2"), ("C3a", "c3a"), ("C3b", "c3b"), ("C4", "c4")):
+            if record[case] > 0:
+                assert f'class="{cls}" style="width:{record[case] * 100:.1f}%"' in table
+    shares = report.proportions[["C1", "C2", "C3a", "C3b", "C4"]].sum(axis=1)
+    assert np.allclose(shares, 1.0)
+
+
+def test_runs_figure_labels_depths_and_keeps_the_legend_off_the_lines() -> None:
+    from evalwh.report.figures import draw_runs
+
+    profile = pd.DataFrame(
+        {
+            "run_id": ["a", "b"] * 6,
+            "kind": ["performance"] * 6 + ["assessment"] * 6,
+            "depth": [10, 10, 100, 100, 1000, 1000] * 2,
+            "value": [0.5, 0.4, 0.3, 0.35, 0.1, 0.2, 1.0, 0.9, 0.6, 0.5, 0.3, 0.2],
+        }
+    )
+    figure = draw_runs(profile, "P")
+    figure.canvas.draw()
+    top, bottom = figure.axes
+    assert [t.get_text() for t in bottom.get_xticklabels()] == ["10", "100", "1000"]
+    # the depths sit evenly (10, 100, 1000 at 0, 1, 2), and each run is one line over them
+    assert [line.get_label() for line in top.get_lines()] == ["a", "b"]  # best at P@10 first
+    assert top.get_lines()[1].get_ydata().tolist() == [0.4, 0.35, 0.2]
+    legend = top.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["a", "b"]
+    assert legend.get_window_extent().x0 >= top.get_window_extent().x1  # beside the axes

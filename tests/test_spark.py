@@ -39,30 +39,13 @@ def _specs(condensed: bool) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is in the test extra")
+def session(tmp_path_factory: pytest.TempPathFactory, spark_session):  # type: ignore[no-untyped-def]
     root = tmp_path_factory.mktemp("spark")
     wh = Warehouse(root / "wh.duckdb")
     fill(wh, collection="small")
     transfer.export(wh, root / "export")
-    builder = (
-        pyspark_sql.SparkSession.builder.master("local[2]")
-        .appName("evalwh-test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        # a tiny collection: one partition, no code generation or adaptive planning to pay for
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.default.parallelism", "1")
-        .config("spark.sql.codegen.wholeStage", "false")
-        .config("spark.sql.codegen.factoryMode", "NO_CODEGEN")
-        .config("spark.sql.adaptive.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-    )
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    spark.register_export(session, root / "export")
-    yield wh, session
-    session.stop()
+    spark.register_export(spark_session, root / "export")
+    yield wh, spark_session
     wh.close()
 
 

@@ -73,8 +73,9 @@ def test_manifest_and_partitions(source: Path, tmp_path: Path) -> None:
     assert file["path"] == "runs/collection_id=other%2F2/data_0.parquet"
     assert file["collection_id"] == "other/2"
     table = pq.read_table(tmp_path / "e" / file["path"])
-    assert table.num_rows == 2 and set(table.column("collection_id").to_pylist()) == {"other/2"}
-    assert [c["name"] for c in runs["columns"]] == table.column_names
+    # the collection is in the folder name only (hive layout), not inside the file as well
+    assert table.num_rows == 2 and "collection_id" not in table.column_names
+    assert [c["name"] for c in runs["columns"] if c["name"] != "collection_id"] == table.column_names
 
 
 def test_import_into_existing_warehouse_clash_and_replace(source: Path, tmp_path: Path) -> None:
@@ -161,7 +162,7 @@ def test_parquet_file_with_missing_columns_refused_nothing_written(
         with pytest.raises(EvalWhError) as error:
             transfer.import_export(wh, out)
         assert str(error.value).startswith(
-            f"{path}: missing columns ['sha256'] of table 'runs' (expected ['collection_id', 'run_id'"
+            f"{path}: missing columns ['sha256'] of table 'runs' (expected ['run_id'"
         )
         assert all(not rows for rows in _tables(wh).values())
 
@@ -175,3 +176,85 @@ def test_damaged_file_refused_nothing_written(source: Path, tmp_path: Path) -> N
         with pytest.raises(EvalWhError, match="SHA-256 differs from the manifest"):
             transfer.import_export(wh, out)
         assert all(not rows for rows in _tables(wh).values())
+
+
+def _expected_runs(source: Path) -> list[tuple[str, str, int]]:
+    with Warehouse(source, read_only=True) as wh:
+        return wh.con.execute("SELECT collection_id, run_id, line_count FROM runs ORDER BY ALL").fetchall()
+
+
+def _rows(frame) -> list[tuple[str, str, int]]:  # type: ignore[no-untyped-def]
+    return sorted((str(c), str(r), int(n)) for c, r, n in frame[["collection_id", "run_id", "line_count"]].itertuples(index=False))
+
+
+@pytest.fixture(scope="module")
+def exported(source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("readers") / "export"
+    with Warehouse(source, read_only=True) as wh:
+        transfer.export(wh, out)
+    return out
+
+
+def test_export_opens_in_pandas_and_pyarrow(source: Path, exported: Path) -> None:
+    """A table folder reads whole with pandas.read_parquet(dir) and pyarrow.dataset."""
+    import pandas as pd
+    import pyarrow.dataset as ds
+
+    expected = _expected_runs(source)
+    assert {c for c, _, _ in expected} == {"small", "other/2"}
+    assert _rows(pd.read_parquet(exported / "runs")) == expected
+    table = ds.dataset(exported / "runs", format="parquet", partitioning="hive").to_table()
+    assert _rows(table.to_pandas()) == expected
+    # every table with rows, not only runs
+    for name in ("qrels", "run_results", "results"):
+        with Warehouse(source, read_only=True) as wh:
+            count = wh.con.execute(f"SELECT count(*) FROM {name}").fetchall()[0][0]
+        assert len(pd.read_parquet(exported / name)) == count > 0
+
+
+def test_export_opens_in_duckdb_with_hive_partitioning(source: Path, exported: Path) -> None:
+    import duckdb
+
+    con = duckdb.connect()
+    rows = con.execute(
+        "SELECT collection_id, run_id, line_count FROM read_parquet($glob, hive_partitioning = true) ORDER BY ALL",
+        {"glob": str(exported / "runs" / "*" / "*.parquet")},
+    ).fetchall()
+    assert rows == _expected_runs(source)
+
+
+def test_export_opens_in_polars(source: Path, exported: Path) -> None:
+    pl = pytest.importorskip("polars", reason="polars is optional")
+    frame = pl.scan_parquet(str(exported / "runs" / "**" / "*.parquet"), hive_partitioning=True).collect()
+    assert _rows(frame.to_pandas()) == _expected_runs(source)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # pyspark's notice about pandas 3
+def test_export_opens_in_spark(source: Path, exported: Path, spark_session) -> None:  # type: ignore[no-untyped-def]
+    frame = spark_session.read.parquet(str(exported / "runs")).select("collection_id", "run_id", "line_count")
+    assert sorted((str(c), r, int(n)) for c, r, n in frame.collect()) == _expected_runs(source)
+
+
+def test_import_reads_format_1_exports(source: Path, tmp_path: Path) -> None:
+    """Exports written before format 2 kept collection_id inside the files too: still imported."""
+    import pyarrow as pa
+
+    out = tmp_path / "e"
+    with Warehouse(source, read_only=True) as wh:
+        manifest = transfer.export(wh, out)
+    for entry in manifest["tables"].values():
+        for item in entry["files"]:
+            if item["collection_id"] is None:
+                continue
+            path = out / item["path"]
+            table = pq.read_table(path, partitioning=None)
+            table = table.add_column(0, "collection_id", pa.array([item["collection_id"]] * table.num_rows))
+            pq.write_table(table, path)
+            item["sha256"] = transfer._sha256(path)
+    manifest["format_version"] = 1
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    target = tmp_path / "t.duckdb"
+    with Warehouse(target) as wh:
+        transfer.import_export(wh, out)
+    with Warehouse(source, read_only=True) as a, Warehouse(target, read_only=True) as b:
+        assert _tables(a) == _tables(b)

@@ -237,8 +237,9 @@ def build_report(
     measures = _leaderboard_measures(opts.measures)
     columns = pairings(opts.pairing, list(opts.depths or DEFAULT_DEPTHS), full=True)
     assess_specs = [f"A_p@{d}" for d in ASSESSMENT_DEPTHS]
+    retrieved_specs = [f"A_p_ret@{d}" for d in ASSESSMENT_DEPTHS]
     decision_specs = [spec for _, perf, assess, _ in columns for spec in (perf, assess)]
-    specs = list(dict.fromkeys([*measures, *assess_specs, *decision_specs]))
+    specs = list(dict.fromkeys([*measures, *assess_specs, *retrieved_specs, *decision_specs]))
     scores = evaluate(wh, specs, collection=collection, per_query=True, qrels_id=opts.qrels_id)
     scores = scores[["run_id", "query_id", "measure", "value"]]
     means = _means(scores, specs)
@@ -370,6 +371,10 @@ def _leaderboard(
     """One row per run: measures, assessment beside them, and the less-assessed flag."""
     wide = means.pivot(index="run_id", columns="measure", values="value")
     board = wide[list(dict.fromkeys([*measures, *assess_specs]))].copy()
+    # the flag looks at what a run retrieved (A_p_ret@d: judged share of min(d, m) documents):
+    # a short ranking whose documents are all judged is not less assessed, although its
+    # A_p@d counts the missing positions as not assessed
+    retrieved = {spec: wide[spec.replace("A_p@", "A_p_ret@")] for spec in assess_specs}
     n_topics = means[means["measure"] == measures[0]].set_index("run_id")["n_topics"]
     board["n_topics"] = n_topics.reindex(board.index).astype("int64")
     # best first by the first measure; ties by run id so the order is reproducible
@@ -381,10 +386,13 @@ def _leaderboard(
     board.insert(0, "position", np.arange(1, len(board) + 1))
     notes = []
     for spec in assess_specs:
-        median = float(board[spec].median())
-        low = board[spec] < median - flag_gap
-        text = spec + " " + board[spec].map("{:.2f}".format) + f" (median {median:.2f})"
+        share = board["run_id"].map(retrieved[spec])
+        median = float(share.median())
+        low = share < median - flag_gap
+        name = spec.replace("A_p@", "A_p_ret@")
+        text = name + " " + share.map("{:.2f}".format) + f" (median {median:.2f})"
         notes.append(text.where(low, ""))
+        board[f"low {spec}"] = low.to_numpy()
     board["flag"] = ["; ".join(n for n in row if n) for row in zip(*notes, strict=True)]
     board["flagged"] = board["flag"] != ""
     return board.reset_index(drop=True)
@@ -581,8 +589,9 @@ def _methods(
             "Assessment",
             "A_p@d = share of the top d positions holding a judged document (positions past "
             "the end of a short run count as not assessed, methods §2.2). A run is flagged "
-            f"when its mean A_p@10 or A_p@100 lies more than {opts.flag_gap:.2f} below the "
-            "median run's.",
+            "as less assessed when the documents it retrieved are: its mean A_p_ret@10 or "
+            "A_p_ret@100 (judged share of the min(d, retrieved) documents it returned) lies "
+            f"more than {opts.flag_gap:.2f} below the median run's.",
         ),
         (
             "Significance",

@@ -1,7 +1,6 @@
-"""The report's figures as SVG text: two of its own, three drawn by evalwh's figure modules.
+"""The report's figures as SVG text: three of its own, two drawn by evalwh's figure modules.
 
-The pair figure (:func:`evalwh.plots.plot_pair`), the ranked-runs figure
-(:func:`evalwh.plots.plot_runs`) and the bounds figure
+The pair figure (:func:`evalwh.plots.plot_pair`) and the bounds figure
 (:func:`evalwh.plots_bounds.plot_bounds`) write files; they are drawn into a temporary
 directory as SVG and read back, so the report shows exactly what ``evalwh plot`` draws.
 Fonts are converted to paths (matplotlib's default), so the SVG needs no font files.
@@ -118,18 +117,64 @@ def topics_figure(topics: pd.DataFrame) -> Figure:
     return Figure("topics", "Judgments per topic", caption, to_svg(figure))
 
 
+LEGEND_RUNS = 12
+"""The runs figure names every run in a legend beside the axes up to this many runs."""
+
+
 def runs_figure(profile: pd.DataFrame, pairing: str) -> Figure:
-    """Every run ranked by performance at the first depth, with mean A_p at every depth."""
-    from evalwh.plots import plot_runs
+    """Every run's mean performance and A_p against depth: one line per run, depths on the x-axis.
+
+    The depths are placed evenly and labelled with their values (10, 30, 100, ...); runs are
+    coloured by their rank at the first depth (darkest = best). Up to :data:`LEGEND_RUNS` runs
+    are named in a legend beside the axes, never over the lines.
+    """
     from evalwh.report.build import Figure
 
     perf = "P" if pairing == "P" else "MAP"
+    first = int(min(profile["depth"].dropna()))
     caption = (
-        f"Runs ranked by mean {perf}@d at the first depth; top: mean {perf}@d, bottom: mean "
-        "A_p@d, one line per depth (evalwh plot runs)."
+        f"Mean {perf}@d (top) and mean A_p@d (bottom) of every run at each depth d; one line "
+        f"per run, coloured by its rank on {perf}@{first} (darkest = best)."
     )
-    svg = _drawn(plot_runs, profile, title=f"{profile['run_id'].nunique()} runs")
-    return Figure("runs", "All runs against depth", caption, svg)
+    return Figure("runs", "All runs against depth", caption, to_svg(draw_runs(profile, perf)))
+
+
+def draw_runs(profile: pd.DataFrame, perf: str) -> MplFigure:
+    """The matplotlib figure of :func:`runs_figure`."""
+    depths = sorted(int(d) for d in profile["depth"].dropna().unique())
+    wide = profile.pivot_table(index="run_id", columns=["kind", "depth"], values="value")
+    order = wide[("performance", depths[0])].sort_values(ascending=False, kind="stable").index
+    wide = wide.loc[order]
+    from matplotlib import colormaps
+
+    palette = colormaps["viridis"].resampled(max(len(order), 2))
+    named = len(order) <= LEGEND_RUNS
+    figure = _figure(9.0 if named else 7.5, 5.4)
+    axes = figure.subplots(2, 1, sharex=True)
+    x = list(range(len(depths)))
+    for ax, kind, label in zip(
+        axes, ("performance", "assessment"), (f"mean {perf}@d", "mean A_p@d"), strict=True
+    ):
+        for i, run in enumerate(order):
+            ax.plot(
+                x,
+                [wide.loc[run, (kind, d)] for d in depths],
+                marker="." if named else None,
+                linewidth=1.1 if named else 0.6,
+                alpha=1.0 if named else 0.7,
+                color=palette(i),
+                label=str(run),
+            )
+        ax.set_ylabel(label)
+        _tidy(ax)
+    axes[1].set_xticks(x, [str(d) for d in depths])
+    axes[1].set_xlabel("depth d")
+    if named:
+        axes[0].legend(
+            loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8,
+            title=f"by {perf}@{depths[0]}", title_fontsize=8,
+        )  # fmt: skip
+    return figure
 
 
 def pair_figure(

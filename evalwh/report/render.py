@@ -62,6 +62,17 @@ td.low { color: var(--flag); background: var(--flag-bg); font-weight: 600; }
 .case.strong { color: var(--strong); background: var(--strong-bg); }
 .case.weak { color: var(--weak); background: var(--weak-bg); }
 .out { color: var(--muted); font-size: 12px; margin-left: 4px; }
+.stats { display: block; color: var(--muted); font-size: 11px; line-height: 1.35;
+  margin-top: 2px; }
+.cases { display: flex; width: 320px; height: 22px; border-radius: 4px; overflow: hidden;
+  border: 1px solid var(--line); }
+.cases span { display: flex; align-items: center; justify-content: center; font-size: 11px;
+  font-weight: 600; overflow: hidden; white-space: nowrap; }
+.cases .c1 { background: #1b7f6b; color: #fff; } .cases .c3a { background: #5fb3a0; color: #fff; }
+.cases .c3b { background: #a8d8cc; color: #1f2328; } .cases .c2 { background: #d9822b; color: #fff; }
+.cases .c4 { background: #f2c38f; color: #1f2328; }
+@media print { .scroll { overflow: visible; } nav { position: static; }
+  * { -webkit-print-color-adjust: exact; print-color-adjust: exact; } }
 .legend span { margin-right: 14px; }
 .bar { display: inline-block; height: 8px; border-radius: 2px; vertical-align: middle;
   margin-right: 6px; }
@@ -248,7 +259,7 @@ def _glance_html(report: Report) -> str:
 
 def _leaderboard_display(report: Report) -> pd.DataFrame:
     board = report.leaderboard
-    measures = [c for c in board.columns if c not in _BOARD_META]
+    measures = [c for c in board.columns if c not in _BOARD_META and not c.startswith("low ")]
     out = pd.DataFrame({"#": board["position"], "run": board["run_id"]})
     if board["pooled"].notna().any():
         out["pooled"] = board["pooled"].map({True: "yes", False: "no"}).fillna("")
@@ -266,18 +277,18 @@ def _leaderboard_note(report: Report) -> str:
     flagged = int(report.leaderboard["flagged"].sum())
     gap = report.options.flag_gap
     return (
-        f"{flagged} run(s) flagged: mean A_p@10 or A_p@100 more than {gap:.2f} below the "
-        "median run's. Their comparisons with better-assessed runs are the ones to distrust."
+        f"{flagged} run(s) flagged: of the documents they retrieved, a share judged (mean "
+        f"A_p_ret@10 or A_p_ret@100) more than {gap:.2f} below the median run's. Their "
+        "comparisons with better-assessed runs are the ones to distrust."
     )
 
 
 def _leaderboard_html(report: Report) -> str:
     board = report.leaderboard
-    measures = [c for c in board.columns if c not in _BOARD_META]
+    measures = [c for c in board.columns if c not in _BOARD_META and not c.startswith("low ")]
     assess = [m for m in measures if m.startswith("A_p@")]
     perf = [m for m in measures if m not in assess]
     best = {m: board[m].max() for m in perf}
-    medians = {m: board[m].median() for m in assess}
     head = ['<th class="text">#</th>', '<th class="text">run</th>']
     has_pooled = board["pooled"].notna().any()
     if has_pooled:
@@ -301,7 +312,7 @@ def _leaderboard_html(report: Report) -> str:
             classes = []
             if m in best and not _missing(value) and value == best[m]:
                 classes.append("best")
-            if m in assess and not _missing(value) and value < medians[m] - report.options.flag_gap:
+            if m in assess and record.get(f"low {m}", False):
                 classes.append("low")
             bar = ""
             if m == perf[0] and not _missing(value):
@@ -319,7 +330,8 @@ def _leaderboard_html(report: Report) -> str:
         '<section id="leaderboard"><h2>Leaderboard</h2>'
         f'<p class="note">Ranked by mean {escape(_MEASURE_LABEL.get(perf[0], perf[0]))}; the '
         "best value of each measure in bold. A_p@d (share of the top d that is judged) sits "
-        "beside each run: red cells and ⚑ mark runs much less assessed than the others.</p>"
+        "beside each run: red cells and ⚑ mark runs whose retrieved documents are much less "
+        "assessed than the others'.</p>"
         f'<div class="scroll"><table id="leaderboard-table"><thead><tr>{"".join(head)}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
         f'<p class="note">{escape(_leaderboard_note(report))}</p></section>'
@@ -376,10 +388,17 @@ def _comparisons_html(report: Report) -> str:
                 f"{row['assess_mean_a']:.4f} vs {row['assess_mean_b']:.4f}, adjusted p "
                 f"{_p(row['assess_p_adjusted'])}; {row['n_topics']} topics"
             )
+            # means and adjusted p-values printed in the cell (hover alone is lost on paper)
+            detail = (
+                f"{row['perf_mean_a']:.3f} vs {row['perf_mean_b']:.3f}, p {_p(row['perf_p_adjusted'])}"
+                f"<br>{row['assess_mean_a']:.3f} vs {row['assess_mean_b']:.3f}, "
+                f"p {_p(row['assess_p_adjusted'])}"
+            )
             cells.append(
                 f'<td title="{escape(tip)}"><span class="case {row["strength"]}">'
                 f'{escape(str(row["case"]))}</span><span class="out">'
-                f"{escape(row['perf_outcome'])} {escape(row['assess_outcome'])}</span></td>"
+                f"{escape(row['perf_outcome'])} {escape(row['assess_outcome'])}</span>"
+                f'<span class="stats">{detail}</span></td>'
             )
         body.append(f"<tr>{''.join(cells)}</tr>")
     heading = _pairs_heading(report).replace("**", "")
@@ -387,7 +406,8 @@ def _comparisons_html(report: Report) -> str:
         '<p class="legend note"><span><span class="case strong">1 / 3a / 3b</span> strong</span>'
         '<span><span class="case weak">2 / 4</span> weak</span>'
         "<span>outcomes: performance then assessment; &gt;&gt; better, &lt;&lt; worse, == no "
-        "significant difference. Hover a cell for means and adjusted p-values.</span></p>"
+        "significant difference. Under each case: the two runs' means and the adjusted "
+        "p-value, on performance (first line) and on assessment (second line).</span></p>"
     )
     return (
         '<section id="comparisons"><h2>Comparisons: significance and the decision matrix</h2>'
@@ -423,28 +443,34 @@ def _proportions_display(report: Report) -> pd.DataFrame:
 def _proportions_html(report: Report) -> str:
     p = report.proportions
     names = ["C1", "C2", "C3", "C4", "C3a", "C3b", "strong", "weak"]
-    colour = {"C1": "strong", "C3": "strong", "C3a": "strong", "C3b": "strong", "strong": "strong"}
-    head = '<th class="text">depth</th><th>pairs</th>' + "".join(f"<th>{n}</th>" for n in names)
+    segments = [("C1", "c1"), ("C3a", "c3a"), ("C3b", "c3b"), ("C2", "c2"), ("C4", "c4")]
+    head = (
+        '<th class="text">depth</th><th>pairs</th><th class="text">cases</th>'
+        + "".join(f"<th>{n}</th>" for n in names)
+    )
     rows = []
     for record in p.to_dict("records"):
+        # one bar per depth, 320 px for all pairs: every case a segment as wide as its share,
+        # labelled when there is room for the label
+        bar = "".join(
+            f'<span class="{cls}" style="width:{float(record[name]) * 100:.1f}%" '
+            f'title="{name} {float(record[name]):.2f}">'
+            f"{name if float(record[name]) >= 0.08 else ''}</span>"
+            for name, cls in segments
+            if float(record[name]) > 0
+        )
         cells = [
             f'<td class="text">{escape(_column_label(report.pairs, record["column"]))}</td>',
             f"<td>{int(record['pairs'])}</td>",
+            f'<td class="text"><div class="cases">{bar}</div></td>',
         ]
-        for n in names:
-            kind = colour.get(n, "weak")
-            var = "--strong-bg" if kind == "strong" else "--weak-bg"
-            share = float(record[n])
-            # the cell's background fills in proportion to the share
-            cells.append(
-                f'<td style="background:linear-gradient(90deg,var({var}) {share * 100:.0f}%,'
-                f'transparent {share * 100:.0f}%)">{share:.2f}</td>'
-            )
+        cells += [f"<td>{float(record[n]):.2f}</td>" for n in names]
         rows.append(f"<tr>{''.join(cells)}</tr>")
     return (
         f'<div class="scroll"><table id="proportions-table"><thead><tr>{head}</tr></thead>'
         f"<tbody>{''.join(rows)}</tbody></table></div>"
-        '<p class="note">Share of the pairs in each case; C3 = C3a + C3b; strong = C1 + C3, '
+        '<p class="note">Share of the pairs in each case; the bar shows C1, C3a, C3b (strong, '
+        "greens) and C2, C4 (weak, oranges) side by side. C3 = C3a + C3b; strong = C1 + C3, "
         "weak = C2 + C4 (Baillie, Azzopardi and Ruthven).</p>"
     )
 
