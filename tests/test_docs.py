@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
 DOCS = ROOT / "docs"
 PAGES = {p.relative_to(DOCS).as_posix(): p.read_text() for p in sorted(DOCS.rglob("*.md"))}
+METHODS = PAGES["methods.md"]
 CLICK_APP = typer.main.get_command(app)
 
 
@@ -169,3 +170,66 @@ def test_readme_quick_start_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         assert result.exit_code == 0, f"`{line}` failed:\n{result.output}"
     assert (tmp_path / "report.html").stat().st_size > 10_000
     assert any((tmp_path / "exported").rglob("*.parquet"))
+
+
+# -- methods § citations ------------------------------------------------------------------
+# A § number is a section of docs/methods.md, unless a paper's short name comes right before it
+# ("S4 §5" is section 5 of the paper S4).
+
+SECTION_SIGN = re.compile(r"§\s?(\d+(?:\.\d+)*)")
+PAPER_BEFORE = re.compile(r"\bS\d+\s?\(?$")
+ANCHOR = re.compile(r"\{\s*#s(\d+(?:\.\d+)*)\s*\}")
+CITING = ["evalwh", "cli", "queries", "schema", "docs", "bench"]
+SUFFIXES = {".py", ".sql", ".md", ".html", ".js", ".css", ".c"}
+
+
+def _citations(text: str) -> list[tuple[int, str, int]]:
+    """``(line number, section, offset)`` of every methods section the text cites."""
+    found = []
+    for number, line in enumerate(text.splitlines(), 1):
+        for match in SECTION_SIGN.finditer(line):
+            if not PAPER_BEFORE.search(line[: match.start()]):
+                found.append((number, match.group(1), match.start()))
+    return found
+
+
+def _cited_sections() -> dict[str, list[str]]:
+    cited: dict[str, list[str]] = {}
+    files = [ROOT / "README.md"] + [
+        p for d in CITING for p in sorted((ROOT / d).rglob("*")) if p.suffix in SUFFIXES
+    ]
+    for path in files:
+        for number, section, _ in _citations(path.read_text(errors="replace")):
+            cited.setdefault(section, []).append(f"{path.relative_to(ROOT)}:{number}")
+    return cited
+
+
+def test_every_cited_methods_section_exists():
+    anchors = set(ANCHOR.findall(METHODS))
+    cited = _cited_sections()
+    assert len(cited) > 40
+    missing = {s: where[:3] for s, where in cited.items() if s not in anchors}
+    assert not missing, f"cited but not a section of docs/methods.md: {missing}"
+
+
+def test_methods_headings_carry_their_number_as_anchor():
+    headings = re.findall(r"^#{2,4} (\d+(?:\.\d+)*)\.? .*\{\s*#s(\d+(?:\.\d+)*)\s*\}$", METHODS, re.M)
+    assert len(headings) > 80 and all(number == anchor for number, anchor in headings)
+    anchors = ANCHOR.findall(METHODS)
+    assert len(anchors) == len(set(anchors)) == len(headings)
+
+
+def test_pages_link_their_methods_citations():
+    """On the site a cited section is a link to its anchor, outside code."""
+    for name, text in PAGES.items():
+        if name.startswith("reference/"):
+            continue
+        prose = FENCE.sub(lambda m: "\n" * m.group().count("\n"), text)
+        prose = re.sub(r"`[^`\n]*`", lambda m: " " * len(m.group()), prose)
+        for number, section, offset in _citations(prose):
+            line = prose.splitlines()[number - 1]
+            target = "#s" if name == "methods.md" else "methods.md#s"
+            rest = line[offset:]
+            assert re.match(rf"§\s?{re.escape(section)}\]\({re.escape(target)}{re.escape(section)}\)", rest), (
+                f"docs/{name}:{number}: §{section} is not a link to {target}{section}"
+            )
