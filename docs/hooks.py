@@ -7,11 +7,14 @@
   lists exactly the commands and options of the code being documented.
 - ``<!-- metric-table -->`` becomes the metric registry's table
   (``evalwh.catalog.metric_table_markdown``).
+- On the generated reference pages, a docstring's or help text's ``methods §x.y`` becomes a
+  link to that section of the methods page (the guide pages write their links themselves).
 """
 
 from __future__ import annotations
 
 import html
+import re
 
 CLI_REFERENCE = "<!-- cli-reference -->"
 METRIC_TABLE = "<!-- metric-table -->"
@@ -25,6 +28,26 @@ def on_page_markdown(markdown, page, config, files):
 
         markdown = markdown.replace(METRIC_TABLE, catalog.metric_table_markdown())
     return markdown
+
+
+CITATION = re.compile(r"methods §(\d+(?:\.\d+)*)")
+TAG = re.compile(r"(<[^>]+>)")
+
+
+def on_page_content(html_text, page, config, files):
+    if not page.file.src_uri.startswith("reference/"):
+        return html_text
+    from mkdocs.utils import get_relative_url
+
+    target = get_relative_url("methods/", page.url)
+    parts, inside_link = TAG.split(html_text), 0
+    for i, part in enumerate(parts):
+        if part.startswith("<"):
+            inside_link += part.startswith("<a ") or part == "<a>"
+            inside_link -= part == "</a>"
+        elif not inside_link and "methods §" in part:
+            parts[i] = CITATION.sub(rf'<a href="{target}#s\1">\g<0></a>', part)
+    return "".join(parts)
 
 
 def cli_reference() -> str:

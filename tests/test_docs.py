@@ -3,7 +3,8 @@
 - README.md stays short (at most 300 lines) and its quick start runs as written;
 - every command has help text and an example, and a guide page (or the README) shows it;
 - every ``evalwh ...`` line in the README and docs/ names a real command and real options;
-- every ``§x.y`` the code, the SQL, the report or the docs cite is a section of docs/methods.md.
+- every ``§x.y`` the code, the SQL, the report or the docs cite is a section of docs/methods.md;
+- the generated CLI reference (docs/hooks.py) has a section for every command and every option.
 
 The site itself (generated CLI and API reference, links and anchors) is checked by
 ``mkdocs build --strict`` in .ci/run.
@@ -12,6 +13,7 @@ The site itself (generated CLI and API reference, links and anchors) is checked 
 from __future__ import annotations
 
 import glob
+import importlib.util
 import re
 import shlex
 from pathlib import Path
@@ -233,3 +235,21 @@ def test_pages_link_their_methods_citations():
             assert re.match(rf"§\s?{re.escape(section)}\]\({re.escape(target)}{re.escape(section)}\)", rest), (
                 f"docs/{name}:{number}: §{section} is not a link to {target}{section}"
             )
+
+
+# -- the generated CLI reference ----------------------------------------------------------
+
+
+def test_cli_reference_lists_every_command_and_option():
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    reference = hooks.cli_reference()
+    for path, command in COMMANDS:
+        anchor = "evalwh-" + path.replace(" ", "-")
+        assert f"{{ #{anchor} }}" in reference, f"no section for evalwh {path}"
+        for param in command.params:
+            if param.param_type_name == "option" and not param.hidden and param.name != "help":
+                assert param.opts[0] in reference, f"evalwh {path} {param.opts[0]} is not in the reference"
+    assert "<!-- cli-reference -->" in PAGES["reference/cli.md"]
+    assert "<!-- metric-table -->" in PAGES["evaluation.md"]
