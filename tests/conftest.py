@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from collections.abc import Iterator
@@ -47,7 +48,38 @@ def take_snapshot(warehouse: Warehouse) -> dict[str, list[tuple[object, ...]]]:
     }
 
 
-TREC8 = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec8_adhoc"
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+TREC8 = SHARED_DATA / "trec8_adhoc"
+
+
+# -- the golden data: ../shared beside the checkout ---------------------------------------
+# Without it the golden tests (trec_eval's outputs and test suite, TREC-8) are skipped. That
+# must not pass unnoticed: under CI=true the session fails at start, and elsewhere pytest ends
+# with a warning naming the directory and how many tests it cost.
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not SHARED_DATA.is_dir() and os.environ.get("CI", "").lower() in {"true", "1"}:
+        raise pytest.UsageError(
+            f"{SHARED_DATA} is missing: the golden tests need ../shared beside the checkout (CI=true)"
+        )
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if SHARED_DATA.is_dir():
+        return
+    skipped = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if "shared" in str(report.longrepr)
+    ]
+    terminalreporter.write_sep("!", "golden data missing", red=True, bold=True)
+    terminalreporter.write_line(
+        f"{SHARED_DATA} is not there: {len(skipped)} tests against trec_eval's outputs and "
+        "TREC-8 were skipped. Check out ../shared beside the repository to run them.",
+        red=True,
+        bold=True,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from evalwh import Warehouse, adhoc
 from evalwh.errors import NotFoundError, QueryError
 
-README = Path(__file__).resolve().parents[1] / "docs" / "readme" / "70_sql_export_spark.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "sql-export.md"  # the SQL guide page
 runner = CliRunner(env={"COLUMNS": "120", "TERMINAL_WIDTH": "120"})
 
 
