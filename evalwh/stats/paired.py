@@ -198,7 +198,7 @@ def bootstrap(
     """Paired bootstrap test of the mean difference and its percentile interval, per row.
 
     Topics are drawn with replacement (the same draws for every row). The test follows
-    Efron and Tibshirani (1993, §16.4) and Sakai (SIGIR 2006): the null distribution is that of
+    Efron and Tibshirani (1993, section 16.4) and Sakai (SIGIR 2006): the null distribution is that of
     the resampled mean centred on the observed mean, so
     ``p = (1 + #{|mean* - mean| >= |mean|}) / (1 + B)``. The interval is the percentile
     interval ``[q_{alpha/2}, q_{1-alpha/2}]`` of ``mean*``.
