@@ -83,7 +83,7 @@ def compare(
     from evalwh.decisions import compare_runs
     from evalwh.warehouse import Warehouse
 
-    with Warehouse(db, read_only=db.exists()) as wh:
+    with Warehouse.open_reader(db) as wh:
         result = compare_runs(
             wh, collection, run_a, run_b, measure=measure.value, depths=parse_depths(depths), full=full,
             runs=parse_runs(runs), test=test.value, correction=correction.value, alpha=alpha,
@@ -133,7 +133,7 @@ def matrix(
     from evalwh.warehouse import Warehouse
 
     with (
-        Warehouse(db, read_only=not store and db.exists()) as wh,
+        Warehouse(db) if store else Warehouse.open_reader(db) as wh,
         progress_bar("testing pairs") as bar,
     ):
         result = decision_matrix(
@@ -177,7 +177,7 @@ def kendall(
     from evalwh.decisions import rank_correlation
     from evalwh.warehouse import Warehouse
 
-    with Warehouse(db, read_only=db.exists()) as wh:
+    with Warehouse.open_reader(db) as wh:
         result = rank_correlation(wh, collection, x=x, y=y, runs=parse_runs(runs), qrels_id=qrels)
     render(pd.DataFrame([result]), fmt, output, title=f"{collection}: Kendall tau_b")
 
