@@ -21,7 +21,10 @@ def render(frame: pd.DataFrame, fmt: OutputFormat, output: Path | None = None, *
     if fmt is OutputFormat.parquet:
         if output is None:
             raise EvalWhError("--format parquet writes a file; give --output FILE")
-        frame.to_parquet(output, index=False)
+        from evalwh.files import atomic_path
+
+        with atomic_path(output) as part:
+            frame.to_parquet(part, index=False)
         typer.echo(f"wrote {len(frame):,} rows to {output}", err=True)
         return
     if fmt is OutputFormat.csv:
@@ -34,7 +37,9 @@ def render(frame: pd.DataFrame, fmt: OutputFormat, output: Path | None = None, *
         if output is None:
             sys.stdout.write(text)
         else:
-            Path(output).write_text(text)
+            from evalwh.files import write_text
+
+            write_text(output, text)
         return
     from rich.console import Console
     from rich.table import Table
@@ -45,8 +50,13 @@ def render(frame: pd.DataFrame, fmt: OutputFormat, output: Path | None = None, *
         table.add_column(str(column), justify="right" if numeric else "left")
     for row in frame.itertuples(index=False):
         table.add_row(*(_cell(v, digits) for v in row))
-    console = Console(file=open(output, "w") if output else None, width=None if output is None else 200)
-    console.print(table)
+    if output is None:
+        Console().print(table)
+        return
+    from evalwh.files import atomic_output
+
+    with atomic_output(output) as handle:
+        Console(file=handle, width=200).print(table)
 
 
 def _cell(value: object, digits: int) -> str:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import typer
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
@@ -335,3 +336,254 @@ def test_run_metadata_may_skip_unknown_runs_when_asked(metadata_db, tmp_path):
     with Warehouse(metadata_db, read_only=True) as wh:
         rows = wh.con.execute("SELECT run_id, group_name, run_type, pooled FROM runs ORDER BY 1").fetchall()
     assert rows == [("r1", "g", "manual", True), ("r2", None, None, None)]
+
+
+# -- 2. every output file is whole or absent ------------------------------------------------------
+
+
+def test_atomic_output_keeps_the_old_file_on_failure(tmp_path):
+    from evalwh.files import atomic_output, atomic_path
+
+    out = tmp_path / "r.html"
+    out.write_text("old")
+    for error in (KeyboardInterrupt, OSError, MemoryError):
+        with pytest.raises(error), atomic_output(out) as handle:
+            handle.write("half")
+            raise error
+        with pytest.raises(error), atomic_path(out) as part:
+            part.write_text("half")
+            raise error
+    assert out.read_text() == "old" and siblings(out) == ["r.html"]
+    with atomic_output(out) as handle:
+        handle.write("new")
+    assert out.read_text() == "new" and siblings(out) == ["r.html"]
+
+
+def test_a_killed_writer_leaves_the_old_file_and_the_next_write_cleans_up(db, tmp_path):
+    out = tmp_path / "out.csv"
+    out.write_text("old\n")
+    script = (
+        "import sys, time; from evalwh.files import atomic_output\n"
+        f"with atomic_output({str(out)!r}) as h:\n"
+        "    h.write('half'); h.flush(); print('ready', flush=True); time.sleep(60)\n"
+    )
+    writer = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert writer.stdout.readline() == "ready\n"
+    writer.kill()
+    writer.communicate()
+    assert out.read_text() == "old\n"
+    leftover = [n for n in siblings(out) if n.startswith(".out.csv.partial-")]
+    assert leftover == [f".out.csv.partial-{writer.pid}.csv"]
+    result = invoke("sql", "SELECT 1 AS one", "-f", "csv", "-o", out, "--db", db)
+    assert result.exit_code == 0, result.output
+    assert out.read_text() == "one\n1\n"
+    assert not any(n.startswith(".out.csv.partial-") for n in siblings(out))
+
+
+def test_export_removes_what_a_killed_export_left(db, tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    left = tmp_path / f".e.partial-{dead.pid}"
+    (left / "runs").mkdir(parents=True)
+    (left / "runs" / "data_0.parquet").write_bytes(b"PAR1 half")
+    result = invoke("export", tmp_path / "e", "--db", db)
+    assert result.exit_code == 0, result.output
+    assert not left.exists() and (tmp_path / "e" / "manifest.json").is_file()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["sql", "SELECT 1 AS one", "-f", "csv"],
+        ["sql", "SELECT 1 AS one", "-f", "parquet"],
+        ["sql", "SELECT 1 AS one", "-f", "json"],
+        ["sql", "SELECT 1 AS one", "-f", "table"],
+        ["eval", "-c", "c", "-m", "AP", "-f", "trec"],
+        ["eval", "-c", "c", "-m", "AP"],
+        ["report", "-c", "c", "-f", "md"],
+        ["plot", "runs", "-c", "c", "--depths", "1,2"],
+    ],
+    ids=lambda c: " ".join(c[:1] + c[-2:]),
+)
+def test_every_output_is_renamed_into_place(command, db, tmp_path, monkeypatch):
+    """The bytes land in a temporary beside the target, which is renamed over it at the end."""
+    from evalwh import files
+
+    suffix = {"parquet": ".parquet", "runs": ".png"}.get(command[-1] if command[0] != "plot" else "runs", ".txt")
+    out = tmp_path / f"out{suffix}"
+    out.write_text("old")
+    seen = []
+    real = os.replace
+
+    def spy(source, target):
+        seen.append((Path(source).name, Path(target).name, Path(target).read_text() if Path(target).exists() else None))
+        return real(source, target)
+
+    monkeypatch.setattr(files.os, "replace", spy)
+    result = invoke(*command, "-o", out, "--db", db)
+    assert result.exit_code == 0, result.output
+    assert seen == [(f".out{suffix}.partial-{os.getpid()}{suffix}", out.name, "old")]
+    assert out.read_bytes() != b"old" and siblings(out) == sorted(["W.duckdb", out.name])
+
+
+# -- 3. faults end in one line, exit 1 (130 for Ctrl-C), nothing lost -----------------------------
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path):
+    """A small tmpfs, to be filled up by the test (needs root and mount; CI here has both)."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    point = tmp_path / "full"
+    point.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(point)], capture_output=True).returncode:
+        pytest.skip("this machine cannot mount a tmpfs")
+    try:
+        yield point
+    finally:
+        subprocess.run(["umount", "-l", str(point)], check=False)
+
+
+def fill(folder: Path) -> None:
+    """Fill the file system of ``folder`` to the last byte."""
+    handle = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        for size in (65536, 1):
+            try:
+                while True:
+                    os.write(handle, b"x" * size)
+            except OSError:
+                pass
+    finally:
+        os.close(handle)
+
+
+def one_line_error(result, text: str = "") -> bool:
+    return (
+        result.exit_code == 1
+        and result.stderr.startswith("Error: ")
+        and result.stderr.count("\n") == 1
+        and text in result.stderr
+        and "Traceback" not in result.output
+    )
+
+
+def test_full_disk_outputs(db, full_disk, tmp_path):
+    target = full_disk / "W.duckdb"
+    shutil.copy(db, target)
+    outputs = {name: full_disk / name for name in ("o.csv", "o.parquet", "o.json", "r.md", "e.txt")}
+    for path in outputs.values():
+        path.write_text("old")
+    fill(full_disk)
+    big = "SELECT range AS i, repeat('x', 40) AS s FROM range(200000)"
+    for command in (
+        ["sql", big, "-f", "csv", "-o", outputs["o.csv"]],
+        ["sql", big, "-f", "parquet", "-o", outputs["o.parquet"]],
+        ["sql", big, "-f", "json", "-o", outputs["o.json"]],
+        ["report", "-c", "c", "-f", "md", "-o", outputs["r.md"]],
+        ["eval", "-c", "c", "-m", "AP", "--per-query", "-f", "trec", "-o", outputs["e.txt"]],
+        ["export", full_disk / "export"],
+    ):
+        result = invoke(*command, "--db", target)
+        assert one_line_error(result, "the disk is full"), (command, result.output)
+    assert all(path.read_text() == "old" for path in outputs.values())
+    assert sorted(siblings(target)) == sorted(["W.duckdb", "filler", *outputs])
+    assert digest(target) == digest(db)
+
+
+def test_full_disk_writes_leave_the_warehouse_as_it_was(db, full_disk, tmp_path, snapshot):
+    target = full_disk / "W.duckdb"
+    shutil.copy(db, target)
+    run = tmp_path / "big.txt"
+    run.write_text("".join(f"1 Q0 d{i} {i} {1 / i} big\n" for i in range(1, 60001)))
+    fill(full_disk)
+    with Warehouse(db, read_only=True) as wh:
+        before = snapshot(wh)
+    for command in (
+        ["ingest", "runs", run, "-c", "c"],
+        ["sql", "--write", "INSERT INTO qrels SELECT collection_id, qrels_id, query_id, iteration, 'z' || t.i, 0 "
+         "FROM qrels, range(100000) AS t(i)"],
+    ):
+        result = invoke(*command, "--db", target)
+        assert one_line_error(result, "the disk is full"), (command, result.output)
+    (full_disk / "filler").unlink()
+    with Warehouse(target, read_only=True) as wh:
+        assert snapshot(wh) == before
+
+
+def test_a_failed_first_command_leaves_no_warehouse(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 Q0 a\n")
+    new = tmp_path / "new.duckdb"
+    for command in (["ingest", "runs", bad, "-c", "c"], ["ingest", "qrels", bad, "-c", "c"],
+                    ["eval", "-c", "c", "--store"], ["sql", "--write", "SELECT error('x')"]):
+        result = invoke(*command, "--db", new)
+        assert one_line_error(result), (command, result.output)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt"], command
+
+
+def test_ctrl_c_during_a_query_exits_130_in_one_line(db):
+    process = subprocess.Popen(
+        _cli("sql", "SELECT sum(hash(range)) FROM range(100000000000)", "--db", db),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    import time
+
+    time.sleep(4)  # past the imports: the query is running in DuckDB
+    process.send_signal(__import__("signal").SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert (process.returncode, out, err) == (130, "", "Interrupted; nothing was committed by the interrupted command.\n")
+
+
+@pytest.mark.parametrize(
+    ("error", "expected", "code"),
+    [
+        (MemoryError(), "Error: out of memory (MemoryError); the warehouse and the output files are as they were\n", 1),
+        (OSError(28, "No space left on device"), "Error: the disk is full (or a file-size limit was reached); the warehouse and the output files are as they were\n", 1),
+        (PermissionError(13, "Permission denied", "/x/out.csv"), "Error: Permission denied: /x/out.csv; the warehouse and the output files are as they were\n", 1),
+        (RuntimeError("Query interrupted"), "Interrupted; nothing was committed by the interrupted command.\n", 130),
+        (KeyboardInterrupt(), "Interrupted; nothing was committed by the interrupted command.\n", 130),
+        (ValueError("odd\nsecond line"), "Error: unexpected ValueError: odd (run with --debug for the traceback)\n", 1),
+    ],
+)
+def test_faults_are_one_line(error, expected, code, capsys):
+    from evalwh.cli._errors import handle_errors
+
+    @handle_errors
+    def command() -> None:
+        raise error
+
+    with pytest.raises((SystemExit, typer.Exit)) as caught:
+        command()
+    exit_code = getattr(caught.value, "exit_code", getattr(caught.value, "code", None))
+    assert (exit_code, capsys.readouterr().err) == (code, expected)
+
+
+def test_duckdb_faults_are_one_line(capsys):
+    import duckdb
+
+    from evalwh.cli._errors import handle_errors
+
+    @handle_errors
+    def command() -> None:
+        duckdb.connect().execute("SELECT error('a\nb')")
+
+    with pytest.raises(typer.Exit):
+        command()
+    assert capsys.readouterr().err == "Error: DuckDB: Invalid Input Error: a\n"
+
+
+def test_every_command_goes_through_the_one_error_path():
+    import typer.main
+
+    def commands(group, prefix=""):
+        for name, command in group.commands.items():
+            if hasattr(command, "commands"):
+                yield from commands(command, f"{prefix}{name} ")
+            else:
+                yield f"{prefix}{name}", command.callback
+
+    found = dict(commands(typer.main.get_command(app)))
+    assert len(found) >= 30
+    unwrapped = [name for name, callback in found.items() if not getattr(callback, "handles_errors", False)]
+    assert unwrapped == []
