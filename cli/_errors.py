@@ -68,7 +68,8 @@ def _interruptible() -> Iterator[None]:
     handler would wait for it to end. Here SIGINT is blocked and a watcher thread waits for it:
     it interrupts every open warehouse's query and raises KeyboardInterrupt in the main thread.
     """
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "sigtimedwait"):
+        # (macOS has no sigtimedwait: there Ctrl-C raises KeyboardInterrupt once DuckDB returns)
         yield
         return
     stop = threading.Event()

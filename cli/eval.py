@@ -170,7 +170,6 @@ def _print_trec(
     output: Path | None,
 ) -> None:
     """trec_eval's output for every run, one block per run."""
-
     from evalwh.catalog import expand
     from evalwh.trec_format import format_trec
 

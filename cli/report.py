@@ -169,7 +169,7 @@ def report(
         bounds=bounds,
         figures=fmt is ReportFormat.html,
     )
-    ingesting = qrels is not None or run_metadata is not None
+    ingesting = qrels is not None or bool(files) or run_metadata is not None
     with Warehouse(db) if ingesting else Warehouse.open_reader(db) as wh:
         if qrels is not None:
             typer.echo(
