@@ -86,6 +86,9 @@ class Warehouse:
 
     Opening a warehouse applies any schema migration it lacks. The connection is the
     warehouse's own; close it with :meth:`close` or use the warehouse as a context manager.
+    When a ``with`` block fails on a warehouse file that this object created, the file (and its
+    ``.wal``) is removed again: a failed first command leaves nothing behind. Reading commands
+    open it with :meth:`open_reader`.
 
     Examples:
         >>> import pandas as pd
