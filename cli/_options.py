@@ -73,7 +73,7 @@ def only_collection(db: Path) -> str:
 
     if not db.exists():
         raise NotFoundError(f"{db}: no such warehouse file, so no collection to default to; give --collection NAME")
-    with Warehouse(db, read_only=True) as wh:
+    with Warehouse.open_reader(db) as wh:
         names = [r[0] for r in wh.con.execute("SELECT collection_id FROM collections ORDER BY 1").fetchall()]
     if len(names) == 1:
         return names[0]

@@ -54,7 +54,10 @@ def render(
     if fmt is OutputFormat.parquet:
         if output is None:
             raise EvalWhError("--format parquet writes a file; give --output FILE")
-        frame.to_parquet(output, index=False)
+        from evalwh.files import atomic_path
+
+        with atomic_path(output) as part:
+            frame.to_parquet(part, index=False)
         typer.echo(f"wrote {len(frame):,} rows to {output}", err=True)
         return
     if fmt is OutputFormat.csv:
@@ -74,7 +77,9 @@ def render(
         if output is None:
             sys.stdout.write(text)
         else:
-            Path(output).write_text(text)
+            from evalwh.files import write_text
+
+            write_text(output, text)
         return
     cells = _cells(frame, digits)
     if output is not None or not sys.stdout.isatty():
@@ -82,7 +87,9 @@ def render(
         if output is None:
             _write_plain(shown, title, sys.stdout)
         else:
-            with open(output, "w") as file:
+            from evalwh.files import atomic_output
+
+            with atomic_output(output) as file:
                 _write_plain(shown, title, file)
         return
     from rich.console import Console

@@ -119,7 +119,7 @@ def bounds(
     if compare and (chosen is None or len(chosen) != 2):
         raise MetricParamError("--compare needs exactly two runs, e.g. --runs RUN_A,RUN_B")
     # writable when the file exists, as evalwh eval: the judged-rows cache is filled and reused
-    with Warehouse(db, read_only=not db.exists()) as wh:
+    with Warehouse(db) if store else Warehouse.open_reader(db) as wh:
         frame = compute_bounds(
             wh,
             collection=collection,

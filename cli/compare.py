@@ -214,7 +214,7 @@ def compare(
         from evalwh.comparisons import compare_collection
         from evalwh.warehouse import Warehouse
 
-        with Warehouse(db, read_only=db.exists()) as wh:
+        with Warehouse.open_reader(db) as wh:
             result = compare_collection(
                 wh, collection, measures or ["AP"], run_list, baselines=base, all_runs=all_runs,
                 qrels_id=qrels, **options,
@@ -306,9 +306,9 @@ def _write_text(text: str, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
         return
-    temporary = output.with_name(f".{output.name}.tmp")
-    temporary.write_text(text)
-    temporary.replace(output)
+    from evalwh.files import write_text
+
+    write_text(output, text)
 
 
 def _decision_compare(  # type: ignore[no-untyped-def]
@@ -332,7 +332,7 @@ def _decision_compare(  # type: ignore[no-untyped-def]
         default_correction(chosen_test, "bonferroni").value if correction is None else correction.value
     )
     run_a, run_b = runs
-    with Warehouse(db, read_only=db.exists()) as wh:
+    with Warehouse.open_reader(db) as wh:
         family = wh.run_ids(collection) if all_runs else [run_a, run_b]
         result = compare_runs(
             wh, collection, run_a, run_b, measure=measures[0] if measures else "P",
@@ -397,7 +397,7 @@ def matrix(
     chosen = default_correction(test.value, "bonferroni") if correction is None else correction
 
     with (
-        Warehouse(db, read_only=not store and db.exists()) as wh,
+        Warehouse(db) if store else Warehouse.open_reader(db) as wh,
         progress_bar("testing pairs") as bar,
     ):
         result = decision_matrix(
@@ -445,7 +445,7 @@ def kendall(
     from evalwh.decisions import rank_correlation
     from evalwh.warehouse import Warehouse
 
-    with Warehouse(db, read_only=db.exists()) as wh:
+    with Warehouse.open_reader(db) as wh:
         result = rank_correlation(wh, collection, x=x, y=y, runs=parse_runs(runs), qrels_id=qrels)
     render(pd.DataFrame([result]), fmt, output, title=f"{collection}: Kendall tau_b")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -144,8 +145,8 @@ def evaluate(
     else:
         from evalwh.warehouse import Warehouse
 
-        # writable when the file exists, so the judged-rows cache can be filled and reused
-        wh = Warehouse(db, read_only=not db.exists())
+        # a reader unless --store: any number of evaluations at once, also on a read-only disk
+        wh = Warehouse(db) if store else Warehouse.open_reader(db)
         stored = dict(collection=collection, runs=run, qrels_id=qrels_id, **options)
 
         def evaluated(specs: list[str], by_topic: bool) -> pd.DataFrame:
@@ -172,7 +173,7 @@ def evaluate(
         frame = compute(measures, per_query)
     finally:
         if qrels is None:
-            wh.close()
+            wh.__exit__(*sys.exc_info())  # a failed first --store removes the file it created
     if fmt is not EvalFormat.table:
         render(frame, OutputFormat(fmt.value), output)
         return
@@ -222,8 +223,6 @@ def _print_trec(
     output: Path | None,
 ) -> None:
     """trec_eval's output for every run, one block per run."""
-    import sys
-
     from evalwh.catalog import expand
     from evalwh.trec_format import format_trec
 
@@ -232,7 +231,9 @@ def _print_trec(
     rows = compute(specs, True) if per_query else None
     text = "".join(format_trec(rows, means, run_id, specs) for run_id in dict.fromkeys(means["run_id"]))
     if output:
-        output.write_text(text)
+        from evalwh.files import write_text
+
+        write_text(output, text)
     else:
         sys.stdout.write(text)
 
@@ -283,7 +284,7 @@ def unjudged(
     from evalwh.warehouse import Warehouse
 
     wanted = _depths(ranks)
-    with Warehouse(db, read_only=not db.exists()) as wh:
+    with Warehouse.open_reader(db) as wh:
         frame = unjudged_share(wh, collection, qrels_id=qrels_id, max_rank=max(wanted) if wanted else max_rank)
     if wanted:
         frame = frame[frame["rank"].isin(wanted)].reset_index(drop=True)

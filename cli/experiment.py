@@ -71,7 +71,7 @@ def exclusions(
     from evalwh.experiments.exclusion import run_exclusion
     from evalwh.warehouse import Warehouse
 
-    with Warehouse(db, read_only=db.exists()) as wh:
+    with Warehouse.open_reader(db) as wh:
         frame = run_exclusion(wh, collection, qrels_id=qrels_id, cap=cap, share=share)
     shown = frame if all_runs else frame[frame["excluded"]]
     render(

@@ -21,7 +21,7 @@ def collections(
     """
     from evalwh.warehouse import Warehouse
 
-    with Warehouse(db, read_only=True) as wh:
+    with Warehouse.open_reader(db) as wh:
         render(wh.collections(), fmt, output, title="collections")
 
 
@@ -39,7 +39,7 @@ def runs(
     """
     from evalwh.warehouse import Warehouse
 
-    with Warehouse(db, read_only=True) as wh:
+    with Warehouse.open_reader(db) as wh:
         render(wh.runs(collection), fmt, output, title=f"runs of {collection}")
 
 

@@ -80,6 +80,9 @@ def runs(
 def run_metadata(
     file: Annotated[Path, typer.Argument(help="TSV with a header: run_id (or runtag), group, type, pooled (or judged_pooled).")],
     collection: CollectionOption = None,
+    allow_unknown_runs: Annotated[
+        bool, typer.Option("--allow-unknown-runs", help="Skip rows for runs the collection does not have (else an error).")
+    ] = False,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Attach participant group, run type and pooled flag to ingested runs.
@@ -94,5 +97,5 @@ def run_metadata(
     if not db.exists():  # metadata needs ingested runs: never create an empty warehouse here
         raise NotFoundError(f"{db}: no such warehouse file")
     with Warehouse(db) as wh:
-        updated = wh.ingest_run_metadata(file, collection=collection)
+        updated = wh.ingest_run_metadata(file, collection=collection, allow_unknown_runs=allow_unknown_runs)
     typer.echo(f"metadata set for {updated} runs")

@@ -61,7 +61,7 @@ def compare(
     from evalwh.plots import plot_pair
     from evalwh.warehouse import Warehouse
 
-    with Warehouse(db, read_only=db.exists()) as wh:
+    with Warehouse.open_reader(db) as wh:
         result = compare_runs(
             wh, collection, run_a, run_b, measure=measure.value, depths=parse_depths(depths), full=False,
             runs=parse_runs(runs), test=test.value, correction=correction.value, alpha=alpha, qrels_id=qrels,
@@ -91,7 +91,7 @@ def runs_(
     from evalwh.plots import plot_runs
     from evalwh.warehouse import Warehouse
 
-    with Warehouse(db, read_only=db.exists()) as wh:
+    with Warehouse.open_reader(db) as wh:
         profile = run_profile(
             wh,
             collection,
@@ -127,7 +127,7 @@ def reduced_qrels(
     from evalwh.plots_experiments import reduced_qrels_figure, save_figure
     from evalwh.warehouse import Warehouse
 
-    with Warehouse(db, read_only=db.exists()) as wh:
+    with Warehouse.open_reader(db) as wh:
         levels = stored_levels(wh, collection, experiment_id=experiment_id)
     name = levels["experiment_id"].iloc[0]
     save_figure(reduced_qrels_figure(levels, title=title or f"{collection}: {name}"), output)
@@ -174,7 +174,7 @@ def bounds(
     from evalwh.warehouse import Warehouse
 
     grid = depths_from(depths)
-    with Warehouse(db, read_only=db.exists()) as wh:
+    with Warehouse.open_reader(db) as wh:
         frame = compute_bounds(
             wh,
             collection=collection,
@@ -214,7 +214,7 @@ def pool_bias(
     from evalwh.plots_pools import pool_bias_figure
     from evalwh.warehouse import Warehouse
 
-    with Warehouse(db, read_only=db.exists()) as wh:
+    with Warehouse.open_reader(db) as wh:
         stored = stored_pool_bias(wh, collection, experiment_id=experiment_id)
     name = stored["experiment"]["experiment_id"].iloc[0]
     save_figure(

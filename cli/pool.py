@@ -91,7 +91,7 @@ def list_(
     from evalwh.pools import list_pools
     from evalwh.warehouse import Warehouse
 
-    with Warehouse(db) as wh:
+    with Warehouse.open_reader(db) as wh:
         render(list_pools(wh, collection), fmt, output, title=f"pools of {collection}")
 
 
@@ -118,7 +118,7 @@ def contributions(
     from evalwh.pools import contributions as unique
     from evalwh.warehouse import Warehouse
 
-    with Warehouse(db) as wh:
+    with Warehouse.open_reader(db) as wh:
         frame = unique(
             wh,
             collection,

@@ -168,8 +168,8 @@ def report(
         bounds=bounds,
         figures=fmt is ReportFormat.html,
     )
-    ingesting = qrels is not None or run_metadata is not None
-    with Warehouse(db, read_only=not ingesting and db.exists()) as wh:
+    ingesting = qrels is not None or bool(files) or run_metadata is not None
+    with Warehouse(db) if ingesting else Warehouse.open_reader(db) as wh:
         if qrels is not None:
             typer.echo(
                 wh.ingest_qrels(qrels, collection=collection, qrels_id=qrels_id).message(), err=True
@@ -189,7 +189,9 @@ def report(
     if output is None:
         typer.echo(text)
     else:
-        output.write_text(text, encoding="utf-8")
+        from evalwh.files import write_text
+
+        write_text(output, text)
         typer.echo(f"wrote {output} ({len(text.encode()) / 1024:.0f} KiB)", err=True)
 
 

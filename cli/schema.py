@@ -27,7 +27,7 @@ def schema(
     from evalwh import adhoc
     from evalwh.warehouse import Warehouse
 
-    with Warehouse(db, read_only=db.exists()) as wh:
+    with Warehouse.open_reader(db) as wh:
         frame = adhoc.schema(wh, relation)
     render(frame, fmt, output, title=relation or "evalwh schema")
 

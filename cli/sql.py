@@ -95,13 +95,14 @@ def sql(
     from evalwh.warehouse import Warehouse
 
     params = dict(adhoc.parse_param(p) for p in param or [])
-    with Warehouse(db, read_only=not write) as wh:
+    with Warehouse(db, hardened=True) if write else Warehouse.open_reader(db, sandbox=True) as wh:
         frame = adhoc.run(wh, text, params, write=write)
     render(frame, fmt, output)
 
 
 def register(app: typer.Typer) -> None:
     """Add ``sql``, ``schema``, ``export`` and ``import`` to the root app."""
-    app.command("sql")(sql)
+    # SQL may begin with a comment ("-- ..."), which click would otherwise take for an option
+    app.command("sql", context_settings={"ignore_unknown_options": True})(sql)
     schema_cmd.register(app)
     transfer_cmd.register(app)

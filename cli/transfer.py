@@ -41,7 +41,7 @@ def export(
     from evalwh import transfer
     from evalwh.warehouse import Warehouse
 
-    with Warehouse(db, read_only=True) as wh:
+    with Warehouse.open_reader(db, allowed_directories=[directory.absolute().parent]) as wh:
         manifest = transfer.export(wh, directory, collections=collection, tables=table)
     files = sum(len(t["files"]) for t in manifest["tables"].values())
     rows = sum(t["rows"] for t in manifest["tables"].values())

@@ -1,11 +1,17 @@
-"""Ad-hoc SQL over a warehouse: checked with sqlglot before DuckDB runs it.
+"""Ad-hoc SQL over a warehouse: the connection guards the data, sqlglot explains.
 
-A user's statement is parsed with sqlglot (DuckDB dialect) first. Unless writing is allowed,
-anything but a query (``SELECT``, ``WITH ... SELECT``, set operations, ``DESCRIBE``, ``SHOW``,
-``SUMMARIZE``, ``PIVOT``, ``EXPLAIN`` of one of these) is refused before it reaches DuckDB;
-the warehouse is also opened read-only by the CLI, so the check and the connection guard the
-data twice (the check also stops ``COPY ... TO`` writing files from a read-only session).
-Unknown tables and columns get a "did you mean" from the catalog in ``information_schema``.
+Safety is a property of the connection, not of a parser: the CLI runs read-only SQL on
+:meth:`Warehouse.open_reader` with ``sandbox=True`` (a read-only connection; DuckDB's local
+file system and external access off, so no statement reads or writes any file or reaches the
+network; no extension installed or loaded; settings locked). Read-only SQL therefore reads
+nothing but the warehouse: to join a CSV, ingest it, or use the Python API.
+
+Before DuckDB runs a statement, sqlglot (DuckDB dialect) parses it, only to give friendly
+messages: a statement that would change the warehouse is named and refused with a hint to
+``--write``; unknown tables and columns get a "did you mean" from the catalog in
+``information_schema``. With ``write`` every statement runs in one transaction, and
+transaction statements (``BEGIN``, ``COMMIT``, ``ROLLBACK``, ...) are refused, as DuckDB's own
+parser types them, so nothing inside can end that transaction early.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ if TYPE_CHECKING:
 _READ_ONLY = (exp.Select, exp.SetOperation, exp.Describe, exp.Show, exp.Summarize, exp.Pivot)
 _READ_ONLY_COMMANDS = ("SHOW", "DESCRIBE")
 _DUCKDB_READ_ONLY = ("SELECT", "EXPLAIN")
+# DuckDB statement types that would end evalwh's one transaction or change the session
+_SESSION_STATEMENTS = ("TRANSACTION", "ATTACH", "DETACH")
 
 
 class ReadOnlyError(QueryError):
@@ -310,6 +318,13 @@ def run(
         statements = wh.con.extract_statements(text)
     except duckdb.Error as error:
         raise QueryError(str(error)) from None
+    for number, statement in enumerate(statements, 1):
+        if statement.type.name in _SESSION_STATEMENTS:
+            raise QueryError(
+                f"statement {number} ({statement.type.name}) is not allowed: evalwh sql runs all "
+                "statements in one transaction (with --write, committed only if every one succeeds); "
+                "leave out BEGIN, COMMIT, ROLLBACK, ATTACH and DETACH"
+            )
     used = {name for s in statements for name in s.named_parameters}
     unused = sorted(set(params) - used)
     if unused:
@@ -331,8 +346,17 @@ def run(
                 tree = checked[number].tree if number < len(checked) else None
                 better = _unknown_column(tree, known) if tree is not None else None
                 raise (better or QueryError(str(error))) from None
+            except duckdb.PermissionException:
+                raise QueryError(
+                    f"statement {number + 1} reaches outside the warehouse (a file, the network, "
+                    "an extension or a setting), which evalwh sql does not allow; "
+                    "ingest the data, or use the Python API"
+                ) from None
             except duckdb.Error as error:
-                raise QueryError(str(error)) from None
+                message = str(error)
+                if "extension" in message and "INSTALL" in message:
+                    message = message.splitlines()[0] + " (evalwh sql installs and loads no extension)"
+                raise QueryError(message) from None
         if result is None or result.description is None:
             return pd.DataFrame()
         return result.df()

@@ -49,6 +49,43 @@ GZIP_RATIO = 4  # a gzipped run file holds about four times its size in text
 READ_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile)
 
 
+def check_frame_ids(frame: pd.DataFrame, columns: list[str], label: str = "DataFrame") -> None:
+    """Refuse id cells that no TREC file could hold, naming the first offending row.
+
+    Runs on the normalised frame (evalwh's column names), whatever the caller's layout was.
+    Rows are numbered from 1, in frame order (``DataFrame:3: ...`` is the third row). A cell is
+    refused when it is missing (None, NaN, NA), empty, or holds ASCII whitespace (space, tab,
+    line break, vertical tab, form feed) or a NUL byte: a run or qrels file splits its fields
+    on those, as trec_eval does, so no file could hold such an id.
+
+    Raises:
+        IngestError: ``DataFrame:ROW: problem`` for the first bad row (columns in order).
+    """
+    import numpy as np
+
+    first: tuple[int, str] | None = None
+    for column in columns:
+        if column not in frame.columns:
+            continue
+        values = frame[column]
+        missing = values.isna().to_numpy()
+        text = values.astype(str)
+        empty = (text.str.len() == 0).to_numpy() & ~missing
+        spaced = text.str.contains(r"[ \t\n\r\x0b\x0c\x00]", regex=True).to_numpy(dtype=bool) & ~missing
+        for mask, problem in (
+            (missing, "is missing (None, NaN or NA)"),
+            (empty, "is empty"),
+            (spaced, "{shown} holds whitespace or a NUL byte, which no TREC file can hold"),
+        ):
+            hits = np.flatnonzero(mask)
+            if len(hits) and (first is None or hits[0] < first[0]):
+                row = int(hits[0])
+                value = values.iloc[row]
+                first = (row, f"{column} " + problem.format(value=value, shown=_show(value)))
+    if first is not None:
+        raise IngestError(label, first[0] + 1, first[1])
+
+
 def frame_sha256(frame: pd.DataFrame) -> str:
     """A content hash of a DataFrame that ignores row order."""
     import pandas as pd
@@ -458,6 +495,9 @@ def ingest_run_frame(
         raise IngestError("DataFrame", None, "no run_id column; pass run_id= to name the run")
     if frame.empty:
         raise IngestError("DataFrame", None, "the DataFrame holds no run rows")
+    check_frame_ids(frame, ["run_id", "query_id", "doc_id"] if run_id is None else ["query_id", "doc_id"])
+    if run_id is not None:
+        check_frame_ids(pd.DataFrame({"run_id": [run_id]}), ["run_id"], label="run_id argument")
     staged = pd.DataFrame(
         {
             "run_id": frame["run_id"].astype(str) if run_id is None else run_id,
@@ -642,6 +682,7 @@ def _qrels_frame(frame: pd.DataFrame) -> pd.DataFrame:
     frame = standard_columns(frame, "qrels")
     if frame.empty:
         raise IngestError("DataFrame", None, "the DataFrame holds no qrels rows")
+    check_frame_ids(frame, ["query_id", "iteration", "doc_id"])
     staged = pd.DataFrame(
         {
             "query_id": frame["query_id"].astype(str).to_numpy(),
@@ -674,25 +715,59 @@ def _qrels_frame(frame: pd.DataFrame) -> pd.DataFrame:
 # -- run metadata ---------------------------------------------------------------------------
 
 
+def _read_metadata_table(path: Path) -> pd.DataFrame:
+    """A TSV with a header, every row with as many fields as the header (else ``IngestError``)."""
+    import pandas as pd
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise IngestError(str(path), None, f"not UTF-8 text: {error.reason} at byte {error.start}") from None
+    except OSError as error:
+        raise _unreadable(path, error) from None
+    lines = text.splitlines()
+    if not lines or not lines[0].strip():
+        raise IngestError(str(path), 1, "no header line (run_id, group, type, pooled, tab-separated)")
+    header = [name.strip() for name in lines[0].split("\t")]
+    rows, numbers = [], []
+    for number, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
+        fields = [field.strip() for field in line.split("\t")]
+        if len(fields) != len(header):
+            raise IngestError(
+                str(path), number, f"{len(fields)} of {len(header)} tab-separated fields (header: {', '.join(header)})"
+            )
+        rows.append(fields)
+        numbers.append(number)
+    frame = pd.DataFrame(rows, columns=header, dtype=object) if rows else pd.DataFrame(columns=header)
+    frame.attrs["lines"] = numbers
+    return frame
+
+
 def run_metadata_frame(source: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
-    """Normalise a run-metadata table to ``run_id, group_name, run_type, pooled``.
+    """Normalise a run-metadata table to ``run_id, group_name, run_type, pooled, line``.
 
     Accepts a TSV file with a header, or a DataFrame. Column names are matched without
     case: ``run_id`` (or ``runtag``, ``run``), ``group`` (or ``group_name``), ``type`` (or
-    ``run_type``), ``pooled`` (or ``judged_pooled``; 1/0, true/false or yes/no).
+    ``run_type``), ``pooled`` (or ``judged_pooled``; 1/0, true/false or yes/no). A column the
+    table lacks leaves the stored value alone; a row must fill every column the table has.
+    ``line`` is the file's line (its header is line 1) or the DataFrame's row (from 1).
+
+    Raises:
+        IngestError: naming file and line for a row with too few or too many fields, an
+            empty or missing value, a bad pooled flag, or a run listed twice with different
+            values.
     """
     import pandas as pd
 
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         require_file(path)
-        try:
-            frame = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
-        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
-            raise IngestError(str(path), None, f"not a tab-separated table: {error}") from None
-        label = str(path)
+        frame = _read_metadata_table(path)
+        label, lines = str(path), list(frame.attrs["lines"])
     else:
-        frame, label = source.astype(str), "DataFrame"
+        frame, label, lines = source, "DataFrame", list(range(1, len(source) + 1))
     columns = {str(c).lower(): c for c in frame.columns}
 
     def pick(*names: str) -> Any:
@@ -703,24 +778,43 @@ def run_metadata_frame(source: str | os.PathLike[str] | pd.DataFrame) -> pd.Data
         raise IngestError(
             label, 1, f"no run id column (run_id or runtag) among {list(frame.columns)}"
         )
-    out = pd.DataFrame({"run_id": frame[id_col].astype(str)})
     group_col, type_col = pick("group", "group_name"), pick("type", "run_type")
     pooled_col = pick("pooled", "judged_pooled")
-    out["group_name"] = frame[group_col].astype(str) if group_col is not None else None
-    out["run_type"] = frame[type_col].astype(str) if type_col is not None else None
+    used = [c for c in (id_col, group_col, type_col, pooled_col) if c is not None]
+    for row in range(len(frame)):
+        for column in used:
+            value = frame[column].iloc[row]
+            if value is None or (isinstance(value, float) and value != value) or str(value).strip() == "":
+                raise IngestError(label, lines[row], f"no value for {column} (every row fills every column)")
+    out = pd.DataFrame({"run_id": frame[id_col].astype(str).str.strip().to_numpy()})
+    out["group_name"] = frame[group_col].astype(str).str.strip().to_numpy() if group_col is not None else None
+    out["run_type"] = frame[type_col].astype(str).str.strip().to_numpy() if type_col is not None else None
     if pooled_col is not None:
         text = frame[pooled_col].astype(str).str.strip().str.lower()
         truth = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
         bad = ~text.isin(list(truth))
         if bad.any():
             row = int(bad.to_numpy().nonzero()[0][0])
-            line = row + 2 if label != "DataFrame" else row + 1  # a file's line 1 is its header
             raise IngestError(
                 label,
-                line,
+                lines[row],
                 f"pooled flag {_show(frame[pooled_col].iloc[row])} is not 1/0 or true/false",
             )
-        out["pooled"] = text.map(truth).astype(bool)
+        out["pooled"] = text.map(truth).astype(bool).to_numpy()
     else:
         out["pooled"] = None
-    return out
+    out["line"] = lines
+    values = ["group_name", "run_type", "pooled"]
+    seen: dict[str, int] = {}
+    for row, run in enumerate(out["run_id"]):
+        if run in seen:
+            earlier = seen[run]
+            if out[values].iloc[row].tolist() != out[values].iloc[earlier].tolist():
+                raise IngestError(
+                    label,
+                    lines[row],
+                    f"run {run!r} is listed again with different values (first on line {lines[earlier]})",
+                )
+        else:
+            seen[run] = row
+    return out.drop_duplicates("run_id").reset_index(drop=True)

@@ -97,7 +97,9 @@ def plot_pair(
     axes[-1].set_xticklabels([str(d) for d in depths])
     axes[-1].set_xlabel("depth d (C = case, * = weak)")
     figure.suptitle(title or f"{run_a} vs {run_b}")
-    figure.savefig(path, dpi=200)
+    from evalwh.plots_experiments import save_figure
+
+    save_figure(figure, path, dpi=200)
     return figure
 
 
@@ -147,5 +149,7 @@ def plot_runs(
     ranked_by = _metric_label(str(first["performance"])).removesuffix("@d")
     axes[1].set_xlabel(f"runs ranked by mean {ranked_by}@{depths[0]}")
     figure.suptitle(title or f"{len(order)} runs")
-    figure.savefig(path, dpi=200)
+    from evalwh.plots_experiments import save_figure
+
+    save_figure(figure, path, dpi=200)
     return figure

@@ -84,6 +84,8 @@ def plot_bounds(
         ax.set_title(title)
     fig.tight_layout()
     out = Path(path)
-    fig.savefig(out)
+    from evalwh.plots_experiments import save_figure
+
+    save_figure(fig, out, dpi=fig.dpi)
     plt.close(fig)
     return out

@@ -69,5 +69,8 @@ def reduced_qrels_figure(
 
 
 def save_figure(figure: Figure, path: str | os.PathLike[str], *, dpi: int = 100) -> None:
-    """Write ``figure`` to ``path`` (format from the extension: png, pdf, svg)."""
-    figure.savefig(path, dpi=dpi)
+    """Write ``figure`` to ``path`` (format from the extension: png, pdf, svg), whole or not at all."""
+    from evalwh.files import atomic_path
+
+    with atomic_path(path) as part:
+        figure.savefig(part, dpi=dpi)

@@ -36,6 +36,7 @@ import duckdb
 import evalwh
 from evalwh import sql
 from evalwh.errors import EvalWhError, NotFoundError, SchemaError
+from evalwh.files import fsync_tree, partial_name, remove_leftovers
 
 if TYPE_CHECKING:
     from evalwh.warehouse import Warehouse
@@ -133,7 +134,8 @@ def export(
     migrations = [
         r[0] for r in wh.con.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()
     ]
-    partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
+    remove_leftovers(target)  # of exports killed before they could clean up
+    partial = partial_name(target)
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     try:
@@ -153,6 +155,7 @@ def export(
             "tables": entries,
         }
         (partial / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+        fsync_tree(partial)
         if target.exists():
             target.rmdir()  # empty, checked above
         partial.rename(target)

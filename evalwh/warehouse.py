@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +34,25 @@ _INGEST = "evalwh.queries.ingest"
 _REPORTS = "evalwh.queries.reports"
 
 Progress = Callable[[int, int], None]
+
+# Every connection: DuckDB never downloads or loads an extension on its own.
+_CONNECT_CONFIG = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
+
+
+# Every open warehouse, so that Ctrl-C can interrupt the query one of them is running
+# (see evalwh.cli._errors); a DuckDB query does not return to Python to notice a signal.
+OPEN: weakref.WeakSet[Warehouse] = weakref.WeakSet()
+
+
+def interrupt_all() -> None:
+    """Interrupt the query every open warehouse is running (from another thread)."""
+    for warehouse in list(OPEN):
+        with contextlib.suppress(Exception):
+            warehouse.con.interrupt()
+
+
+def _first_line(error: BaseException) -> str:
+    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 
 @dataclass(frozen=True)
@@ -65,6 +86,9 @@ class Warehouse:
 
     Opening a warehouse applies any schema migration it lacks. The connection is the
     warehouse's own; close it with :meth:`close` or use the warehouse as a context manager.
+    When a ``with`` block fails on a warehouse file that this object created, the file (and its
+    ``.wal``) is removed again: a failed first command leaves nothing behind. Reading commands
+    open it with :meth:`open_reader`.
 
     Examples:
         >>> import pandas as pd
@@ -76,22 +100,73 @@ class Warehouse:
         [['demo', 1, 2, 1]]
     """
 
-    def __init__(self, path: str | os.PathLike[str] = DEFAULT_DB, *, read_only: bool = False):
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = DEFAULT_DB,
+        *,
+        read_only: bool = False,
+        sandbox: bool = False,
+        hardened: bool = False,
+        allowed_directories: Sequence[str | os.PathLike[str]] = (),
+    ):
         self.path = str(path)
-        self.read_only = read_only
-        if read_only and self.path != ":memory:" and not Path(self.path).exists():
+        self.read_only = read_only or sandbox
+        in_memory = self.path == ":memory:"
+        if self.read_only and not in_memory and not Path(self.path).is_file():
             raise NotFoundError(f"{self.path}: no such warehouse file")
+        # created here: a command that fails removes the file again (see __exit__)
+        self.created = not in_memory and not Path(self.path).exists()
         try:
-            self.con = duckdb.connect(self.path, read_only=read_only)
+            self.con = duckdb.connect(self.path, read_only=self.read_only, config=dict(_CONNECT_CONFIG))
         except duckdb.IOException as error:
             if "lock" in str(error).lower():
                 raise WarehouseLockedError(_lock_message(self.path, error)) from None
-            raise EvalWhError(f"{self.path}: cannot open the warehouse: {error}") from None
+            raise EvalWhError(f"{self.path}: cannot open the warehouse: {_first_line(error)}") from None
         except duckdb.Error as error:
-            raise EvalWhError(f"{self.path}: cannot open the warehouse: {error}") from None
+            raise EvalWhError(f"{self.path}: cannot open the warehouse: {_first_line(error)}") from None
         # evalwh shows its own progress; DuckDB's bar would write into pipes and tables
         self.con.execute("SET enable_progress_bar = false")
-        self._migrate()
+        OPEN.add(self)
+        try:
+            self._migrate()
+        except BaseException:
+            self._discard()
+            raise
+        if hardened or sandbox:
+            self._harden(sandbox=sandbox, allowed_directories=allowed_directories)
+
+    @classmethod
+    def open_reader(
+        cls,
+        path: str | os.PathLike[str] = DEFAULT_DB,
+        *,
+        sandbox: bool = False,
+        allowed_directories: Sequence[str | os.PathLike[str]] = (),
+    ) -> Warehouse:
+        """Open an existing warehouse for reading only: the one way every reading command opens it.
+
+        The connection is read-only (any number of readers at once, also on a read-only file
+        system), reaches no file but the warehouse's own (and ``allowed_directories``, e.g.
+        an export's target), installs and loads no extension, and its settings are locked.
+        With ``sandbox`` (ad-hoc SQL) DuckDB's local file system is switched off altogether,
+        so no statement, however spelled, can read or write any file.
+
+        Raises:
+            NotFoundError: when ``path`` does not exist (no file is created).
+        """
+        return cls(path, read_only=True, hardened=True, sandbox=sandbox, allowed_directories=allowed_directories)
+
+    def _harden(self, *, sandbox: bool, allowed_directories: Sequence[str | os.PathLike[str]]) -> None:
+        """Lock the connection down: see :meth:`open_reader` (``hardened=True`` does it for a writer)."""
+        if allowed_directories:
+            folders = [os.path.join(os.path.abspath(d), "") for d in allowed_directories]
+            self.con.execute("SET allowed_directories = $d", {"d": folders})
+        self.con.execute("SET enable_external_access = false")
+        if sandbox:
+            # DuckDB always allows its own database and WAL paths when external access is off,
+            # so that COPY ... TO 'W.duckdb.wal' would still write: no local file system at all.
+            self.con.execute("SET disabled_filesystems = 'LocalFileSystem'")
+        self.con.execute("SET lock_configuration = true")
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -102,8 +177,19 @@ class Warehouse:
     def __enter__(self) -> Warehouse:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is not None and self.created:
+            self._discard()
+        else:
+            self.close()
+
+    def _discard(self) -> None:
+        """Close, and remove the warehouse file if this object created it (a failed first command)."""
+        self.con.close()
+        if self.created:
+            for suffix in ("", ".wal"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(self.path + suffix)
 
     def _migrate(self) -> None:
         """Apply the ``schema/NNN_*.sql`` files not yet recorded, in order, each once."""
@@ -117,7 +203,8 @@ class Warehouse:
                 # An older warehouse: upgrade it once through a writable connection.
                 self.con.close()
                 Warehouse(self.path).close()
-                self.con = duckdb.connect(self.path, read_only=True)
+                self.con = duckdb.connect(self.path, read_only=True, config=dict(_CONNECT_CONFIG))
+                self.con.execute("SET enable_progress_bar = false")
             return
         self.con.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -309,20 +396,46 @@ class Warehouse:
                 progress=progress,
             )
 
-    def ingest_run_metadata(self, source: str | os.PathLike[str] | pd.DataFrame, *, collection: str) -> int:
+    def ingest_run_metadata(
+        self,
+        source: str | os.PathLike[str] | pd.DataFrame,
+        *,
+        collection: str,
+        allow_unknown_runs: bool = False,
+    ) -> int:
         """Attach group, type and pooled flags to ingested runs from a TSV file or DataFrame.
 
         The table needs a run id column (``run_id`` or ``runtag``) and any of ``group``
         (or ``group_name``), ``type`` (or ``run_type``), ``pooled`` (or ``judged_pooled``,
-        1/0 or true/false). Rows for runs that are not in the collection are ignored.
+        1/0 or true/false). Every row fills every column; a run listed twice has the same
+        values both times.
+
+        Args:
+            source: A tab-separated file with a header, or a DataFrame.
+            collection: The collection whose runs get the metadata.
+            allow_unknown_runs: Skip rows for runs the collection does not have (else an error).
 
         Returns:
             The number of runs updated.
+
+        Raises:
+            IngestError: naming file and line (or DataFrame row, from 1) and the problem.
         """
         from evalwh.ingest import run_metadata_frame
 
         self.require_collection(collection)
         frame = run_metadata_frame(source)
+        known = set(self.run_ids(collection))
+        unknown = ~frame["run_id"].isin(known)
+        if unknown.any() and not allow_unknown_runs:
+            row = frame[unknown].iloc[0]
+            label = str(source) if isinstance(source, (str, os.PathLike)) else "DataFrame"
+            raise IngestError(
+                label,
+                int(row["line"]),
+                f"run {row['run_id']!r} is not in collection {collection!r} "
+                "(ingest it first, or allow unknown runs to skip such rows)",
+            )
         with self.transaction():
             self.con.register("staged_metadata", frame)
             try:

@@ -569,7 +569,13 @@ def test_run_metadata(wh, tmp_path):
         [write(tmp_path, "a.txt", RUN), write(tmp_path, "b.txt", "1 Q0 x 1 1 s\n")], collection="c"
     )
     table = "runtag\tgroup\ttype\tjudged_pooled\nr\tg1\tautomatic\t1\ns\tg2\tmanual\tno\nzz\tg3\tmanual\t0\n"
-    assert wh.ingest_run_metadata(write(tmp_path, "runs.tsv", table), collection="c") == 2
+    path = write(tmp_path, "runs.tsv", table)
+    with pytest.raises(IngestError) as caught:
+        wh.ingest_run_metadata(path, collection="c")
+    assert str(caught.value) == (
+        f"{path}:4: run 'zz' is not in collection 'c' (ingest it first, or allow unknown runs to skip such rows)"
+    )
+    assert wh.ingest_run_metadata(path, collection="c", allow_unknown_runs=True) == 2
     assert wh.con.execute(
         "SELECT run_id, group_name, run_type, pooled FROM runs ORDER BY 1"
     ).fetchall() == [

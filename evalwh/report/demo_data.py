@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evalwh.files import atomic_path, write_text
+
 # run name -> (quality: weight of relevance in the score, pooled)
 DEMO_RUNS: dict[str, tuple[float, bool]] = {
     "bm25": (1.0, True),
@@ -114,20 +116,23 @@ def write_demo(
             }
         )
         path = out / f"{name}.txt"
-        lines.to_csv(path, sep=" ", header=False, index=False, float_format="%.4f")
+        with atomic_path(path) as part:
+            lines.to_csv(part, sep=" ", header=False, index=False, float_format="%.4f")
         runs.append(path)
     t_judged, d_judged = np.nonzero(judged)
     qrels = out / "qrels.txt"
-    pd.DataFrame(
-        {
-            "query_id": topic_ids[t_judged],
-            "iteration": 0,
-            "doc_id": doc_ids[t_judged, d_judged],
-            "relevance": grades[t_judged, d_judged],
-        }
-    ).to_csv(qrels, sep=" ", header=False, index=False)
+    with atomic_path(qrels) as part:
+        pd.DataFrame(
+            {
+                "query_id": topic_ids[t_judged],
+                "iteration": 0,
+                "doc_id": doc_ids[t_judged, d_judged],
+                "relevance": grades[t_judged, d_judged],
+            }
+        ).to_csv(part, sep=" ", header=False, index=False)
     metadata = out / "runs.tsv"
-    metadata.write_text(
+    write_text(
+        metadata,
         "run_id\tgroup\ttype\tpooled\n"
         + "".join(f"{name}\tdemo\tautomatic\t{int(p)}\n" for name, (_, p) in DEMO_RUNS.items())
     )

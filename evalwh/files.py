@@ -1,0 +1,172 @@
+"""Files evalwh writes appear whole or not at all.
+
+Every output (``-o`` of every command and format, reports, plots, the demo's files, an
+export's directory) is written under a temporary name in the target's own directory, flushed
+to disk, and renamed into place only once complete. A failure, Ctrl-C or a full disk leaves
+the previous file untouched and removes the temporary; a process killed outright (SIGKILL)
+leaves its temporary, which the next write into that directory removes (its process is gone).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import re
+import shutil
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+_PARTIAL = ".partial-"
+
+
+def partial_name(target: Path, pid: int | None = None) -> Path:
+    """The temporary beside ``target``: ``.NAME.partial-PID.SUFFIX`` (the suffix kept for writers that read it)."""
+    return target.with_name(f".{target.name}{_PARTIAL}{pid or os.getpid()}{target.suffix}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_leftovers(target: str | os.PathLike[str]) -> list[Path]:
+    """Remove temporaries of ``target`` that processes no longer running left behind (files or directories).
+
+    Returns:
+        What was removed.
+    """
+    target = Path(target)
+    pattern = re.compile(re.escape(f".{target.name}{_PARTIAL}") + r"(\d+)" + re.escape(target.suffix) + "?$")
+    removed = []
+    with contextlib.suppress(OSError):
+        for entry in target.parent.iterdir():
+            match = pattern.match(entry.name)
+            if not match or int(match.group(1)) == os.getpid() or _alive(int(match.group(1))):
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    entry.unlink()
+            removed.append(entry)
+    return removed
+
+
+def _fsync_directory(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        handle = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(handle)
+        finally:
+            os.close(handle)
+
+
+def _special(target: Path) -> bool:
+    """A target that is not a regular file (``/dev/stdout``, a pipe): written in place."""
+    try:
+        return not stat.S_ISREG(os.stat(target).st_mode)
+    except FileNotFoundError:
+        return False
+
+
+@contextlib.contextmanager
+def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary path to write ``target``'s content to; rename it into place on success.
+
+    For writers that take a path (``DataFrame.to_parquet``, ``Figure.savefig``). On any
+    exception (KeyboardInterrupt included) the temporary is removed and ``target`` is as before.
+
+    Examples:
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp()) / "a.txt"
+        >>> with atomic_path(out) as part:
+        ...     _ = part.write_text("whole")
+        >>> out.read_text(), sorted(p.name for p in out.parent.iterdir())
+        ('whole', ['a.txt'])
+    """
+    target = Path(target)
+    if _special(target):
+        yield target
+        return
+    remove_leftovers(target)
+    part = partial_name(target)
+    try:
+        yield part
+        with open(part, "rb+") as handle:
+            os.fsync(handle.fileno())
+        with contextlib.suppress(FileNotFoundError):
+            # keep the permissions of the file replaced
+            os.chmod(part, stat.S_IMODE(os.stat(target).st_mode))
+        os.replace(part, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            part.unlink()
+        raise
+    _fsync_directory(target.parent)
+
+
+@contextlib.contextmanager
+def atomic_output(
+    target: str | os.PathLike[str], mode: str = "w", *, encoding: str | None = "utf-8", newline: str | None = None
+) -> Iterator[IO[Any]]:
+    """Open ``target`` for writing so that it appears whole or not at all (see :func:`atomic_path`).
+
+    Examples:
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp()) / "r.html"
+        >>> _ = out.write_text("old")
+        >>> try:
+        ...     with atomic_output(out) as handle:
+        ...         _ = handle.write("half of the new")
+        ...         raise KeyboardInterrupt
+        ... except KeyboardInterrupt:
+        ...     pass
+        >>> out.read_text(), sorted(p.name for p in out.parent.iterdir())
+        ('old', ['r.html'])
+    """
+    binary = "b" in mode
+    with atomic_path(target) as part:
+        # O_EXCL: never write through a file or link someone else put under that name
+        flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if part == Path(target) else os.O_EXCL)
+        fd = os.open(part, flags, 0o666)
+        with (
+            os.fdopen(fd, mode, encoding=None if binary else encoding, newline=newline)
+            if not binary
+            else os.fdopen(fd, mode)
+        ) as handle:
+            yield handle
+            handle.flush()
+
+
+def write_text(target: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``target`` atomically (UTF-8)."""
+    with atomic_output(target) as handle:
+        handle.write(text)
+
+
+def is_disk_full(error: BaseException) -> bool:
+    """Whether an error comes from a full disk or a file-size limit (ENOSPC, EDQUOT, EFBIG)."""
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+        return True
+    text = str(error)
+    return "No space left on device" in text or "File too large" in text or "Disk quota exceeded" in text
+
+
+def fsync_tree(folder: str | os.PathLike[str]) -> None:
+    """Flush every file under ``folder`` (and the folders) to disk, before a directory is renamed into place."""
+    for root, _dirs, names in os.walk(folder):
+        for name in names:
+            handle = os.open(os.path.join(root, name), os.O_RDONLY)
+            try:
+                os.fsync(handle)
+            finally:
+                os.close(handle)
+        _fsync_directory(Path(root))
