@@ -58,7 +58,7 @@ def evaluate(
     ] = None,
     measure: Annotated[
         list[str] | None,
-        typer.Option("--measure", "-m", help="Measure spec (P@10, AP, nDCG@10, 'RBP(p=0.8)@10', A_p@100, all_trec); repeatable."),
+        typer.Option("--measure", "-m", help="Measure spec in ir_measures' grammar (P@10, AP, 'P(rel=2)@10', 'nDCG(dcg=exp-log2)@10', ERR@20, Judged@10, A_p@100, all_trec); reported as typed; repeatable."),
     ] = None,
     run: Annotated[list[str] | None, typer.Option("--run", "-r", help="Evaluate only this run; repeatable.")] = None,
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="One value per topic instead of means.")] = False,
@@ -122,7 +122,7 @@ def evaluate(
         from evalwh.direct import evaluate_files
 
         def compute(specs: list[str], by_topic: bool) -> pd.DataFrame:
-            return evaluate_files(qrels, files, specs, per_query=by_topic, **options)  # type: ignore[arg-type]
+            return evaluate_files(qrels, files, specs, per_query=by_topic, typed_names=True, **options)  # type: ignore[arg-type]
 
         name = f"qrels {qrels.name}"
     else:
@@ -133,7 +133,7 @@ def evaluate(
         stored = dict(collection=collection, runs=run, qrels_id=qrels_id, **options)
 
         def compute(specs: list[str], by_topic: bool) -> pd.DataFrame:
-            return wh.evaluate(specs, per_query=by_topic, store=store, **stored)
+            return wh.evaluate(specs, per_query=by_topic, store=store, typed_names=True, **stored)
 
         name = f"{collection}: qrels {qrels_id}"
     try:

@@ -54,6 +54,7 @@ def evaluate_files(
     float32_ties: bool = False,
     averaging: Averaging | str = Averaging.default,
     ignore_extra_fields: bool = False,
+    typed_names: bool = False,
 ) -> pd.DataFrame:
     """Evaluate TREC run files against a qrels file, as trec_eval does, storing nothing.
 
@@ -64,6 +65,7 @@ def evaluate_files(
         per_query, depths, rel, unjudged, depth_cap, float32_ties, averaging: as
             :func:`evalwh.evaluation.evaluate`.
         ignore_extra_fields: Accept run lines with more than six fields (the first six count).
+        typed_names: Report measures under the names given (as ``evaluation.evaluate``).
 
     Returns:
         The frame ``Warehouse.evaluate`` returns, with ``collection_id`` ``"files"``.
@@ -113,7 +115,7 @@ def evaluate_files(
                     wh.run(sql.query(_CONTEXT, name), params)
             finally:
                 wh.con.unregister("ev_files_judged")
-            frame = evaluation.compute(wh, COLLECTION, parsed, options, per_query=per_query)
+            frame = evaluation.compute(wh, COLLECTION, parsed, options, per_query=per_query, typed_names=typed_names)
     return frame
 
 
