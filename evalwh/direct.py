@@ -175,7 +175,7 @@ def _rank_files(
     in_batches = (f for batch in ingest.group_batches(files) for f in batch)
     order = {f.path: i for i, f in enumerate(in_batches)}
     reader = _reader()
-    if reader is None:
+    if reader is None or _fractional_grades(wh):  # (the reader takes integer grades)
         return _empty_judged(), sorted((f.path for f in files), key=order.__getitem__)
     judgments = _judgments(reader, wh)
 
@@ -296,6 +296,15 @@ def _store_runs(wh: Warehouse, files: list[ingest.RunFile], ranked: list[_Ranked
         )
     finally:
         wh.con.unregister("ev_new_topics")
+
+
+def _fractional_grades(wh: Warehouse) -> bool:
+    """True if a judged grade of the qrels is fractional: the general path ranks every file then."""
+    row = wh.con.execute(
+        "SELECT bool_or(relevance <> trunc(relevance)) FROM qrels WHERE collection_id = ? AND relevance >= 0",
+        [COLLECTION],
+    ).fetchone()
+    return bool(row and row[0])
 
 
 def _judgments(reader: Any, wh: Warehouse) -> Any:

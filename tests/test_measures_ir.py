@@ -202,3 +202,62 @@ def test_fractional_grades():
     ideal = 2.0 / 1 + 1.5 / math.log2(3) + 0.5 / 2
     assert ours[("nDCG", "1")] == pytest.approx(dcg / ideal)
     assert ours[("RBP(p=0.5,gain=max)", "1")] == pytest.approx(0.5 * (0.25 + 0.5 * 0.75 + 0.25 * 1.0))
+
+
+def test_integer_warehouse_upgrades_to_float_grades(tmp_path, monkeypatch):
+    """A warehouse made before schema/012 (integer grades, cache built) opens, upgrades and evaluates."""
+    import pytrec_eval
+
+    from evalwh import sql
+
+    qrels = [("1", "a", 2), ("1", "b", 0), ("1", "c", 1), ("2", "a", 1), ("2", "d", -1)]
+    run = [("1", "a", 1.0), ("1", "c", 3.0), ("1", "x", 2.0), ("2", "d", 2.0), ("2", "a", 1.0)]
+    path = tmp_path / "old.duckdb"
+    load = sql.load_package
+
+    def before_012(package: str):
+        files = load(package)
+        return {k: v for k, v in files.items() if k < "012"} if package == "evalwh.schema" else files
+
+    monkeypatch.setattr(sql, "load_package", before_012)
+    with Warehouse(path) as wh:
+        wh.ingest_qrels(pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]), collection="c")
+        wh.ingest_runs(pd.DataFrame(run, columns=["query_id", "doc_id", "score"]), collection="c", run_id="r")
+        kind = wh.con.execute("SELECT typeof(relevance) FROM qrels LIMIT 1").fetchone()[0]
+        assert kind == "INTEGER"
+        before = wh.evaluate(["AP", "nDCG", "P@2"], collection="c", per_query=True)  # fills the cache
+    monkeypatch.setattr(sql, "load_package", load)
+    with Warehouse(path) as wh:
+        assert wh.con.execute("SELECT typeof(relevance) FROM qrels LIMIT 1").fetchone()[0] == "DOUBLE"
+        after = wh.evaluate(["AP", "nDCG", "P@2"], collection="c", per_query=True)
+    assert after["value"].tolist() == before["value"].tolist()
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        {q: {d: g for qq, d, g in qrels if qq == q} for q in ("1", "2")}, {"map", "ndcg", "P_2"}
+    )
+    expected = evaluator.evaluate({q: {d: s for qq, d, s in run if qq == q} for q in ("1", "2")})
+    name = {"AP": "map", "nDCG": "ndcg", "P@2": "P_2"}
+    for row in after.itertuples(index=False):
+        assert row.value == pytest.approx(expected[row.query_id][name[row.measure]], abs=1e-12)
+
+
+def test_fractional_grades_in_files(tmp_path):
+    """A qrels file with fractional grades: stored as given, the direct path agrees with the warehouse."""
+    from evalwh.direct import evaluate_files
+
+    (tmp_path / "qrels").write_text("1 0 a 0.5\n1 0 b 1.75\n1 0 c 2\n1 0 d -1\n")
+    (tmp_path / "run").write_text("1 Q0 a 1 3.0 r\n1 Q0 b 2 2.0 r\n1 Q0 c 3 1.0 r\n")
+    specs = ["P(rel=1.5)@3", "nDCG", "ERR", "RBP(p=0.5,gain=max)"]
+    direct = evaluate_files(tmp_path / "qrels", [tmp_path / "run"], specs, typed_names=True)
+    with Warehouse(":memory:") as wh:
+        wh.ingest_qrels(tmp_path / "qrels", collection="c")
+        grades = sorted(r[0] for r in wh.con.execute("SELECT relevance FROM qrels").fetchall())
+        assert grades == [-1.0, 0.5, 1.75, 2.0]
+        wh.ingest_runs(tmp_path / "run", collection="c")
+        stored = wh.evaluate(specs, collection="c", typed_names=True)
+    assert direct["measure"].tolist() == specs
+    assert direct["value"].tolist() == pytest.approx(stored["value"].tolist(), abs=1e-12)
+    ideal = 2 / 1 + 1.75 / math.log2(3) + 0.5 / 2
+    assert direct["value"].tolist()[:2] == pytest.approx([2 / 3, (0.5 + 1.75 / math.log2(3) + 2 / 2) / ideal])
+    r = [(2**g - 1) / 16 for g in (0.5, 1.75, 2.0)]
+    err = r[0] + (1 - r[0]) * r[1] / 2 + (1 - r[0]) * (1 - r[1]) * r[2] / 3
+    assert direct["value"].tolist()[2] == pytest.approx(err, abs=1e-12)
