@@ -25,7 +25,7 @@ _REQUIRED = object()
 _SPEC = re.compile(
     r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_\-]*)\s*(?:\((?P<args>[^)]*)\))?\s*(?:@\s*(?P<k>[^\s]+))?\s*$"
 )
-_PARAM = re.compile(r"^\s*(?P<name>[a-z_]+)\s+(?P<type>INTEGER|DOUBLE|BOOLEAN)\s*(?:=\s*(?P<default>\S+))?\s*$")
+_PARAM = re.compile(r"^\s*(?P<name>[a-z_]+)\s+(?P<type>INTEGER|DOUBLE|BOOLEAN|VARCHAR)\s*(?:=\s*(?P<default>\S+))?\s*$")
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,8 @@ class Param:
                 return value
             if self.type == "DOUBLE":
                 return float(text)
+            if self.type == "VARCHAR":
+                return text
             if text.lower() in ("true", "1", "yes"):
                 return True
             if text.lower() in ("false", "0", "no"):

@@ -21,14 +21,14 @@ reader was not compiled (``pip install`` without a C compiler), every file takes
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalwh import arrays, evaluation, formats, ingest, sql
+from evalwh import arrays, catalog, evaluation, formats, ingest, sql
 from evalwh.evaluation import Averaging, Options, Unjudged
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ _CONTEXT = "evalwh.queries.context"
 def evaluate_files(
     qrels: str | os.PathLike[str] | pd.DataFrame,
     runs: Sequence[str | os.PathLike[str]],
-    measures: list[str],
+    measures: Sequence[str | catalog.Measure],
     *,
     per_query: bool = False,
     depths: Sequence[int] | None = None,
@@ -54,6 +54,7 @@ def evaluate_files(
     float32_ties: bool = False,
     averaging: Averaging | str = Averaging.default,
     ignore_extra_fields: bool = False,
+    then: Callable[[Warehouse], None] | None = None,
 ) -> pd.DataFrame:
     """Evaluate TREC run files against a qrels file, as trec_eval does, storing nothing.
 
@@ -64,6 +65,8 @@ def evaluate_files(
         per_query, depths, rel, unjudged, depth_cap, float32_ties, averaging: as
             :func:`evalwh.evaluation.evaluate`.
         ignore_extra_fields: Accept run lines with more than six fields (the first six count).
+        then: Called with the in-memory warehouse after the metrics, while the evaluation's
+            relations (ev_judged, ev_pairs, ...) still exist (``evalwh trec_eval`` reads them).
 
     Returns:
         The frame ``Warehouse.evaluate`` returns, with ``collection_id`` ``"files"``.
@@ -114,6 +117,8 @@ def evaluate_files(
             finally:
                 wh.con.unregister("ev_files_judged")
             frame = evaluation.compute(wh, COLLECTION, parsed, options, per_query=per_query)
+            if then is not None:
+                then(wh)
     return frame
 
 
