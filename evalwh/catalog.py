@@ -349,7 +349,7 @@ def parse(spec: str, *, k: int | None = None) -> Measure:
             options[key] = _option(key, value, spec)
             continue
         if metric.param(key) is None or key == "k":
-            declared = ", ".join([p.name for p in metric.params if p.name != "k"] + list(metric.options)) or "none"
+            declared = ", ".join([p.name for p in metric.params] + list(metric.options)) or "none"
             raise MetricParamError(f"{spec}: {metric.name} has no parameter {key!r} (it has: {declared})")
         given[key] = value
     label = spec.strip()

@@ -21,14 +21,14 @@ reader was not compiled (``pip install`` without a C compiler), every file takes
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalwh import arrays, evaluation, formats, ingest, sql
+from evalwh import arrays, catalog, evaluation, formats, ingest, sql
 from evalwh.evaluation import Averaging, Options, Unjudged
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ _CONTEXT = "evalwh.queries.context"
 def evaluate_files(
     qrels: str | os.PathLike[str] | pd.DataFrame,
     runs: Sequence[str | os.PathLike[str]],
-    measures: list[str],
+    measures: Sequence[str | catalog.Measure],
     *,
     per_query: bool = False,
     depths: Sequence[int] | None = None,
@@ -55,6 +55,7 @@ def evaluate_files(
     averaging: Averaging | str = Averaging.default,
     ignore_extra_fields: bool = False,
     typed_names: bool = False,
+    then: Callable[[Warehouse], None] | None = None,
 ) -> pd.DataFrame:
     """Evaluate TREC run files against a qrels file, as trec_eval does, storing nothing.
 
@@ -66,6 +67,8 @@ def evaluate_files(
             :func:`evalwh.evaluation.evaluate`.
         ignore_extra_fields: Accept run lines with more than six fields (the first six count).
         typed_names: Report measures under the names given (as ``evaluation.evaluate``).
+        then: Called with the in-memory warehouse after the metrics, while the evaluation's
+            relations (ev_judged, ev_pairs, ...) still exist (``evalwh trec_eval`` reads them).
 
     Returns:
         The frame ``Warehouse.evaluate`` returns, with ``collection_id`` ``"files"``.
@@ -116,6 +119,8 @@ def evaluate_files(
             finally:
                 wh.con.unregister("ev_files_judged")
             frame = evaluation.compute(wh, COLLECTION, parsed, options, per_query=per_query, typed_names=typed_names)
+            if then is not None:
+                then(wh)
     return frame
 
 
@@ -300,11 +305,12 @@ def _store_runs(wh: Warehouse, files: list[ingest.RunFile], ranked: list[_Ranked
 
 def _fractional_grades(wh: Warehouse) -> bool:
     """True if a judged grade of the qrels is fractional: the general path ranks every file then."""
-    row = wh.con.execute(
-        "SELECT bool_or(relevance <> trunc(relevance)) FROM qrels WHERE collection_id = ? AND relevance >= 0",
+    ((fractional,),) = wh.con.execute(
+        "SELECT coalesce(bool_or(relevance <> trunc(relevance)), false) FROM qrels"
+        " WHERE collection_id = ? AND relevance >= 0",
         [COLLECTION],
-    ).fetchone()
-    return bool(row and row[0])
+    ).fetchall()
+    return bool(fractional)
 
 
 def _judgments(reader: Any, wh: Warehouse) -> Any:

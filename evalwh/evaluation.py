@@ -235,10 +235,23 @@ def evaluate(
 
 
 def parse_measures(
-    measures: Sequence[str], depths: Sequence[int] | None, options: Options
+    measures: Sequence[str | catalog.Measure], depths: Sequence[int] | None, options: Options
 ) -> list[catalog.Measure]:
-    """Parse and expand measure specs, refusing those the options leave undefined."""
-    parsed = catalog.expand(list(measures), list(depths) if depths else None)
+    """Parse and expand measure specs, refusing those the options leave undefined.
+
+    A spec is a measure already parsed, or a string: ir_measures' grammar (:mod:`evalwh.catalog`)
+    or a trec_eval name (:mod:`evalwh.trec_names`).
+    """
+    expanded: list[catalog.Measure] = []
+    for spec in measures:
+        if isinstance(spec, catalog.Measure):
+            expanded.append(spec)
+        else:
+            expanded.extend(catalog.expand([spec], list(depths) if depths else None))
+    unique: dict[str, catalog.Measure] = {}
+    for measure in expanded:
+        unique.setdefault(str(measure), measure)
+    parsed = list(unique.values())
     if not parsed:
         raise MetricParamError("no measures given; evalwh metrics lists them")
     if options.unjudged is Unjudged.condensed:
