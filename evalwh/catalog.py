@@ -44,6 +44,35 @@ _NUMBER = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")
 _THRESHOLD_COLUMNS = re.compile(r"\b(is_rel|relevant_so_far|nonrelevant_above|num_rel|num_nonrel)\b")
 # The evaluation's options a spec may set per measure (ir_measures' rel= and judged_only=).
 OPTIONS = ("rel", "judged_only")
+# ir_measures' spelling of each evalwh metric it has (shown by evalwh metrics), and its name
+# where that differs from evalwh's: specs may use it, with ``@`` binding the named parameter.
+IR_MEASURES: dict[str, tuple[str, str | None, str]] = {
+    # evalwh name: (ir_measures spelling, ir_measures name if it differs, what @ binds)
+    "P": ("P@k", None, "k"),
+    "AP": ("AP, AP@k", None, "k"),
+    "R": ("R@k", None, "k"),
+    "RR": ("RR", None, "k"),
+    "Rprec": ("Rprec", None, "k"),
+    "bpref": ("Bpref", "Bpref", "k"),
+    "nDCG": ("nDCG@k, nDCG(dcg=..., gains={...})@k", None, "k"),
+    "NumRel": ("NumRel", None, "k"),
+    "NumRet": ("NumRet", None, "k"),
+    "NumRelRet": ("NumRelRet", None, "k"),
+    "Success": ("Success@k", None, "k"),
+    "RBP": ("RBP(p=..., rel=...)@k", None, "k"),
+    "Judged": ("Judged@k", None, "k"),
+    "ERR": ("ERR@k", None, "k"),
+    "SDCG": ("SDCG(min_rel=..., max_rel=...)@k", None, "k"),
+    "Compat": ("Compat(p=..., normalize=...)", None, "k"),
+    "infAP": ("infAP", None, "k"),
+    "iprec_at_recall": ("IPrec@recall", "IPrec", "recall"),
+    "set_P": ("SetP", "SetP", "k"),
+    "set_relative_P": ("SetP(relative=True)", None, "k"),
+    "set_recall": ("SetR", "SetR", "k"),
+    "set_F": ("SetF(beta=...)", "SetF", "k"),
+    "set_map": ("SetAP", "SetAP", "k"),
+}
+_IR_NAMES = {ir: (name, at) for name, (_, ir, at) in IR_MEASURES.items() if ir is not None}
 
 
 @dataclass(frozen=True)
@@ -272,7 +301,7 @@ def registry() -> MappingProxyType[str, Metric]:
             trec_eval=header.get("trec_eval"),
             reference=header.get("reference", ""),
             file=file,
-            ir_measures=header.get("ir_measures"),
+            ir_measures=IR_MEASURES.get(header["name"], (None,))[0],
         )
         declared = {p.name for p in metric.params}
         if declared != set(file.placeholders):
@@ -334,10 +363,11 @@ def parse(spec: str, *, k: int | None = None) -> Measure:
     match = _SPEC.match(spec)
     if not match:
         raise MetricParamError(f"cannot parse measure {spec!r}; expected e.g. P@10 or RBP(p=0.8)@10")
-    metric = lookup(match.group("name"))
+    args = _split_args(match.group("args") or "")
+    metric, at = _resolve(match.group("name"), args)
     given: dict[str, str] = {}
     options: dict[str, Any] = {}
-    for part in _split_args(match.group("args") or ""):
+    for part in args:
         if "=" not in part:
             raise MetricParamError(f"{spec}: parameter {part!r} needs the form name=value")
         key, _, value = (s.strip() for s in part.partition("="))
@@ -354,9 +384,9 @@ def parse(spec: str, *, k: int | None = None) -> Measure:
         given[key] = value
     label = spec.strip()
     if match.group("k") is not None:
-        if metric.param("k") is None:
+        if metric.param(at) is None:
             raise MetricParamError(f"{spec}: {metric.name} takes no depth (@k)")
-        given["k"] = match.group("k")
+        given[at] = match.group("k")
     elif k is not None and metric.param("k") is not None:
         given["k"] = str(k)
         label = ""
@@ -373,6 +403,24 @@ def parse(spec: str, *, k: int | None = None) -> Measure:
     if not label:  # the depth came from k: the spec as typed, with that depth
         label = f"{spec.strip()}@{k}"
     return Measure(metric, tuple(values), chosen, label)
+
+
+def _resolve(name: str, args: list[str]) -> tuple[Metric, str]:
+    """The metric a spec names, and the parameter its ``@`` binds (k, or IPrec's recall).
+
+    ir_measures' names that differ from evalwh's (SetP, IPrec, ...) resolve here;
+    ``SetP(relative=True)`` is trec_eval's set_relative_P (the argument is consumed).
+    """
+    if name == "SetP":
+        relative = [a for a in args if a.replace(" ", "").lower().startswith("relative=")]
+        for arg in relative:
+            args.remove(arg)
+        if any(a.replace(" ", "").lower() in ("relative=true", "relative=1") for a in relative):
+            return lookup("set_relative_P"), "k"
+    if name in _IR_NAMES and name not in registry():
+        target, at = _IR_NAMES[name]
+        return lookup(target), at
+    return lookup(name), "k"
 
 
 def _option(key: str, value: str, spec: str) -> Any:
@@ -394,7 +442,8 @@ def expand(specs: list[str], depths: list[int] | None = None) -> list[Measure]:
             out.extend(parse(s) for s in ALL_TREC)
             continue
         has_depth = "@" in spec
-        metric = lookup(_SPEC.match(spec).group("name")) if _SPEC.match(spec) else None  # type: ignore[union-attr]
+        match = _SPEC.match(spec)
+        metric = _resolve(match.group("name"), _split_args(match.group("args") or ""))[0] if match else None
         if depths and not has_depth and metric is not None and metric.param("k") is not None:
             out.extend(parse(spec, k=d) for d in depths)
         else:

@@ -261,3 +261,26 @@ def test_fractional_grades_in_files(tmp_path):
     r = [(2**g - 1) / 16 for g in (0.5, 1.75, 2.0)]
     err = r[0] + (1 - r[0]) * r[1] / 2 + (1 - r[0]) * (1 - r[1]) * r[2] / 3
     assert direct["value"].tolist()[2] == pytest.approx(err, abs=1e-12)
+
+
+@SETTINGS
+@given(collections(top_grade=True))
+def test_trec_eval_measures_under_ir_measures_names(data):
+    """SetP, SetR, SetF, SetAP, IPrec, infAP, Success: aliases of evalwh's trec_eval measures."""
+    qrels, run = data
+    specs = [
+        "SetP",
+        "SetP(rel=2)",
+        "SetP(relative=True)",
+        "SetR",
+        "SetF",
+        "SetF(beta=0.5)",
+        "SetAP",
+        "SetAP(rel=3)",
+        "IPrec@0.5",
+        "IPrec@0.0",
+        "infAP",
+        "Success@3",
+        "Success(rel=3)@1",
+    ]
+    compare(qrels, run, specs)

@@ -1,7 +1,6 @@
 -- name: Judged
 -- description: ir_measures' Judged@k: judged documents in the top k, divided by the number of documents there, min(k, m); the whole list without k.
 -- params: k INTEGER = NULL
--- ir_measures: Judged@k
 -- kind: assessment
 -- unjudged: nonrelevant
 -- reference: ir_measures' judged provider (from OpenNIR); methods §2.2 for A_p, whose divisor is k

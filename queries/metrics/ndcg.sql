@@ -3,7 +3,6 @@
 -- params: k INTEGER = NULL, dcg VARCHAR = log2 [log2|exp-log2], gains GAINS = NULL
 -- aliases: NDCG, ndcg
 -- trec_eval: ndcg | ndcg_cut_{k}
--- ir_measures: nDCG@k, nDCG(dcg=exp-log2, gains={...})@k
 -- kind: performance
 -- reference: Järvelin & Kekäläinen, TOIS 2002; Burges et al., ICML 2005 (exp-log2); methods §1.4; trec_eval m_ndcg.c, m_ndcg_cut.c (>= 9.0.4)
 -- Gain is the grade itself (not 2^g - 1 unless dcg=exp-log2), a fractional grade as given,

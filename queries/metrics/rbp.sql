@@ -2,7 +2,6 @@
 -- description: Rank-biased precision, the base value: (1 - p) times the sum of gain · p^(rank - 1) over the documents within depth k; gain 1 for a relevant document (gain=binary), or a graded gain (gain=max, gain=trec_eval).
 -- params: p DOUBLE = 0.8, k INTEGER = NULL, gain VARCHAR = binary [binary|max|trec_eval]
 -- trec_eval: rbp
--- ir_measures: RBP(p=..., rel=...)@k
 -- kind: performance
 -- reference: Moffat & Zobel, TOIS 2008; methods §1.5; trec_eval m_rbp.c (10.0) for gain=trec_eval
 -- Unjudged documents contribute nothing here: the base is the lower end of the interval
