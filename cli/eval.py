@@ -190,7 +190,7 @@ def metrics(
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, csv, json or parquet.")] = OutputFormat.table,
     output: OutputOption = None,
 ) -> None:
-    """List every metric evalwh computes, with parameters, aliases and trec_eval names.
+    """List every metric evalwh computes, with parameters, aliases, trec_eval and ir_measures names.
 
     Example: evalwh metrics
     """

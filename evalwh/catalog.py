@@ -483,7 +483,7 @@ def _param_text(param: Param) -> str:
 
 
 def metric_table() -> pd.DataFrame:
-    """One row per metric: name, parameters, aliases, trec_eval name, kind, description."""
+    """One row per metric: name, parameters, aliases, trec_eval and ir_measures names, kind, description."""
     import pandas as pd
 
     return pd.DataFrame(
@@ -493,6 +493,7 @@ def metric_table() -> pd.DataFrame:
                 "params": ", ".join(_param_text(p) for p in m.params),
                 "aliases": ", ".join(m.aliases),
                 "trec_eval": m.trec_eval or "",
+                "ir_measures": m.ir_measures or "",
                 "kind": m.kind,
                 "description": m.description,
             }
