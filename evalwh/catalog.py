@@ -73,6 +73,7 @@ IR_MEASURES: dict[str, tuple[str, str | None, str]] = {
     "set_map": ("SetAP", "SetAP", "k"),
 }
 _IR_NAMES = {ir: (name, at) for name, (_, ir, at) in IR_MEASURES.items() if ir is not None}
+_IR_NAMES["SetRelP"] = ("set_relative_P", "k")  # ir_measures' other name for SetP(relative=True)
 
 
 @dataclass(frozen=True)

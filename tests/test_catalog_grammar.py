@@ -74,6 +74,7 @@ def test_round_trip_and_name_as_typed(spec):
         ("ERR@20", "ERR@20", {"k": 20, "max_rel": 4.0}, ()),
         ("IPrec@0.5", "iprec_at_recall(recall=0.5)", {"recall": 0.5}, ()),
         ("SetP(relative=True)", "set_relative_P", {}, ()),
+        ("SetRelP", "set_relative_P", {}, ()),
         ("map", "AP", {"k": None}, ()),
     ],
 )
