@@ -55,6 +55,7 @@ def evaluate_files(
     averaging: Averaging | str = Averaging.default,
     ignore_extra_fields: bool = False,
     typed_names: bool = False,
+    truncate_grades: bool = False,
     then: Callable[[Warehouse], None] | None = None,
 ) -> pd.DataFrame:
     """Evaluate TREC run files against a qrels file, as trec_eval does, storing nothing.
@@ -67,6 +68,7 @@ def evaluate_files(
             :func:`evalwh.evaluation.evaluate`.
         ignore_extra_fields: Accept run lines with more than six fields (the first six count).
         typed_names: Report measures under the names given (as ``evaluation.evaluate``).
+        truncate_grades: Read fractional grades as trec_eval does (C's atol: toward zero).
         then: Called with the in-memory warehouse after the metrics, while the evaluation's
             relations (ev_judged, ev_pairs, ...) still exist (``evalwh trec_eval`` reads them).
 
@@ -99,6 +101,8 @@ def evaluate_files(
     paths = [Path(p) for p in runs]
     with Warehouse(":memory:") as wh, _ReadAhead(paths) as texts:
         wh.ingest_qrels(qrels, collection=COLLECTION)
+        if truncate_grades:
+            wh.con.execute("UPDATE qrels SET relevance = trunc(relevance) WHERE relevance <> trunc(relevance)")
         judged, general = _rank_files(wh, texts, paths, options, ignore_extra_fields)
         with wh.transaction():
             if general:

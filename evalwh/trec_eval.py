@@ -507,6 +507,7 @@ def _evaluate(
         float32_ties=request.v9,
         averaging=averaging,
         ignore_extra_fields=True,
+        truncate_grades=True,  # trec_eval reads a grade with atol: 2.75 is 2
         then=lambda wh: _read_extras(wh, extras, relstring),
     )
     return run_ids, frame, extras

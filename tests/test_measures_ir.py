@@ -284,3 +284,20 @@ def test_trec_eval_measures_under_ir_measures_names(data):
         "Success(rel=3)@1",
     ]
     compare(qrels, run, specs)
+
+
+def test_trec_eval_truncates_fractional_grades(tmp_path):
+    """evalwh trec_eval reads a grade as trec_eval's atol does: 2.75 is 2, 0.5 and -0.5 are 0."""
+    from typer.testing import CliRunner
+
+    from evalwh.cli import app
+
+    (tmp_path / "fractional").write_text("1 0 a 2.75\n1 0 b 0.5\n1 0 c 1\n1 0 d -0.5\n")
+    (tmp_path / "truncated").write_text("1 0 a 2\n1 0 b 0\n1 0 c 1\n1 0 d 0\n")
+    (tmp_path / "run").write_text("1 Q0 a 1 3 r\n1 Q0 b 2 2 r\n1 Q0 c 3 1 r\n1 Q0 d 4 0.5 r\n")
+    outputs = [
+        CliRunner().invoke(app, ["trec_eval", "-q", "-m", "all_trec", str(tmp_path / q), str(tmp_path / "run")])
+        for q in ("fractional", "truncated")
+    ]
+    assert all(o.exit_code == 0 for o in outputs), outputs[0].output
+    assert outputs[0].stdout == outputs[1].stdout
