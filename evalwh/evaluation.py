@@ -13,7 +13,7 @@ import importlib
 import sys
 import threading
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from evalwh import catalog, sql
@@ -247,7 +247,10 @@ def parse_measures(
         if isinstance(spec, catalog.Measure):
             expanded.append(spec)
         else:
-            expanded.extend(catalog.expand([spec], list(depths) if depths else None))
+            found = catalog.expand([spec], list(depths) if depths else None)
+            if len(found) == 1 and found[0].label is None:  # reported as typed (P_10 stays P_10)
+                found = [replace(found[0], label=spec.strip())]
+            expanded.extend(found)
     unique: dict[str, catalog.Measure] = {}
     for measure in expanded:
         unique.setdefault(str(measure), measure)
