@@ -18,6 +18,7 @@ from evalwh.cli import compare as compare_commands
 from evalwh.cli import pool as pool_cmd
 from evalwh.cli import report as report_cmd
 from evalwh.cli import sql as sql_cmd
+from evalwh.cli import trec_eval as trec_eval_cmd
 from evalwh.cli._errors import DEBUG
 
 app = typer.Typer(
@@ -57,3 +58,4 @@ sql_cmd.register(app)
 report_cmd.register(app)
 bounds_cmd.register(app)
 demo.register(app)
+trec_eval_cmd.register(app)

@@ -70,7 +70,7 @@ def evaluate(
     ] = None,
     measure: Annotated[
         list[str] | None,
-        typer.Option("--measure", "-m", help="Measure spec (P@10, AP, nDCG@10, 'RBP(p=0.8)@10', A_p@100, all_trec); repeatable."),
+        typer.Option("--measure", "-m", help="Measure spec in ir_measures' grammar (P@10, AP, 'P(rel=2)@10', 'nDCG(dcg=exp-log2)@10', ERR@20, Judged@10, A_p@100, all_trec); reported as typed; repeatable."),
     ] = None,
     run: Annotated[list[str] | None, typer.Option("--run", "-r", help="Evaluate only this run; repeatable.")] = None,
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="One value per topic instead of means.")] = False,
@@ -136,7 +136,7 @@ def evaluate(
         from evalwh.direct import evaluate_files
 
         def evaluated(specs: list[str], by_topic: bool) -> pd.DataFrame:
-            return evaluate_files(qrels, files, specs, per_query=by_topic, **options)  # type: ignore[arg-type]
+            return evaluate_files(qrels, files, specs, per_query=by_topic, typed_names=True, **options)  # type: ignore[arg-type]
 
         def grades() -> tuple[int, object] | None:
             return None
@@ -150,7 +150,7 @@ def evaluate(
         stored = dict(collection=collection, runs=run, qrels_id=qrels_id, **options)
 
         def evaluated(specs: list[str], by_topic: bool) -> pd.DataFrame:
-            return wh.evaluate(specs, per_query=by_topic, store=store, **stored)
+            return wh.evaluate(specs, per_query=by_topic, store=store, typed_names=True, **stored)
 
         def grades() -> tuple[int, object] | None:
             row = wh.con.execute(
@@ -244,7 +244,7 @@ def metrics(
     fmt: Annotated[OutputFormat, typer.Option("--format", "-f", help="table, csv, json or parquet.")] = OutputFormat.table,
     output: OutputOption = None,
 ) -> None:
-    """List every metric evalwh computes, with parameters, aliases and trec_eval names.
+    """List every metric evalwh computes, with parameters, aliases, trec_eval and ir_measures names.
 
     Example: evalwh metrics
     """

@@ -1,8 +1,17 @@
 """The metric registry, built from the headers of ``queries/metrics/*.sql``, and the spec parser.
 
 Measure specs follow ir_measures' grammar: ``P@10``, ``AP``, ``AP@100``, ``nDCG@10``,
-``RBP(p=0.8)@10``, ``Judged@10``. ``@`` binds the depth parameter ``k``; other parameters go in
-parentheses. The canonical string omits parameters at their default value.
+``RBP(p=0.8)@10``, ``P(rel=2)@10``, ``nDCG(dcg=exp-log2, gains={0:0,1:1,2:3})@10``,
+``Judged@10``. ``@`` binds the depth parameter ``k`` (IPrec's recall level); other parameters
+go in parentheses, ``name=value`` separated by commas; a gain map is ``{grade:gain,...}``.
+The canonical string omits parameters at their default value; :attr:`Measure.label` keeps
+the spec as the user typed it, so that results can be reported under that name.
+
+Two parameters are not the query's but the evaluation's, as in ir_measures: ``rel=`` (grade
+>= rel is relevant) on every measure that reads the relevance threshold, and
+``judged_only=true`` (unjudged documents removed, trec_eval -J) on every measure defined on
+condensed lists. :mod:`evalwh.evaluation` evaluates such a measure over the same topics with
+its own threshold or condensing (``Measure.options``).
 """
 
 from __future__ import annotations
@@ -10,7 +19,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -23,9 +32,48 @@ if TYPE_CHECKING:
 METRICS_PACKAGE = "evalwh.queries.metrics"
 _REQUIRED = object()
 _SPEC = re.compile(
-    r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_\-]*)\s*(?:\((?P<args>[^)]*)\))?\s*(?:@\s*(?P<k>[^\s]+))?\s*$"
+    r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_\-]*)\s*(?:\((?P<args>[^()]*)\))?\s*(?:@\s*(?P<k>[^\s]+))?\s*$"
 )
-_PARAM = re.compile(r"^\s*(?P<name>[a-z_]+)\s+(?P<type>INTEGER|DOUBLE|BOOLEAN)\s*(?:=\s*(?P<default>\S+))?\s*$")
+_PARAM = re.compile(
+    r"^\s*(?P<name>[a-z_]+)\s+(?P<type>INTEGER|DOUBLE|BOOLEAN|VARCHAR|GAINS)"
+    r"\s*(?:=\s*(?P<default>[^\s\[]+))?\s*(?:\[(?P<choices>[^\]]*)\])?\s*$"
+)
+_NUMBER = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")
+# Columns of the evaluation context that depend on the relevance threshold: a query that
+# reads one of them takes ``rel=``.
+_THRESHOLD_COLUMNS = re.compile(r"\b(is_rel|relevant_so_far|nonrelevant_above|num_rel|num_nonrel)\b")
+# The evaluation's options a spec may set per measure (ir_measures' rel= and judged_only=).
+OPTIONS = ("rel", "judged_only")
+# ir_measures' spelling of each evalwh metric it has (shown by evalwh metrics), and its name
+# where that differs from evalwh's: specs may use it, with ``@`` binding the named parameter.
+IR_MEASURES: dict[str, tuple[str, str | None, str]] = {
+    # evalwh name: (ir_measures spelling, ir_measures name if it differs, what @ binds)
+    "P": ("P@k", None, "k"),
+    "AP": ("AP, AP@k", None, "k"),
+    "R": ("R@k", None, "k"),
+    "RR": ("RR", None, "k"),
+    "Rprec": ("Rprec", None, "k"),
+    "bpref": ("Bpref", "Bpref", "k"),
+    "nDCG": ("nDCG@k, nDCG(dcg=..., gains={...})@k", None, "k"),
+    "NumRel": ("NumRel", None, "k"),
+    "NumRet": ("NumRet", None, "k"),
+    "NumRelRet": ("NumRelRet", None, "k"),
+    "Success": ("Success@k", None, "k"),
+    "RBP": ("RBP(p=..., rel=...)@k", None, "k"),
+    "Judged": ("Judged@k", None, "k"),
+    "ERR": ("ERR@k", None, "k"),
+    "SDCG": ("SDCG(min_rel=..., max_rel=...)@k", None, "k"),
+    "Compat": ("Compat(p=..., normalize=...)", None, "k"),
+    "infAP": ("infAP", None, "k"),
+    "iprec_at_recall": ("IPrec@recall", "IPrec", "recall"),
+    "set_P": ("SetP", "SetP", "k"),
+    "set_relative_P": ("SetP(relative=True)", None, "k"),
+    "set_recall": ("SetR", "SetR", "k"),
+    "set_F": ("SetF(beta=...)", "SetF", "k"),
+    "set_map": ("SetAP", "SetAP", "k"),
+}
+_IR_NAMES = {ir: (name, at) for name, (_, ir, at) in IR_MEASURES.items() if ir is not None}
+_IR_NAMES["SetRelP"] = ("set_relative_P", "k")  # ir_measures' other name for SetP(relative=True)
 
 
 @dataclass(frozen=True)
@@ -35,6 +83,7 @@ class Param:
     name: str
     type: str
     default: Any
+    choices: tuple[str, ...] = ()
 
     @property
     def required(self) -> bool:
@@ -50,17 +99,53 @@ class Param:
                     raise ValueError
                 return value
             if self.type == "DOUBLE":
+                if not _NUMBER.match(text):
+                    raise ValueError
                 return float(text)
+            if self.type == "VARCHAR":
+                if self.choices and text not in self.choices:
+                    raise ValueError
+                return text
+            if self.type == "GAINS":
+                return parse_gains(text)
             if text.lower() in ("true", "1", "yes"):
                 return True
             if text.lower() in ("false", "0", "no"):
                 return False
             raise ValueError
         except ValueError:
-            kind = {"INTEGER": "a positive integer", "DOUBLE": "a number", "BOOLEAN": "true or false"}
+            kind = {
+                "INTEGER": "a positive integer",
+                "DOUBLE": "a number",
+                "BOOLEAN": "true or false",
+                "VARCHAR": " or ".join(self.choices) or "a word",
+                "GAINS": "a gain map such as {0:0,1:1,2:3}",
+            }
             raise MetricParamError(
                 f"{metric}: parameter {self.name}={text!r} must be {kind[self.type]}"
             ) from None
+
+    def sql_value(self, value: Any) -> Any:
+        """The value as the query binds it (a gain map becomes a DuckDB MAP)."""
+        if self.type == "GAINS" and value is not None:
+            return {"key": [float(g) for g, _ in value], "value": [float(v) for _, v in value]}
+        return value
+
+
+def parse_gains(text: str) -> tuple[tuple[float, float], ...]:
+    """``{0:0,1:1,2:3}`` as sorted (grade, gain) pairs; a grade given twice is an error."""
+    body = text.strip()
+    if not (body.startswith("{") and body.endswith("}")):
+        raise ValueError(text)
+    pairs: dict[float, float] = {}
+    for item in filter(None, (i.strip() for i in body[1:-1].split(","))):
+        grade, colon, gain = item.partition(":")
+        if not colon or not _NUMBER.match(grade) or not _NUMBER.match(gain) or float(grade) in pairs:
+            raise ValueError(text)
+        pairs[float(grade)] = float(gain)
+    if not pairs:
+        raise ValueError(text)
+    return tuple(sorted(pairs.items()))
 
 
 @dataclass(frozen=True)
@@ -78,10 +163,26 @@ class Metric:
     trec_eval: str | None
     reference: str
     file: sql.SqlFile
+    ir_measures: str | None = None
 
     def param(self, name: str) -> Param | None:
         """The declared parameter ``name``, if any."""
         return next((p for p in self.params if p.name == name), None)
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        """The evaluation options a spec may set for this metric (``rel``, ``judged_only``).
+
+        ``rel`` where the query reads a column that depends on the relevance threshold,
+        ``judged_only`` where the metric is defined on condensed lists.
+        """
+        body = "\n".join(line.split("--", 1)[0] for line in self.file.text.splitlines())
+        out = []
+        if self.param("rel") is None and _THRESHOLD_COLUMNS.search(body):
+            out.append("rel")
+        if self.condensable:
+            out.append("judged_only")
+        return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -90,11 +191,23 @@ class Measure:
 
     metric: Metric
     values: tuple[tuple[str, Any], ...]
+    options: tuple[tuple[str, Any], ...] = ()
+    label: str | None = field(default=None, compare=False)
 
     @property
     def params(self) -> dict[str, Any]:
         """Parameter values by name, defaults filled in (``None`` = whole list)."""
         return dict(self.values)
+
+    @property
+    def sql_params(self) -> dict[str, Any]:
+        """Parameter values as the metric's query binds them."""
+        return {p.name: p.sql_value(v) for p, (_, v) in zip(self.metric.params, self.values, strict=True)}
+
+    @property
+    def name(self) -> str:
+        """The name results are reported under: the spec as typed, else the canonical string."""
+        return self.label or str(self)
 
     def __str__(self) -> str:
         params = self.params
@@ -103,9 +216,10 @@ class Measure:
             for p in self.metric.params
             if p.name != "k" and params[p.name] != p.default
         ]
+        inner += [f"{key}={_format(value)}" for key, value in self.options]
         text = self.metric.name + (f"({','.join(inner)})" if inner else "")
         if params.get("k") is not None:
-            text += f"@{params['k']}"
+            text += f"@{_format(params['k'])}"
         return text
 
     @property
@@ -127,8 +241,27 @@ def _format(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return repr(value).rstrip("0").rstrip(".") if "." in repr(value) else repr(value)
+        return repr(value).rstrip("0").rstrip(".") if "." in repr(value) and "e" not in repr(value) else repr(value)
+    if isinstance(value, tuple):  # a gain map
+        return "{" + ",".join(f"{_format(g)}:{_format(v)}" for g, v in value) + "}"
     return str(value)
+
+
+def _split_args(text: str) -> list[str]:
+    """Split ``a=1, gains={0:0,1:1}`` at the commas outside braces."""
+    parts, depth, current = [], 0, []
+    for char in text:
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return [p.strip() for p in parts if p.strip()]
 
 
 def _parse_params(text: str, source: str) -> tuple[Param, ...]:
@@ -139,13 +272,15 @@ def _parse_params(text: str, source: str) -> tuple[Param, ...]:
             raise ValueError(f"{source}: cannot parse parameter declaration {part!r}")
         ptype = match.group("type")
         raw = match.group("default")
+        default: Any = _REQUIRED
+        choices = tuple(c.strip() for c in (match.group("choices") or "").split("|") if c.strip())
         if raw is None:
-            default: Any = _REQUIRED
+            pass
         elif raw == "NULL":
             default = None
         else:
-            default = Param(match.group("name"), ptype, None).convert(raw, source)
-        params.append(Param(match.group("name"), ptype, default))
+            default = Param(match.group("name"), ptype, None, choices).convert(raw, source)
+        params.append(Param(match.group("name"), ptype, default, choices))
     return tuple(params)
 
 
@@ -167,6 +302,7 @@ def registry() -> MappingProxyType[str, Metric]:
             trec_eval=header.get("trec_eval"),
             reference=header.get("reference", ""),
             file=file,
+            ir_measures=IR_MEASURES.get(header["name"], (None,))[0],
         )
         declared = {p.name for p in metric.params}
         if declared != set(file.placeholders):
@@ -203,44 +339,58 @@ def lookup(name: str) -> Metric:
 
 
 def parse(spec: str, *, k: int | None = None) -> Measure:
-    """Parse a measure spec such as ``nDCG@10`` or ``RBP(p=0.9)``.
+    """Parse a measure spec such as ``nDCG@10``, ``RBP(p=0.9)`` or ``P(rel=2)@10``.
 
     Args:
         spec: The spec string.
         k: A depth to use when the spec has no ``@k`` (for depth profiles).
 
     Returns:
-        The measure with every parameter value resolved.
+        The measure with every parameter value resolved; ``label`` is the spec as typed
+        (stripped), or the canonical string plus ``@k`` when ``k`` supplied the depth.
 
     Raises:
         UnknownMetricError: for an unknown name.
         MetricParamError: for unknown, missing or invalid parameters.
 
     Examples:
-        >>> str(parse("nDCG@10")), parse("map").metric.name
-        ('nDCG@10', 'AP')
+        >>> str(parse("nDCG@10")), parse("map").metric.name, parse("map").name
+        ('nDCG@10', 'AP', 'map')
         >>> str(parse("RBP(p=0.8)@10")), str(parse("RBP(p=0.9)"))
         ('RBP@10', 'RBP(p=0.9)')
+        >>> str(parse("P( rel = 2 )@10")), parse("P( rel = 2 )@10").name
+        ('P(rel=2)@10', 'P( rel = 2 )@10')
     """
     match = _SPEC.match(spec)
     if not match:
         raise MetricParamError(f"cannot parse measure {spec!r}; expected e.g. P@10 or RBP(p=0.8)@10")
-    metric = lookup(match.group("name"))
+    args = _split_args(match.group("args") or "")
+    metric, at = _resolve(match.group("name"), args)
     given: dict[str, str] = {}
-    for part in filter(None, (a.strip() for a in (match.group("args") or "").split(","))):
+    options: dict[str, Any] = {}
+    for part in args:
         if "=" not in part:
             raise MetricParamError(f"{spec}: parameter {part!r} needs the form name=value")
         key, _, value = (s.strip() for s in part.partition("="))
-        if metric.param(key) is None:
-            declared = ", ".join(p.name for p in metric.params) or "none"
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]  # ir_measures quotes strings: dcg='exp-log2'
+        if key in given or key in options:
+            raise MetricParamError(f"{spec}: parameter {key!r} is given twice")
+        if metric.param(key) is None and key in metric.options:
+            options[key] = _option(key, value, spec)
+            continue
+        if metric.param(key) is None or key == "k":
+            declared = ", ".join([p.name for p in metric.params] + list(metric.options)) or "none"
             raise MetricParamError(f"{spec}: {metric.name} has no parameter {key!r} (it has: {declared})")
         given[key] = value
+    label = spec.strip()
     if match.group("k") is not None:
-        if metric.param("k") is None:
+        if metric.param(at) is None:
             raise MetricParamError(f"{spec}: {metric.name} takes no depth (@k)")
-        given["k"] = match.group("k")
+        given[at] = match.group("k")
     elif k is not None and metric.param("k") is not None:
         given["k"] = str(k)
+        label = ""
     values = []
     for param in metric.params:
         if param.name in given:
@@ -250,13 +400,42 @@ def parse(spec: str, *, k: int | None = None) -> Measure:
             raise MetricParamError(f"{spec}: {metric.name} needs {at}, e.g. {metric.name}@10")
         else:
             values.append((param.name, param.default))
-    return Measure(metric, tuple(values))
+    chosen = tuple((key, options[key]) for key in OPTIONS if key in options)
+    if not label:  # the depth came from k: the spec as typed, with that depth
+        label = f"{spec.strip()}@{k}"
+    return Measure(metric, tuple(values), chosen, label)
+
+
+def _resolve(name: str, args: list[str]) -> tuple[Metric, str]:
+    """The metric a spec names, and the parameter its ``@`` binds (k, or IPrec's recall).
+
+    ir_measures' names that differ from evalwh's (SetP, IPrec, ...) resolve here;
+    ``SetP(relative=True)`` is trec_eval's set_relative_P (the argument is consumed).
+    """
+    if name == "SetP":
+        relative = [a for a in args if a.replace(" ", "").lower().startswith("relative=")]
+        for arg in relative:
+            args.remove(arg)
+        if any(a.replace(" ", "").lower() in ("relative=true", "relative=1") for a in relative):
+            return lookup("set_relative_P"), "k"
+    if name in _IR_NAMES and name not in registry():
+        target, at = _IR_NAMES[name]
+        return lookup(target), at
+    return lookup(name), "k"
+
+
+def _option(key: str, value: str, spec: str) -> Any:
+    """The value of an evaluation option given in a spec (``rel=2``, ``judged_only=true``)."""
+    if key == "rel":
+        return Param("rel", "DOUBLE", None).convert(value, spec)
+    return Param("judged_only", "BOOLEAN", None).convert(value, spec)
 
 
 def expand(specs: list[str], depths: list[int] | None = None) -> list[Measure]:
     """Parse specs; with ``depths``, a spec without ``@k`` becomes one measure per depth.
 
-    ``all_trec`` stands for evalwh's share of trec_eval's ``-m all_trec`` set.
+    ``all_trec`` stands for evalwh's share of trec_eval's ``-m all_trec`` set. Measures are
+    kept once by their reported name (:attr:`Measure.name`).
     """
     out: list[Measure] = []
     for spec in specs:
@@ -264,7 +443,8 @@ def expand(specs: list[str], depths: list[int] | None = None) -> list[Measure]:
             out.extend(parse(s) for s in ALL_TREC)
             continue
         has_depth = "@" in spec
-        metric = lookup(_SPEC.match(spec).group("name")) if _SPEC.match(spec) else None  # type: ignore[union-attr]
+        match = _SPEC.match(spec)
+        metric = _resolve(match.group("name"), _split_args(match.group("args") or ""))[0] if match else None
         if depths and not has_depth and metric is not None and metric.param("k") is not None:
             out.extend(parse(spec, k=d) for d in depths)
         else:
@@ -304,7 +484,7 @@ def _param_text(param: Param) -> str:
 
 
 def metric_table() -> pd.DataFrame:
-    """One row per metric: name, parameters, aliases, trec_eval name, kind, description."""
+    """One row per metric: name, parameters, aliases, trec_eval and ir_measures names, kind, description."""
     import pandas as pd
 
     return pd.DataFrame(
@@ -314,6 +494,7 @@ def metric_table() -> pd.DataFrame:
                 "params": ", ".join(_param_text(p) for p in m.params),
                 "aliases": ", ".join(m.aliases),
                 "trec_eval": m.trec_eval or "",
+                "ir_measures": m.ir_measures or "",
                 "kind": m.kind,
                 "description": m.description,
             }

@@ -21,14 +21,14 @@ reader was not compiled (``pip install`` without a C compiler), every file takes
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalwh import arrays, evaluation, formats, ingest, sql
+from evalwh import arrays, catalog, evaluation, formats, ingest, sql
 from evalwh.evaluation import Averaging, Options, Unjudged
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ _CONTEXT = "evalwh.queries.context"
 def evaluate_files(
     qrels: str | os.PathLike[str] | pd.DataFrame,
     runs: Sequence[str | os.PathLike[str] | pd.DataFrame] | pd.DataFrame | Mapping[str, pd.DataFrame],
-    measures: list[str],
+    measures: Sequence[str | catalog.Measure],
     *,
     per_query: bool = False,
     depths: Sequence[int] | None = None,
@@ -54,6 +54,9 @@ def evaluate_files(
     float32_ties: bool = False,
     averaging: Averaging | str = Averaging.default,
     ignore_extra_fields: bool = False,
+    typed_names: bool = False,
+    truncate_grades: bool = False,
+    then: Callable[[Warehouse], None] | None = None,
 ) -> pd.DataFrame:
     """Evaluate TREC run files against a qrels file, as trec_eval does, storing nothing.
 
@@ -66,6 +69,10 @@ def evaluate_files(
         per_query, depths, rel, unjudged, depth_cap, float32_ties, averaging: as
             :func:`evalwh.evaluation.evaluate`.
         ignore_extra_fields: Accept run lines with more than six fields (the first six count).
+        typed_names: Report measures under the names given (as ``evaluation.evaluate``).
+        truncate_grades: Read fractional grades as trec_eval does (C's atol: toward zero).
+        then: Called with the in-memory warehouse after the metrics, while the evaluation's
+            relations (ev_judged, ev_pairs, ...) still exist (``evalwh trec_eval`` reads them).
 
     Returns:
         The frame ``Warehouse.evaluate`` returns, with ``collection_id`` ``"files"``.
@@ -90,7 +97,7 @@ def evaluate_files(
         return evaluate_frames(
             qrels, runs, measures, per_query=per_query, depths=depths, rel=rel, unjudged=unjudged,
             depth_cap=depth_cap, float32_ties=float32_ties, averaging=averaging,
-            ignore_extra_fields=ignore_extra_fields,
+            ignore_extra_fields=ignore_extra_fields, typed_names=typed_names,
         )  # fmt: skip
     options = Options(
         rel=rel,
@@ -103,6 +110,8 @@ def evaluate_files(
     paths = [Path(p) for p in runs]
     with Warehouse(":memory:") as wh, _ReadAhead(paths) as texts:
         wh.ingest_qrels(qrels, collection=COLLECTION)
+        if truncate_grades:
+            wh.con.execute("UPDATE qrels SET relevance = trunc(relevance) WHERE relevance <> trunc(relevance)")
         judged, general = _rank_files(wh, texts, paths, options, ignore_extra_fields)
         with wh.transaction():
             if general:
@@ -122,7 +131,9 @@ def evaluate_files(
                     wh.run(sql.query(_CONTEXT, name), params)
             finally:
                 wh.con.unregister("ev_files_judged")
-            frame = evaluation.compute(wh, COLLECTION, parsed, options, per_query=per_query)
+            frame = evaluation.compute(wh, COLLECTION, parsed, options, per_query=per_query, typed_names=typed_names)
+            if then is not None:
+                then(wh)
     return frame
 
 
@@ -182,7 +193,7 @@ def _rank_files(
     in_batches = (f for batch in ingest.group_batches(files) for f in batch)
     order = {f.path: i for i, f in enumerate(in_batches)}
     reader = _reader()
-    if reader is None:
+    if reader is None or _fractional_grades(wh):  # (the reader takes integer grades)
         return _empty_judged(), sorted((f.path for f in files), key=order.__getitem__)
     judgments = _judgments(reader, wh)
 
@@ -303,6 +314,16 @@ def _store_runs(wh: Warehouse, files: list[ingest.RunFile], ranked: list[_Ranked
         )
     finally:
         wh.con.unregister("ev_new_topics")
+
+
+def _fractional_grades(wh: Warehouse) -> bool:
+    """True if a judged grade of the qrels is fractional: the general path ranks every file then."""
+    ((fractional,),) = wh.con.execute(
+        "SELECT coalesce(bool_or(relevance <> trunc(relevance)), false) FROM qrels"
+        " WHERE collection_id = ? AND relevance >= 0",
+        [COLLECTION],
+    ).fetchall()
+    return bool(fractional)
 
 
 def _judgments(reader: Any, wh: Warehouse) -> Any:

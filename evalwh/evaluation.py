@@ -13,7 +13,7 @@ import importlib
 import sys
 import threading
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from evalwh import catalog, sql
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 _CONTEXT = "evalwh.queries.context"
 _REPORTS = "evalwh.queries.reports"
+_OPTIONS = "evalwh.queries.options"
 NO_CAP = 2**31 - 1
 
 
@@ -176,6 +177,7 @@ def evaluate(
     float32_ties: bool = False,
     averaging: Averaging | str = Averaging.default,
     store: bool = False,
+    typed_names: bool = False,
 ) -> pd.DataFrame:
     """Evaluate runs of a collection with the given measures.
 
@@ -193,6 +195,8 @@ def evaluate(
         float32_ties: Order on scores rounded to float32 (trec_eval <= 9.0.8).
         averaging: Topic set and averaging policy (methods §0.4).
         store: Also keep the results in the warehouse's ``results`` table.
+        typed_names: Report each measure under the name it was given (``map``,
+            ``RBP(p=0.8)@10``) instead of its canonical one (``AP``, ``RBP@10``).
 
     Returns:
         Long form. Per topic: ``collection_id, run_id, query_id, measure, value`` plus the
@@ -225,14 +229,32 @@ def evaluate(
     parsed = parse_measures(measures, depths, options)
     with wh.transaction():
         build_context(wh, collection, runs, options)
-        return compute(wh, collection, parsed, options, per_query=per_query, store=store)
+        return compute(
+            wh, collection, parsed, options, per_query=per_query, store=store, typed_names=typed_names
+        )
 
 
 def parse_measures(
-    measures: Sequence[str], depths: Sequence[int] | None, options: Options
+    measures: Sequence[str | catalog.Measure], depths: Sequence[int] | None, options: Options
 ) -> list[catalog.Measure]:
-    """Parse and expand measure specs, refusing those the options leave undefined."""
-    parsed = catalog.expand(list(measures), list(depths) if depths else None)
+    """Parse and expand measure specs, refusing those the options leave undefined.
+
+    A spec is a measure already parsed, or a string: ir_measures' grammar (:mod:`evalwh.catalog`)
+    or a trec_eval name (:mod:`evalwh.trec_names`).
+    """
+    expanded: list[catalog.Measure] = []
+    for spec in measures:
+        if isinstance(spec, catalog.Measure):
+            expanded.append(spec)
+        else:
+            found = catalog.expand([spec], list(depths) if depths else None)
+            if len(found) == 1 and found[0].label is None:  # reported as typed (P_10 stays P_10)
+                found = [replace(found[0], label=spec.strip())]
+            expanded.extend(found)
+    unique: dict[str, catalog.Measure] = {}
+    for measure in expanded:
+        unique.setdefault(str(measure), measure)
+    parsed = list(unique.values())
     if not parsed:
         raise MetricParamError("no measures given; evalwh metrics lists them")
     if options.unjudged is Unjudged.condensed:
@@ -277,24 +299,27 @@ def compute(
     *,
     per_query: bool = False,
     store: bool = False,
+    typed_names: bool = False,
 ) -> pd.DataFrame:
-    """Run the metric queries over a built context (ev_judged, ev_pairs); long-form frame."""
-    import pyarrow as pa
+    """Run the metric queries over a built context (ev_judged, ev_pairs); long-form frame.
 
-    from evalwh import arrays
+    Measures are named canonically (``AP``), or as typed (``map``) with ``typed_names``.
+    """
+    import pyarrow as pa
 
     _import_pandas_meanwhile()
     tables = []
-    for measure in parsed:
-        table = wh.arrow(measure.metric.file, measure.params)
-        n = table.num_rows
-        # (arrays from buffers: converting Python objects would import pandas here and now)
-        table = table.append_column("measure", arrays.repeated(str(measure), n))
-        table = table.append_column("aggregate", arrays.repeated(measure.metric.aggregate, n))
-        if table.schema.field("value").type != pa.float64():  # (a cast imports pyarrow.compute)
-            value = table.column("value").cast(pa.float64())
-            table = table.set_column(table.schema.get_field_index("value"), "value", value)
-        tables.append(table.select(["measure", "aggregate", "run_id", "query_id", "value"]))
+    base = (float(options.rel), options.unjudged is Unjudged.condensed)
+    groups = _option_groups(parsed, base)
+    try:
+        for group, measures in groups.items():
+            if group != base:
+                _apply_options(wh, group, first=group == next(g for g in groups if g != base))
+            tables += _measure_tables(wh, measures)
+    finally:
+        if any(group != base for group in groups):
+            _restore_options(wh, options)
+
     values = pa.concat_tables(tables)
     import pandas as pd  # (waits for _import_pandas_meanwhile's thread, if it still runs)
     if per_query:
@@ -317,6 +342,8 @@ def compute(
     keys = ["run_id", "query_id", "_order"] if per_query else ["run_id", "_order"]
     frame = frame.assign(_order=frame["measure"].map(order)).sort_values(keys, kind="stable")
     frame = frame.drop(columns="_order").reset_index(drop=True)
+    if typed_names:
+        frame["measure"] = frame["measure"].map({str(m): m.name for m in parsed})
     return pd.DataFrame(frame)
 
 
@@ -347,6 +374,56 @@ def wide_form(frame: pd.DataFrame) -> pd.DataFrame:
     table = table.reindex(pd.MultiIndex.from_frame(rows) if len(keys) > 1 else rows[keys[0]])[order]
     table.columns.name = None
     return table.reset_index()
+
+
+def _measure_tables(wh: Warehouse, measures: list[catalog.Measure]) -> list[Any]:
+    """One Arrow table per measure: measure, aggregate, run_id, query_id, value."""
+    import pyarrow as pa
+
+    from evalwh import arrays
+
+    tables = []
+    for measure in measures:
+        table = wh.arrow(measure.metric.file, measure.sql_params)
+        n = table.num_rows
+        # (arrays from buffers: converting Python objects would import pandas here and now)
+        table = table.append_column("measure", arrays.repeated(str(measure), n))
+        table = table.append_column("aggregate", arrays.repeated(measure.metric.aggregate, n))
+        if table.schema.field("value").type != pa.float64():  # (a cast imports pyarrow.compute)
+            value = table.column("value").cast(pa.float64())
+            table = table.set_column(table.schema.get_field_index("value"), "value", value)
+        tables.append(table.select(["measure", "aggregate", "run_id", "query_id", "value"]))
+    return tables
+
+
+def _option_groups(
+    parsed: list[catalog.Measure], base: tuple[float, bool]
+) -> dict[tuple[float, bool], list[catalog.Measure]]:
+    """The measures by (threshold, condensed): their own rel= / judged_only=, else the evaluation's.
+
+    The evaluation's own group comes first, so that the context is re-derived only for the others.
+    """
+    groups: dict[tuple[float, bool], list[catalog.Measure]] = {base: []}
+    for measure in parsed:
+        own = dict(measure.options)
+        key = (float(own.get("rel", base[0])), bool(own.get("judged_only", base[1])))
+        groups.setdefault(key, []).append(measure)
+    return groups
+
+
+def _apply_options(wh: Warehouse, group: tuple[float, bool], *, first: bool) -> None:
+    """Re-derive ev_judged and ev_pairs for measures with their own threshold or condensing."""
+    if first:  # the evaluation's own pairs, kept for the topic set and for restore.sql
+        wh.con.execute("ALTER TABLE ev_pairs RENAME TO ev_pairs_base")
+    rel, condensed = group
+    wh.run(sql.query(_OPTIONS, "apply"), {"rel": rel, "condensed": condensed})
+
+
+def _restore_options(wh: Warehouse, options: Options) -> None:
+    """Put the evaluation's own context back (ev_pairs, the session options, ev_judged)."""
+    condensed = options.unjudged is Unjudged.condensed
+    wh.run(sql.query(_OPTIONS, "restore"), {"rel": options.rel, "condensed": condensed})
+    wh.run(sql.query(_CONTEXT, "06_judged"), {})
 
 
 def _store(wh: Warehouse, collection: str, values: Any, means: pd.DataFrame | None, options: Options) -> None:

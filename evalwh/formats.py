@@ -21,7 +21,7 @@ they agree on random input):
   C's ``isspace`` that trec_eval uses; other characters, ``#`` included, are data;
 * the text is UTF-8 (a leading byte-order mark is ignored) without NUL bytes;
 * a score is a finite decimal number (``12``, ``-3.5``, ``9.998186e-02``); a relevance grade
-  is an integer of at most nine digits with an optional sign.
+  is a decimal number (``2``, ``-1``, ``0.75``) of at most nine integer digits with an optional sign.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ _BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 20
 # Field separators inside a line: C isspace() minus the line breaks.
 _SEPARATORS = re.compile(rb"[ \t\x0b\x0c\r]+")
-_INTEGER = re.compile(r"[+-]?[0-9]{1,9}")
+_GRADE = re.compile(r"[+-]?([0-9]{1,9}(\.[0-9]*)?|\.[0-9]+)")
 
 
 def open_binary(path: Path) -> IO[bytes]:
@@ -223,8 +223,8 @@ def is_score(text: str) -> bool:
 
 
 def is_relevance(text: str) -> bool:
-    """True if ``text`` is an integer relevance grade (at most nine digits, optional sign)."""
-    return _INTEGER.fullmatch(text) is not None
+    """True if ``text`` is a relevance grade: a decimal number, at most nine integer digits, optional sign."""
+    return _GRADE.fullmatch(text) is not None
 
 
 def _field_count_problem(count: int, expected: int, extra_allowed: bool = False) -> str | None:
@@ -305,7 +305,7 @@ def locate_qrels_error(path: Path, *, label: str | None = None) -> IngestError:
             return IngestError(name, number, problem)
         query_id, _, doc_id, relevance = fields
         if not is_relevance(relevance):
-            return IngestError(name, number, f"relevance {relevance!r} is not an integer")
+            return IngestError(name, number, f"relevance {relevance!r} is not a number")
         key = (query_id, doc_id)
         if key in seen:
             return IngestError(

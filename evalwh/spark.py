@@ -297,6 +297,9 @@ def evaluate(
         averaging=Averaging(averaging),
     )
     parsed = catalog.expand(list(measures), list(depths) if depths else None)
+    own = [str(m) for m in parsed if m.options or any(p.type == "GAINS" and m.params[p.name] is not None for p in m.metric.params)]
+    if own:  # (evaluation.compute re-derives the context for these; this path does not)
+        raise MetricParamError(f"{', '.join(own)}: rel=, judged_only= and gain maps are not supported on Spark")
     if options.unjudged is Unjudged.condensed:
         bad = [str(m) for m in parsed if not m.metric.condensable]
         if bad:

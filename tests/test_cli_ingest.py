@@ -83,7 +83,7 @@ BAD = [
     ),
     ("runs", "", "{path}: the file holds no run lines"),
     ("qrels", "401 0 d1\n", "{path}:1: expected 4 fields, found 3"),
-    ("qrels", "401 0 d1 0.5\n", "{path}:1: relevance '0.5' is not an integer"),
+    ("qrels", "401 0 d1 high\n", "{path}:1: relevance 'high' is not a number"),
     (
         "qrels",
         "401 0 d1 1\n401 0 d1 1\n",

@@ -427,9 +427,9 @@ def test_run_frame_clash_and_replace(wh, snapshot):
 BAD_QRELS = {
     "too few fields": ("401 0 d1 1\n401 0 d2\n", ":2: expected 4 fields, found 3"),
     "too many fields": ("401 0 d1 1 x\n", ":1: expected 4 fields, found 5"),
-    "fractional grade": ("401 0 d1 1.5\n", ":1: relevance '1.5' is not an integer"),
-    "word grade": ("401 0 d1 yes\n", ":1: relevance 'yes' is not an integer"),
-    "ten digits": ("401 0 d1 1234567890\n", ":1: relevance '1234567890' is not an integer"),
+    "exponent grade": ("401 0 d1 1e3\n", ":1: relevance '1e3' is not a number"),
+    "word grade": ("401 0 d1 yes\n", ":1: relevance 'yes' is not a number"),
+    "ten digits": ("401 0 d1 1234567890\n", ":1: relevance '1234567890' is not a number"),
     "judged twice": (
         "401 0 d1 1\n401 0 d2 0\n401 0 d1 0\n",
         ":3: document 'd1' is judged twice for topic '401' (first on line 1)",
@@ -538,12 +538,12 @@ def test_qrels_frame(wh):
             "DataFrame: the DataFrame holds no qrels rows",
         ),
         (
-            pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "relevance": [1, 1.5]}),
-            "DataFrame:2: relevance 1.5 is not an integer",
+            pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "relevance": [1, float("nan")]}),
+            "DataFrame:2: relevance nan is not a number",
         ),
         (
             pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": ["high"]}),
-            "DataFrame:1: relevance 'high' is not an integer",
+            "DataFrame:1: relevance 'high' is not a number",
         ),
         (
             pd.DataFrame(

@@ -19,7 +19,7 @@ from evalwh.evaluation import Options, build_context
 
 FILES = sql.load_package(catalog.METRICS_PACKAGE)
 # a value for each parameter a spec must give (the others take their declared default)
-REQUIRED = {"k": 5, "p": 0.8}
+REQUIRED = {"k": 5, "p": 0.8, "recall": 0.5, "max_rel": 3.0, "mult": 2.0}
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 -- description: Store the staged, already validated qrels lines as one qrels set and record new topics.
 -- params: collection_id VARCHAR, qrels_id VARCHAR
 INSERT INTO qrels (collection_id, qrels_id, query_id, iteration, doc_id, relevance)
-SELECT $collection_id, $qrels_id, query_id, iteration, doc_id, CAST(relevance_text AS INTEGER)
+SELECT $collection_id, $qrels_id, query_id, iteration, doc_id, CAST(relevance_text AS DOUBLE)
 FROM staged_qrels;
 
 INSERT INTO topics (collection_id, query_id)

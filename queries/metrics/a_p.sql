@@ -1,10 +1,10 @@
 -- name: A_p
 -- description: Assessment precision at depth k: judged documents in the top k, divided by k.
 -- params: k INTEGER
--- aliases: Judged
 -- kind: assessment
 -- unjudged: nonrelevant
 -- reference: Baillie, Azzopardi & Ruthven, IP&M 2008 / ECIR 2007; methods §2.2
+-- (ir_measures' Judged@k divides by min(k, m) instead: judged.sql.)
 -- The divisor is k even for a run shorter than k: missing positions are not assessed
 -- (methods §9.1). Judged means any grade >= 0, relevant or not.
 WITH assessed AS (

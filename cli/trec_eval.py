@@ -1,0 +1,33 @@
+"""evalwh trec_eval: trec_eval's command line and output (see evalwh/trec_eval.py)."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from evalwh.cli._errors import handle_errors
+
+
+@handle_errors
+def trec_eval(ctx: typer.Context) -> None:
+    """trec_eval's command line and output: evalwh trec_eval [-q] [-c] [-J] [-n] [-l N] [-M N] [--v9] {-m measure}* QRELS RUN..."""
+    from evalwh import trec_eval as te
+
+    try:
+        status = te.run(ctx.args, sys.stdout.write)
+    except te.TrecEvalExit as error:
+        sys.stdout.flush()
+        if error.message:
+            typer.echo(error.message, err=error.status != 0)
+        raise typer.Exit(error.status) from None
+    raise typer.Exit(status)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the trec_eval command to the app."""
+    app.command(
+        "trec_eval",
+        context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
+        add_help_option=False,
+    )(trec_eval)
