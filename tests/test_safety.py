@@ -283,7 +283,7 @@ def test_run_frames_name_the_bad_row(column, value, problem, wh, snapshot):
         ("query_id", float("nan"), "query_id is missing (None, NaN or NA)"),
         ("doc_id", "", "doc_id is empty"),
         ("doc_id", "d 2", "doc_id 'd 2' holds whitespace or a NUL byte, which no TREC file can hold"),
-        ("relevance", None, "relevance None is not an integer"),
+        ("relevance", None, "relevance None is not a number"),
     ],
 )
 def test_qrels_frames_name_the_bad_row(column, value, problem, wh, snapshot):
