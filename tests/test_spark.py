@@ -7,6 +7,8 @@ to floating-point rounding (the engines may sum in another order).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 import pytest
 from small_collection import fill
@@ -39,31 +41,33 @@ def _specs(condensed: bool) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is in the test extra")
+def session(spark_session, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """The small collection in a warehouse and, as an evalwh Parquet export, in Spark."""
     root = tmp_path_factory.mktemp("spark")
     wh = Warehouse(root / "wh.duckdb")
     fill(wh, collection="small")
     transfer.export(wh, root / "export")
-    builder = (
-        pyspark_sql.SparkSession.builder.master("local[2]")
-        .appName("evalwh-test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        # a tiny collection: one partition, no code generation or adaptive planning to pay for
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.default.parallelism", "1")
-        .config("spark.sql.codegen.wholeStage", "false")
-        .config("spark.sql.codegen.factoryMode", "NO_CODEGEN")
-        .config("spark.sql.adaptive.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-    )
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    spark.register_export(session, root / "export")
-    yield wh, session
-    session.stop()
+    # a tiny collection: no code generation to pay for (runtime settings, put back after)
+    with spark_conf(spark_session, **{"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}):
+        spark.register_export(spark_session, root / "export")
+        yield wh, spark_session
     wh.close()
+
+
+@contextmanager
+def spark_conf(session, **settings: str):  # type: ignore[no-untyped-def]
+    """Runtime SQL settings of the shared session for one block, put back after."""
+    before = {key: session.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        session.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                session.conf.unset(key)
+            else:
+                session.conf.set(key, value)
 
 
 OPTION_SETS = {
