@@ -137,3 +137,23 @@ def test_context_variables_become_literals() -> None:
     assert "CASE WHEN CAST(TRUE AS BOOLEAN) THEN s.judged_so_far ELSE s.rank END" in judged
     assert "s.gain >= CAST(2 AS INT) AS is_rel" in judged
     assert "s.rank <= CAST(7 AS INT)" in judged
+
+
+def test_the_ranking_macro_and_list_indexes_are_written_for_spark() -> None:
+    """insert_run_results.sql with trec_ranked expanded; DuckDB's 1-based list index kept 1-based."""
+    from evalwh import sql
+
+    steps = dict(
+        spark.ingest_selects(
+            sql.query("evalwh.queries.ingest", "insert_run_results"),
+            {"collection_id": "c", "run_ids": ["a", "b"]},
+        )
+    )
+    assert list(steps) == ["staged_ranking", "run_results", "run_topics"]
+    ranked = steps["run_results"]
+    assert "ELEMENT_AT(ARRAY('a', 'b'), run_id + 1) AS run_id" in ranked
+    assert "ORDER BY CASE WHEN FALSE THEN CAST(CAST(score AS FLOAT) AS DOUBLE) ELSE score END DESC, doc_id DESC" in ranked
+    assert "FROM staged_ranking) AS trec_ranked" in ranked and "trec_ranked(" not in ranked.lower()
+    context = dict(spark.context_sql("small", None, Options(float32_ties=True)))
+    assert "CASE WHEN TRUE THEN CAST(CAST(score AS FLOAT) AS DOUBLE)" in context["ev_ranked_float32"]
+    assert "FROM ev_source" in context["ev_ranked_float32"]

@@ -145,6 +145,9 @@ def _expand_macros(node: exp.Expression) -> exp.Expression:
     return exp.Subquery(this=body, alias=exp.TableAlias(this=exp.to_identifier(node.alias or call.name)))
 
 
+_ELEMENT_AT_DIALECTS = frozenset({"spark", "spark2", "databricks"})
+
+
 def _element_at(node: exp.Expression) -> exp.Expression:
     # DuckDB lists count from 1 and sqlglot shifts only literal indexes; element_at counts
     # from 1 on Spark too, whatever the index is
@@ -177,7 +180,9 @@ def transpile(
     for tree in trees:
         tree = bind(tree, params, types, keep=keep)
         if dialect != "duckdb":
-            tree = tree.transform(_expand_macros).transform(_element_at).transform(_double_literals)
+            tree = tree.transform(_expand_macros).transform(_double_literals)
+        if dialect in _ELEMENT_AT_DIALECTS:
+            tree = tree.transform(_element_at)
         out.append(tree)
     return out
 
