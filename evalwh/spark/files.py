@@ -473,7 +473,9 @@ def load_run_tables(
         if r["kind"] == "key":
             raise IngestError(label, row, "run_id, query_id and doc_id must not be empty (NULL)")
         if r["kind"] == "score":
-            raise IngestError(label, row, f"score {r['score']} is not a finite number")
+            # a missing score shows as pandas reads it (NaN), as the DataFrame ingest says
+            score = r["score"] if r["score"] is not None else float("nan")
+            raise IngestError(label, row, f"score {score} is not a finite number")
         first = r["first_of_doc"]
         where = f"row {first['row_number']}" if first["file_index"] == r["file_index"] else (
             f"{files[first['file_index']].label}:{first['row_number']}"
@@ -487,7 +489,7 @@ def load_run_tables(
     stats = spark.sql(
         "SELECT run_id, count(*) AS n, "
         # an order-free content digest (the rows of a run in any order hash alike)
-        "sha2(concat_ws(':', count(*), sum(xxhash64(query_id, doc_id, score))), 256) AS digest "
+        "sha2(concat_ws(':', count(*), bit_xor(xxhash64(query_id, doc_id, score))), 256) AS digest "
         "FROM spark_run_table_rows GROUP BY run_id ORDER BY run_id"
     ).collect()
     if not stats:
