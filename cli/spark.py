@@ -80,14 +80,11 @@ def _session(master: str | None):  # type: ignore[no-untyped-def]
     active = SparkSession.getActiveSession()
     if active is not None and master is None:
         return active
-    builder = SparkSession.builder.appName("evalwh")
+    builder = SparkSession.builder.appName("evalwh").config("spark.ui.showConsoleProgress", "false")
     if master is not None:
         builder = builder.master(master)
-    else:
-        from pyspark import SparkConf
-
-        if not SparkConf().contains("spark.master"):  # not under spark-submit
-            builder = builder.master("local[*]")
+    # else spark-submit's master, or local[*]: spark-submit's default, which pyspark also
+    # goes through when started from plain Python
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
