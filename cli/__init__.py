@@ -18,6 +18,7 @@ from evalwh.cli import compare as compare_commands
 from evalwh.cli import pool as pool_cmd
 from evalwh.cli import report as report_cmd
 from evalwh.cli import sql as sql_cmd
+from evalwh.cli import spark as spark_cmd
 from evalwh.cli import trec_eval as trec_eval_cmd
 from evalwh.cli._errors import DEBUG
 
@@ -50,6 +51,7 @@ def _root(
 
 app.add_typer(ingest.app, name="ingest")
 app.add_typer(experiment_cmd.app, name="experiment")
+app.add_typer(spark_cmd.app, name="spark")
 info.register(app)
 compare_commands.register(app)
 eval_cmd.register(app)

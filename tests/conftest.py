@@ -113,22 +113,25 @@ def trec8_copy(trec8_ingest, tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def spark_session():
-    """One local Spark session for every test that needs Spark (starting one takes seconds)."""
+    """ONE local Spark session (2 threads) for every Spark test of the session.
+
+    Starting a JVM costs 10-30 s, so all Spark tests share it. Tuned for small inputs: few
+    shuffle partitions, no adaptive planning, no UI; tests that read more (TREC-8) raise
+    the shuffle partitions for their own duration only (runtime SQL settings).
+    """
     pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is in the test extra")
-    builder = (
+    session = (
         pyspark_sql.SparkSession.builder.master("local[2]")
         .appName("evalwh-test")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
-        # tiny inputs: one partition, no code generation or adaptive planning to pay for
         .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.default.parallelism", "1")
-        .config("spark.sql.codegen.wholeStage", "false")
-        .config("spark.sql.codegen.factoryMode", "NO_CODEGEN")
+        .config("spark.default.parallelism", "2")
         .config("spark.sql.adaptive.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", "2g")
+        .getOrCreate()
     )
-    session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -7,6 +7,8 @@ to floating-point rounding (the engines may sum in another order).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 import pytest
 from small_collection import fill
@@ -39,14 +41,33 @@ def _specs(condensed: bool) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def session(tmp_path_factory: pytest.TempPathFactory, spark_session):  # type: ignore[no-untyped-def]
+def session(spark_session, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """The small collection in a warehouse and, as an evalwh Parquet export, in Spark."""
     root = tmp_path_factory.mktemp("spark")
     wh = Warehouse(root / "wh.duckdb")
     fill(wh, collection="small")
     transfer.export(wh, root / "export")
-    spark.register_export(spark_session, root / "export")
-    yield wh, spark_session
+    # a tiny collection: no code generation to pay for (runtime settings, put back after)
+    with spark_conf(spark_session, **{"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}):
+        spark.register_export(spark_session, root / "export")
+        yield wh, spark_session
     wh.close()
+
+
+@contextmanager
+def spark_conf(session, **settings: str):  # type: ignore[no-untyped-def]
+    """Runtime SQL settings of the shared session for one block, put back after."""
+    before = {key: session.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        session.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                session.conf.unset(key)
+            else:
+                session.conf.set(key, value)
 
 
 OPTION_SETS = {
@@ -116,3 +137,23 @@ def test_context_variables_become_literals() -> None:
     assert "CASE WHEN CAST(TRUE AS BOOLEAN) THEN s.judged_so_far ELSE s.rank END" in judged
     assert "s.gain >= CAST(2 AS INT) AS is_rel" in judged
     assert "s.rank <= CAST(7 AS INT)" in judged
+
+
+def test_the_ranking_macro_and_list_indexes_are_written_for_spark() -> None:
+    """insert_run_results.sql with trec_ranked expanded; DuckDB's 1-based list index kept 1-based."""
+    from evalwh import sql
+
+    steps = dict(
+        spark.ingest_selects(
+            sql.query("evalwh.queries.ingest", "insert_run_results"),
+            {"collection_id": "c", "run_ids": ["a", "b"]},
+        )
+    )
+    assert list(steps) == ["staged_ranking", "run_results", "run_topics"]
+    ranked = steps["run_results"]
+    assert "ELEMENT_AT(ARRAY('a', 'b'), run_id + 1) AS run_id" in ranked
+    assert "ORDER BY CASE WHEN FALSE THEN CAST(CAST(score AS FLOAT) AS DOUBLE) ELSE score END DESC, doc_id DESC" in ranked
+    assert "FROM staged_ranking) AS trec_ranked" in ranked and "trec_ranked(" not in ranked.lower()
+    context = dict(spark.context_sql("small", None, Options(float32_ties=True)))
+    assert "CASE WHEN TRUE THEN CAST(CAST(score AS FLOAT) AS DOUBLE)" in context["ev_ranked_float32"]
+    assert "FROM ev_source" in context["ev_ranked_float32"]

@@ -28,7 +28,7 @@ from sqlglot import exp
 
 from evalwh import catalog, sql
 from evalwh.errors import EvalWhError, MetricParamError
-from evalwh.evaluation import Averaging, Options, Unjudged, context_steps
+from evalwh.evaluation import Averaging, Options, Unjudged, context_steps, parse_measures
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -93,6 +93,69 @@ def _double_literals(node: exp.Expression) -> exp.Expression:
     return node
 
 
+_MACROS: dict[str, exp.Create] = {}
+
+
+def macro(name: str) -> exp.Create:
+    """The DuckDB table macro ``name`` of the schema (``schema/*.sql``), parsed once."""
+    if not _MACROS:
+        for file in sql.load_package("evalwh.schema").values():
+            for tree in sqlglot.parse(file.text, read="duckdb"):
+                if isinstance(tree, exp.Create) and str(tree.args.get("kind", "")).upper() == "MACRO":
+                    _MACROS[tree.this.this.name.lower()] = tree
+    if name.lower() not in _MACROS:
+        raise EvalWhError(f"the schema defines no table macro {name!r}")
+    return _MACROS[name.lower()]
+
+
+def _expand_macros(node: exp.Expression) -> exp.Expression:
+    """``FROM trec_ranked('relation', flag)`` as the macro's body over that relation.
+
+    DuckDB's table macros (schema/001_core.sql) have no counterpart on other engines; the
+    body is the same SQL with ``query_table(results)`` naming the relation and the other
+    parameters their (literal) arguments, so every engine ranks with the one definition.
+    """
+    if not (isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous)):
+        return node
+    call = node.this
+    if call.name.lower() == "query_table":
+        return node
+    try:
+        definition = macro(call.name)
+    except EvalWhError:
+        return node
+    names = [p.name for p in definition.this.expressions]
+    if len(names) != len(call.expressions):
+        raise EvalWhError(f"{call.sql()}: the macro takes {len(names)} arguments")
+    values = dict(zip(names, call.expressions))
+
+    def substitute(inner: exp.Expression) -> exp.Expression:
+        if isinstance(inner, exp.Table) and isinstance(inner.this, exp.Anonymous):
+            if inner.this.name.lower() == "query_table":
+                (arg,) = inner.this.expressions
+                relation = values[arg.name]
+                if not isinstance(relation, exp.Literal) or not relation.is_string:
+                    raise EvalWhError(f"{call.sql()}: name the relation as a string literal")
+                return exp.to_table(relation.this)
+        if isinstance(inner, exp.Column) and not inner.table and inner.name in values:
+            return values[inner.name].copy()
+        return inner
+
+    body = definition.expression.copy().transform(substitute)
+    return exp.Subquery(this=body, alias=exp.TableAlias(this=exp.to_identifier(node.alias or call.name)))
+
+
+_ELEMENT_AT_DIALECTS = frozenset({"spark", "spark2", "databricks"})
+
+
+def _element_at(node: exp.Expression) -> exp.Expression:
+    # DuckDB lists count from 1 and sqlglot shifts only literal indexes; element_at counts
+    # from 1 on Spark too, whatever the index is
+    if isinstance(node, exp.Bracket) and len(node.expressions) == 1 and isinstance(node.this, exp.Array):
+        return exp.Anonymous(this="element_at", expressions=[node.this.copy(), node.expressions[0].copy()])
+    return node
+
+
 def transpile(
     file: sql.SqlFile,
     params: dict[str, Any],
@@ -117,8 +180,35 @@ def transpile(
     for tree in trees:
         tree = bind(tree, params, types, keep=keep)
         if dialect != "duckdb":
-            tree = tree.transform(_double_literals)
+            tree = tree.transform(_expand_macros).transform(_double_literals)
+        if dialect in _ELEMENT_AT_DIALECTS:
+            tree = tree.transform(_element_at)
         out.append(tree)
+    return out
+
+
+def ingest_selects(file: sql.SqlFile, params: dict[str, Any], *, dialect: str = "spark") -> list[tuple[str, str]]:
+    """An ingest file's statements as (relation, query) pairs: what it would create or insert.
+
+    ``CREATE VIEW v AS q`` gives ``(v, q)`` and ``INSERT INTO t (cols) q`` gives ``(t, q)``
+    with ``q``'s columns named ``cols``: on an engine without the warehouse's tables, each
+    becomes a temporary view of that name (e.g. ``insert_run_results.sql`` on Spark).
+    """
+    out = []
+    for tree in transpile(file, params, dialect=dialect):
+        if isinstance(tree, exp.Insert) and isinstance(tree.expression, exp.Select):
+            target = tree.this
+            columns = [c.name for c in target.expressions] if isinstance(target, exp.Schema) else []
+            query = tree.expression.copy()
+            if columns:
+                if len(columns) != len(query.expressions):
+                    raise EvalWhError(f"{file.source}: INSERT column list and SELECT differ in length")
+                query.set("expressions", [exp.alias_(e.unalias() if isinstance(e, exp.Alias) else e, c) for e, c in zip(query.expressions, columns)])
+            name = target.this.name if isinstance(target, exp.Schema) else target.name
+            out.append((name, query.sql(dialect=dialect)))
+        else:
+            relation, query = _step(tree, file)
+            out.append((relation, query.sql(dialect=dialect)))
     return out
 
 
@@ -171,11 +261,6 @@ def context_sql(
     session variables (``SET VARIABLE``, read with ``getvariable``: DuckDB folds them into
     constants while planning) become their values, inlined where they are read.
     """
-    if options.float32_ties:
-        raise EvalWhError(
-            "float32_ties re-ranks with the DuckDB table macro trec_ranked; "
-            "on other engines the ranks materialised at ingest are used"
-        )
     out = []
     variables: dict[str, exp.Expression] = {}
     keep = frozenset() if collection is not None else frozenset({"collection_id"})
@@ -276,6 +361,7 @@ def evaluate(
     rel: int = 1,
     unjudged: Unjudged | str = Unjudged.nonrelevant,
     depth_cap: int | None = None,
+    float32_ties: bool = False,
     averaging: Averaging | str = Averaging.default,
 ) -> pd.DataFrame:
     """Per-query values of ``measures`` computed by Spark with the transpiled metric SQL.
@@ -294,18 +380,13 @@ def evaluate(
         rel=rel,
         unjudged=Unjudged(unjudged),
         depth_cap=depth_cap,
+        float32_ties=float32_ties,
         averaging=Averaging(averaging),
     )
-    parsed = catalog.expand(list(measures), list(depths) if depths else None)
+    parsed = parse_measures(measures, depths, options)
     own = [str(m) for m in parsed if m.options or any(p.type == "GAINS" and m.params[p.name] is not None for p in m.metric.params)]
     if own:  # (evaluation.compute re-derives the context for these; this path does not)
         raise MetricParamError(f"{', '.join(own)}: rel=, judged_only= and gain maps are not supported on Spark")
-    if options.unjudged is Unjudged.condensed:
-        bad = [str(m) for m in parsed if not m.metric.condensable]
-        if bad:
-            raise MetricParamError(
-                f"{', '.join(bad)}: assessment measures are undefined on condensed lists"
-            )
     for relation, query in context_sql(collection, runs, options, dialect="spark"):
         # Materialise each step and cut its lineage: a DataFrame keeps its analysed plan, so a
         # step may read the relation it replaces, and every metric query plans against small
@@ -324,3 +405,28 @@ def evaluate(
     order = {str(m): i for i, m in enumerate(parsed)}
     out = out.assign(_order=out["measure"].map(order)).sort_values(["run_id", "query_id", "_order"])
     return out.drop(columns="_order").reset_index(drop=True)
+
+
+def means(per_query: pd.DataFrame) -> pd.DataFrame:
+    """Means of a per-topic frame of :func:`evaluate`, by the warehouse's own ``means.sql``.
+
+    Runs in an in-memory DuckDB on the collected frame (one row per run and topic), so the
+    means, topic counts and undefined counts are those ``Warehouse.evaluate`` gives.
+
+    Returns:
+        ``run_id, measure, value, n_topics, n_undefined``, runs sorted, measures in the
+        order of the frame.
+    """
+    import duckdb
+
+    frame = per_query[["run_id", "query_id", "measure", "value"]].copy()
+    frame["aggregate"] = frame["measure"].map(lambda m: catalog.parse(m).metric.aggregate)
+    con = duckdb.connect(":memory:")
+    try:
+        con.register("ev_values", frame)
+        out = con.execute(sql.query("evalwh.queries.reports", "means").text).df()
+    finally:
+        con.close()
+    order = {m: i for i, m in enumerate(dict.fromkeys(frame["measure"]))}
+    out = out.assign(_order=out["measure"].map(order)).sort_values(["run_id", "_order"], kind="stable")
+    return out[["run_id", "measure", "value", "n_topics", "n_undefined"]].reset_index(drop=True)

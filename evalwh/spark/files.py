@@ -1,0 +1,519 @@
+"""TREC run and qrels files read, checked and ranked by Spark, with the warehouse's rules and SQL.
+
+The whole ingest of :mod:`evalwh.ingest` as Spark jobs, for collections that outgrow one
+machine; nothing is written anywhere. The files are listed through Hadoop's file system (local
+paths, ``hdfs://``, ``s3a://``, globs), read by Spark's text reader (``.gz`` decompressed by
+Hadoop's codec) one row per file, so that a line's number is its position in its file, and:
+
+* ``queries/spark/text_lines.sql`` numbers the lines and marks the unreadable ones (NUL, a
+  stray ``\\r``, invalid UTF-8), comments and blank lines, as :mod:`evalwh.formats` does;
+* ``queries/spark/run_fields.sql`` and ``stage_run_lines.sql`` split the fields and build the
+  warehouse's ``staged_lines`` (same columns and check flags);
+* the warehouse's own ``queries/ingest/run_checks.sql`` decides which files are bad, and
+  ``queries/spark/locate_run_error.sql`` names the first bad line of the first of them, with
+  the message :func:`evalwh.formats.locate_run_error` gives for the same file;
+* the warehouse's ``queries/ingest/insert_run_results.sql``, with the ``trec_ranked`` macro of
+  ``schema/001_core.sql`` expanded, ranks the lines (score descending, doc_id descending
+  byte-wise) into ``run_results`` and ``run_topics``.
+
+Qrels go through ``text_lines.sql`` and ``queries/spark/qrels_fields.sql``. The results are
+registered as the temporary views the evaluation context reads (``runs, run_results,
+run_topics, qrels``), so :func:`evalwh.spark.evaluate` runs on them unchanged.
+
+Limits: one file is one row of Spark, so a file must fit a task's memory (and Java's 2 GB
+array limit) decompressed; the listing uses the classic session's JVM (not Spark Connect).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
+
+from evalwh import sql
+from evalwh.errors import IngestError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+_SPARK = "evalwh.queries.spark"
+_INGEST = "evalwh.queries.ingest"
+_GLOB = frozenset("*?[{")
+RUN_FIELDS = 6
+
+
+@dataclass(frozen=True)
+class SparkFile:
+    """One listed file: the name to show in messages and the URI Spark reads it by."""
+
+    label: str
+    uri: str
+
+
+def _spark_sql(name: str) -> str:
+    """A Spark SQL file of ``queries/spark`` as one statement (no trailing semicolon)."""
+    return sql.query(_SPARK, name).text.strip().rstrip(";")
+
+
+def _normal_uri(uri: str) -> str:
+    """``file:///x`` and ``file:/x`` (Hadoop writes both) as one form, for joining."""
+    if uri.startswith("file:///"):
+        return "file:/" + uri[len("file:///") :]
+    return uri
+
+
+def list_files(spark: Any, patterns: Sequence[str | os.PathLike[str]], what: str) -> list[SparkFile]:
+    """Expand paths and globs through Hadoop's file system, with the ingest's file-list errors.
+
+    A path without glob characters keeps its own spelling in messages (as the warehouse
+    names files); a file found by a glob is shown by its local path, or its URI elsewhere.
+    """
+    if not patterns:
+        raise IngestError(what, None, f"no {'run' if what == 'runs' else what} files given")
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    files: list[SparkFile] = []
+    seen: set[str] = set()
+    for pattern in patterns:
+        text = os.fspath(pattern)
+        path = jvm.org.apache.hadoop.fs.Path(text)
+        statuses = path.getFileSystem(conf).globStatus(path)
+        glob = any(char in text for char in _GLOB)
+        if not statuses:
+            raise IngestError(text, None, "no such file")
+        for status in sorted(statuses, key=lambda s: s.getPath().toString()):
+            uri = status.getPath().toUri().toString()
+            label = text if not glob else _label(uri)
+            if status.isDirectory():
+                raise IngestError(label, None, "is a directory, not a file")
+            if uri in seen:
+                raise IngestError(label, None, "the file is given twice")
+            seen.add(uri)
+            files.append(SparkFile(label, uri))
+    return files
+
+
+def _label(uri: str) -> str:
+    parts = urlsplit(uri)
+    return unquote(parts.path) if parts.scheme == "file" else uri
+
+
+def _register_texts(spark: Any, files: list[SparkFile]) -> None:
+    """spark_texts: one row per file (file_index, value: its whole text), empty files included.
+
+    Spark's file listing drops empty files, so the file list is the left side of the join
+    and an empty file gets an empty text.
+    """
+    from pyspark.sql import functions as F
+
+    listed = spark.createDataFrame(
+        [(i, _normal_uri(f.uri)) for i, f in enumerate(files)], "file_index INT, uri STRING"
+    )
+    texts = spark.read.text([f.uri for f in files], wholetext=True).select(
+        F.input_file_name().alias("uri"), "value"
+    )
+    texts = texts.withColumn(
+        "uri", F.regexp_replace("uri", "^file:///", "file:/")
+    )
+    joined = listed.join(texts, "uri", "left").select(
+        "file_index", F.coalesce("value", F.lit("")).alias("value")
+    )
+    joined.createOrReplaceTempView("spark_texts")
+
+
+def _lines(spark: Any, files: list[SparkFile]) -> None:
+    _register_texts(spark, files)
+    spark.sql(_spark_sql("text_lines")).createOrReplaceTempView("spark_lines")
+
+
+@dataclass(frozen=True)
+class LoadedRuns:
+    """What :func:`load_runs` registered: the runs in file order, with their line counts."""
+
+    run_ids: list[str]
+    files: list[SparkFile]
+    line_counts: list[int]
+
+
+@dataclass(frozen=True)
+class _Staged:
+    files: list[SparkFile]
+    firsts: dict[int, tuple[str, bool]]  # file_index -> (first tag, first line good)
+    checks: dict[int, tuple[Any, ...]]  # file_index -> run_checks.sql's row
+
+
+def _stage_runs(spark: Any, files: list[SparkFile], ignore_extra_fields: bool) -> _Staged:
+    """Register staged_lines (and the views under it) and run the set-wise checks."""
+    _lines(spark, files)
+    args = {"ignore_extra_fields": ignore_extra_fields}
+    # materialised once: the checks, the ranking and the error path all read it
+    fields = spark.sql(_spark_sql("run_fields")).localCheckpoint(eager=True)
+    fields.createOrReplaceTempView("spark_run_fields")
+    firsts = {
+        r["file_index"]: (r["first_tag"], r["first_ok"])
+        for r in spark.sql(_spark_sql("file_firsts"), args=args).collect()
+    }
+    spark.createDataFrame(
+        [(i, tag) for i, (tag, _) in firsts.items()], "file_index INT, first_tag STRING"
+    ).createOrReplaceTempView("spark_file_tags")
+    spark.sql(_spark_sql("stage_run_lines"), args=args).createOrReplaceTempView("staged_lines")
+    checks = {r[0]: tuple(r) for r in spark.sql(_transpiled_checks()).collect()}
+    return _Staged(files, firsts, checks)
+
+
+def _rejected(staged: _Staged) -> list[int]:
+    """Files with a bad line, by run_checks.sql (a file of several tags is one)."""
+    return [
+        index
+        for index, (_, _, bad_fields, bad_scores, other_tags, duplicates) in staged.checks.items()
+        if bad_fields or bad_scores or duplicates or other_tags
+    ]
+
+
+def check_run_files(
+    spark: Any, paths: Sequence[str | os.PathLike[str]], *, ignore_extra_fields: bool = False
+) -> dict[str, IngestError]:
+    """Each run file checked on its own, in one pass: the error of every bad file, by name.
+
+    What :func:`load_runs` would say about each file if it were given alone (run names are
+    not compared across files). Empty for good files.
+    """
+    files = list_files(spark, paths, "runs")
+    staged = _stage_runs(spark, files, ignore_extra_fields)
+    errors = {
+        files[i].label: IngestError(files[i].label, None, "the file holds no run lines")
+        for i in range(len(files))
+        if i not in staged.firsts
+    }
+    located = _locate_run_errors(spark, files, _rejected(staged), ignore_extra_fields=ignore_extra_fields)
+    errors.update({files[i].label: error for i, error in located.items()})
+    return errors
+
+
+def load_runs(
+    spark: Any,
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    collection: str = "spark",
+    ignore_extra_fields: bool = False,
+) -> LoadedRuns:
+    """Read, check and rank TREC run files on Spark; register ``runs, run_results, run_topics``.
+
+    One run per file, named by the tag of its first line, as ``evalwh ingest runs`` does.
+    A bad file raises :class:`~evalwh.errors.IngestError` with the warehouse's message
+    (``file:line: problem``) and nothing is registered.
+    """
+    from evalwh.spark import ingest_selects
+
+    files = list_files(spark, paths, "runs")
+    staged = _stage_runs(spark, files, ignore_extra_fields)
+    firsts, checks = staged.firsts, staged.checks
+
+    def locate(index: int) -> IngestError:
+        return _locate_run_errors(spark, files, [index], ignore_extra_fields=ignore_extra_fields)[index]
+
+    # the warehouse's order: each file's first line (no lines, a bad first line), then run
+    # names, then every line
+    for index, file in enumerate(files):
+        if index not in firsts:
+            raise IngestError(file.label, None, "the file holds no run lines")
+        if not firsts[index][1]:
+            raise locate(index)
+    owners: dict[str, str] = {}
+    for index, file in enumerate(files):
+        tag = firsts[index][0]
+        if tag in owners:
+            raise IngestError(
+                file.label,
+                None,
+                f"run {tag!r} is also in {owners[tag]}; run ids must be unique "
+                "(the tag of the first line names the run)",
+            )
+        owners[tag] = file.label
+    rejected = _rejected(staged)
+    if rejected:
+        raise locate(min(rejected))
+
+    run_ids = [firsts[i][0] for i in range(len(files))]
+    digests = {
+        r["file_index"]: r["sha256"]
+        for r in spark.sql(
+            "SELECT file_index, sha2(CAST(value AS BINARY), 256) AS sha256 FROM spark_texts"
+        ).collect()
+    }
+    line_counts = [int(checks[i][1]) for i in range(len(files))]
+    spark.createDataFrame(
+        [
+            (collection, run_ids[i], run_ids[i], os.path.basename(f.label), digests[i], line_counts[i])
+            for i, f in enumerate(files)
+        ],
+        "collection_id STRING, run_id STRING, tag STRING, source_file STRING, sha256 STRING, "
+        "line_count BIGINT",
+    ).createOrReplaceTempView("runs")
+    statements = ingest_selects(
+        sql.query(_INGEST, "insert_run_results"),
+        {"collection_id": collection, "run_ids": run_ids},
+    )
+    for relation, query in statements:
+        spark.sql(query).createOrReplaceTempView(relation)
+    return LoadedRuns(run_ids, files, line_counts)
+
+
+def _transpiled_checks() -> str:
+    from evalwh.spark import transpile
+
+    (tree,) = transpile(sql.query(_INGEST, "run_checks"), {})
+    return tree.sql(dialect="spark")
+
+
+def _utf8_byte(body: bytes) -> int:
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return error.start + 1
+    return 0
+
+
+def _body_bytes(spark: Any, index: int, line: int) -> bytes:
+    row = spark.sql(
+        "SELECT CAST(body AS BINARY) AS b FROM spark_lines WHERE file_index = :i AND line_number = :n",
+        args={"i": index, "n": line},
+    ).collect()
+    return bytes(row[0]["b"])
+
+
+_UNREADABLE = {
+    "nul": "the line holds a NUL byte; is this a binary or compressed file?",
+    "cr": "carriage return (\\r) inside the line; lines must end with \\n or \\r\\n",
+}
+
+
+def _unreadable(spark: Any, kind: str, index: int, line: int) -> str:
+    if kind == "utf8":
+        # the one message that needs the bytes: where in the line the UTF-8 breaks
+        return f"the line is not valid UTF-8 (byte {_utf8_byte(_body_bytes(spark, index, line))})"
+    return _UNREADABLE[kind]
+
+
+def _locate_run_errors(
+    spark: Any,
+    files: list[SparkFile],
+    indexes: list[int],
+    *,
+    ignore_extra_fields: bool,
+    one_tag: bool = True,
+) -> dict[int, IngestError]:
+    """The warehouse's message for the first bad line of each rejected run file."""
+    if not indexes:
+        return {}
+    spark.createDataFrame([(i,) for i in indexes], "file_index INT").createOrReplaceTempView(
+        "spark_rejected"
+    )
+    rows = spark.sql(
+        _spark_sql("locate_run_error"),
+        args={"ignore_extra_fields": ignore_extra_fields, "one_tag": one_tag},
+    ).collect()
+    found = {row["file_index"]: row["first_bad"] for row in rows}
+    out = {}
+    for index in indexes:
+        label = files[index].label
+        r = found.get(index)
+        if r is None:
+            out[index] = IngestError(label, None, "the file was rejected but no bad line was found")
+            continue
+        line, kind = r["line_number"], r["kind"]
+        if kind in _UNREADABLE or kind == "utf8":
+            problem = _unreadable(spark, kind, index, line)
+        elif kind == "fields":
+            problem = f"expected {RUN_FIELDS} fields, found {r['field_count']}"
+        elif kind == "score":
+            problem = f"score {r['score_text']!r} is not a finite number"
+        elif kind == "tag":
+            problem = (
+                f"tag {r['tag']!r} differs from {r['first_tag']!r} on line {r['first_tag_line']}; "
+                "a file holds one run (or give --run-id)"
+            )
+        else:
+            problem = (
+                f"document {r['doc_id']!r} appears twice for topic {r['query_id']!r} "
+                f"(first on line {r['first_line_of_doc']})"
+            )
+        out[index] = IngestError(label, line, problem)
+    return out
+
+
+def load_qrels(
+    spark: Any,
+    paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    *,
+    collection: str = "spark",
+    qrels_id: str = "default",
+) -> int:
+    """Read and check qrels file(s) on Spark as one qrels set; register the view ``qrels``.
+
+    Grades are finite numbers, stored as DOUBLE. A bad file raises
+    :class:`~evalwh.errors.IngestError` with the warehouse's message and nothing is
+    registered. Returns the number of judgments.
+    """
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    files = list_files(spark, paths, "qrels")
+    _lines(spark, files)
+    fields = spark.sql(_spark_sql("qrels_fields")).localCheckpoint(eager=True)
+    fields.createOrReplaceTempView("spark_qrels_fields")
+    counts = {
+        r["file_index"]: r["n"]
+        for r in spark.sql(
+            "SELECT file_index, count(*) AS n FROM spark_qrels_fields GROUP BY file_index"
+        ).collect()
+    }
+    for index, file in enumerate(files):
+        if index not in counts:
+            raise IngestError(file.label, None, "the file holds no qrels lines")
+    bad = spark.sql(
+        "SELECT * FROM spark_qrels_fields WHERE kind IS NOT NULL "
+        "ORDER BY file_index, line_number LIMIT 1"
+    ).collect()
+    if bad:
+        r = bad[0]
+        label, line, kind = files[r["file_index"]].label, r["line_number"], r["kind"]
+        if kind in ("nul", "cr", "utf8"):
+            raise IngestError(label, line, _unreadable(spark, kind, r["file_index"], line))
+        if kind == "fields":
+            raise IngestError(label, line, f"expected 4 fields, found {r['field_count']}")
+        if kind == "grade":
+            raise IngestError(label, line, f"relevance {r['relevance_text']!r} is not a finite number")
+        raise IngestError(
+            label,
+            line,
+            f"document {r['doc_id']!r} is judged twice for topic {r['query_id']!r} "
+            f"(first on line {r['first_line_of_doc']})",
+        )
+    qrels = spark.sql(
+        "SELECT CAST(:collection AS STRING) AS collection_id, CAST(:qrels_id AS STRING) AS qrels_id, "
+        "query_id, iteration, doc_id, relevance FROM spark_qrels_fields",
+        args={"collection": collection, "qrels_id": qrels_id},
+    )
+    qrels.createOrReplaceTempView("qrels")
+    return int(sum(counts.values()))
+
+
+def evaluate_files(
+    spark: Any,
+    qrels: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    runs: Sequence[str | os.PathLike[str]],
+    measures: Sequence[str],
+    *,
+    collection: str = "spark",
+    ignore_extra_fields: bool = False,
+    **options: Any,
+) -> pd.DataFrame:
+    """Evaluate run files against qrels file(s) entirely on Spark; per-topic values.
+
+    Reads and checks the files (:func:`load_qrels`, :func:`load_runs`), then runs the
+    evaluation context and the metric SQL (:func:`evalwh.spark.evaluate`; ``options`` are
+    its options: ``depths, rel, unjudged, depth_cap, float32_ties, averaging``).
+
+    Returns:
+        ``run_id, query_id, measure, value``, as ``Warehouse.evaluate(per_query=True)``.
+    """
+    from evalwh.spark import evaluate
+
+    load_qrels(spark, qrels, collection=collection)
+    load_runs(spark, runs, collection=collection, ignore_extra_fields=ignore_extra_fields)
+    return evaluate(spark, measures, collection=collection, **options)
+
+
+RUN_TABLE_COLUMNS = ["run_id", "query_id", "doc_id", "score"]
+
+
+def load_run_tables(
+    spark: Any, paths: Sequence[str | os.PathLike[str]], *, collection: str = "spark"
+) -> list[str]:
+    """Runs from Parquet files in the warehouse's column layout; register the views as :func:`load_runs`.
+
+    The columns are ``run_id, query_id, doc_id, score`` (``rank`` optional, kept as the rank
+    given), as ``Warehouse.ingest_runs`` takes a DataFrame; a run may span files and a file
+    may hold many runs. The checks are the DataFrame ingest's (finite scores, no document
+    twice for a topic in a run), rows numbered from 1 in their file. Returns the run ids.
+    """
+    from pyspark.sql import functions as F
+
+    from evalwh.spark import ingest_selects
+
+    files = list_files(spark, paths, "runs")
+    index = spark.createDataFrame(
+        [(i, _normal_uri(f.uri)) for i, f in enumerate(files)], "file_index INT, uri STRING"
+    )
+    table = spark.read.parquet(*[f.uri for f in files])
+    missing = [c for c in RUN_TABLE_COLUMNS if c not in table.columns]
+    if missing:
+        raise IngestError(files[0].label, None, f"missing columns {missing}; expected {RUN_TABLE_COLUMNS}")
+    rank = F.col("rank").cast("string") if "rank" in table.columns else F.lit(None).cast("string")
+    rows = table.select(
+        F.regexp_replace(F.col("_metadata.file_path"), "^file:///", "file:/").alias("uri"),
+        (F.col("_metadata.row_index") + 1).alias("row_number"),
+        F.col("run_id").cast("string").alias("run_id"),
+        F.col("query_id").cast("string").alias("query_id"),
+        F.col("doc_id").cast("string").alias("doc_id"),
+        F.col("score").cast("double").alias("score"),
+        rank.alias("rank"),
+    ).join(F.broadcast(index), "uri").drop("uri")
+    rows.createOrReplaceTempView("spark_run_table")
+    checked = spark.sql(_spark_sql("run_table_rows")).localCheckpoint(eager=True)
+    checked.createOrReplaceTempView("spark_run_table_rows")
+    bad = spark.sql(
+        "SELECT * FROM spark_run_table_rows WHERE kind IS NOT NULL ORDER BY file_index, row_number LIMIT 1"
+    ).collect()
+    if bad:
+        r = bad[0]
+        label, row = files[r["file_index"]].label, r["row_number"]
+        if r["kind"] == "key":
+            raise IngestError(label, row, "run_id, query_id and doc_id must not be empty (NULL)")
+        if r["kind"] == "score":
+            # a missing score shows as pandas reads it (NaN), as the DataFrame ingest says
+            score = r["score"] if r["score"] is not None else float("nan")
+            raise IngestError(label, row, f"score {score} is not a finite number")
+        first = r["first_of_doc"]
+        where = f"row {first['row_number']}" if first["file_index"] == r["file_index"] else (
+            f"{files[first['file_index']].label}:{first['row_number']}"
+        )
+        raise IngestError(
+            label,
+            row,
+            f"document {r['doc_id']!r} appears twice for topic {r['query_id']!r} in run "
+            f"{r['run_id']!r} (first on {where})",
+        )
+    stats = spark.sql(
+        "SELECT run_id, count(*) AS n, "
+        # an order-free content digest (the rows of a run in any order hash alike)
+        "sha2(concat_ws(':', count(*), bit_xor(xxhash64(query_id, doc_id, score))), 256) AS digest "
+        "FROM spark_run_table_rows GROUP BY run_id ORDER BY run_id"
+    ).collect()
+    if not stats:
+        raise IngestError(files[0].label, None, "the file holds no run rows")
+    run_ids = [r["run_id"] for r in stats]
+    spark.createDataFrame(
+        [(collection, r["run_id"], r["run_id"], "Parquet", r["digest"], r["n"]) for r in stats],
+        "collection_id STRING, run_id STRING, tag STRING, source_file STRING, sha256 STRING, "
+        "line_count BIGINT",
+    ).createOrReplaceTempView("runs")
+    spark.createDataFrame([(i, r) for i, r in enumerate(run_ids)], "file_index INT, run_id STRING").createOrReplaceTempView(
+        "spark_run_index"
+    )
+    # the warehouse's staged_lines, as ingest_run_frame stages a DataFrame: the rank given is
+    # the rank column, else the row's position within its run and topic
+    spark.sql(
+        "SELECT i.file_index, t.query_id, t.doc_id, "
+        "coalesce(t.rank, CAST(row_number() OVER (PARTITION BY t.run_id, t.query_id "
+        "ORDER BY t.file_index, t.row_number) AS STRING)) AS rank_given, t.score, "
+        "true AS fields_ok, true AS score_ok, true AS tag_ok "
+        "FROM spark_run_table_rows AS t JOIN spark_run_index AS i USING (run_id)"
+    ).createOrReplaceTempView("staged_lines")
+    for relation, query in ingest_selects(
+        sql.query(_INGEST, "insert_run_results"), {"collection_id": collection, "run_ids": run_ids}
+    ):
+        spark.sql(query).createOrReplaceTempView(relation)
+    return run_ids

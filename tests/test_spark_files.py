@@ -1,0 +1,302 @@
+"""Run and qrels files straight into Spark: the warehouse's checks, messages, ranks and values.
+
+Every test runs on the one local Spark session of the test session (``spark_session`` in
+conftest.py). Rejected files must get exactly the message the warehouse's ingest gives (the
+bad-file classes of test_ingest.py); accepted files must rank as the warehouse ranks them, and
+all 129 TREC-8 runs read as text must score, topic by topic, what the DuckDB warehouse scores.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_ingest import BAD_QRELS, BAD_RUNS, QRELS, RUN, write
+
+from evalwh import formats, spark
+from evalwh.errors import IngestError
+from evalwh.spark import files
+from evalwh.warehouse import Warehouse
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore::FutureWarning"),  # pyspark's notice about pandas 3
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore::ResourceWarning"),
+]
+
+TREC8 = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec8_adhoc"
+# the measures the issue names: evalwh eval's defaults, then RBP with its residual and A_p@100
+MEASURES = ["P@10", "AP", "nDCG@10", "bpref", "A_p@10", "RBP(p=0.8)@10", "RBP_resid(p=0.8)@10", "A_p@100"]
+
+
+@pytest.fixture(scope="module")
+def session(spark_session):  # type: ignore[no-untyped-def]
+    """The shared session, without code generation for these small inputs."""
+    settings = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+    before = {key: spark_session.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark_session.conf.set(key, value)
+    yield spark_session
+    for key, value in before.items():
+        if value is None:
+            spark_session.conf.unset(key)
+        else:
+            spark_session.conf.set(key, value)
+
+
+# -- rejected files -------------------------------------------------------------------------
+
+
+def test_every_bad_run_file_class_gets_the_ingest_message(session, tmp_path):  # type: ignore[no-untyped-def]
+    """All classes of test_ingest.BAD_RUNS, plain and gzipped, checked in one Spark pass."""
+    paths = {}
+    for i, (name, (content, problem)) in enumerate(BAD_RUNS.items()):
+        for suffix in ("txt", "txt.gz"):
+            paths[write(tmp_path, f"bad{i}.{suffix}", content)] = problem
+    good = write(tmp_path, "good.txt", RUN)
+    errors = files.check_run_files(session, [good, *paths])
+    assert str(good) not in errors
+    assert {label: str(error) for label, error in errors.items()} == {
+        str(path): f"{path}{problem}" for path, problem in paths.items()
+    }
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("bad among good", "{bad}:2: score 'high' is not a finite number"),
+        ("bad first line first", "{first}:1: expected 6 fields, found 5"),
+        ("same tag", "{b}: run 'r' is also in {a}; run ids must be unique (the tag of the first line names the run)"),
+        ("missing", "{missing}: no such file"),
+        ("directory", "{directory}: is a directory, not a file"),
+        ("twice", "{a}: the file is given twice"),
+        ("glob without match", "{nothing}: no such file"),
+        ("nothing", "runs: no run files given"),
+    ],
+)
+def test_run_file_lists_fail_as_ingest_does(session, tmp_path, case, message):  # type: ignore[no-untyped-def]
+    a = write(tmp_path, "a.txt", RUN)
+    b = write(tmp_path, "b.txt", RUN.replace("2.5", "3.5"))
+    other = write(tmp_path, "c.txt", RUN.replace(" r\n", " other\n"))
+    bad = write(tmp_path, "bad.txt", RUN.replace(" r\n", " bad\n").replace("1.5", "high"))
+    first = write(tmp_path, "first.txt", "401 Q0 d1 1 2.5\n")
+    names = {
+        "a": a, "b": b, "bad": bad, "first": first, "missing": tmp_path / "missing.txt",
+        "directory": tmp_path, "nothing": tmp_path / "none*.txt",
+    }
+    calls = {
+        "bad among good": [a, bad, other],
+        # a file whose first line is bad is refused before run names are compared
+        "bad first line first": [a, b, first],
+        "same tag": [a, other, b],
+        "missing": [a, names["missing"]],
+        "directory": [tmp_path],
+        "twice": [a, tmp_path / "." / "a.txt"],
+        "glob without match": [names["nothing"]],
+        "nothing": [],
+    }
+    with pytest.raises(IngestError) as caught:
+        files.load_runs(session, calls[case])
+    assert str(caught.value) == message.format(**names)
+
+
+# the warehouse of this session takes fractional grades (stored as DOUBLE), so the grade
+# classes of test_ingest that only refuse fractions are accepted here
+GRADE_CLASSES = {"fractional grade", "ten digits", "word grade"}
+
+
+@pytest.mark.parametrize("name", [n for n in BAD_QRELS if n not in GRADE_CLASSES])
+def test_bad_qrels_file_gets_the_ingest_message(session, tmp_path, name):  # type: ignore[no-untyped-def]
+    content, problem = BAD_QRELS[name]
+    path = write(tmp_path, "bad.qrels", content)
+    with pytest.raises(IngestError) as caught:
+        files.load_qrels(session, path)
+    assert str(caught.value) == f"{path}{problem}"
+
+
+def test_qrels_grades_are_finite_numbers(session, tmp_path):  # type: ignore[no-untyped-def]
+    text = "# c\r\n401\t0\td1\t1\r\n401  Q0 d2   -1\r\n\r\n402 4.5 d#3 +2.5\n402 0 d4 1234567890\n"
+    assert files.load_qrels(session, write(tmp_path, "q.txt.gz", text)) == 4
+    rows = session.sql("SELECT query_id, iteration, doc_id, relevance FROM qrels ORDER BY query_id, doc_id").collect()
+    assert [tuple(r) for r in rows] == [
+        ("401", "0", "d1", 1.0),
+        ("401", "Q0", "d2", -1.0),
+        ("402", "4.5", "d#3", 2.5),
+        ("402", "0", "d4", 1234567890.0),
+    ]
+    for grade in ("yes", "nan", "1e999", "0x1"):
+        path = write(tmp_path, "bad.qrels", f"401 0 d1 1\n401 0 d2 {grade}\n")
+        with pytest.raises(IngestError) as caught:
+            files.load_qrels(session, path)
+        assert str(caught.value) == f"{path}:2: relevance {grade!r} is not a finite number"
+
+
+def test_score_grammar_is_the_warehouse_one(session):  # type: ignore[no-untyped-def]
+    """run_fields.sql reads a score exactly when evalwh.formats.is_score takes it, as float does."""
+    rng = random.Random(19)
+    alphabet = "0123456789" * 3 + "+-._eE" * 2 + "xXinfaINFdD ,١"
+    texts = [
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 8))).strip() or "0"
+        for _ in range(3000)
+    ]
+    texts += ["1_0", "1__0", "_1", "1.5d", "1f", "0x10", ".5", "5.", "+.5", "-.5e-3", "1e400",
+              "1e-400", "inf", "-Infinity", "NaN", "+-5", "1_0.0_1", "1e1_0", "1._5", "00.1",
+              "4.9e-324", "1.7976931348623157e308", "1.7976931348623159e308"]
+    texts = [t for t in texts if " " not in t]
+    bodies = [(0, i + 1, f"1 Q0 d{i} 1 {t} r", None, False, f"1 Q0 d{i} 1 {t} r") for i, t in enumerate(texts)]
+    session.createDataFrame(
+        bodies, "file_index INT, line_number INT, body STRING, problem STRING, skipped BOOLEAN, spaced STRING"
+    ).createOrReplaceTempView("spark_lines")
+    rows = session.sql(files._spark_sql("run_fields")).collect()
+    read = {r["line_number"]: r["score"] for r in rows}
+    for i, text in enumerate(texts):
+        value = read[i + 1]
+        finite = value is not None and math.isfinite(value)
+        assert finite == formats.is_score(text), text
+        if finite:
+            assert value == float(text), text
+
+
+# -- accepted files -------------------------------------------------------------------------
+
+
+def test_ranks_and_values_equal_the_warehouse_with_ties_bytes_and_float32(session, tmp_path):  # type: ignore[no-untyped-def]
+    """Heavy ties, doc ids that sort differently as bytes and as text, float32-only ties."""
+    rng = random.Random(7)
+    docs = ["a", "B", "b", "é", "z", "Z", "ü", "a b"[:1] + "é", "d10", "d9", "ß", "日本"]
+    qrels_lines, runs = [], []
+    for q in range(1, 6):
+        for d in docs:
+            qrels_lines.append(f"{q} 0 {d} {rng.choice([0, 1, 1, 2])}\n")
+    for r in range(3):
+        lines = []
+        for q in range(1, 6):
+            for j, d in enumerate(rng.sample(docs, 9)):
+                score = rng.choice(["1", "1.0", "2", "0.5", "0.30000001", "0.3", "0.30000000000000004"])
+                lines.append(f"{q}\tQ0\t{d}\t{j}\t{score}\trun{r}\n")
+        runs.append(write(tmp_path, f"run{r}.txt", "".join(rng.sample(lines, len(lines)))))
+    qrels = write(tmp_path, "qrels.txt", "".join(qrels_lines))
+    wh = Warehouse(":memory:")
+    wh.ingest_qrels(qrels, collection="c")
+    wh.ingest_runs(runs, collection="c")
+    files.load_qrels(session, qrels, collection="c")
+    files.load_runs(session, runs, collection="c")
+    ranked = lambda rows: sorted(tuple(r) for r in rows)  # noqa: E731
+    assert ranked(
+        session.sql("SELECT run_id, query_id, doc_id, score, rank FROM run_results").collect()
+    ) == ranked(wh.con.execute("SELECT run_id, query_id, doc_id, score, rank FROM run_results").fetchall())
+    for float32 in (False, True):
+        duck = wh.evaluate(MEASURES, collection="c", per_query=True, float32_ties=float32)
+        other = spark.evaluate(session, MEASURES, collection="c", float32_ties=float32)
+        assert_same_values(duck, other)
+    wh.close()
+
+
+def assert_same_values(duck: pd.DataFrame, other: pd.DataFrame) -> None:
+    """Every (run, topic, measure) in both frames, values equal to 1e-12 (NaN equal to NaN)."""
+    merged = duck[["run_id", "query_id", "measure", "value"]].merge(
+        other, on=["run_id", "query_id", "measure"], how="outer", suffixes=("_duckdb", "_spark"),
+        indicator=True,
+    )
+    assert (merged["_merge"] == "both").all(), merged[merged["_merge"] != "both"]
+    a, b = merged["value_duckdb"].to_numpy(), merged["value_spark"].to_numpy()
+    agree = np.isclose(a, b, rtol=0, atol=1e-12) | (np.isnan(a) & np.isnan(b))
+    assert agree.all(), merged.loc[~agree]
+
+
+def test_trec8_runs_as_text_score_what_the_warehouse_scores(session, trec8_ingest):  # type: ignore[no-untyped-def]
+    """All 129 TREC-8 runs and the qrels read as text by Spark, per topic, against DuckDB."""
+    start = time.perf_counter()
+    settings = {"spark.sql.shuffle.partitions": "4", "spark.sql.codegen.wholeStage": "true",
+                "spark.sql.codegen.factoryMode": "FALLBACK"}
+    before = {key: session.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        session.conf.set(key, value)
+    try:
+        assert files.load_qrels(session, TREC8 / "trec8.qrels") > 80_000
+        loaded = files.load_runs(session, [str(TREC8 / "runs" / "*.gz")])
+        other = spark.evaluate(session, MEASURES, collection="spark")
+    finally:
+        for key, value in before.items():
+            session.conf.unset(key) if value is None else session.conf.set(key, value)
+    assert len(loaded.run_ids) == 129
+    with Warehouse(trec8_ingest[0], read_only=True) as wh:
+        duck = wh.evaluate(MEASURES, collection="trec8", per_query=True)
+    assert len(duck) == 129 * 50 * len(MEASURES)
+    assert_same_values(duck, other)
+    print(f"\nSpark: 129 TREC-8 runs read, checked, ranked and scored in {time.perf_counter() - start:.1f} s")
+
+
+# -- the command ----------------------------------------------------------------------------
+
+
+def test_spark_eval_command_prints_what_evalwh_eval_prints(session, tmp_path):  # type: ignore[no-untyped-def]
+    """trec_eval's layout, per topic and means, from Spark and from the direct evaluation."""
+    from typer.testing import CliRunner
+
+    from evalwh.cli import app
+
+    qrels = write(tmp_path, "qrels.txt", QRELS + "403 0 d9 1\n")
+    runs = [
+        write(tmp_path, "a.txt.gz", RUN.replace(" r\n", " a\n")),
+        write(tmp_path, "b.txt", RUN.replace(" r\n", " b\n").replace("2.5", "0.1")),
+    ]
+    runner = CliRunner()
+    common = ["--qrels", str(qrels), "-m", "P@2", "-m", "AP", "-m", "nDCG@10", "--format", "trec", "--per-query"]
+    direct = runner.invoke(app, ["eval", *common, *map(str, runs)])
+    assert direct.exit_code == 0, direct.output
+    result = runner.invoke(app, ["spark", "eval", *common, str(tmp_path / "[ab].txt*")])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == direct.stdout
+    assert "runid                 \tall\ta" in result.stdout
+
+    bad = write(tmp_path, "bad.run", "401 Q0 d1 1 2 x\n401 Q0 d1 2 1 x\n")
+    failed = runner.invoke(app, ["spark", "eval", "--qrels", str(qrels), str(bad)])
+    assert failed.exit_code == 1
+    assert failed.stderr.strip() == f"Error: {bad}:2: document 'd1' appears twice for topic '401' (first on line 1)"
+
+
+# -- Parquet run tables ---------------------------------------------------------------------
+
+
+def test_parquet_run_tables_rank_as_the_warehouse_and_fail_as_frames_do(session, tmp_path):  # type: ignore[no-untyped-def]
+    """Runs as Parquet in the warehouse's DataFrame layout: same ranks and checks as ingest."""
+    rng = random.Random(3)
+    frame = pd.DataFrame(
+        [
+            {"run_id": f"r{r}", "query_id": str(q), "doc_id": d, "score": rng.choice([1.0, 2.0, 0.5])}
+            for r in range(2) for q in (1, 2) for d in rng.sample(["a", "B", "é", "z", "d1"], 4)
+        ]
+    )
+    frame.iloc[:10].to_parquet(tmp_path / "part0.parquet", index=False)
+    frame.iloc[10:].to_parquet(tmp_path / "part1.parquet", index=False)
+    wh = Warehouse(":memory:")
+    wh.ingest_runs(frame, collection="c")
+    assert files.load_run_tables(session, [str(tmp_path / "part*.parquet")], collection="c") == ["r0", "r1"]
+    ranked = lambda rows: sorted(tuple(r) for r in rows)  # noqa: E731
+    columns = "run_id, query_id, doc_id, score, rank_given, rank"
+    assert ranked(session.sql(f"SELECT {columns} FROM run_results").collect()) == ranked(
+        wh.con.execute(f"SELECT {columns} FROM run_results").fetchall()
+    )
+    wh.close()
+    bad = frame.iloc[:4].copy()
+    bad.loc[2, "score"] = float("nan")
+    bad.to_parquet(tmp_path / "nan.parquet", index=False)
+    with pytest.raises(IngestError) as caught:
+        files.load_run_tables(session, [tmp_path / "nan.parquet"])
+    assert str(caught.value) == f"{tmp_path / 'nan.parquet'}:3: score nan is not a finite number"
+    twice = pd.concat([frame.iloc[:3], frame.iloc[1:2]])
+    twice.to_parquet(tmp_path / "twice.parquet", index=False)
+    row = frame.iloc[1]
+    with pytest.raises(IngestError) as caught:
+        files.load_run_tables(session, [tmp_path / "twice.parquet"])
+    assert str(caught.value) == (
+        f"{tmp_path / 'twice.parquet'}:4: document {row['doc_id']!r} appears twice for topic "
+        f"{row['query_id']!r} in run {row['run_id']!r} (first on row 2)"
+    )
