@@ -106,12 +106,7 @@ def test_run_file_lists_fail_as_ingest_does(session, tmp_path, case, message):  
     assert str(caught.value) == message.format(**names)
 
 
-# the warehouse of this session takes fractional grades (stored as DOUBLE), so the grade
-# classes of test_ingest that only refuse fractions are accepted here
-GRADE_CLASSES = {"fractional grade", "ten digits", "word grade"}
-
-
-@pytest.mark.parametrize("name", [n for n in BAD_QRELS if n not in GRADE_CLASSES])
+@pytest.mark.parametrize("name", list(BAD_QRELS))
 def test_bad_qrels_file_gets_the_ingest_message(session, tmp_path, name):  # type: ignore[no-untyped-def]
     content, problem = BAD_QRELS[name]
     path = write(tmp_path, "bad.qrels", content)
@@ -120,21 +115,21 @@ def test_bad_qrels_file_gets_the_ingest_message(session, tmp_path, name):  # typ
     assert str(caught.value) == f"{path}{problem}"
 
 
-def test_qrels_grades_are_finite_numbers(session, tmp_path):  # type: ignore[no-untyped-def]
-    text = "# c\r\n401\t0\td1\t1\r\n401  Q0 d2   -1\r\n\r\n402 4.5 d#3 +2.5\n402 0 d4 1234567890\n"
+def test_qrels_grades_are_the_warehouse_grades(session, tmp_path):  # type: ignore[no-untyped-def]
+    text = "# c\r\n401\t0\td1\t1\r\n401  Q0 d2   -1\r\n\r\n402 4.5 d#3 +2.5\n402 0 d4 123456789\n"
     assert files.load_qrels(session, write(tmp_path, "q.txt.gz", text)) == 4
     rows = session.sql("SELECT query_id, iteration, doc_id, relevance FROM qrels ORDER BY query_id, doc_id").collect()
     assert [tuple(r) for r in rows] == [
         ("401", "0", "d1", 1.0),
         ("401", "Q0", "d2", -1.0),
         ("402", "4.5", "d#3", 2.5),
-        ("402", "0", "d4", 1234567890.0),
+        ("402", "0", "d4", 123456789.0),
     ]
-    for grade in ("yes", "nan", "1e999", "0x1"):
+    for grade in ("yes", "nan", "1e3", "0x1", "1234567890"):
         path = write(tmp_path, "bad.qrels", f"401 0 d1 1\n401 0 d2 {grade}\n")
         with pytest.raises(IngestError) as caught:
             files.load_qrels(session, path)
-        assert str(caught.value) == f"{path}:2: relevance {grade!r} is not a finite number"
+        assert str(caught.value) == f"{path}:2: relevance {grade!r} is not a number"
 
 
 def test_score_grammar_is_the_warehouse_one(session):  # type: ignore[no-untyped-def]

@@ -384,7 +384,7 @@ def load_qrels(
         if kind == "fields":
             raise IngestError(label, line, f"expected 4 fields, found {r['field_count']}")
         if kind == "grade":
-            raise IngestError(label, line, f"relevance {r['relevance_text']!r} is not a finite number")
+            raise IngestError(label, line, f"relevance {r['relevance_text']!r} is not a number")
         raise IngestError(
             label,
             line,

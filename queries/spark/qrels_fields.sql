@@ -32,8 +32,10 @@ fields AS (
         get(f, 2) AS doc_id,
         get(f, 3) AS relevance_text,
         CASE
-            WHEN get(f, 3) RLIKE '^[+-]?([0-9](_?[0-9])*(\\.([0-9](_?[0-9])*)?)?|\\.[0-9](_?[0-9])*)([eE][+-]?[0-9](_?[0-9])*)?$'
-                THEN CAST(replace(get(f, 3), '_', '') AS DOUBLE)
+            -- the warehouse's grade rule (queries/ingest/qrels_checks.sql): a decimal number,
+            -- at most nine integer digits, optional sign
+            WHEN get(f, 3) RLIKE '^[+-]?([0-9]{1,9}(\\.[0-9]*)?|\\.[0-9]+)$'
+                THEN CAST(get(f, 3) AS DOUBLE)
         END AS relevance
     FROM split
 ),
@@ -56,7 +58,7 @@ SELECT
     CASE
         WHEN problem IS NOT NULL THEN problem
         WHEN field_count <> 4 THEN 'fields'
-        WHEN relevance IS NULL OR isnan(relevance) OR abs(relevance) > 1.7976931348623157E308D THEN 'grade'
+        WHEN relevance IS NULL THEN 'grade'
         WHEN struct(file_index, line_number) <> first_of_doc THEN 'duplicate'
     END AS kind
 FROM ordered;
