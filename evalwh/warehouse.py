@@ -231,9 +231,9 @@ class Warehouse:
         Raises:
             IngestError: naming file, line and problem, for malformed input.
         """
-        from evalwh.ingest import ingest_qrels_source
+        from evalwh.ingest import bulk_session, ingest_qrels_source
 
-        with self.transaction():
+        with bulk_session(self), self.transaction():
             return ingest_qrels_source(self, source, collection, qrels_id=qrels_id, replace=replace)
 
     # -- runs ------------------------------------------------------------------------------
