@@ -1,11 +1,14 @@
 """TREC run and qrels files: what a valid line is, content scans, and naming the first bad line.
 
-The bulk parsing is done by DuckDB's CSV reader (``queries/ingest/*.sql``). This module holds
-what must look at the bytes of a file in Python:
+The bulk parsing of run files is done by the run-file reader (C, :mod:`evalwh.runreader`),
+and of qrels files and the run files it leaves by DuckDB's CSV reader
+(``queries/ingest/*.sql``). This module holds what must look at the bytes of a file in Python:
 
 * :func:`scan` reads a file once (in a worker thread, beside DuckDB) for its SHA-256 and for
   the few properties that decide how DuckDB may read it (which whitespace it holds, NUL bytes,
   carriage returns that do not end a line);
+* :func:`copy_stream` copies standard input or a pipe once, and :func:`first_long_line`
+  finds a line over :data:`MAX_LINE`;
 * :func:`first_data_line` sniffs the delimiter and the tag of a run from its first data line;
 * :func:`locate_run_error` and :func:`locate_qrels_error` re-read a file that the set-based
   checks rejected and name its first bad line (the error path only).

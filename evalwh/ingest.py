@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
+import numpy as np
 
 from evalwh import formats, runreader, sql
 from evalwh.errors import IngestError, QueryError
@@ -53,7 +54,7 @@ _INGEST = "evalwh.queries.ingest"
 _BATCH_BYTES = 64 << 20
 GZIP_RATIO = 4  # a gzipped run file holds about four times its size in text
 READ_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile)
-INGEST_MEMORY = "1GiB"  # DuckDB's memory limit while ingesting into a file (bulk_session)
+INGEST_MEMORY = "512MiB"  # DuckDB's memory limit while ingesting into a file (bulk_session)
 
 
 def check_frame_columns(frame: pd.DataFrame, required: list[str]) -> None:
@@ -142,13 +143,13 @@ class Spill:
         self.folder: Path | None = None
         self.count = 0
 
-    def new(self) -> Path:
+    def new(self, suffix: str = ".txt") -> Path:
         """A new file name in the folder (made at the first call)."""
         if self.folder is None:
             remove_leftovers()
             self.folder = Path(tempfile.mkdtemp(prefix=f"{self.PREFIX}{os.getpid()}-"))
         self.count += 1
-        return self.folder / f"{self.count}.txt"
+        return self.folder / f"{self.count}{suffix}"
 
     def copy(self, path: Path) -> Path:
         """Standard input or a pipe copied once to a file here (see formats.copy_stream)."""
@@ -450,6 +451,7 @@ def ingest_prepared(
         # that of several bad files the same one is named
         todo = [f for batch in group_batches([f for f in files if f.label not in results]) for f in batch]
         cache = JudgedCache(wh, collection if fill_cache else None)
+        staged = Staged(spill)
         module = runreader.reader()
         judged_by = cache.judgments(module) if module is not None else None
         one_tag = run_id is None
@@ -480,7 +482,7 @@ def ingest_prepared(
             ranked = ahead.result()
             ahead = pool.submit(read, todo[index + 1]) if index + 1 < len(todo) else None
             if isinstance(ranked, runreader.Ranked):
-                results[file.label] = _store_ranked(wh, file, ranked, collection, cache)
+                results[file.label] = staged.add(file, ranked)
             else:
                 scanner.submit([file], copy=True)
                 (result,) = _ingest_batch(wh, [file], collection, run_id, ignore_extra_fields)
@@ -490,6 +492,7 @@ def ingest_prepared(
             done += 1
             if progress:
                 progress(done, len(files))
+        staged.store(wh, collection, cache)
         cache.finish(general)
         return [results[f.label] for f in files]
     finally:
@@ -497,36 +500,68 @@ def ingest_prepared(
         scanner.close()
 
 
-def _store_ranked(
-    wh: Warehouse, file: RunFile, ranked: runreader.Ranked, collection: str, cache: JudgedCache
-) -> IngestResult:
-    """Store one file the reader ranked: its runs, run_topics and run_results rows."""
-    from evalwh.warehouse import IngestResult
+class Staged:
+    """The rows of the files the reader ranked, staged on disk until one insert stores them all.
 
-    insert_runs(
-        wh,
-        [[collection, file.run_id, file.first_tag, os.path.basename(file.label), ranked.sha256, ranked.lines]],
-    )
-    key = {"collection_id": collection, "run_id": file.run_id}
-    wh.con.register("ingest_rows", ranked.rows)
-    wh.con.register("ingest_topics", ranked.topics)
-    try:
-        wh.con.execute(
-            "INSERT INTO run_results (collection_id, run_id, query_id, doc_id, score, rank_given, rank)"
-            " SELECT $collection_id, $run_id, query_id, doc_id, score, rank_given, rank FROM ingest_rows",
-            key,
-        )
-        wh.con.execute(
-            "INSERT INTO run_topics (collection_id, run_id, query_id, num_ret)"
-            " SELECT $collection_id, $run_id, query_id, num_ret FROM ingest_topics",
-            key,
-        )
-    finally:
-        wh.con.unregister("ingest_rows")
-        wh.con.unregister("ingest_topics")
-    if ranked.judged is not None:
-        cache.add(file.run_id, ranked.sha256, ranked.judged)
-    return IngestResult("run", file.run_id, file.label, file.status, ranked.lines)
+    Each file's ranked rows (and judged rows) are written as a Parquet file into the spill
+    folder as soon as the reader hands them over, so memory holds one or two files' rows,
+    whatever the number of files. DuckDB then stores them with one INSERT per table: rows
+    appended in many statements of one transaction stay in memory until the commit (about
+    50 bytes a line), while one statement over Parquet streams within DuckDB's memory limit.
+    """
+
+    def __init__(self, spill: Spill) -> None:
+        self.spill = spill
+        self.rows: list[str] = []
+        self.judged: list[str] = []
+        self.topics: list[Any] = []
+        self.runs: list[list[Any]] = []
+        self.built: list[tuple[str, str]] = []  # (run_id, sha256) of the judged rows staged
+
+    def add(self, file: RunFile, ranked: runreader.Ranked) -> IngestResult:
+        """Stage one file the reader ranked."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from evalwh.warehouse import IngestResult
+
+        def with_run(table: pa.Table) -> pa.Table:
+            run = pa.DictionaryArray.from_arrays(
+                pa.array(np.zeros(len(table), np.int32)), pa.array([file.run_id])
+            )
+            return table.append_column("run_id", run)
+
+        self.rows.append(str(self.spill.new(".parquet")))
+        pq.write_table(with_run(ranked.rows), self.rows[-1], compression="snappy")
+        if ranked.judged is not None:
+            self.judged.append(str(self.spill.new(".parquet")))
+            pq.write_table(with_run(ranked.judged), self.judged[-1], compression="snappy")
+            self.built.append((file.run_id, ranked.sha256))
+        self.topics.append(with_run(ranked.topics))
+        source = os.path.basename(file.label)
+        self.runs.append([file.run_id, file.first_tag, source, ranked.sha256, ranked.lines])
+        return IngestResult("run", file.run_id, file.label, file.status, ranked.lines)
+
+    def store(self, wh: Warehouse, collection: str, cache: JudgedCache) -> None:
+        """Insert everything staged (inside the caller's transaction); hand judged rows on."""
+        import pyarrow as pa
+
+        if not self.rows:
+            return
+        insert_runs(wh, [[collection, *run] for run in self.runs])
+        key = {"collection_id": collection, "files": self.rows}
+        wh.run(sql.query(_INGEST, "insert_ranked"), key)
+        wh.con.register("ingest_topics", pa.concat_tables(self.topics).combine_chunks())
+        try:
+            wh.con.execute(
+                "INSERT INTO run_topics (collection_id, run_id, query_id, num_ret)"
+                " SELECT $collection_id, run_id, query_id, num_ret FROM ingest_topics",
+                {"collection_id": collection},
+            )
+        finally:
+            wh.con.unregister("ingest_topics")
+        if self.judged:
+            cache.add(self.judged, self.built)
 
 
 class JudgedCache:
@@ -551,7 +586,8 @@ class JudgedCache:
         ).fetchall() if collection is not None else []
         self.sets = [r[0] for r in rows]
         self.primary: str | None = None
-        self.built: list[tuple[str, str]] = []  # (run_id, sha256) of the rows staged
+        self.files: list[str] = []  # the reader's judged rows (Parquet), of runs in `built`
+        self.built: list[tuple[str, str]] = []  # (run_id, sha256)
 
     def judgments(self, module: Any) -> Any:
         """The primary qrels set's judgments for the reader, or None without qrels."""
@@ -560,24 +596,10 @@ class JudgedCache:
         self.primary = self.sets[0]
         return runreader.judgments(module, self.wh, self.collection, self.primary)
 
-    def add(self, run_id: str, sha256: str, judged: Any) -> None:
-        """Stage the reader's judged rows of one run (the primary set's)."""
-        con = self.wh.con
-        if not self.built:
-            con.execute(
-                "CREATE OR REPLACE TEMP TABLE staged_judged (run_id VARCHAR, query_id VARCHAR,"
-                " rank INTEGER, gain INTEGER, judged_so_far INTEGER, relevant_so_far INTEGER)"
-            )
-        con.register("ingest_judged", judged)
-        try:
-            con.execute(
-                "INSERT INTO staged_judged SELECT $run_id, query_id, rank, gain, judged_so_far,"
-                " relevant_so_far FROM ingest_judged",
-                {"run_id": run_id},
-            )
-        finally:
-            con.unregister("ingest_judged")
-        self.built.append((run_id, sha256))
+    def add(self, files: list[str], built: list[tuple[str, str]]) -> None:
+        """The reader's judged rows of the primary set (Parquet files), for these runs."""
+        self.files = files
+        self.built = built
 
     def finish(self, general: list[str]) -> None:
         """Store the staged rows; join the rest (other sets, the general path's runs) in SQL."""
@@ -591,9 +613,9 @@ class JudgedCache:
                     "fingerprint": fingerprint(self.wh, self.collection, self.primary),
                     "run_ids": [run for run, _ in self.built],
                     "sha256s": [digest for _, digest in self.built],
+                    "files": self.files,
                 },
             )
-            self.wh.con.execute("DROP TABLE staged_judged")
         ranked = [run for run, _ in self.built]
         for qrels_id in self.sets:
             runs = general if qrels_id == self.primary else ranked + general

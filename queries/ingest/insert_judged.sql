@@ -1,7 +1,7 @@
 -- name: insert_judged
 -- description: Store the judged rows the run-file reader staged at ingest in the evaluation cache, with their builds.
--- params: collection_id VARCHAR, qrels_id VARCHAR, fingerprint VARCHAR, run_ids VARCHAR[], sha256s VARCHAR[]
--- staged_judged holds, per newly ingested run, the rows queries/context/04_judged_rows.sql would
+-- params: collection_id VARCHAR, qrels_id VARCHAR, fingerprint VARCHAR, run_ids VARCHAR[], sha256s VARCHAR[], files VARCHAR[]
+-- $files (Parquet, staged by evalwh.ingest) hold, per newly ingested run, the rows queries/context/04_judged_rows.sql would
 -- join for this qrels set (rank, gain = grade >= 0, running counts at the default threshold),
 -- computed by evalwh/_runlines.c while it ranked the file. They go in as the evaluation's own
 -- refresh puts them (05_cache_refresh.sql): relevant rows first, then by rank, so that the row
@@ -10,7 +10,7 @@
 INSERT INTO judged_results
     (collection_id, qrels_id, run_id, query_id, rank, gain, judged_so_far, relevant_so_far)
 SELECT $collection_id, $qrels_id, run_id, query_id, rank, gain, judged_so_far, relevant_so_far
-FROM staged_judged
+FROM read_parquet($files)
 ORDER BY gain >= 1 DESC, rank;
 
 INSERT INTO judged_builds (collection_id, qrels_id, run_id, run_sha256, qrels_fingerprint)
