@@ -7,7 +7,8 @@ Usage:
     python bench/generate.py DATA/xl  --runs 20  --topics 5000 --max-grade 3 --pool-depth 50  # 100 M (XL)
     python bench/scale.py m1=DATA/m1 m10=DATA/m10 l=DATA/l xl=DATA/xl \\
         trec8=../shared/data/trec8_adhoc/trec8.qrels:../shared/data/trec8_adhoc/runs \\
-        [--rounds 1] [--workdir /tmp/evalwh-scale] [--json out.json]
+        [--rounds 1] [--workdir /tmp/evalwh-scale] [--json out.json] \\
+        [--baseline OLD_SOURCE_TREE --baseline-sets l,trec8]
 
 A data set is ``name=DIR`` (``DIR/qrels.txt`` and ``DIR/runs/``) or ``name=QRELS:RUNS_DIR``.
 Every step is the command a user types, run as its own process: the figures include
@@ -21,6 +22,10 @@ own ``ru_maxrss`` (from ``wait4``). Per data set:
 * the direct path ``evalwh eval --qrels QRELS RUN...`` (nothing stored);
 * pytrec_eval (parse + evaluate, one run at a time, as bench/eval.py) and the trec_eval
   binary (one process per run) where one is on the PATH.
+
+With ``--baseline`` (a source tree of an earlier evalwh, e.g. ``git archive`` of a commit with
+its C reader built in place) the warehouse steps and the direct path also run on that code,
+in the same rounds, for the data sets named by ``--baseline-sets``.
 
 Measures: P@10, P@100, AP, AP@100, nDCG@10, bpref, A_p@10, A_p@100 (pytrec_eval: the first
 six). Rounds are interleaved (each round runs every step of every data set) and the load
@@ -46,11 +51,15 @@ TREC_EVAL = ["-m", "P.10,100", "-m", "map", "-m", "map_cut.100", "-m", "ndcg_cut
 CLI = [sys.executable, "-c", "from evalwh.cli import app; app()"]
 
 
-def run(command: list[str]) -> dict[str, float]:
-    """Run one command; its wall time, CPU time, peak RSS and the load average around it."""
+def run(command: list[str], code: Path | None = None) -> dict[str, float]:
+    """Run one command; its wall time, CPU time, peak RSS and the load average around it.
+
+    ``code``: a source tree of evalwh to import instead of the installed one.
+    """
+    env = dict(os.environ, PYTHONPATH=str(code)) if code is not None else None
     load = os.getloadavg()[0]
     start = time.perf_counter()
-    with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as child:
+    with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env) as child:
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
         error = child.stderr.read().decode() if child.stderr else ""
@@ -87,25 +96,30 @@ def lines_of(files: list[Path]) -> int:
     return total
 
 
-def one_round(name: str, qrels: Path, files: list[Path], workdir: Path) -> dict[str, object]:
-    """Every step once for one data set."""
+def one_round(
+    name: str, qrels: Path, files: list[Path], workdir: Path, baseline: Path | None
+) -> dict[str, object]:
+    """Every step once for one data set (and on the baseline code, if given)."""
     db = workdir / f"{name}.duckdb"
-    for stale in workdir.glob(f"{name}.duckdb*"):
-        stale.unlink()
     args = [str(p) for p in files]
     out: dict[str, object] = {}
     measures = [a for m in MEASURES for a in ("-m", m)]
     out["pytrec_eval"] = run(
         [sys.executable, str(HERE / "eval.py"), "--child", "pytrec_eval", str(qrels), str(files[0].parent), str(db)]
     )
-    out["ingest_qrels"] = run([*CLI, "ingest", "qrels", str(qrels), "-c", "bench", "--db", str(db)])
-    out["ingest_runs"] = run([*CLI, "ingest", "runs", *args, "-c", "bench", "--db", str(db)])
-    out["warehouse_gib"] = db.stat().st_size / 2**30
-    before = (db.stat().st_size, db.stat().st_mtime_ns)
-    out["first_eval"] = run([*CLI, "eval", "-c", "bench", "--db", str(db), *measures, "--format", "csv"])
-    out["first_eval_wrote"] = (db.stat().st_size, db.stat().st_mtime_ns) != before
-    out["warm_eval"] = run([*CLI, "eval", "-c", "bench", "--db", str(db), *measures, "--format", "csv"])
-    out["direct"] = run([*CLI, "eval", "--qrels", str(qrels), *args, *measures, "--format", "csv"])
+    for prefix, code in [("", None)] + ([("before_", baseline)] if baseline else []):
+        for stale in workdir.glob(f"{name}.duckdb*"):
+            stale.unlink()
+        ingest = [*CLI, "ingest"]
+        evaluate = [*CLI, "eval", *measures, "--format", "csv"]
+        out[prefix + "ingest_qrels"] = run([*ingest, "qrels", str(qrels), "-c", "bench", "--db", str(db)], code)
+        out[prefix + "ingest_runs"] = run([*ingest, "runs", *args, "-c", "bench", "--db", str(db)], code)
+        out[prefix + "warehouse_gib"] = db.stat().st_size / 2**30
+        before = (db.stat().st_size, db.stat().st_mtime_ns)
+        out[prefix + "first_eval"] = run([*evaluate, "-c", "bench", "--db", str(db)], code)
+        out[prefix + "first_eval_wrote"] = (db.stat().st_size, db.stat().st_mtime_ns) != before
+        out[prefix + "warm_eval"] = run([*evaluate, "-c", "bench", "--db", str(db)], code)
+        out[prefix + "direct"] = run([*evaluate, "--qrels", str(qrels), *args], code)
     trec_eval = shutil.which("trec_eval")
     if trec_eval:
         parts = [run([trec_eval, *TREC_EVAL, str(qrels), str(p)]) for p in files]
@@ -134,7 +148,7 @@ def table(results: dict[str, list[dict[str, object]]], lines: dict[str, int]) ->
         reference = median(name, "pytrec_eval", "wall")
         reference_cpu = median(name, "pytrec_eval", "cpu")
         steps = ["pytrec_eval", "trec_eval", "ingest_qrels", "ingest_runs", "first_eval", "warm_eval", "direct"]
-        for step in steps:
+        for step in steps + ["before_" + s for s in steps[2:]]:
             if step not in rounds[0]:
                 continue
             wall, cpu = median(name, step, "wall"), median(name, step, "cpu")
@@ -143,20 +157,23 @@ def table(results: dict[str, list[dict[str, object]]], lines: dict[str, int]) ->
                 f" {median(name, step, 'peak_gib'):.2f} | {median(name, step, 'load'):.1f} |"
                 f" {reference / wall:.2f}x | {reference_cpu / cpu:.2f}x |"
             )
-        chain = ("ingest_qrels", "ingest_runs", "first_eval")
-        end_to_end = sum(median(name, s, "wall") for s in chain)
-        end_to_end_cpu = sum(median(name, s, "cpu") for s in chain)
-        wrote = any(bool(r["first_eval_wrote"]) for r in rounds)
-        size = statistics.median(float(r["warehouse_gib"]) for r in rounds)  # type: ignore[arg-type]
-        rows.append(
-            f"| {name} | {lines[name]:,} | **warehouse end to end** (qrels + runs + first eval) |"
-            f" {end_to_end:.2f} | {end_to_end_cpu:.2f} | | | **{reference / end_to_end:.2f}x** |"
-            f" **{reference_cpu / end_to_end_cpu:.2f}x** |"
-        )
-        rows.append(
-            f"| {name} | | warehouse file {size:.2f} GiB; the first eval "
-            f"{'WROTE to it' if wrote else 'wrote nothing'} | | | | | | |"
-        )
+        for prefix in ("", "before_"):
+            if prefix + "ingest_runs" not in rounds[0]:
+                continue
+            chain = [prefix + s for s in ("ingest_qrels", "ingest_runs", "first_eval")]
+            end_to_end = sum(median(name, s, "wall") for s in chain)
+            end_to_end_cpu = sum(median(name, s, "cpu") for s in chain)
+            wrote = any(bool(r[prefix + "first_eval_wrote"]) for r in rounds)
+            size = statistics.median(float(r[prefix + "warehouse_gib"]) for r in rounds)  # type: ignore[arg-type]
+            rows.append(
+                f"| {name} | {lines[name]:,} | **{prefix}warehouse end to end** (qrels + runs + first"
+                f" eval) | {end_to_end:.2f} | {end_to_end_cpu:.2f} | | | **{reference / end_to_end:.2f}x** |"
+                f" **{reference_cpu / end_to_end_cpu:.2f}x** |"
+            )
+            rows.append(
+                f"| {name} | | {prefix}warehouse file {size:.2f} GiB; the first eval "
+                f"{'WROTE to it' if wrote else 'wrote nothing'} | | | | | | |"
+            )
     return "\n".join(rows)
 
 
@@ -166,6 +183,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/evalwh-scale"))
     parser.add_argument("--json", type=Path, help="also write every measurement here")
+    parser.add_argument("--baseline", type=Path, help="source tree of an earlier evalwh to compare")
+    parser.add_argument("--baseline-sets", default="", help="data sets to run the baseline on")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     sets = [data_set(spec) for spec in args.datasets]
@@ -178,7 +197,8 @@ def main() -> None:
     results: dict[str, list[dict[str, object]]] = {name: [] for name, _, _ in sets}
     for number in range(args.rounds):
         for name, qrels, files in sets:
-            outcome = one_round(name, qrels, files, args.workdir)
+            baseline = args.baseline if name in args.baseline_sets.split(",") else None
+            outcome = one_round(name, qrels, files, args.workdir, baseline)
             results[name].append(outcome)
             print(f"round {number + 1} {name}: {json.dumps(outcome)}", flush=True)
             if args.json:

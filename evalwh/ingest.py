@@ -825,6 +825,7 @@ def ingest_run_frame(
         finally:
             wh.con.unregister("staged_frame")
         _drop_staging(wh)
+        JudgedCache(wh, collection).finish(accepted)  # the evaluation cache, joined in SQL
     return results
 
 

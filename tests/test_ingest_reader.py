@@ -160,6 +160,17 @@ def test_the_first_evaluation_writes_nothing(tmp_path):
         assert _cache(wh) == before
 
 
+def test_runs_from_a_data_frame_are_cached_at_ingest_too():
+    import pandas as pd
+
+    with Warehouse(":memory:") as wh:
+        wh.ingest_qrels(pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "relevance": [1, 0]}), collection="c")
+        frame = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["b", "a"], "score": [2.0, 1.0], "run_id": "r"})
+        wh.ingest_runs(frame, collection="c")
+        assert _stale(wh) == []
+        assert _cache(wh) == [("default", "r", "1", 1, 0, 1, 0), ("default", "r", "1", 2, 1, 2, 1)]
+
+
 # -- SIGKILL during a multi-file ingest -------------------------------------------------------
 
 _KILLED = textwrap.dedent(
