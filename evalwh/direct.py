@@ -95,11 +95,15 @@ def evaluate_files(
     paths = [Path(p) for p in runs]
     spill = ingest.Spill()
     try:
-        files = ingest.prepare_run_files(paths, run_id=None, ignore_extra_fields=ignore_extra_fields, spill=spill)
+        files = ingest.prepare_run_files(
+            paths, run_id=None, ignore_extra_fields=ignore_extra_fields, spill=spill
+        )
         with Warehouse(":memory:") as wh, _ReadAhead(files) as texts:
             wh.ingest_qrels(qrels, collection=COLLECTION)
             judged, general = _rank_files(wh, texts, files, options, ignore_extra_fields)
-            return _evaluate(wh, judged, general, spill, parsed, options, per_query, ignore_extra_fields)
+            return _evaluate(
+                wh, judged, general, spill, parsed, options, per_query, ignore_extra_fields
+            )
     finally:
         spill.close()
 

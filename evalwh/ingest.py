@@ -318,7 +318,10 @@ def _sniff(path: Path, run_id: str | None, ignore_extra_fields: bool, spill: Spi
     count = len(first.fields)
     if count < formats.RUN_FIELDS or (count > formats.RUN_FIELDS and not ignore_extra_fields):
         raise formats.locate_run_error(
-            source or path, ignore_extra_fields=ignore_extra_fields, one_tag=run_id is None, label=name
+            source or path,
+            ignore_extra_fields=ignore_extra_fields,
+            one_tag=run_id is None,
+            label=name,
         )
     tag = first.fields[formats.RUN_FIELDS - 1]
     return RunFile(path, run_id if run_id is not None else tag, tag, first.delimiter, source)
@@ -355,7 +358,9 @@ def prepare_run_files(
     if not paths:
         raise IngestError("runs", None, "no run files given")
     if run_id is not None and len(paths) != 1:
-        raise IngestError(formats.label(paths[0]), None, "--run-id names one run; give exactly one file")
+        raise IngestError(
+            formats.label(paths[0]), None, "--run-id names one run; give exactly one file"
+        )
     seen_paths: set[Path] = set()
     for path in paths:
         require_file(path)
@@ -449,7 +454,8 @@ def ingest_prepared(
 
         # the order in which the general path used to meet the files (by delimiter), so
         # that of several bad files the same one is named
-        todo = [f for batch in group_batches([f for f in files if f.label not in results]) for f in batch]
+        pending = [f for f in files if f.label not in results]
+        todo = [f for batch in group_batches(pending) for f in batch]
         cache = JudgedCache(wh, collection if fill_cache else None)
         staged = Staged(spill)
         module = runreader.reader()
@@ -638,7 +644,8 @@ def refresh_cache(wh: Warehouse, collection: str, qrels_id: str, runs: list[str]
     """
     from evalwh.evaluation import Options, context_steps
 
-    steps = context_steps(collection, runs, Options(qrels_id=qrels_id), fingerprint=fingerprint(wh, collection, qrels_id))
+    built_from = fingerprint(wh, collection, qrels_id)
+    steps = context_steps(collection, runs, Options(qrels_id=qrels_id), fingerprint=built_from)
     for name, params in steps[: steps.index(("05_source_cache", {}))]:
         wh.run(sql.query("evalwh.queries.context", name), params)
 
@@ -951,7 +958,8 @@ def _ingest_qrels(
     )
     wh.con.execute("DROP TABLE IF EXISTS staged_qrels")
     # the evaluation cache of the runs already stored, for these judgments (see JudgedCache)
-    if wh.con.execute("SELECT count(*) FROM runs WHERE collection_id = ?", [collection]).fetchall()[0][0]:
+    runs = wh.con.execute("SELECT count(*) FROM runs WHERE collection_id = ?", [collection])
+    if runs.fetchall()[0][0]:
         refresh_cache(wh, collection, qrels_id, None)
     return IngestResult("qrels", qrels_id, label, status, int(line_count))
 

@@ -134,7 +134,8 @@ def read_run(
     )
 
     def strings(offsets: bytes, text: bytes) -> pa.Array:
-        return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(text)])
+        buffers = [None, pa.py_buffer(offsets), pa.py_buffer(text)]
+        return pa.Array.from_buffers(pa.string(), n, buffers)
 
     def ints(buffer: bytes) -> pa.Array:
         return pa.Array.from_buffers(pa.int32(), len(buffer) // 4, [None, pa.py_buffer(buffer)])
@@ -153,8 +154,9 @@ def read_run(
     judged = None
     if judged_by is not None:
         at, judged_rank, grade, so_far, relevant_so_far = (ints(c) for c in judged_columns)
+        topic_ids = pa.DictionaryArray.from_arrays(at, names)
         judged = pa.Table.from_arrays(
-            [pa.DictionaryArray.from_arrays(at, names), judged_rank, grade, so_far, relevant_so_far],
+            [topic_ids, judged_rank, grade, so_far, relevant_so_far],
             names=["query_id", "rank", "gain", "judged_so_far", "relevant_so_far"],
         )
     return Ranked(hashlib.sha256(data).hexdigest(), n, rows, topics, judged)
