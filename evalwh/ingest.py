@@ -499,7 +499,7 @@ def ingest_prepared(
             if progress:
                 progress(done, len(files))
         staged.store(wh, collection, cache)
-        cache.finish(general)
+        cache.finish(general, [run[0] for run in staged.runs])
         return [results[f.label] for f in files]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
@@ -599,6 +599,15 @@ class JudgedCache:
         """The primary qrels set's judgments for the reader, or None without qrels."""
         if not self.sets:
             return None
+        # the reader carries integer grades: fractional ones (if qrels ever hold them) are
+        # left to the SQL join, which keeps the grade as stored
+        fractional = self.wh.con.execute(
+            "SELECT count(*) FROM qrels WHERE collection_id = ? AND qrels_id = ?"
+            " AND relevance <> round(relevance)",
+            [self.collection, self.sets[0]],
+        ).fetchall()[0][0]
+        if fractional:
+            return None
         self.primary = self.sets[0]
         return runreader.judgments(module, self.wh, self.collection, self.primary)
 
@@ -607,7 +616,7 @@ class JudgedCache:
         self.files = files
         self.built = built
 
-    def finish(self, general: list[str]) -> None:
+    def finish(self, general: list[str], read: list[str] | None = None) -> None:
         """Store the staged rows; join the rest (other sets, the general path's runs) in SQL."""
         if self.built:
             assert self.primary is not None
@@ -622,9 +631,11 @@ class JudgedCache:
                     "files": self.files,
                 },
             )
-        ranked = [run for run, _ in self.built]
+        # runs the reader stored, and of those the ones whose rows it judged (primary set)
+        judged = {run for run, _ in self.built}
+        read = read or []
         for qrels_id in self.sets:
-            runs = general if qrels_id == self.primary else ranked + general
+            runs = [r for r in read if qrels_id != self.primary or r not in judged] + general
             if runs:
                 refresh_cache(self.wh, self.collection, qrels_id, runs)
 

@@ -160,6 +160,21 @@ def test_the_first_evaluation_writes_nothing(tmp_path):
         assert _cache(wh) == before
 
 
+def test_without_the_reader_the_cache_is_filled_by_the_sql_join(tmp_path, monkeypatch):
+    (tmp_path / "run").write_text("401 Q0 a 1 2 r\n401 Q0 b 2 1 r\n")
+    (tmp_path / "qrels").write_text("401 0 a 1\n401 0 b 0\n")
+    with Warehouse(":memory:") as wh:
+        wh.ingest_qrels(tmp_path / "qrels", collection="c")
+        wh.ingest_runs([tmp_path / "run"], collection="c")
+        expected = _cache(wh)
+    monkeypatch.setenv("EVALWH_NO_READER", "1")
+    with Warehouse(":memory:") as wh:
+        wh.ingest_qrels(tmp_path / "qrels", collection="c")
+        wh.ingest_runs([tmp_path / "run"], collection="c")
+        assert _stale(wh) == []
+        assert _cache(wh) == expected == [("default", "r", "401", 1, 1, 1, 1), ("default", "r", "401", 2, 0, 2, 1)]
+
+
 def test_runs_from_a_data_frame_are_cached_at_ingest_too():
     import pandas as pd
 
