@@ -1,7 +1,7 @@
 """Generate a seeded synthetic test collection as TREC text files.
 
 Usage: python bench/generate.py OUT_DIR [--runs 100] [--topics 250] [--docs 1000] [--seed 0]
-                                        [--pool-depth 100] [--gzip]
+                                        [--pool-depth 100] [--max-grade 2] [--gzip]
 
 Writes ``OUT_DIR/qrels.txt`` and ``OUT_DIR/runs/run<i>.txt`` (``.txt.gz`` with ``--gzip``):
 ``runs`` runs, each ranking ``docs`` documents for each of ``topics`` topics.
@@ -10,7 +10,8 @@ How it is built (deterministic for a seed):
 
 * Each topic draws a universe of ``2 x docs`` documents from a collection of named documents
   (``doc0001234``), so runs overlap as TREC runs do. A few percent of the universe is
-  relevant (grade 1, or 2 for about a third of them).
+  relevant (grade 1, or 2 for about a third of them; with ``--max-grade 3`` about a third of
+  the grade-2 documents become grade 3, as in the issue's graded 0-3 collections).
 * A run has a quality (how much relevance lifts a score) and a score precision: scores are
   rounded to between one and four decimals, so coarse runs have heavy ties, as many TREC runs
   do (the TREC-8 runs have a median of 1,300 tied topic-score pairs). The file lists each
@@ -54,6 +55,7 @@ def generate(
     docs: int = 1000,
     seed: int = 0,
     pool_depth: int = 100,
+    max_grade: int = 2,
     gzip: bool = False,
 ) -> Generated:
     """Write a synthetic collection under ``out``; see the module docstring for its shape.
@@ -65,6 +67,8 @@ def generate(
         docs: Documents per topic in every run.
         seed: Seed of the random generator; equal seeds give byte-identical files.
         pool_depth: Depth of the pool that the qrels judge.
+        max_grade: Highest grade, 2 or 3 (grade 3 is drawn from a second generator, so files
+            made with the default stay byte-identical to earlier versions).
         gzip: Write gzipped files.
 
     Returns:
@@ -84,8 +88,13 @@ def generate(
     relevant_share = rng.uniform(0.005, 0.04, size=topics)
     grades = (rng.random((topics, universe)) < relevant_share[:, None]).astype(np.int8)
     grades[(grades == 1) & (rng.random((topics, universe)) < 0.35)] = 2
+    if max_grade not in (2, 3):
+        raise ValueError("max_grade must be 2 or 3")
     names = np.array([f"doc{i:07d}" for i in range(collection_size)], dtype=object)
     query_ids = np.array([str(t + 1) for t in range(topics)], dtype=object)
+    if max_grade == 3:
+        upgrade = np.random.default_rng(seed + 1).random((topics, universe)) < 1 / 3
+        grades[(grades == 2) & upgrade] = 3
 
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")
@@ -168,6 +177,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--pool-depth", type=int, default=100)
+    parser.add_argument("--max-grade", type=int, default=2, choices=[2, 3])
     parser.add_argument("--gzip", action="store_true", help="write .gz files")
     args = parser.parse_args()
     start = time.perf_counter()
@@ -178,6 +188,7 @@ def main() -> None:
         docs=args.docs,
         seed=args.seed,
         pool_depth=args.pool_depth,
+        max_grade=args.max_grade,
         gzip=args.gzip,
     )
     print(

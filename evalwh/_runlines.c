@@ -67,6 +67,8 @@ static c_locale_t c_locale;
 #define PREFETCH(address) ((void)0)
 #endif
 #define PREFETCH_AHEAD 8
+/* the longest line taken by default, in bytes without its line break (evalwh.formats.MAX_LINE) */
+#define MAX_LINE (1 << 20)
 
 /* -- hashing ------------------------------------------------------------------------------ */
 
@@ -441,11 +443,12 @@ static int parse_score(const char *s, size_t n, double *out) {
 /* -- ranking ------------------------------------------------------------------------------ */
 
 typedef struct {
-    const char *doc;
-    uint32_t doc_len;
-    uint32_t topic;
+    const char *doc; /* the rank field as written follows it, after one delimiter byte */
     double key;
     uint64_t hash;
+    uint32_t doc_len;
+    uint32_t given_len;
+    uint32_t topic;
     int32_t grade;
 } Line;
 
@@ -502,8 +505,15 @@ typedef struct {
     const Judgments *judgments;
     long rel;
     int float32, extra_fields;
+    int all_rows;    /* read_run: rank every line fully and emit them all */
+    size_t max_line; /* the longest line taken, in bytes without its line break */
     /* out */
     const char *refused;
+    size_t doc_bytes, given_bytes; /* totals over all lines, for read_run's buffers */
+    /* read_run's rows, in (topic, rank) order, written into buffers made before ranking */
+    int32_t *out_doc_offsets, *out_given_offsets, *out_topic, *out_rank;
+    char *out_doc, *out_given;
+    double *out_score;
     Topic *topics;
     size_t topic_count;
     Rows rows[2]; /* the judged lines: [0] relevant ones (grade >= rel), [1] the others */
@@ -564,6 +574,7 @@ static int read_lines(Work *w) {
         const char *field[6];
         size_t length[6];
         int count = 0;
+        const char *line_start = s;
         if (*s == '#') {
             w->refused = "a comment";
             goto done;
@@ -581,6 +592,11 @@ static int read_lines(Work *w) {
             count++;
             s = next + (next < end); /* past the delimiter or newline; the last line may end without one */
             if (*next != w->delimiter) break;
+        }
+        /* s is past the line break, if the line has one */
+        if ((size_t)(s - line_start) - (s[-1] == '\n') > w->max_line) {
+            w->refused = "a line longer than the limit";
+            goto done;
         }
         if (count < 6 || (count > 6 && !w->extra_fields)) {
             w->refused = "a line of other than six fields";
@@ -652,6 +668,9 @@ static int read_lines(Work *w) {
         Line *line = &w->lines[w->line_count++];
         line->doc = field[2];
         line->doc_len = (uint32_t)length[2];
+        line->given_len = (uint32_t)length[3];
+        w->doc_bytes += length[2];
+        w->given_bytes += length[3];
         line->topic = current;
         line->key = w->float32 ? (double)(float)score : score;
         w->topics[current].count++;
@@ -689,7 +708,7 @@ static int rank_topics(Work *w) {
         Line **group = w->order + offset[t];
         size_t count = w->topics[t].count, mask = table_size(count) - 1;
         const Topic *topic = &w->topics[t];
-        const JudgedTopic *judged_here = judged_topic(w->judgments, topic->text, topic->len);
+        const JudgedTopic *judged_here = w->judgments ? judged_topic(w->judgments, topic->text, topic->len) : NULL;
         const uint64_t *judged_slots = judged_here ? w->judgments->slots + judged_here->slot0 : NULL;
         memset(w->slots, 0, (mask + 1) * sizeof(uint64_t));
         int sorted = 1, judged_tie = 0;
@@ -729,15 +748,30 @@ static int rank_topics(Work *w) {
         }
         if (!sorted) {
             qsort(group, count, sizeof(Line *), rank_compare);
-        } else if (judged_tie) {
+        } else if (judged_tie || w->all_rows) {
             /* in file order already but for ties: order each tie group that holds a judged
              * line by doc descending (the others' order changes no judged rank) */
             size_t a = 0;
             while (a < count) {
                 size_t b = a + 1, judged = group[a]->grade >= 0;
                 while (b < count && group[b]->key == group[a]->key) judged |= group[b++]->grade >= 0;
-                if (b - a > 1 && judged) qsort(group + a, b - a, sizeof(Line *), rank_compare);
+                if (b - a > 1 && (judged || w->all_rows)) qsort(group + a, b - a, sizeof(Line *), rank_compare);
                 a = b;
+            }
+        }
+        if (w->all_rows) {
+            size_t first = offset[t];
+            for (size_t i = 0; i < count; i++) {
+                const Line *line = group[i];
+                size_t row = first + i;
+                int32_t doc_at = w->out_doc_offsets[row], given_at = w->out_given_offsets[row];
+                memcpy(w->out_doc + doc_at, line->doc, line->doc_len);
+                memcpy(w->out_given + given_at, line->doc + line->doc_len + 1, line->given_len);
+                w->out_doc_offsets[row + 1] = doc_at + (int32_t)line->doc_len;
+                w->out_given_offsets[row + 1] = given_at + (int32_t)line->given_len;
+                w->out_score[row] = line->key;
+                w->out_topic[row] = (int32_t)t;
+                w->out_rank[row] = (int32_t)i + 1;
             }
         }
         int32_t judged = 0, relevant = 0;
@@ -773,33 +807,85 @@ static PyObject *rows_bytes(const Ints *relevant, const Ints *others) {
     return bytes;
 }
 
-static PyObject *rank_file(PyObject *self, PyObject *args) {
-    PyObject *data;
+/* The topics, their line counts and the judged rows of a ranked file, as rank_file returns them. */
+static PyObject *judged_result(Work *w) {
+    /* the topic ids as an Arrow string array's buffers: int32 offsets, then the bytes */
+    size_t bytes = 0;
+    for (size_t t = 0; t < w->topic_count; t++) bytes += w->topics[t].len;
+    if (bytes > INT32_MAX) return PyUnicode_FromString("topic ids of more than 2 GB");
+    Ints offsets = {malloc((w->topic_count + 1) * sizeof(int32_t)), 0, w->topic_count + 1};
+    Ints counts = {malloc((w->topic_count + 1) * sizeof(int32_t)), 0, w->topic_count + 1};
+    PyObject *names = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)bytes);
+    if (offsets.data == NULL || counts.data == NULL || names == NULL) {
+        free(offsets.data);
+        free(counts.data);
+        Py_XDECREF(names);
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        return NULL;
+    }
+    char *at = PyBytes_AS_STRING(names);
+    offsets.data[offsets.len++] = 0;
+    for (size_t t = 0; t < w->topic_count; t++) {
+        memcpy(at, w->topics[t].text, w->topics[t].len);
+        at += w->topics[t].len;
+        offsets.data[offsets.len++] = (int32_t)(at - PyBytes_AS_STRING(names));
+        counts.data[counts.len++] = (int32_t)w->topics[t].count;
+    }
+    const Rows *r = w->rows;
+    PyObject *result = Py_BuildValue(
+        "(NNNnNNNNN)", ints_bytes(&offsets), names, ints_bytes(&counts), (Py_ssize_t)r[0].topic.len,
+        rows_bytes(&r[0].topic, &r[1].topic), rows_bytes(&r[0].rank, &r[1].rank), rows_bytes(&r[0].grade, &r[1].grade),
+        rows_bytes(&r[0].judged, &r[1].judged), rows_bytes(&r[0].relevant, &r[1].relevant));
+    free(offsets.data);
+    free(counts.data);
+    return result;
+}
+
+/* Parse rank_file's and read_run's shared arguments into w; 0 with an exception set if bad. */
+static int work_args(Work *w, PyObject *args, const char *format, PyObject **data, Py_ssize_t *max_line) {
     const char *delimiter, *tag;
     Py_ssize_t delimiter_len, tag_len;
     PyObject *capsule;
     long rel;
     int float32, extra_fields;
-    if (!PyArg_ParseTuple(args, "O!s#s#Olpp:rank_file", &PyBytes_Type, &data, &delimiter, &delimiter_len, &tag, &tag_len,
-                          &capsule, &rel, &float32, &extra_fields))
-        return NULL;
+    if (!PyArg_ParseTuple(args, format, &PyBytes_Type, data, &delimiter, &delimiter_len, &tag, &tag_len, &capsule,
+                          &rel, &float32, &extra_fields, max_line))
+        return 0;
+    if (capsule != Py_None) {
+        w->judgments = PyCapsule_GetPointer(capsule, "evalwh._runlines.judgments");
+        if (w->judgments == NULL) return 0;
+    }
+    if (delimiter_len != 1 || (delimiter[0] != ' ' && delimiter[0] != '\t')) {
+        PyErr_SetString(PyExc_ValueError, "the delimiter is one space or one tab");
+        return 0;
+    }
+    if (*max_line < 1) {
+        PyErr_SetString(PyExc_ValueError, "max_line must be positive");
+        return 0;
+    }
+    w->data = PyBytes_AS_STRING(*data); /* NUL-terminated, which read_lines relies on */
+    w->size = (size_t)PyBytes_GET_SIZE(*data);
+    w->delimiter = delimiter[0];
+    w->tag = tag;
+    w->tag_len = (size_t)tag_len;
+    w->rel = rel;
+    w->float32 = float32;
+    w->extra_fields = extra_fields;
+    w->max_line = (size_t)*max_line;
+    return 1;
+}
+
+static PyObject *rank_file(PyObject *self, PyObject *args) {
+    PyObject *data;
+    Py_ssize_t max_line = MAX_LINE;
     Work w;
     memset(&w, 0, sizeof w);
     PyObject *result = NULL;
-    w.judgments = PyCapsule_GetPointer(capsule, "evalwh._runlines.judgments");
-    if (w.judgments == NULL) goto out;
-    if (delimiter_len != 1 || (delimiter[0] != ' ' && delimiter[0] != '\t')) {
-        PyErr_SetString(PyExc_ValueError, "the delimiter is one space or one tab");
+    if (!work_args(&w, args, "O!s#s#Olpp|n:rank_file", &data, &max_line)) goto out;
+    if (w.judgments == NULL) {
+        PyErr_SetString(PyExc_TypeError, "rank_file needs judgments");
         goto out;
     }
-    w.data = PyBytes_AS_STRING(data); /* NUL-terminated, which read_lines relies on */
-    w.size = (size_t)PyBytes_GET_SIZE(data);
-    w.delimiter = delimiter[0];
-    w.tag = tag;
-    w.tag_len = (size_t)tag_len;
-    w.rel = rel;
-    w.float32 = float32;
-    w.extra_fields = extra_fields;
     int ok;
     Py_BEGIN_ALLOW_THREADS
     ok = read_lines(&w) && rank_topics(&w);
@@ -812,41 +898,98 @@ static PyObject *rank_file(PyObject *self, PyObject *args) {
         result = PyUnicode_FromString("no lines");
         goto out;
     }
-    /* the topic ids as an Arrow string array's buffers: int32 offsets, then the bytes */
-    size_t bytes = 0;
-    for (size_t t = 0; t < w.topic_count; t++) bytes += w.topics[t].len;
-    if (bytes > INT32_MAX) {
-        result = PyUnicode_FromString("topic ids of more than 2 GB");
-        goto out;
-    }
-    Ints offsets = {malloc((w.topic_count + 1) * sizeof(int32_t)), 0, w.topic_count + 1};
-    Ints counts = {malloc((w.topic_count + 1) * sizeof(int32_t)), 0, w.topic_count + 1};
-    PyObject *names = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)bytes);
-    if (offsets.data == NULL || counts.data == NULL || names == NULL) {
-        free(offsets.data);
-        free(counts.data);
-        Py_XDECREF(names);
-        if (!PyErr_Occurred()) PyErr_NoMemory();
-        goto out;
-    }
-    char *at = PyBytes_AS_STRING(names);
-    offsets.data[offsets.len++] = 0;
-    for (size_t t = 0; t < w.topic_count; t++) {
-        memcpy(at, w.topics[t].text, w.topics[t].len);
-        at += w.topics[t].len;
-        offsets.data[offsets.len++] = (int32_t)(at - PyBytes_AS_STRING(names));
-        counts.data[counts.len++] = (int32_t)w.topics[t].count;
-    }
-    const Rows *r = w.rows;
-    result = Py_BuildValue("(NNNnNNNNN)", ints_bytes(&offsets), names, ints_bytes(&counts), (Py_ssize_t)r[0].topic.len,
-                           rows_bytes(&r[0].topic, &r[1].topic), rows_bytes(&r[0].rank, &r[1].rank),
-                           rows_bytes(&r[0].grade, &r[1].grade), rows_bytes(&r[0].judged, &r[1].judged),
-                           rows_bytes(&r[0].relevant, &r[1].relevant));
-    free(offsets.data);
-    free(counts.data);
+    result = judged_result(&w);
 out:
     work_free(&w);
     return result;
+}
+
+static PyObject *read_run(PyObject *self, PyObject *args) {
+    PyObject *data;
+    Py_ssize_t max_line = MAX_LINE;
+    Work w;
+    memset(&w, 0, sizeof w);
+    PyObject *result = NULL, *out[7] = {NULL};
+    if (!work_args(&w, args, "O!s#s#Olpp|n:read_run", &data, &max_line)) goto out;
+    if (w.float32) {
+        PyErr_SetString(PyExc_ValueError, "read_run keeps scores as they are: float32 is not for it");
+        goto out;
+    }
+    w.all_rows = 1;
+    int ok;
+    Py_BEGIN_ALLOW_THREADS
+    ok = read_lines(&w);
+    Py_END_ALLOW_THREADS
+    if (!ok) {
+        result = w.refused ? PyUnicode_FromString(w.refused) : PyErr_NoMemory();
+        goto out;
+    }
+    if (w.line_count == 0) {
+        result = PyUnicode_FromString("no lines");
+        goto out;
+    }
+    if (w.doc_bytes > INT32_MAX || w.given_bytes > INT32_MAX) {
+        result = PyUnicode_FromString("document ids of more than 2 GB");
+        goto out;
+    }
+    size_t n = w.line_count;
+    /* doc offsets, doc bytes, given offsets, given bytes, scores, topics, ranks */
+    size_t sizes[7] = {(n + 1) * 4, w.doc_bytes, (n + 1) * 4, w.given_bytes, n * 8, n * 4, n * 4};
+    for (int k = 0; k < 7; k++)
+        if ((out[k] = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizes[k])) == NULL) goto out;
+    w.out_doc_offsets = (int32_t *)PyBytes_AS_STRING(out[0]);
+    w.out_doc = PyBytes_AS_STRING(out[1]);
+    w.out_given_offsets = (int32_t *)PyBytes_AS_STRING(out[2]);
+    w.out_given = PyBytes_AS_STRING(out[3]);
+    w.out_score = (double *)PyBytes_AS_STRING(out[4]);
+    w.out_topic = (int32_t *)PyBytes_AS_STRING(out[5]);
+    w.out_rank = (int32_t *)PyBytes_AS_STRING(out[6]);
+    w.out_doc_offsets[0] = 0;
+    w.out_given_offsets[0] = 0;
+    Py_BEGIN_ALLOW_THREADS
+    ok = rank_topics(&w);
+    Py_END_ALLOW_THREADS
+    if (!ok) {
+        result = w.refused ? PyUnicode_FromString(w.refused) : PyErr_NoMemory();
+        goto out;
+    }
+    PyObject *judged = judged_result(&w);
+    if (judged == NULL) goto out;
+    if (!PyTuple_Check(judged)) { /* a reason */
+        result = judged;
+        goto out;
+    }
+    result = Py_BuildValue("(NNNNNNNN)", judged, out[0], out[1], out[2], out[3], out[4], out[5], out[6]);
+    for (int k = 0; k < 7; k++) out[k] = NULL; /* the tuple holds them, or they are released */
+out:
+    for (int k = 0; k < 7; k++) Py_XDECREF(out[k]);
+    work_free(&w);
+    return result;
+}
+
+/* The number of the first line (from 1) longer than max_line bytes without its line break, or 0. */
+static PyObject *first_long_line(PyObject *self, PyObject *args) {
+    Py_buffer data;
+    Py_ssize_t max_line;
+    if (!PyArg_ParseTuple(args, "y*n:first_long_line", &data, &max_line)) return NULL;
+    const char *s = data.buf, *end = s + data.len;
+    Py_ssize_t number = 0, found = 0;
+    Py_BEGIN_ALLOW_THREADS
+    while (s < end) {
+        number++;
+        const char *newline = memchr(s, '\n', (size_t)(end - s));
+        const char *stop = newline ? newline : end;
+        Py_ssize_t length = stop - s;
+        if (length > 0 && stop[-1] == '\r' && newline) length--;
+        if (length > max_line) {
+            found = number;
+            break;
+        }
+        s = newline ? newline + 1 : end;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&data);
+    return PyLong_FromSsize_t(found);
 }
 
 static PyObject *parse_score_py(PyObject *self, PyObject *arg) {
@@ -863,7 +1006,11 @@ static PyMethodDef methods[] = {
      "judgments(topic_offsets, topic_bytes, doc_offsets, doc_bytes, grades) -> capsule: the judgments "
      "rank_file looks lines up in, from Arrow string buffers (int32 offsets) and int32 grades."},
     {"rank_file", rank_file, METH_VARARGS,
-     "rank_file(data, delimiter, tag, judgments, rel, float32, extra_fields) -> tuple | str."},
+     "rank_file(data, delimiter, tag, judgments, rel, float32, extra_fields[, max_line]) -> tuple | str."},
+    {"read_run", read_run, METH_VARARGS,
+     "read_run(data, delimiter, tag, judgments | None, rel, float32, extra_fields[, max_line]) -> tuple | str."},
+    {"first_long_line", first_long_line, METH_VARARGS,
+     "first_long_line(data, max_line) -> int: the first line longer than max_line bytes (0: none)."},
     {"parse_score", parse_score_py, METH_O,
      "parse_score(text) -> float | None: a score as rank_file reads it (None: not its form)."},
     {NULL, NULL, 0, NULL},

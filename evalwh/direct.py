@@ -3,11 +3,12 @@
 ``evalwh eval --qrels QRELS RUN...`` and :func:`evaluate_files` give the numbers
 ``Warehouse.evaluate`` gives after an ingest, from the same metric queries, without keeping
 anything. The judgments are ingested into an in-memory warehouse as usual (they are small).
-The run files, which are large, are each read once by ``evalwh._runlines`` (C, one file per
-thread, without the GIL), which looks every line up in the judgments, ranks the judged ones
-as ``trec_ranked`` does and hands back only those, with their running counts
-(``ev_files_judged``), and the number retrieved per topic (``run_topics``). Reading starts
-while the judgments are still being ingested.
+The run files, which are large, are each read once by the reader the ingest uses
+(:mod:`evalwh.runreader`, ``evalwh._runlines``: C, one file per thread, without the GIL),
+which looks every line up in the judgments, ranks the judged ones as ``trec_ranked`` does
+and hands back only those, with their running counts (``ev_files_judged``), and the number
+retrieved per topic (``run_topics``). Reading starts while the judgments are still being
+ingested; at most two files' text is in memory at a time besides what is read ahead.
 
 The reader takes only the plainest form of a run file (see ``evalwh/_runlines.c``); a file
 it does not take (a comment, other whitespace, another spelling of a score, non-ASCII text,
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalwh import arrays, catalog, evaluation, formats, ingest, sql
+from evalwh import arrays, catalog, evaluation, formats, ingest, runreader, sql
 from evalwh.evaluation import Averaging, Options, Unjudged
 
 if TYPE_CHECKING:
@@ -108,33 +109,62 @@ def evaluate_files(
     )
     parsed = evaluation.parse_measures(measures, depths, options)
     paths = [Path(p) for p in runs]
-    with Warehouse(":memory:") as wh, _ReadAhead(paths) as texts:
-        wh.ingest_qrels(qrels, collection=COLLECTION)
-        if truncate_grades:
-            wh.con.execute("UPDATE qrels SET relevance = trunc(relevance) WHERE relevance <> trunc(relevance)")
-        judged, general = _rank_files(wh, texts, paths, options, ignore_extra_fields)
-        with wh.transaction():
-            if general:
-                ingest.ingest_run_files(
-                    wh,
-                    general,
-                    COLLECTION,
-                    run_id=None,
-                    replace=False,
-                    ignore_extra_fields=ignore_extra_fields,
-                    progress=None,
-                )
-            # read once, by 05_source_files.sql, into the table the metrics scan
-            wh.con.register("ev_files_judged", judged)
-            try:
-                for name, params in _context_steps(options):
-                    wh.run(sql.query(_CONTEXT, name), params)
-            finally:
-                wh.con.unregister("ev_files_judged")
-            frame = evaluation.compute(wh, COLLECTION, parsed, options, per_query=per_query, typed_names=typed_names)
-            if then is not None:
-                then(wh)
-    return frame
+    spill = ingest.Spill()
+    try:
+        files = ingest.prepare_run_files(
+            paths, run_id=None, ignore_extra_fields=ignore_extra_fields, spill=spill
+        )
+        with Warehouse(":memory:") as wh, _ReadAhead(files) as texts:
+            wh.ingest_qrels(qrels, collection=COLLECTION)
+            if truncate_grades:
+                wh.con.execute("UPDATE qrels SET relevance = trunc(relevance) WHERE relevance <> trunc(relevance)")
+            judged, general = _rank_files(wh, texts, files, options, ignore_extra_fields)
+            return _evaluate(
+                wh, judged, general, spill, parsed, options, per_query, ignore_extra_fields,
+                typed_names=typed_names, then=then,
+            )  # fmt: skip
+    finally:
+        spill.close()
+
+
+def _evaluate(
+    wh: Warehouse,
+    judged: pa.Table,
+    general: list[ingest.RunFile],
+    spill: ingest.Spill,
+    parsed: Any,
+    options: Options,
+    per_query: bool,
+    ignore_extra_fields: bool,
+    *,
+    typed_names: bool,
+    then: Callable[[Warehouse], None] | None,
+) -> pd.DataFrame:
+    """Ingest the files the reader left, then run the metrics over all judged rows."""
+    with wh.transaction():
+        if general:
+            ingest.ingest_prepared(
+                wh,
+                general,
+                COLLECTION,
+                spill,
+                run_id=None,
+                replace=False,
+                ignore_extra_fields=ignore_extra_fields,
+                progress=None,
+                fill_cache=False,
+            )
+        # read once, by 05_source_files.sql, into the table the metrics scan
+        wh.con.register("ev_files_judged", judged)
+        try:
+            for name, params in _context_steps(options):
+                wh.run(sql.query(_CONTEXT, name), params)
+        finally:
+            wh.con.unregister("ev_files_judged")
+        frame = evaluation.compute(wh, COLLECTION, parsed, options, per_query=per_query, typed_names=typed_names)
+        if then is not None:
+            then(wh)
+        return frame
 
 
 def _context_steps(options: Options) -> list[tuple[str, dict[str, Any]]]:
@@ -151,12 +181,12 @@ class _ReadAhead:
     qrels ingest leaves a core idle; up to ``budget`` bytes of text wait in memory.
     """
 
-    def __init__(self, paths: list[Path], budget: int = 256 << 20) -> None:
-        self.pool = ThreadPoolExecutor(max_workers=1) if _reader() is not None else None
+    def __init__(self, files: list[ingest.RunFile], budget: int = 256 << 20) -> None:
+        self.pool = ThreadPoolExecutor(max_workers=1) if runreader.reader() is not None else None
         self.ahead: dict[Path, Future[bytes]] = {}
         if self.pool is None:
             return
-        for path in paths:
+        for path in (f.readable for f in files):
             try:
                 size = path.stat().st_size * (ingest.GZIP_RATIO if path.suffix == ".gz" else 1)
             except OSError:
@@ -181,25 +211,28 @@ class _ReadAhead:
 
 
 def _rank_files(
-    wh: Warehouse, texts: _ReadAhead, paths: list[Path], options: Options, ignore_extra_fields: bool
-) -> tuple[pa.Table, list[Path]]:
+    wh: Warehouse,
+    texts: _ReadAhead,
+    files: list[ingest.RunFile],
+    options: Options,
+    ignore_extra_fields: bool,
+) -> tuple[pa.Table, list[ingest.RunFile]]:
     """Rank what the run-file reader takes; store its runs and run_topics rows.
 
     Returns the judged rows (``ev_files_judged``) of those files and the files it left to
     the general path, in the order the ingest meets them: its batches group files by
     delimiter, so of several bad files the one the ingest names is named here too.
     """
-    files = ingest.prepare_run_files(paths, run_id=None, ignore_extra_fields=ignore_extra_fields)
     in_batches = (f for batch in ingest.group_batches(files) for f in batch)
-    order = {f.path: i for i, f in enumerate(in_batches)}
-    reader = _reader()
+    order = {f.label: i for i, f in enumerate(in_batches)}
+    reader = runreader.reader()
     if reader is None or _fractional_grades(wh):  # (the reader takes integer grades)
-        return _empty_judged(), sorted((f.path for f in files), key=order.__getitem__)
-    judgments = _judgments(reader, wh)
+        return _empty_judged(), sorted(files, key=lambda f: order[f.label])
+    judgments = runreader.judgments(reader, wh, COLLECTION, "default")
 
     def rank(file: ingest.RunFile) -> tuple[Any, ...] | str:
         try:
-            data = texts.read(file.path)
+            data = texts.read(file.readable)
         except ingest.READ_ERRORS:
             return "unreadable"  # the general path names the error
         return reader.rank_file(
@@ -210,22 +243,24 @@ def _rank_files(
             options.rel,
             options.float32_ties,
             ignore_extra_fields,
+            formats.MAX_LINE,
         )
 
     accepted: list[ingest.RunFile] = []
     ranked: list[_Ranked] = []
-    general: list[Path] = []
-    # the reader releases the GIL: one file per core at a time (and only that in memory)
-    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+    general: list[ingest.RunFile] = []
+    # the reader releases the GIL: one file per core at a time (and only that in memory;
+    # map submits every file at once, but each reads its text only when it starts)
+    with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
         for file, result in zip(files, pool.map(rank, files), strict=True):
             if isinstance(result, str):
-                general.append(file.path)
+                general.append(file)
             else:
                 accepted.append(file)
                 ranked.append(_Ranked(*result))
     if accepted:
         _store_runs(wh, accepted, ranked)
-    return _judged_rows(accepted, ranked), sorted(general, key=order.__getitem__)
+    return _judged_rows(accepted, ranked), sorted(general, key=lambda f: order[f.label])
 
 
 class _Ranked:
@@ -324,54 +359,6 @@ def _fractional_grades(wh: Warehouse) -> bool:
         [COLLECTION],
     ).fetchall()
     return bool(fractional)
-
-
-def _judgments(reader: Any, wh: Warehouse) -> Any:
-    """The ingested judgments with a grade >= 0 (a negative grade counts as unjudged), in C."""
-    table = wh.con.sql(
-        "SELECT query_id, doc_id, CAST(relevance AS INTEGER) AS grade FROM qrels"
-        " WHERE collection_id = $collection AND qrels_id = 'default' AND relevance >= 0",
-        params={"collection": COLLECTION},
-    ).to_arrow_table()
-    return judgments_from_arrow(reader, table)
-
-
-def judgments_from_arrow(reader: Any, table: pa.Table) -> Any:
-    """``reader.judgments`` of a table of query_id, doc_id and grade, from its Arrow buffers.
-
-    No Python string is made: the C side reads the offsets and bytes of the two id columns.
-    """
-    import pyarrow as pa
-
-    # (Array.cast imports pyarrow.compute, a fifth of a second: only when the type differs)
-    def column(name: str, kind: pa.DataType) -> pa.Array:
-        array = table[name].combine_chunks()
-        return array if array.type == kind else array.cast(kind)
-
-    buffers: list[Any] = []
-    for name in ("query_id", "doc_id"):
-        ids = column(name, pa.string())
-        _, offsets, data = ids.buffers()
-        if offsets is None:  # no judgments
-            offsets = np.zeros(1, np.int32)
-        else:  # a slice's offsets begin further in (and index data as they are)
-            offsets = offsets.slice(ids.offset * 4)
-        buffers += [offsets, data if data is not None else b""]
-    grades = column("grade", pa.int32())  # no NULL (qrels.relevance)
-    data = grades.buffers()[1]
-    buffers.append(data.slice(grades.offset * 4, len(grades) * 4) if data is not None else b"")
-    return reader.judgments(*buffers)
-
-
-def _reader() -> Any:
-    """evalwh._runlines, the compiled run-file reader, or None where it was not built."""
-    if os.environ.get("EVALWH_NO_READER"):
-        return None
-    try:
-        from evalwh import _runlines
-    except ImportError:
-        return None
-    return _runlines
 
 
 def _empty_judged() -> pa.Table:

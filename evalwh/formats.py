@@ -1,11 +1,14 @@
 """TREC run and qrels files: what a valid line is, content scans, and naming the first bad line.
 
-The bulk parsing is done by DuckDB's CSV reader (``queries/ingest/*.sql``). This module holds
-what must look at the bytes of a file in Python:
+The bulk parsing of run files is done by the run-file reader (C, :mod:`evalwh.runreader`),
+and of qrels files and the run files it leaves by DuckDB's CSV reader
+(``queries/ingest/*.sql``). This module holds what must look at the bytes of a file in Python:
 
 * :func:`scan` reads a file once (in a worker thread, beside DuckDB) for its SHA-256 and for
   the few properties that decide how DuckDB may read it (which whitespace it holds, NUL bytes,
   carriage returns that do not end a line);
+* :func:`copy_stream` copies standard input or a pipe once, and :func:`first_long_line`
+  finds a line over :data:`MAX_LINE`;
 * :func:`first_data_line` sniffs the delimiter and the tag of a run from its first data line;
 * :func:`locate_run_error` and :func:`locate_qrels_error` re-read a file that the set-based
   checks rejected and name its first bad line (the error path only).
@@ -21,7 +24,14 @@ they agree on random input):
   C's ``isspace`` that trec_eval uses; other characters, ``#`` included, are data;
 * the text is UTF-8 (a leading byte-order mark is ignored) without NUL bytes;
 * a score is a finite decimal number (``12``, ``-3.5``, ``9.998186e-02``); a relevance grade
-  is a decimal number (``2``, ``-1``, ``0.75``) of at most nine integer digits with an optional sign.
+  is a decimal number (``2``, ``-1``, ``0.75``) of at most nine integer digits with an optional sign;
+* a line holds at most :data:`MAX_LINE` bytes (1 MiB) besides its line break. A longer line
+  is refused by every reader alike (``/dev/zero`` given as a file ends there at once, and a
+  3 MB document id gets the same verdict from ``ingest`` and ``eval --qrels``).
+
+A file name ``-`` means standard input. Standard input, pipes (``<(cat run)``,
+``/dev/stdin``) and other files that are not regular files are read exactly once, into a
+temporary copy (:func:`copy_stream`) that every later step reads.
 """
 
 from __future__ import annotations
@@ -29,7 +39,10 @@ from __future__ import annotations
 import gzip
 import hashlib
 import math
+import os
 import re
+import stat
+import sys
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -46,6 +59,71 @@ _CHUNK = 1 << 20
 # Field separators inside a line: C isspace() minus the line breaks.
 _SEPARATORS = re.compile(rb"[ \t\x0b\x0c\r]+")
 _GRADE = re.compile(r"[+-]?([0-9]{1,9}(\.[0-9]*)?|\.[0-9]+)")
+MAX_LINE = 1 << 20  # the longest line read, in bytes without its line break (as _runlines.c)
+STDIN = "-"
+TOO_LONG = f"the line is longer than {MAX_LINE:,} bytes, the longest line evalwh reads"
+
+
+def is_stdin(path: Path) -> bool:
+    """Whether ``path`` names standard input (``-``)."""
+    return str(path) == STDIN
+
+
+def label(path: Path) -> str:
+    """How a file is named in messages: ``<stdin>`` for ``-``, else the path as given."""
+    return "<stdin>" if is_stdin(path) else str(path)
+
+
+def needs_copy(path: Path) -> bool:
+    """Whether ``path`` can be read only once (standard input, a pipe, a device)."""
+    if is_stdin(path):
+        return True
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False  # the caller names a missing file
+
+
+def copy_stream(path: Path, target: Path) -> None:
+    """Copy standard input or a pipe once into ``target``, refusing a line over MAX_LINE.
+
+    Memory stays bounded whatever the stream holds: ``/dev/zero`` ends with the too-long
+    line error after about 1 MiB. (A stream named ``*.gz`` is copied as it is.)
+
+    Raises:
+        IngestError: naming the stream and the line that is too long.
+    """
+    name = label(path)
+    line = 1
+    since_newline = 0
+    source = sys.stdin.buffer if is_stdin(path) else open(path, "rb")  # noqa: SIM115
+    try:
+        with open(target, "wb") as out:
+            while chunk := source.read(_CHUNK):
+                out.write(chunk)
+                last = chunk.rfind(b"\n")
+                if last < 0:
+                    since_newline += len(chunk)
+                else:
+                    line += chunk.count(b"\n")
+                    since_newline = len(chunk) - last - 1
+                if since_newline > MAX_LINE + 1:  # (+1: a \r before the \n)
+                    raise IngestError(name, line, TOO_LONG)
+    finally:
+        if source is not sys.stdin.buffer:
+            source.close()
+
+
+def first_long_line(data: bytes) -> int:
+    """The number of the first line longer than MAX_LINE bytes (0: none), by the C reader."""
+    try:
+        from evalwh import _runlines
+    except ImportError:
+        for number, body in enumerate(data.split(b"\n"), start=1):
+            if len(body.removesuffix(b"\r")) > MAX_LINE:
+                return number
+        return 0
+    return int(_runlines.first_long_line(data, MAX_LINE))
 
 
 def open_binary(path: Path) -> IO[bytes]:
@@ -156,10 +234,16 @@ def _numbered_lines(path: Path) -> Iterator[tuple[int, bytes | None, str | None]
     invalid UTF-8); such lines have no body.
     """
     with open_binary(path) as handle:
-        for number, raw in enumerate(handle, start=1):
+        number = 0
+        # at most MAX_LINE + 2 bytes a line (its body and \r\n): a longer one ends the file
+        while raw := handle.readline(MAX_LINE + 3):
+            number += 1
             body = raw[:-1] if raw.endswith(b"\n") else raw
             if body.endswith(b"\r"):
                 body = body[:-1]
+            if len(body) > MAX_LINE:
+                yield number, None, TOO_LONG
+                return
             if number == 1 and body.startswith(_BOM):
                 body = body[len(_BOM) :]
             if b"\x00" in body:

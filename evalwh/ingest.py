@@ -1,18 +1,24 @@
-"""Ingest of runs and qrels: DuckDB's reader in batches, set-based checks, one ranking.
+"""Ingest of runs and qrels: one reader, streamed file by file, the evaluation cache filled.
 
 A run ingest goes through these steps, all inside the caller's transaction:
 
-1. sniff each file's first data line (its delimiter and tag, hence the run id);
+1. sniff each file's first data line (its delimiter and tag, hence the run id); standard
+   input and pipes are first copied once to a temporary file (:class:`Spill`);
 2. skip files whose run is already stored with the same content, and refuse (or, with
    ``replace``, delete) runs stored with different content;
-3. scan the files in two worker threads, a batch ahead of DuckDB (SHA-256, the whitespace a
-   file holds, NUL bytes and stray ``\r``: :func:`evalwh.formats.scan`); a gzipped file is
-   decompressed there once, into a temporary plain copy that DuckDB reads;
-4. per batch of files sharing a delimiter: stage the lines with flags
-   (``stage_run_lines.sql``), re-read with the any-whitespace split the files that need it
-   (``restage_run_lines.sql``), count bad lines and duplicates (``run_checks.sql``), and
-   only if a file is bad re-read it in Python to name its first bad line;
-5. rank the staged lines in trec_eval's order and store them (``insert_run_results.sql``).
+3. read the files one at a time, one ahead in a worker thread, with the run-file reader
+   (:mod:`evalwh.runreader`, C): it checks and ranks every line, and the ranked rows go
+   into ``run_results`` as they are (no second parse, no sort in SQL); with judgments in
+   the collection, the judged rows with their running counts (the evaluation cache) too;
+4. a file the reader leaves (a comment, mixed whitespace, a bad line, ...) goes the general
+   way: DuckDB's CSV reader stages its lines with flags (``stage_run_lines.sql``,
+   ``restage_run_lines.sql``), ``run_checks.sql`` counts bad lines and duplicates (a bad
+   file is re-read in Python to name its first bad line), and ``insert_run_results.sql``
+   ranks it with ``trec_ranked``;
+5. fill the evaluation cache (``judged_results``) of the new runs for every ingested qrels
+   set, so that the first evaluation reads it as the tenth does, and writes nothing.
+
+Memory holds about two files' text and rows at a time, whatever the number of files.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import shutil
 import tempfile
 import zlib
 from collections.abc import Iterator
@@ -30,8 +37,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
+import numpy as np
 
-from evalwh import formats, sql
+from evalwh import formats, runreader, sql
 from evalwh.errors import IngestError, QueryError
 from evalwh.frames import standard_columns
 
@@ -47,6 +55,7 @@ _INGEST = "evalwh.queries.ingest"
 _BATCH_BYTES = 64 << 20
 GZIP_RATIO = 4  # a gzipped run file holds about four times its size in text
 READ_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile)
+INGEST_MEMORY = "512MiB"  # DuckDB's memory limit while ingesting into a file (bulk_session)
 
 
 def check_frame_ids(frame: pd.DataFrame, columns: list[str], label: str = "DataFrame") -> None:
@@ -110,7 +119,9 @@ def _first_duplicate(frame: pd.DataFrame, keys: list[str]) -> tuple[int, int] | 
 
 
 def require_file(path: Path) -> None:
-    """Raise IngestError unless ``path`` is an existing file."""
+    """Raise IngestError unless ``path`` is an existing file (or ``-``, standard input)."""
+    if formats.is_stdin(path):
+        return
     if not path.exists():
         raise IngestError(str(path), None, "no such file")
     if path.is_dir():
@@ -123,21 +134,81 @@ def _unreadable(path: Path, error: BaseException) -> IngestError:
 
 @contextmanager
 def bulk_session(wh: Warehouse) -> Iterator[None]:
-    """Let DuckDB write staged and inserted rows in any order during a bulk ingest.
+    """Settings of a bulk ingest: rows in any order, DuckDB's memory bounded.
 
     Ranks are computed, never taken from the line order, so insertion order does not matter,
-    and without it DuckDB materialises and sorts in parallel. Enter it outside the ingest's
-    transaction: a failed statement aborts the transaction, and the setting can only be put
-    back after the rollback (inside a caller's own transaction it stays off until then).
+    and without it DuckDB materialises and sorts in parallel. A warehouse file's DuckDB
+    keeps at most INGEST_MEMORY while ingesting: the rows of the open transaction are
+    written to the file as they come, and the staged cache rows and their sort spill to
+    DuckDB's temporary directory beyond it, so the peak does not grow with the input.
+    Enter it outside the ingest's transaction: a failed statement aborts the transaction,
+    and the settings can only be put back after the rollback (inside a caller's own
+    transaction they stay until then).
     """
-    ((before,),) = wh.con.execute("SELECT current_setting('preserve_insertion_order')").fetchall()
+    ((order, limit),) = wh.con.execute(
+        "SELECT current_setting('preserve_insertion_order'), current_setting('memory_limit')"
+    ).fetchall()
     wh.con.execute("SET preserve_insertion_order = false")
+    if wh.path != ":memory:":
+        wh.con.execute(f"SET memory_limit = '{INGEST_MEMORY}'")
     try:
         yield
     finally:
-        # in an aborted transaction the setting cannot be put back; the rollback does that
+        # in an aborted transaction the settings cannot be put back; the rollback does that
         with suppress(duckdb.TransactionException):
-            wh.con.execute("SET preserve_insertion_order = $value", {"value": bool(before)})
+            wh.con.execute("SET preserve_insertion_order = $value", {"value": bool(order)})
+            wh.con.execute(f"SET memory_limit = '{limit}'")
+
+
+class Spill:
+    """Temporary files of one ingest, under ``$TMPDIR/evalwh-ingest-PID-*``.
+
+    Made only when needed (standard input, a pipe, a gzipped file the general path reads),
+    deleted at the end. A killed ingest cannot delete its own, so the next one removes those
+    of processes that no longer run.
+    """
+
+    PREFIX = "evalwh-ingest-"
+
+    def __init__(self) -> None:
+        self.folder: Path | None = None
+        self.count = 0
+
+    def new(self, suffix: str = ".txt") -> Path:
+        """A new file name in the folder (made at the first call)."""
+        if self.folder is None:
+            remove_leftovers()
+            self.folder = Path(tempfile.mkdtemp(prefix=f"{self.PREFIX}{os.getpid()}-"))
+        self.count += 1
+        return self.folder / f"{self.count}{suffix}"
+
+    def copy(self, path: Path) -> Path:
+        """Standard input or a pipe copied once to a file here (see formats.copy_stream)."""
+        target = self.new()
+        try:
+            formats.copy_stream(path, target)
+        except OSError as error:
+            raise _unreadable(path, error) from None
+        return target
+
+    def close(self) -> None:
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
+
+
+def remove_leftovers() -> None:
+    """Delete the temporary folders of ingests whose process is gone (killed ones)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{Spill.PREFIX}*"):
+        pid = folder.name[len(Spill.PREFIX) :].split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            pass  # alive, or not ours to judge
 
 
 def _drop_staging(wh: Warehouse) -> None:
@@ -152,22 +223,34 @@ def _drop_staging(wh: Warehouse) -> None:
 class RunFile:
     """One run file on its way in: sniffed at once, scanned in a worker thread later."""
 
-    path: Path
+    path: Path  # as given
     run_id: str
     first_tag: str
     delimiter: str
+    source: Path | None = None  # what is read: the path, or the copy of standard input or a pipe
     scan: Future[formats.Scan] | None = None
     copy: Path | None = None  # the decompressed copy the scan writes, for a .gz file
     status: str = "ingested"
 
     @property
     def label(self) -> str:
-        return str(self.path)
+        return formats.label(self.path)
+
+    @property
+    def readable(self) -> Path:
+        """The file to read: the path, or the copy of standard input or a pipe."""
+        return self.source if self.source is not None else self.path
 
     @property
     def text(self) -> Path:
         """The file DuckDB reads: the plain copy of a gzipped file once scanned, or the file."""
-        return self.copy if self.copy is not None else self.path
+        return self.copy if self.copy is not None else self.readable
+
+    def bad_line(self, *, ignore_extra_fields: bool, one_tag: bool) -> IngestError:
+        """The error naming this file's first bad line (formats.locate_run_error)."""
+        return formats.locate_run_error(
+            self.text, ignore_extra_fields=ignore_extra_fields, one_tag=one_tag, label=self.label
+        )
 
     def scanned(self) -> formats.Scan:
         """The scan of the file, waiting for its thread; read errors become IngestError."""
@@ -186,20 +269,18 @@ class Scanner:
     ingest. Scanning only one batch ahead bounds the temporary space to about two batches.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, spill: Spill) -> None:
         self.pool = ThreadPoolExecutor(max_workers=2)
-        self.spill = tempfile.TemporaryDirectory(prefix="evalwh-ingest-")
-        self.count = 0
+        self.spill = spill
 
     def submit(self, files: list[RunFile], *, copy: bool) -> None:
         """Start scanning ``files`` (each once); gzipped ones get a plain copy if ``copy``."""
         for file in files:
             if file.scan is not None:
                 continue
-            if copy and file.path.suffix == ".gz":
-                self.count += 1
-                file.copy = Path(self.spill.name) / f"{self.count}.txt"
-            file.scan = self.pool.submit(formats.scan, file.path, file.copy)
+            if copy and file.readable.suffix == ".gz":
+                file.copy = self.spill.new()
+            file.scan = self.pool.submit(formats.scan, file.readable, file.copy)
 
     def release(self, files: list[RunFile]) -> None:
         """Delete the plain copies of files DuckDB has read."""
@@ -208,9 +289,8 @@ class Scanner:
                 file.copy.unlink(missing_ok=True)
 
     def close(self) -> None:
-        """Stop pending scans, wait for running ones, delete every copy."""
+        """Stop pending scans, wait for running ones (the spill deletes the copies)."""
         self.pool.shutdown(wait=True, cancel_futures=True)
-        self.spill.cleanup()
 
 
 def _stored_runs(wh: Warehouse, collection: str) -> dict[str, tuple[str, int]]:
@@ -237,7 +317,7 @@ def insert_runs(wh: Warehouse, rows: list[list[Any]]) -> None:
 
 
 def _delete_run(wh: Warehouse, collection: str, run_id: str) -> None:
-    for table in ("run_results", "run_topics", "runs"):
+    for table in ("run_results", "run_topics", "runs", "judged_results", "judged_builds"):
         # table names come from the fixed tuple above, values are parameters
         wh.con.execute(
             f"DELETE FROM {table} WHERE collection_id = ? AND run_id = ?", [collection, run_id]
@@ -253,21 +333,29 @@ def _clash(label: str, run_id: str, collection: str) -> IngestError:
     )
 
 
-def _sniff(path: Path, run_id: str | None, ignore_extra_fields: bool) -> RunFile:
-    """Read the first data line of a run file for its delimiter and tag."""
+def _sniff(path: Path, run_id: str | None, ignore_extra_fields: bool, spill: Spill) -> RunFile:
+    """Read the first data line of a run file for its delimiter and tag.
+
+    Standard input and pipes are copied to a file first (they can be read only once).
+    """
+    source = spill.copy(path) if formats.needs_copy(path) else None
+    name = formats.label(path)
     try:
-        first = formats.first_data_line(path)
+        first = formats.first_data_line(source or path)
     except READ_ERRORS as error:
         raise _unreadable(path, error) from None
     if first is None:
-        raise IngestError(str(path), None, "the file holds no run lines")
+        raise IngestError(name, None, "the file holds no run lines")
     count = len(first.fields)
     if count < formats.RUN_FIELDS or (count > formats.RUN_FIELDS and not ignore_extra_fields):
         raise formats.locate_run_error(
-            path, ignore_extra_fields=ignore_extra_fields, one_tag=run_id is None
+            source or path,
+            ignore_extra_fields=ignore_extra_fields,
+            one_tag=run_id is None,
+            label=name,
         )
     tag = first.fields[formats.RUN_FIELDS - 1]
-    return RunFile(path, run_id if run_id is not None else tag, tag, first.delimiter)
+    return RunFile(path, run_id if run_id is not None else tag, tag, first.delimiter, source)
 
 
 def group_batches(files: list[RunFile]) -> list[list[RunFile]]:
@@ -281,8 +369,8 @@ def group_batches(files: list[RunFile]) -> list[list[RunFile]]:
         size = 0
         for file in group:
             batch.append(file)
-            ratio = GZIP_RATIO if file.path.suffix == ".gz" else 1
-            size += file.path.stat().st_size * ratio
+            ratio = GZIP_RATIO if file.readable.suffix == ".gz" else 1
+            size += file.readable.stat().st_size * ratio
             if size >= _BATCH_BYTES:
                 batches.append(batch)
                 batch, size = [], 0
@@ -294,20 +382,24 @@ def group_batches(files: list[RunFile]) -> list[list[RunFile]]:
 # -- runs: files ----------------------------------------------------------------------------
 
 
-def prepare_run_files(paths: list[Path], *, run_id: str | None, ignore_extra_fields: bool) -> list[RunFile]:
+def prepare_run_files(
+    paths: list[Path], *, run_id: str | None, ignore_extra_fields: bool, spill: Spill
+) -> list[RunFile]:
     """Check the file list and sniff each file's delimiter and tag (which names the run)."""
     if not paths:
         raise IngestError("runs", None, "no run files given")
     if run_id is not None and len(paths) != 1:
-        raise IngestError(str(paths[0]), None, "--run-id names one run; give exactly one file")
+        raise IngestError(
+            formats.label(paths[0]), None, "--run-id names one run; give exactly one file"
+        )
     seen_paths: set[Path] = set()
     for path in paths:
         require_file(path)
         if path.resolve() in seen_paths:
-            raise IngestError(str(path), None, "the file is given twice")
+            raise IngestError(formats.label(path), None, "the file is given twice")
         seen_paths.add(path.resolve())
 
-    files = [_sniff(path, run_id, ignore_extra_fields) for path in paths]
+    files = [_sniff(path, run_id, ignore_extra_fields, spill) for path in paths]
     owners: dict[str, str] = {}
     for file in files:
         if file.run_id in owners:
@@ -332,10 +424,46 @@ def ingest_run_files(
     progress: Progress | None,
 ) -> list[IngestResult]:
     """Ingest run files inside the caller's transaction (see Warehouse.ingest_runs)."""
+    spill = Spill()
+    try:
+        files = prepare_run_files(
+            paths, run_id=run_id, ignore_extra_fields=ignore_extra_fields, spill=spill
+        )
+        return ingest_prepared(
+            wh,
+            files,
+            collection,
+            spill,
+            run_id=run_id,
+            replace=replace,
+            ignore_extra_fields=ignore_extra_fields,
+            progress=progress,
+        )
+    finally:
+        spill.close()
+
+
+def ingest_prepared(
+    wh: Warehouse,
+    files: list[RunFile],
+    collection: str,
+    spill: Spill,
+    *,
+    run_id: str | None,
+    replace: bool,
+    ignore_extra_fields: bool,
+    progress: Progress | None,
+    fill_cache: bool = True,
+) -> list[IngestResult]:
+    """Ingest prepared run files (:func:`prepare_run_files`) inside the caller's transaction.
+
+    ``fill_cache=False`` leaves the evaluation cache alone (the direct evaluation's
+    in-memory warehouse joins directly).
+    """
     from evalwh.warehouse import IngestResult
 
-    files = prepare_run_files(paths, run_id=run_id, ignore_extra_fields=ignore_extra_fields)
-    scanner = Scanner()
+    scanner = Scanner(spill)
+    pool = ThreadPoolExecutor(max_workers=1)
     try:
         # Runs already stored are decided first, on their content hash: unchanged, or
         # (with replace) deleted now and ingested again below.
@@ -355,22 +483,213 @@ def ingest_run_files(
             _delete_run(wh, collection, file.run_id)
             file.status = "replaced"
 
-        batches = group_batches([f for f in files if f.label not in results])
+        # the order in which the general path used to meet the files (by delimiter), so
+        # that of several bad files the same one is named
+        pending = [f for f in files if f.label not in results]
+        todo = [f for batch in group_batches(pending) for f in batch]
+        cache = JudgedCache(wh, collection if fill_cache else None)
+        staged = Staged(spill)
+        module = runreader.reader()
+        judged_by = cache.judgments(module) if module is not None else None
+        one_tag = run_id is None
+
+        def read(file: RunFile) -> runreader.Ranked | str:
+            if module is None:
+                return "no reader"
+            try:
+                data = formats.read_bytes(file.readable)
+            except READ_ERRORS:
+                return "unreadable"  # the general path names the error
+            return runreader.read_run(
+                module,
+                data,
+                delimiter=file.delimiter,
+                tag=file.first_tag,
+                judged_by=judged_by,
+                ignore_extra_fields=ignore_extra_fields,
+            )
+
         done = len(results)
         if progress:
             progress(done, len(files))
-        for index, batch in enumerate(batches):
-            for ahead in batches[index : index + 2]:
-                scanner.submit(ahead, copy=True)
-            for result in _ingest_batch(wh, batch, collection, run_id, ignore_extra_fields):
-                results[result.source] = result
-            scanner.release(batch)
-            done += len(batch)
+        ahead = pool.submit(read, todo[0]) if todo else None
+        general: list[str] = []
+        for index, file in enumerate(todo):
+            assert ahead is not None
+            ranked = ahead.result()
+            ahead = pool.submit(read, todo[index + 1]) if index + 1 < len(todo) else None
+            if isinstance(ranked, runreader.Ranked):
+                results[file.label] = staged.add(file, ranked)
+            else:
+                scanner.submit([file], copy=True)
+                (result,) = _ingest_batch(wh, [file], collection, run_id, ignore_extra_fields)
+                scanner.release([file])
+                results[file.label] = result
+                general.append(file.run_id)
+            done += 1
             if progress:
                 progress(done, len(files))
-        return [results[str(p)] for p in paths]
+        staged.store(wh, collection, cache)
+        cache.finish(general, [run[0] for run in staged.runs])
+        return [results[f.label] for f in files]
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         scanner.close()
+
+
+class Staged:
+    """The rows of the files the reader ranked, staged on disk until one insert stores them all.
+
+    Each file's ranked rows (and judged rows) are written as a Parquet file into the spill
+    folder as soon as the reader hands them over, so memory holds one or two files' rows,
+    whatever the number of files. DuckDB then stores them with one INSERT per table: rows
+    appended in many statements of one transaction stay in memory until the commit (about
+    50 bytes a line), while one statement over Parquet streams within DuckDB's memory limit.
+    """
+
+    def __init__(self, spill: Spill) -> None:
+        self.spill = spill
+        self.rows: list[str] = []
+        self.judged: list[str] = []
+        self.topics: list[Any] = []
+        self.runs: list[list[Any]] = []
+        self.built: list[tuple[str, str]] = []  # (run_id, sha256) of the judged rows staged
+
+    def add(self, file: RunFile, ranked: runreader.Ranked) -> IngestResult:
+        """Stage one file the reader ranked."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        from evalwh.warehouse import IngestResult
+
+        def with_run(table: pa.Table) -> pa.Table:
+            run = pa.DictionaryArray.from_arrays(
+                pa.array(np.zeros(len(table), np.int32)), pa.array([file.run_id])
+            )
+            return table.append_column("run_id", run)
+
+        self.rows.append(str(self.spill.new(".parquet")))
+        pq.write_table(with_run(ranked.rows), self.rows[-1], compression="snappy")
+        if ranked.judged is not None:
+            self.judged.append(str(self.spill.new(".parquet")))
+            pq.write_table(with_run(ranked.judged), self.judged[-1], compression="snappy")
+            self.built.append((file.run_id, ranked.sha256))
+        self.topics.append(with_run(ranked.topics))
+        source = os.path.basename(file.label)
+        self.runs.append([file.run_id, file.first_tag, source, ranked.sha256, ranked.lines])
+        return IngestResult("run", file.run_id, file.label, file.status, ranked.lines)
+
+    def store(self, wh: Warehouse, collection: str, cache: JudgedCache) -> None:
+        """Insert everything staged (inside the caller's transaction); hand judged rows on."""
+        import pyarrow as pa
+
+        if not self.rows:
+            return
+        insert_runs(wh, [[collection, *run] for run in self.runs])
+        key = {"collection_id": collection, "files": self.rows}
+        wh.run(sql.query(_INGEST, "insert_ranked"), key)
+        wh.con.register("ingest_topics", pa.concat_tables(self.topics).combine_chunks())
+        try:
+            wh.con.execute(
+                "INSERT INTO run_topics (collection_id, run_id, query_id, num_ret)"
+                " SELECT $collection_id, run_id, query_id, num_ret FROM ingest_topics",
+                {"collection_id": collection},
+            )
+        finally:
+            wh.con.unregister("ingest_topics")
+        if self.judged:
+            cache.add(self.judged, self.built)
+
+
+class JudgedCache:
+    """Fills the evaluation cache (judged_results, schema/008) of newly ingested runs.
+
+    The evaluation reads a run's judged rows, with their running counts, from that cache
+    for every ingested qrels set at the default threshold (evalwh.evaluation.build_context);
+    filled here, at ingest, the first evaluation reads it as the tenth does and writes
+    nothing. The rows of one qrels set (``default`` if there is one) come from the reader,
+    which looks every line up while it ranks; other sets, and runs the general path read,
+    are joined in SQL (the evaluation's own cache refresh, queries/context/05_cache_refresh).
+    """
+
+    def __init__(self, wh: Warehouse, collection: str | None) -> None:
+        """The cache of ``collection``'s ingested qrels sets (None: fill nothing)."""
+        self.wh = wh
+        self.collection = collection or ""
+        rows = wh.con.execute(
+            "SELECT qrels_id FROM qrels_sets WHERE collection_id = ? AND kind = 'ingested'"
+            " ORDER BY qrels_id <> 'default', qrels_id",
+            [collection],
+        ).fetchall() if collection is not None else []
+        self.sets = [r[0] for r in rows]
+        self.primary: str | None = None
+        self.files: list[str] = []  # the reader's judged rows (Parquet), of runs in `built`
+        self.built: list[tuple[str, str]] = []  # (run_id, sha256)
+
+    def judgments(self, module: Any) -> Any:
+        """The primary qrels set's judgments for the reader, or None without qrels."""
+        if not self.sets:
+            return None
+        # the reader carries integer grades: fractional ones (if qrels ever hold them) are
+        # left to the SQL join, which keeps the grade as stored
+        fractional = self.wh.con.execute(
+            "SELECT count(*) FROM qrels WHERE collection_id = ? AND qrels_id = ?"
+            " AND relevance <> round(relevance)",
+            [self.collection, self.sets[0]],
+        ).fetchall()[0][0]
+        if fractional:
+            return None
+        self.primary = self.sets[0]
+        return runreader.judgments(module, self.wh, self.collection, self.primary)
+
+    def add(self, files: list[str], built: list[tuple[str, str]]) -> None:
+        """The reader's judged rows of the primary set (Parquet files), for these runs."""
+        self.files = files
+        self.built = built
+
+    def finish(self, general: list[str], read: list[str] | None = None) -> None:
+        """Store the staged rows; join the rest (other sets, the general path's runs) in SQL."""
+        if self.built:
+            assert self.primary is not None
+            self.wh.run(
+                sql.query(_INGEST, "insert_judged"),
+                {
+                    "collection_id": self.collection,
+                    "qrels_id": self.primary,
+                    "fingerprint": fingerprint(self.wh, self.collection, self.primary),
+                    "run_ids": [run for run, _ in self.built],
+                    "sha256s": [digest for _, digest in self.built],
+                    "files": self.files,
+                },
+            )
+        # runs the reader stored, and of those the ones whose rows it judged (primary set)
+        judged = {run for run, _ in self.built}
+        read = read or []
+        for qrels_id in self.sets:
+            runs = [r for r in read if qrels_id != self.primary or r not in judged] + general
+            if runs:
+                refresh_cache(self.wh, self.collection, qrels_id, runs)
+
+
+def fingerprint(wh: Warehouse, collection: str, qrels_id: str) -> str:
+    """The content fingerprint of a qrels set that cache entries are built from."""
+    key = {"collection_id": collection, "qrels_id": qrels_id}
+    ((value,),) = wh.run(sql.query("evalwh.queries.context", "fingerprint"), key).fetchall()
+    return str(value)
+
+
+def refresh_cache(wh: Warehouse, collection: str, qrels_id: str, runs: list[str] | None) -> None:
+    """Build the cached judged rows of ``runs`` (None: every run) for one ingested qrels set.
+
+    The evaluation's own steps (evalwh.evaluation.context_steps) up to the cache refresh, so
+    the rows are exactly those the first evaluation would have written.
+    """
+    from evalwh.evaluation import Options, context_steps
+
+    built_from = fingerprint(wh, collection, qrels_id)
+    steps = context_steps(collection, runs, Options(qrels_id=qrels_id), fingerprint=built_from)
+    for name, params in steps[: steps.index(("05_source_cache", {}))]:
+        wh.run(sql.query("evalwh.queries.context", name), params)
 
 
 def _staging_failed(
@@ -379,9 +698,7 @@ def _staging_failed(
     """DuckDB could not read a batch (bad UTF-8, a broken gzip stream): name the file and line."""
     for file in batch:
         file.scanned()  # a broken gzip stream is named here
-        located = formats.locate_run_error(
-            file.path, ignore_extra_fields=ignore_extra_fields, one_tag=one_tag
-        )
+        located = file.bad_line(ignore_extra_fields=ignore_extra_fields, one_tag=one_tag)
         if located.line is not None:
             return located
     names = ", ".join(f.label for f in batch)
@@ -412,10 +729,8 @@ def _ingest_batch(
     general: set[int] = set()
     for index, file in enumerate(batch):
         scan = file.scanned()
-        if scan.unreadable:
-            raise formats.locate_run_error(
-                file.path, ignore_extra_fields=ignore_extra_fields, one_tag=one_tag
-            )
+        if scan.unreadable or formats.first_long_line(file.text.read_bytes()):
+            raise file.bad_line(ignore_extra_fields=ignore_extra_fields, one_tag=one_tag)
         if scan.fast_delimiter != delimiter:
             general.add(index)
     try:
@@ -457,9 +772,7 @@ def _ingest_batch(
             raise IngestError(file.label, None, "the file holds no run lines")
         _, line_count, bad_fields, bad_scores, other_tags, duplicates = checks[index]
         if bad_fields or bad_scores or duplicates or (other_tags and one_tag):
-            raise formats.locate_run_error(
-                file.path, ignore_extra_fields=ignore_extra_fields, one_tag=one_tag
-            )
+            raise file.bad_line(ignore_extra_fields=ignore_extra_fields, one_tag=one_tag)
         tag = file.first_tag if other_tags == 0 else None
         source = os.path.basename(file.label)
         rows.append([collection, file.run_id, tag, source, file.scanned().sha256, line_count])
@@ -564,6 +877,7 @@ def ingest_run_frame(
         finally:
             wh.con.unregister("staged_frame")
         _drop_staging(wh)
+        JudgedCache(wh, collection).finish(accepted)  # the evaluation cache, joined in SQL
     return results
 
 
@@ -592,22 +906,41 @@ def ingest_qrels_source(
 
     See :meth:`evalwh.warehouse.Warehouse.ingest_qrels`.
     """
+    if isinstance(source, (str, os.PathLike)):
+        spill = Spill()
+        try:
+            path = Path(source)
+            require_file(path)
+            readable = spill.copy(path) if formats.needs_copy(path) else path
+            return _ingest_qrels(wh, readable, formats.label(path), collection, qrels_id, replace)
+        finally:
+            spill.close()
+    return _ingest_qrels(wh, source, "DataFrame", collection, qrels_id, replace)
+
+
+def _ingest_qrels(
+    wh: Warehouse,
+    source: Path | pd.DataFrame,
+    label: str,
+    collection: str,
+    qrels_id: str,
+    replace: bool,
+) -> IngestResult:
+    """Ingest a qrels file (``source``, named ``label`` in messages) or DataFrame."""
     from evalwh.warehouse import IngestResult
 
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        require_file(path)
-        label = str(path)
+    if isinstance(source, Path):
+        path = source
         try:
             scan = formats.scan(path)
+            too_long = formats.first_long_line(formats.read_bytes(path))
         except READ_ERRORS as error:
-            raise _unreadable(path, error) from None
-        if scan.unreadable:
-            raise formats.locate_qrels_error(path)
+            raise IngestError(label, None, f"cannot read the file: {error}") from None
+        if scan.unreadable or too_long:
+            raise formats.locate_qrels_error(path, label=label)
         digest = scan.sha256
         stage: Any = path
     else:
-        label = "DataFrame"
         stage = _qrels_frame(source)
         digest = frame_sha256(stage)
 
@@ -624,7 +957,7 @@ def ingest_qrels_source(
         try:
             _stage_qrels(wh, stage, scan.fast_delimiter)
         except QueryError as error:
-            located = formats.locate_qrels_error(stage)
+            located = formats.locate_qrels_error(stage, label=label)
             if located.line is not None:
                 raise located from None
             raise IngestError(label, None, f"DuckDB could not read the file: {error}") from None
@@ -632,7 +965,7 @@ def ingest_qrels_source(
             sql.query(_INGEST, "qrels_checks")
         ).fetchall()
         if line_count == 0 or bad_fields or bad_relevance or duplicates:
-            raise formats.locate_qrels_error(stage)
+            raise formats.locate_qrels_error(stage, label=label)
     else:
         wh.con.register("staged_qrels_frame", stage)
         try:
@@ -669,6 +1002,10 @@ def ingest_qrels_source(
         [collection, qrels_id, label, digest, line_count],
     )
     wh.con.execute("DROP TABLE IF EXISTS staged_qrels")
+    # the evaluation cache of the runs already stored, for these judgments (see JudgedCache)
+    runs = wh.con.execute("SELECT count(*) FROM runs WHERE collection_id = ?", [collection])
+    if runs.fetchall()[0][0]:
+        refresh_cache(wh, collection, qrels_id, None)
     return IngestResult("qrels", qrels_id, label, status, int(line_count))
 
 

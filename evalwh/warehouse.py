@@ -321,11 +321,11 @@ class Warehouse:
             IngestError: naming file, line and problem, for malformed input.
         """
         from evalwh.frames import is_table_file, read_table
-        from evalwh.ingest import ingest_qrels_source
+        from evalwh.ingest import bulk_session, ingest_qrels_source
 
         if is_table_file(source):
             source = read_table(source)  # type: ignore[arg-type]
-        with self.transaction():
+        with bulk_session(self), self.transaction():
             return ingest_qrels_source(self, source, collection, qrels_id=qrels_id, replace=replace)
 
     # -- runs ------------------------------------------------------------------------------

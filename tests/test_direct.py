@@ -158,9 +158,9 @@ def test_without_the_reader_the_numbers_are_the_same(tmp_path_factory, no_reader
 
 def test_the_reader_is_built():
     """The wheel and the editable install compile it (it is optional only for pip's sake)."""
-    from evalwh import direct
+    from evalwh import runreader
 
-    assert direct._reader() is not None
+    assert runreader.reader() is not None
 
 
 # -- bad input: the ingest's messages ----------------------------------------------------------

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalwh import _runlines
-from evalwh.direct import judgments_from_arrow
+from evalwh.runreader import judgments_from_arrow
 from evalwh.warehouse import Warehouse
 
 _RANKING = Warehouse(":memory:")  # its trec_ranked macro, and DuckDB's casts

@@ -1,0 +1,210 @@
+"""Benchmark: how evalwh's costs grow with the input, beside pytrec_eval, in one run.
+
+Usage:
+    python bench/generate.py DATA/m1  --runs 10  --topics 100  --max-grade 3    #   1 M lines
+    python bench/generate.py DATA/m10 --runs 40  --topics 250  --max-grade 3    #  10 M
+    python bench/generate.py DATA/l   --runs 100 --topics 250  --max-grade 3    #  25 M (L)
+    python bench/generate.py DATA/xl  --runs 20  --topics 5000 --max-grade 3 --pool-depth 50  # 100 M (XL)
+    python bench/scale.py m1=DATA/m1 m10=DATA/m10 l=DATA/l xl=DATA/xl \\
+        trec8=../shared/data/trec8_adhoc/trec8.qrels:../shared/data/trec8_adhoc/runs \\
+        [--rounds 1] [--workdir /tmp/evalwh-scale] [--json out.json] \\
+        [--baseline OLD_SOURCE_TREE --baseline-sets l,trec8]
+
+A data set is ``name=DIR`` (``DIR/qrels.txt`` and ``DIR/runs/``) or ``name=QRELS:RUNS_DIR``.
+Every step is the command a user types, run as its own process: the figures include
+interpreter start and imports, CPU is the process's user + system time and the peak is its
+own ``ru_maxrss`` (from ``wait4``). Per data set:
+
+* ``ingest qrels`` and ``ingest runs`` into a fresh warehouse file (wall, CPU, peak), and the
+  warehouse's size after them;
+* the first ``evalwh eval`` on it, and whether it wrote anything (the file's size and
+  modification time before and after), then a warm one;
+* the direct path ``evalwh eval --qrels QRELS RUN...`` (nothing stored);
+* pytrec_eval (parse + evaluate, one run at a time, as bench/eval.py) and the trec_eval
+  binary (one process per run) where one is on the PATH.
+
+With ``--baseline`` (a source tree of an earlier evalwh, e.g. ``git archive`` of a commit with
+its C reader built in place) the warehouse steps and the direct path also run on that code,
+in the same rounds, for the data sets named by ``--baseline-sets``.
+
+Measures: P@10, P@100, AP, AP@100, nDCG@10, bpref, A_p@10, A_p@100 (pytrec_eval: the first
+six). Rounds are interleaved (each round runs every step of every data set) and the load
+average of the machine is recorded beside every figure, as the machine may be shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+MEASURES = ["P@10", "P@100", "AP", "AP@100", "nDCG@10", "bpref", "A_p@10", "A_p@100"]
+TREC_EVAL = ["-m", "P.10,100", "-m", "map", "-m", "map_cut.100", "-m", "ndcg_cut.10", "-m", "bpref"]
+CLI = [sys.executable, "-c", "from evalwh.cli import app; app()"]
+
+
+def run(command: list[str], code: Path | None = None) -> dict[str, float]:
+    """Run one command; its wall time, CPU time, peak RSS and the load average around it.
+
+    ``code``: a source tree of evalwh to import instead of the installed one.
+    """
+    env = dict(os.environ, PYTHONPATH=str(code)) if code is not None else None
+    load = os.getloadavg()[0]
+    start = time.perf_counter()
+    with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env) as child:
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        error = child.stderr.read().decode() if child.stderr else ""
+    wall = time.perf_counter() - start
+    if child.returncode != 0:
+        raise SystemExit(f"{' '.join(command[:6])}... failed: {error.strip()[-500:]}")
+    return {
+        "wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "peak_gib": usage.ru_maxrss / 2**20,
+        "load": (load + os.getloadavg()[0]) / 2,
+    }
+
+
+def data_set(spec: str) -> tuple[str, Path, list[Path]]:
+    name, _, where = spec.partition("=")
+    if ":" in where:
+        qrels, runs = (Path(p) for p in where.split(":", 1))
+    else:
+        qrels, runs = Path(where) / "qrels.txt", Path(where) / "runs"
+    files = sorted(p for p in runs.iterdir() if p.is_file())
+    return name, qrels, files
+
+
+def lines_of(files: list[Path]) -> int:
+    """Run lines (the files' newline count; gzipped files decompressed)."""
+    import gzip
+
+    total = 0
+    for path in files:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rb") as handle:
+            total += sum(chunk.count(b"\n") for chunk in iter(lambda h=handle: h.read(1 << 24), b""))
+    return total
+
+
+def one_round(
+    name: str, qrels: Path, files: list[Path], workdir: Path, baseline: Path | None
+) -> dict[str, object]:
+    """Every step once for one data set (and on the baseline code, if given)."""
+    db = workdir / f"{name}.duckdb"
+    args = [str(p) for p in files]
+    out: dict[str, object] = {}
+    measures = [a for m in MEASURES for a in ("-m", m)]
+    out["pytrec_eval"] = run(
+        [sys.executable, str(HERE / "eval.py"), "--child", "pytrec_eval", str(qrels), str(files[0].parent), str(db)]
+    )
+    for prefix, code in [("", None)] + ([("before_", baseline)] if baseline else []):
+        for stale in workdir.glob(f"{name}.duckdb*"):
+            stale.unlink()
+        ingest = [*CLI, "ingest"]
+        evaluate = [*CLI, "eval", *measures, "--format", "csv"]
+        out[prefix + "ingest_qrels"] = run([*ingest, "qrels", str(qrels), "-c", "bench", "--db", str(db)], code)
+        out[prefix + "ingest_runs"] = run([*ingest, "runs", *args, "-c", "bench", "--db", str(db)], code)
+        out[prefix + "warehouse_gib"] = db.stat().st_size / 2**30
+        before = (db.stat().st_size, db.stat().st_mtime_ns)
+        out[prefix + "first_eval"] = run([*evaluate, "-c", "bench", "--db", str(db)], code)
+        out[prefix + "first_eval_wrote"] = (db.stat().st_size, db.stat().st_mtime_ns) != before
+        out[prefix + "warm_eval"] = run([*evaluate, "-c", "bench", "--db", str(db)], code)
+        out[prefix + "direct"] = run([*evaluate, "--qrels", str(qrels), *args], code)
+    trec_eval = shutil.which("trec_eval")
+    if trec_eval:
+        parts = [run([trec_eval, *TREC_EVAL, str(qrels), str(p)]) for p in files]
+        out["trec_eval"] = {
+            "wall": sum(p["wall"] for p in parts),
+            "cpu": sum(p["cpu"] for p in parts),
+            "peak_gib": max(p["peak_gib"] for p in parts),
+            "load": statistics.mean(p["load"] for p in parts),
+        }
+    for stale in workdir.glob(f"{name}.duckdb*"):
+        stale.unlink()
+    return out
+
+
+def table(results: dict[str, list[dict[str, object]]], lines: dict[str, int]) -> str:
+    """The Markdown table: medians over rounds, ratios against pytrec_eval's wall time."""
+
+    def median(name: str, step: str, key: str) -> float:
+        return statistics.median(float(r[step][key]) for r in results[name])  # type: ignore[index]
+
+    rows = [
+        "| data set | lines | step | wall s | CPU s | peak GiB | load | vs pytrec_eval (wall) | (CPU) |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, rounds in results.items():
+        reference = median(name, "pytrec_eval", "wall")
+        reference_cpu = median(name, "pytrec_eval", "cpu")
+        steps = ["pytrec_eval", "trec_eval", "ingest_qrels", "ingest_runs", "first_eval", "warm_eval", "direct"]
+        for step in steps + ["before_" + s for s in steps[2:]]:
+            if step not in rounds[0]:
+                continue
+            wall, cpu = median(name, step, "wall"), median(name, step, "cpu")
+            rows.append(
+                f"| {name} | {lines[name]:,} | {step} | {wall:.2f} | {cpu:.2f} |"
+                f" {median(name, step, 'peak_gib'):.2f} | {median(name, step, 'load'):.1f} |"
+                f" {reference / wall:.2f}x | {reference_cpu / cpu:.2f}x |"
+            )
+        for prefix in ("", "before_"):
+            if prefix + "ingest_runs" not in rounds[0]:
+                continue
+            chain = [prefix + s for s in ("ingest_qrels", "ingest_runs", "first_eval")]
+            end_to_end = sum(median(name, s, "wall") for s in chain)
+            end_to_end_cpu = sum(median(name, s, "cpu") for s in chain)
+            wrote = any(bool(r[prefix + "first_eval_wrote"]) for r in rounds)
+            size = statistics.median(float(r[prefix + "warehouse_gib"]) for r in rounds)  # type: ignore[arg-type]
+            rows.append(
+                f"| {name} | {lines[name]:,} | **{prefix}warehouse end to end** (qrels + runs + first"
+                f" eval) | {end_to_end:.2f} | {end_to_end_cpu:.2f} | | | **{reference / end_to_end:.2f}x** |"
+                f" **{reference_cpu / end_to_end_cpu:.2f}x** |"
+            )
+            rows.append(
+                f"| {name} | | {prefix}warehouse file {size:.2f} GiB; the first eval "
+                f"{'WROTE to it' if wrote else 'wrote nothing'} | | | | | | |"
+            )
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("datasets", nargs="+", help="name=DIR or name=QRELS:RUNS_DIR")
+    parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/evalwh-scale"))
+    parser.add_argument("--json", type=Path, help="also write every measurement here")
+    parser.add_argument("--baseline", type=Path, help="source tree of an earlier evalwh to compare")
+    parser.add_argument("--baseline-sets", default="", help="data sets to run the baseline on")
+    args = parser.parse_args()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    sets = [data_set(spec) for spec in args.datasets]
+    lines = {name: lines_of(files) for name, _, files in sets}
+    print(
+        f"# {platform.node()}: {os.cpu_count()} cores, {platform.processor() or platform.machine()},"
+        f" python {platform.python_version()}, load at start {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
+    results: dict[str, list[dict[str, object]]] = {name: [] for name, _, _ in sets}
+    for number in range(args.rounds):
+        for name, qrels, files in sets:
+            baseline = args.baseline if name in args.baseline_sets.split(",") else None
+            outcome = one_round(name, qrels, files, args.workdir, baseline)
+            results[name].append(outcome)
+            print(f"round {number + 1} {name}: {json.dumps(outcome)}", flush=True)
+            if args.json:
+                args.json.write_text(json.dumps({"lines": lines, "results": results}, indent=1))
+    print(table(results, lines))
+
+
+if __name__ == "__main__":
+    main()

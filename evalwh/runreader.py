@@ -1,0 +1,163 @@
+"""The one run-file reader of both paths: ``evalwh ingest runs`` and ``evalwh eval --qrels``.
+
+Each run file is parsed, checked and ranked once, by ``evalwh/_runlines.c`` (C, one file a
+call, without the GIL). The ingest takes every line ranked (:func:`read_run`: the rows that
+``run_results`` stores, already in trec_eval's order, so DuckDB neither parses nor sorts
+them) and, when the collection has judgments, the judged rows with their running counts
+that the evaluation cache (``judged_results``) holds; the direct evaluation takes only the
+judged rows (``rank_file``, :mod:`evalwh.direct`). Both share the C code that splits,
+checks and ranks, so both give a file the same verdict and the same ranks.
+
+The reader takes only the plainest form of a run file (ASCII, one delimiter, one tag,
+plain scores, see ``_runlines.c``); it hands every other file back with a reason, and the
+ingest's general path (DuckDB's CSV reader and the ``trec_ranked`` macro) reads it, accepts
+it or names its first bad line. Where the C module was not built, every file takes that path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from evalwh import formats
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from evalwh.warehouse import Warehouse
+
+
+def reader() -> Any:
+    """evalwh._runlines, the compiled run-file reader, or None where it was not built."""
+    if os.environ.get("EVALWH_NO_READER"):
+        return None
+    try:
+        from evalwh import _runlines
+    except ImportError:
+        return None
+    return _runlines
+
+
+def judgments_from_arrow(module: Any, table: pa.Table) -> Any:
+    """``module.judgments`` of a table of query_id, doc_id and grade, from its Arrow buffers.
+
+    No Python string is made: the C side reads the offsets and bytes of the two id columns.
+    """
+    import pyarrow as pa
+
+    # (Array.cast imports pyarrow.compute, a fifth of a second: only when the type differs)
+    def column(name: str, kind: pa.DataType) -> pa.Array:
+        array = table[name].combine_chunks()
+        return array if array.type == kind else array.cast(kind)
+
+    buffers: list[Any] = []
+    for name in ("query_id", "doc_id"):
+        ids = column(name, pa.string())
+        _, offsets, data = ids.buffers()
+        if offsets is None:  # no judgments
+            offsets = np.zeros(1, np.int32)
+        else:  # a slice's offsets begin further in (and index data as they are)
+            offsets = offsets.slice(ids.offset * 4)
+        buffers += [offsets, data if data is not None else b""]
+    grades = column("grade", pa.int32())  # no NULL (qrels.relevance)
+    data = grades.buffers()[1]
+    buffers.append(data.slice(grades.offset * 4, len(grades) * 4) if data is not None else b"")
+    return module.judgments(*buffers)
+
+
+def judgments(module: Any, wh: Warehouse, collection: str, qrels_id: str) -> Any:
+    """The stored judgments of a qrels set with a grade >= 0 (negative: unjudged), in C."""
+    table = wh.con.sql(
+        "SELECT query_id, doc_id, CAST(relevance AS INTEGER) AS grade FROM qrels"
+        " WHERE collection_id = $collection AND qrels_id = $qrels_id AND relevance >= 0",
+        params={"collection": collection, "qrels_id": qrels_id},
+    ).to_arrow_table()
+    return judgments_from_arrow(module, table)
+
+
+@dataclass
+class Ranked:
+    """One run file read by :func:`read_run`: every line ranked, and the judged ones.
+
+    Attributes:
+        sha256: Of the file's (decompressed) content.
+        lines: The number of run lines.
+        rows: ``query_id, doc_id, score, rank_given, rank`` of every line, in (topic, rank)
+            order; query_id as a dictionary over the file's topics.
+        topics: ``query_id, num_ret`` per topic.
+        judged: ``query_id, rank, gain, judged_so_far, relevant_so_far`` of the judged
+            lines (relevant ones first, each part by rank), or None without judgments.
+    """
+
+    sha256: str
+    lines: int
+    rows: pa.Table
+    topics: pa.Table
+    judged: pa.Table | None
+
+
+def read_run(
+    module: Any,
+    data: bytes,
+    *,
+    delimiter: str,
+    tag: str,
+    judged_by: Any,
+    ignore_extra_fields: bool,
+) -> Ranked | str:
+    """Read, check and rank one run file's text; the reason when the reader leaves it.
+
+    Args:
+        module: :func:`reader`.
+        data: The whole (decompressed) text.
+        delimiter, tag: The file's sniffed delimiter and first tag.
+        judged_by: A judgments capsule (:func:`judgments`) for the judged rows, or None.
+        ignore_extra_fields: Accept lines of more than six fields.
+    """
+    import pyarrow as pa
+
+    result = module.read_run(
+        data, delimiter, tag, judged_by, 1, False, ignore_extra_fields, formats.MAX_LINE
+    )
+    if isinstance(result, str):
+        return result
+    judged_part, doc_offsets, doc_bytes, given_offsets, given_bytes, score, topic, rank = result
+    topic_offsets, topic_bytes, num_ret, _relevant, *judged_columns = judged_part
+    n_topics = len(topic_offsets) // 4 - 1
+    n = len(score) // 8
+    names = pa.Array.from_buffers(
+        pa.string(), n_topics, [None, pa.py_buffer(topic_offsets), pa.py_buffer(topic_bytes)]
+    )
+
+    def strings(offsets: bytes, text: bytes) -> pa.Array:
+        buffers = [None, pa.py_buffer(offsets), pa.py_buffer(text)]
+        return pa.Array.from_buffers(pa.string(), n, buffers)
+
+    def ints(buffer: bytes) -> pa.Array:
+        return pa.Array.from_buffers(pa.int32(), len(buffer) // 4, [None, pa.py_buffer(buffer)])
+
+    rows = pa.Table.from_arrays(
+        [
+            pa.DictionaryArray.from_arrays(ints(topic), names),
+            strings(doc_offsets, doc_bytes),
+            pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(score)]),
+            strings(given_offsets, given_bytes),
+            ints(rank),
+        ],
+        names=["query_id", "doc_id", "score", "rank_given", "rank"],
+    )
+    topics = pa.Table.from_arrays([names, ints(num_ret)], names=["query_id", "num_ret"])
+    judged = None
+    if judged_by is not None:
+        at, judged_rank, grade, so_far, relevant_so_far = (ints(c) for c in judged_columns)
+        topic_ids = pa.DictionaryArray.from_arrays(at, names)
+        judged = pa.Table.from_arrays(
+            [topic_ids, judged_rank, grade, so_far, relevant_so_far],
+            names=["query_id", "rank", "gain", "judged_so_far", "relevant_so_far"],
+        )
+    return Ranked(hashlib.sha256(data).hexdigest(), n, rows, topics, judged)
+
