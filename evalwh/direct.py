@@ -177,7 +177,11 @@ def _rank_files(
     files = ingest.prepare_run_files(paths, run_id=None, ignore_extra_fields=ignore_extra_fields)
     in_batches = (f for batch in ingest.group_batches(files) for f in batch)
     order = {f.path: i for i, f in enumerate(in_batches)}
-    reader = _reader()
+    # The reader keeps judged rows only; a document with a negative grade (pooled, not judged)
+    # counts for infAP and trec_eval's relstring and is seen in ranked lists only (ev_ranked):
+    # such judgments send every file the general way.
+    pooled = wh.con.execute("SELECT count(*) FROM qrels WHERE relevance < 0").fetchall()[0][0]
+    reader = _reader() if not pooled else None
     if reader is None:
         return _empty_judged(), sorted((f.path for f in files), key=order.__getitem__)
     judgments = _judgments(reader, wh)
