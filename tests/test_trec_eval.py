@@ -143,3 +143,32 @@ def test_trec8_all_trec_byte_identical_for_all_runs() -> None:
         with gzip.open(TREC8 / "eval_all_trec" / f"eval.{tag}.gz", "rt") as handle:
             expected.append(handle.read())
     assert got == "".join(expected)
+
+
+def test_eval_speaks_trec_eval_names() -> None:
+    """evalwh eval -m with trec_eval's names: the values of evalwh trec_eval, under the names typed."""
+    from evalwh.direct import evaluate_files
+
+    _need(SUITE)
+    specs = ["P_10", "P.5,20", "ndcg_cut.10", "map_cut_100", "gm_map", "iprec_at_recall_0.50"]
+    frame = evaluate_files(SUITE / "qrels.test", [SUITE / "results.test"], specs)
+    got = dict(zip(frame["measure"], frame["value"], strict=True))
+    assert list(got) == ["P_10", "P_5", "P_20", "ndcg_cut.10", "map_cut_100", "gm_map", "iprec_at_recall_0.50"]
+    # trec_eval 10.0's own numbers for these (out.test.a / out.test.meas_params)
+    printed = {}
+    for line in (SUITE / "out.test.a").read_text().splitlines():
+        name, query, value = (part.strip() for part in line.split("\t"))
+        if query == "all":
+            printed[name] = value
+    for name, trec in [("P_10", "P_10"), ("P_5", "P_5"), ("P_20", "P_20"), ("ndcg_cut.10", "ndcg_cut_10"),
+                       ("map_cut_100", "map_cut_100"), ("gm_map", "gm_map"),
+                       ("iprec_at_recall_0.50", "iprec_at_recall_0.50")]:  # fmt: skip
+        assert f"{got[name]:.4f}" == printed[trec], name
+
+
+def test_eval_unknown_name_keeps_did_you_mean() -> None:
+    from evalwh import evaluation
+    from evalwh.errors import UnknownMetricError
+
+    with pytest.raises(UnknownMetricError, match="Did you mean nDCG"):
+        evaluation.parse_measures(["nDGC@10"], None, evaluation.Options())
