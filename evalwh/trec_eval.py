@@ -400,7 +400,7 @@ def _printed(spec: TrecMeasure, given: str | None, request: Request) -> list[Pri
 class _Extras:
     """What the output needs besides the metric values, read from the evaluation's warehouse."""
 
-    present: set[tuple[str, str]] = field(default_factory=set)  # (run, topic) with results
+    present: dict[str, set[str]] = field(default_factory=dict)  # run -> topics with results
     qrels_topics: list[str] = field(default_factory=list)
     relstrings: dict[tuple[str, str], str] = field(default_factory=dict)
     positive_grades: int = 0  # qrels lines with a grade > 0 (trec_eval's num_rel with -c)
@@ -408,7 +408,8 @@ class _Extras:
 
 def _read_extras(wh: Warehouse, extras: _Extras, relstring_length: int | None) -> None:
     present = wh.con.execute("SELECT run_id, query_id FROM run_topics").fetchall()
-    extras.present = {(str(r), str(q)) for r, q in present}
+    for run_id, query_id in present:
+        extras.present.setdefault(str(run_id), set()).add(str(query_id))
     topics = wh.con.execute("SELECT DISTINCT query_id FROM qrels").fetchall()
     extras.qrels_topics = sorted(str(t) for (t,) in topics)
     extras.positive_grades = wh.con.execute("SELECT count(*) FROM qrels WHERE relevance >= 1").fetchall()[0][0]
@@ -537,10 +538,16 @@ def _write_run(
     import numpy as np
 
     rows = frame[frame["run_id"] == run_id]
-    values: dict[str, dict[str, float]] = {}
-    for measure, group in rows.groupby("measure", sort=False):
-        values[str(measure)] = dict(zip(group["query_id"].astype(str), group["value"].astype(float), strict=True))
-    present = {q for r, q in extras.present if r == run_id}
+    # (measure, topic) -> value, and each printed item's measure label, made once
+    values = dict(
+        zip(
+            zip(rows["measure"].tolist(), rows["query_id"].astype(str).tolist(), strict=True),
+            rows["value"].astype(float).tolist(),
+            strict=True,
+        )
+    )
+    keys = {id(item): str(item.measure) for item in printed if item.measure is not None}
+    present = extras.present.get(run_id, set())
     num_ret, num_rel_key = str(_measure("NumRet")), str(_measure("NumRel"))
     if request.v9:
         topics = [q for q in extras.qrels_topics if q in present]
@@ -556,15 +563,14 @@ def _write_run(
     def value(item: Printed, query: str) -> float:
         if item.measure is None:
             return 0.0
-        v = values[str(item.measure)][query]
+        v = values[(keys[id(item)], query)]
         if item.name.startswith("utility") and query not in present:
             return 0.0  # trec_eval zeroes utility for a topic the run lacks (its -c stand-in ranking)
-        empty = values[num_ret][query] == 0 and (query in present or request.judged_only)
-        if item.recalls and empty:
+        if item.recalls and values[(num_ret, query)] == 0 and (query in present or request.judged_only):
             # trec_eval's interpolated precision starts from 0/0 on an empty list (-J, -M0, -c -J),
             # which stays NaN at every level that stands for 0 relevant documents (a topic the
             # run lacks is a one-document list, unless -J removes that document)
-            num_rel = values[num_rel_key][query]
+            num_rel = values[(num_rel_key, query)]
             if any(_cut(x, num_rel, request.v9) == 0 for x in item.recalls):
                 return math.nan
         return v
