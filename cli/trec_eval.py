@@ -19,7 +19,7 @@ def trec_eval(ctx: typer.Context) -> None:
     except te.TrecEvalExit as error:
         sys.stdout.flush()
         if error.message:
-            typer.echo(error.message, err=error.status != 0)
+            typer.echo(error.message, err=True)  # (trec_eval prints -v and its errors on stderr)
         raise typer.Exit(error.status) from None
     raise typer.Exit(status)
 
