@@ -223,10 +223,12 @@ def _print_trec(
     output: Path | None,
 ) -> None:
     """trec_eval's output for every run, one block per run."""
-    from evalwh.catalog import expand
+    import sys
+
+    from evalwh.evaluation import Options, parse_measures
     from evalwh.trec_format import format_trec
 
-    specs = [str(m) for m in expand(measures, depths)]
+    specs = [str(m) for m in parse_measures(measures, depths, Options())]
     means = compute(specs, False)
     rows = compute(specs, True) if per_query else None
     text = "".join(format_trec(rows, means, run_id, specs) for run_id in dict.fromkeys(means["run_id"]))

@@ -11,7 +11,10 @@ from evalwh.cli._errors import handle_errors
 
 @handle_errors
 def trec_eval(ctx: typer.Context) -> None:
-    """trec_eval's command line and output: evalwh trec_eval [-q] [-c] [-J] [-n] [-l N] [-M N] [--v9] {-m measure}* QRELS RUN..."""
+    """trec_eval's command line and output, byte for byte (--v9: trec_eval 9.0.8); -h for its flags.
+
+    Example: evalwh trec_eval -q -m all_trec qrels.txt run1.txt run2.txt
+    """
     from evalwh import trec_eval as te
 
     try:
@@ -19,7 +22,7 @@ def trec_eval(ctx: typer.Context) -> None:
     except te.TrecEvalExit as error:
         sys.stdout.flush()
         if error.message:
-            typer.echo(error.message, err=error.status != 0)
+            typer.echo(error.message, err=True)  # (trec_eval prints -v and its errors on stderr)
         raise typer.Exit(error.status) from None
     raise typer.Exit(status)
 

@@ -225,7 +225,11 @@ def _rank_files(
     """
     in_batches = (f for batch in ingest.group_batches(files) for f in batch)
     order = {f.label: i for i, f in enumerate(in_batches)}
-    reader = runreader.reader()
+    # The reader keeps judged rows only; a document with a negative grade (pooled, not judged)
+    # counts for infAP and trec_eval's relstring and is seen in ranked lists only (ev_ranked):
+    # such judgments, like fractional grades, send every file the general way.
+    pooled = wh.con.execute("SELECT count(*) FROM qrels WHERE relevance < 0").fetchall()[0][0]
+    reader = runreader.reader() if not pooled else None
     if reader is None or _fractional_grades(wh):  # (the reader takes integer grades)
         return _empty_judged(), sorted(files, key=lambda f: order[f.label])
     judgments = runreader.judgments(reader, wh, COLLECTION, "default")

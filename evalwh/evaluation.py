@@ -247,7 +247,7 @@ def parse_measures(
         if isinstance(spec, catalog.Measure):
             expanded.append(spec)
         else:
-            found = catalog.expand([spec], list(depths) if depths else None)
+            found = _parse_spec(spec, depths)
             if len(found) == 1 and found[0].label is None:  # reported as typed (P_10 stays P_10)
                 found = [replace(found[0], label=spec.strip())]
             expanded.extend(found)
@@ -265,6 +265,22 @@ def parse_measures(
                 "(every remaining document is judged); use --unjudged nonrelevant"
             )
     return parsed
+
+
+def _parse_spec(spec: str, depths: Sequence[int] | None) -> list[catalog.Measure]:
+    """One spec: ir_measures' grammar (and all_trec, evalwh's share of it), else a trec_eval name."""
+    from evalwh import trec_names
+    from evalwh.errors import UnknownMetricError
+
+    if spec.strip() in ("official", "set"):
+        return trec_names.parse(spec) or []
+    try:
+        return catalog.expand([spec], list(depths) if depths else None)
+    except (UnknownMetricError, MetricParamError):
+        trec = trec_names.parse(spec)
+        if trec is None:
+            raise  # (the catalog's message, with its did-you-mean)
+        return trec
 
 
 def _import_pandas_meanwhile() -> None:

@@ -178,6 +178,7 @@ class Printed:
     form: str  # long double gm relstring runid num_q
     measure: catalog.Measure | None = None
     length: int = 0  # relstring's
+    recalls: tuple[float, ...] = ()  # iprec_at_recall's and 11pt_avg's recall levels
 
 
 @dataclass
@@ -351,7 +352,12 @@ def _printed(spec: TrecMeasure, given: str | None, request: Request) -> list[Pri
         key = "recall" if name == "iprec_at_recall" else "mult"
         extra = {"legacy": request.v9} if name == "iprec_at_recall" else {}
         return [
-            Printed(f"{name}_{x:3.2f}", "double", _measure(spec.metric, **{key: x}, **extra))  # type: ignore[arg-type]
+            Printed(
+                f"{name}_{x:3.2f}",
+                "double",
+                _measure(spec.metric, **{key: x}, **extra),  # type: ignore[arg-type]
+                recalls=(x,) if key == "recall" else (),
+            )
             for x in _cutoffs(params, atof, positive=False)  # type: ignore[arg-type]
         ]
     values = [atof(part) for part in params.split(",")] if params is not None else []
@@ -364,7 +370,8 @@ def _printed(spec: TrecMeasure, given: str | None, request: Request) -> list[Pri
         return [Printed(label, "double", _measure("utility", a=a, b=b, c=c, d=d, docs=float(request.num_docs)))]
     if name == "11pt_avg":
         recalls = ",".join(repr(v) for v in values)
-        return [Printed(label, "double", _measure("pt11_avg", recalls=recalls, legacy=request.v9))]
+        measure = _measure("pt11_avg", recalls=recalls, legacy=request.v9)
+        return [Printed(label, "double", measure, recalls=tuple(values))]
     if name == "set_F":
         return [Printed(label, "double", _measure("set_F", beta=values[0]))]
     # name=value pairs: gain maps (grade=gain) and rbp's p
@@ -393,16 +400,19 @@ def _printed(spec: TrecMeasure, given: str | None, request: Request) -> list[Pri
 class _Extras:
     """What the output needs besides the metric values, read from the evaluation's warehouse."""
 
-    present: set[tuple[str, str]] = field(default_factory=set)  # (run, topic) with results
+    present: dict[str, set[str]] = field(default_factory=dict)  # run -> topics with results
     qrels_topics: list[str] = field(default_factory=list)
     relstrings: dict[tuple[str, str], str] = field(default_factory=dict)
+    positive_grades: int = 0  # qrels lines with a grade > 0 (trec_eval's num_rel with -c)
 
 
 def _read_extras(wh: Warehouse, extras: _Extras, relstring_length: int | None) -> None:
     present = wh.con.execute("SELECT run_id, query_id FROM run_topics").fetchall()
-    extras.present = {(str(r), str(q)) for r, q in present}
+    for run_id, query_id in present:
+        extras.present.setdefault(str(run_id), set()).add(str(query_id))
     topics = wh.con.execute("SELECT DISTINCT query_id FROM qrels").fetchall()
     extras.qrels_topics = sorted(str(t) for (t,) in topics)
+    extras.positive_grades = wh.con.execute("SELECT count(*) FROM qrels WHERE relevance >= 1").fetchall()[0][0]
     if relstring_length is None:
         return
     rows = wh.con.execute(
@@ -453,10 +463,15 @@ def _format_value(item: Printed, value: float) -> str:
 def _c_float(value: float) -> str:
     """printf's %6.4f (glibc prints NaN from 0/0 as -nan)."""
     if math.isnan(value):
-        return "-nan"
+        return "  -nan"
     if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
+        return f"{'inf' if value > 0 else '-inf':>6}"
     return f"{value:6.4f}"
+
+
+def _cut(recall: float, num_rel: float, v9: bool) -> int:
+    """The number of relevant documents a recall level stands for (trec_eval's rounding)."""
+    return math.floor(recall * num_rel + 0.9) if v9 else math.floor(recall * num_rel + 0.5)
 
 
 def _line(name: str, query: str, text: str) -> str:
@@ -478,8 +493,8 @@ def run(argv: Sequence[str], write: Callable[[str], Any]) -> int:
     printed = printed_measures(request)
     measures = [p.measure for p in printed if p.measure is not None]
     relstring = next((p.length for p in printed if p.form == "relstring"), None)
-    if not measures:  # runid / num_q / relstring only: still evaluate something to get topics
-        measures = [_measure("NumRet")]
+    # m and R of every topic: an empty list gives trec_eval's interpolated precision 0/0
+    measures += [_measure("NumRet"), _measure("NumRel")]
     run_ids, frame, extras = _evaluate(request, measures, relstring)
     for run_id in run_ids:
         _write_run(request, printed, frame, extras, run_id, write)
@@ -524,10 +539,17 @@ def _write_run(
     import numpy as np
 
     rows = frame[frame["run_id"] == run_id]
-    values: dict[str, dict[str, float]] = {}
-    for measure, group in rows.groupby("measure", sort=False):
-        values[str(measure)] = dict(zip(group["query_id"].astype(str), group["value"].astype(float), strict=True))
-    present = {q for r, q in extras.present if r == run_id}
+    # (measure, topic) -> value, and each printed item's measure label, made once
+    values = dict(
+        zip(
+            zip(rows["measure"].tolist(), rows["query_id"].astype(str).tolist(), strict=True),
+            rows["value"].astype(float).tolist(),
+            strict=True,
+        )
+    )
+    keys = {id(item): str(item.measure) for item in printed if item.measure is not None}
+    present = extras.present.get(run_id, set())
+    num_ret, num_rel_key = str(_measure("NumRet")), str(_measure("NumRel"))
     if request.v9:
         topics = [q for q in extras.qrels_topics if q in present]
         if not topics:
@@ -542,9 +564,16 @@ def _write_run(
     def value(item: Printed, query: str) -> float:
         if item.measure is None:
             return 0.0
-        v = values[str(item.measure)][query]
+        v = values[(keys[id(item)], query)]
         if item.name.startswith("utility") and query not in present:
             return 0.0  # trec_eval zeroes utility for a topic the run lacks (its -c stand-in ranking)
+        if item.recalls and values[(num_ret, query)] == 0 and (query in present or request.judged_only):
+            # trec_eval's interpolated precision starts from 0/0 on an empty list (-J, -M0, -c -J),
+            # which stays NaN at every level that stands for 0 relevant documents (a topic the
+            # run lacks is a one-document list, unless -J removes that document)
+            num_rel = values[(num_rel_key, query)]
+            if any(_cut(x, num_rel, request.v9) == 0 for x in item.recalls):
+                return math.nan
         return v
 
     if request.per_query:
@@ -582,6 +611,10 @@ def _write_run(
             out.append(_line("num_q", "all", str(n_queries)))
         elif item.form == "relstring":
             continue
+        elif item.name == "num_rel" and request.complete:
+            # with -c trec_eval counts the qrels lines with a grade > 0 of every topic,
+            # whatever -l says
+            out.append(_line("num_rel", "all", str(extras.positive_grades)))
         else:
             series = np.array([value(item, q) for q in evaluated], dtype=np.float64)
             if item.form == "gm":

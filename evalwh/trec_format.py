@@ -24,7 +24,9 @@ def format_trec(per_query: pd.DataFrame | None, means: pd.DataFrame, run_id: str
     Per-topic blocks come first, topic by topic in trec_eval's (string) order, then the
     ``all`` block with ``runid`` and ``num_q`` as trec_eval prints them.
     """
-    parsed = [catalog.parse(m) for m in measures]
+    from evalwh.evaluation import Options, parse_measures
+
+    parsed = parse_measures(measures, None, Options())
     lines: list[str] = []
 
     def emit(name: str, query: str, text: str) -> None:

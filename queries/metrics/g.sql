@@ -10,7 +10,7 @@ WITH gain_map AS (
     SELECT TRY_CAST(split_part(pair, '=', 1) AS BIGINT) AS level,
            any_value(coalesce(TRY_CAST(trim(split_part(pair, '=', 2)) AS DOUBLE), 0.0)) AS gain
     FROM (SELECT unnest(string_split(coalesce($gains, ''), ',')) AS pair)
-    WHERE regexp_full_match(split_part(pair, '=', 1), '[+-]?[0-9]+')
+    WHERE regexp_matches(split_part(pair, '=', 1), '^[+-]?[0-9]+$')
     GROUP BY 1
 ),
 judged AS (

@@ -16,13 +16,11 @@ WITH pool_unjudged AS (
     -- outside the pool. Condensed lists (-J) have none.
     SELECT r.run_id, r.query_id, r.rank
     FROM ev_ranked AS r
+    CROSS JOIN ev_key AS k
     JOIN qrels AS q
-        ON q.query_id = r.query_id AND q.doc_id = r.doc_id
-    WHERE q.collection_id = getvariable('ev_collection_id')
-      AND q.qrels_id = getvariable('ev_qrels_id')
-      AND q.relevance < 0
-      AND r.rank <= getvariable('ev_depth_cap')
-      AND NOT getvariable('ev_condensed')
+        ON q.collection_id = k.collection_id AND q.qrels_id = k.qrels_id
+        AND q.query_id = r.query_id AND q.doc_id = r.doc_id
+    WHERE q.relevance < 0 AND r.rank <= k.depth_cap AND NOT k.condensed
 ),
 relevant AS (
     SELECT j.run_id, j.query_id, j.rank, j.relevant_so_far, j.nonrelevant_above

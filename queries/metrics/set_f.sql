@@ -16,8 +16,8 @@ sets AS (
         p.run_id,
         p.query_id,
         coalesce(h.relevant_retrieved, 0) AS relevant_retrieved,
-        coalesce(h.relevant_retrieved, 0) / p.num_ret AS set_p,
-        coalesce(h.relevant_retrieved, 0) / p.num_rel AS set_r
+        CASE WHEN p.num_ret = 0 THEN 0.0 ELSE coalesce(h.relevant_retrieved, 0) / p.num_ret END AS set_p,
+        CASE WHEN p.num_rel = 0 THEN 0.0 ELSE coalesce(h.relevant_retrieved, 0) / p.num_rel END AS set_r
     FROM ev_pairs AS p
     LEFT JOIN hits AS h USING (run_id, query_id)
 )

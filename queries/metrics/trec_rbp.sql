@@ -14,7 +14,7 @@ WITH gain_map AS (
     SELECT TRY_CAST(split_part(pair, '=', 1) AS BIGINT) AS level,
            any_value(coalesce(TRY_CAST(trim(split_part(pair, '=', 2)) AS DOUBLE), 0.0)) AS gain
     FROM (SELECT unnest(string_split(coalesce($gains, ''), ',')) AS pair)
-    WHERE regexp_full_match(split_part(pair, '=', 1), '[+-]?[0-9]+')
+    WHERE regexp_matches(split_part(pair, '=', 1), '^[+-]?[0-9]+$')
     GROUP BY 1
 ),
 top_levels AS (
@@ -23,12 +23,16 @@ top_levels AS (
     SEMI JOIN ev_topics AS t USING (query_id)
     GROUP BY q.query_id
 ),
+grades AS (
+    -- grades 0..top of the topic, one row each
+    SELECT query_id, unnest(generate_series(0, CAST(top_level AS BIGINT))) AS level
+    FROM top_levels
+),
 levels AS (
     -- every gain of the topic: grades 0..top (mapped or not) and every mapped grade
-    SELECT t.query_id, l.level, coalesce(m.gain, l.level) AS gain
-    FROM top_levels AS t
-    CROSS JOIN LATERAL (SELECT unnest(range(0, CAST(t.top_level AS BIGINT) + 1)) AS level) AS l
-    LEFT JOIN gain_map AS m ON m.level = l.level
+    SELECT g.query_id, g.level, coalesce(m.gain, g.level) AS gain
+    FROM grades AS g
+    LEFT JOIN gain_map AS m ON m.level = g.level
     UNION
     SELECT t.query_id, m.level, m.gain
     FROM ev_topics AS t

@@ -3,7 +3,6 @@
 -- params: k INTEGER
 -- trec_eval: unj_{k}
 -- kind: assessment
--- unjudged: nonrelevant
 -- reference: trec_eval m_unjudged.c (10.0)
 -- Unlike U@k, positions past the end of a short list are not counted as unjudged: a run
 -- of 3 judged documents has unj@10 = 0 but U@10 = 0.7.
