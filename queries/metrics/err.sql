@@ -12,7 +12,7 @@ WITH stops AS (
         run_id,
         query_id,
         rank,
-        (pow(2, least(greatest(coalesce(map_extract_value(CAST($gains AS MAP(DOUBLE, DOUBLE)), gain), gain), 0), $max_rel)) - 1)
+        (pow(2, least(greatest(coalesce(CAST($gains AS MAP(DOUBLE, DOUBLE))[gain], gain), 0), $max_rel)) - 1)
             / pow(2, $max_rel) AS r
     FROM ev_judged
     WHERE $k IS NULL OR rank <= $k

@@ -15,7 +15,7 @@ WITH judged_gains AS (
         run_id,
         query_id,
         rank,
-        CASE WHEN $gains IS NULL THEN gain ELSE coalesce(map_extract_value(CAST($gains AS MAP(DOUBLE, DOUBLE)), gain), gain) END AS g
+        CASE WHEN $gains IS NULL THEN gain ELSE coalesce(CAST($gains AS MAP(DOUBLE, DOUBLE))[gain], gain) END AS g
     FROM ev_judged
     -- without a gain map only positive grades gain (and the scan skips the others)
     WHERE (gain > 0 OR $gains IS NOT NULL) AND ($k IS NULL OR rank <= $k)
@@ -35,7 +35,7 @@ ideal_ranks AS (
         q.g,
         row_number() OVER (PARTITION BY q.query_id ORDER BY q.g DESC) AS ideal_rank
     FROM (
-        SELECT query_id, CASE WHEN $gains IS NULL THEN gain ELSE coalesce(map_extract_value(CAST($gains AS MAP(DOUBLE, DOUBLE)), gain), gain) END AS g
+        SELECT query_id, CASE WHEN $gains IS NULL THEN gain ELSE coalesce(CAST($gains AS MAP(DOUBLE, DOUBLE))[gain], gain) END AS g
         FROM ev_qrels
     ) AS q
     SEMI JOIN ev_topics AS t USING (query_id)
