@@ -23,12 +23,15 @@ cascade AS (
         query_id,
         rank,
         r,
-        -- the chance the user reaches this rank: no stop at any rank above
-        coalesce(
-            product(1 - r) OVER (
-                PARTITION BY run_id, query_id ORDER BY rank ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
-            ),
-            1.0
+        -- the chance the user reaches this rank: no stop at any rank above, prod (1 - R_j) as
+        -- exp(sum ln(1 - R_j)) (1 - R > 0: g <= max_rel); ranks with R = 0 multiply by 1
+        exp(
+            coalesce(
+                sum(ln(1 - r)) OVER (
+                    PARTITION BY run_id, query_id ORDER BY rank ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+                ),
+                0.0
+            )
         ) AS reach
     FROM stops
     WHERE r > 0
