@@ -54,7 +54,8 @@ IR_MEASURES: dict[str, tuple[str, str | None, str]] = {
     "RR": ("RR", None, "k"),
     "Rprec": ("Rprec", None, "k"),
     "bpref": ("Bpref", "Bpref", "k"),
-    "nDCG": ("nDCG@k, nDCG(dcg=..., gains={...})@k", None, "k"),
+    "nDCG": ("nDCG@k", None, "k"),
+    "nDCG_gains": ("nDCG(dcg=..., gains={...})@k", None, "k"),
     "NumRel": ("NumRel", None, "k"),
     "NumRet": ("NumRet", None, "k"),
     "NumRelRet": ("NumRelRet", None, "k"),
@@ -421,7 +422,13 @@ def _resolve(name: str, args: list[str]) -> tuple[Metric, str]:
     if name in _IR_NAMES and name not in registry():
         target, at = _IR_NAMES[name]
         return lookup(target), at
-    return lookup(name), "k"
+    metric = lookup(name)
+    keys = {a.partition("=")[0].strip() for a in args}
+    if metric.name == "nDCG" and keys & {"dcg", "gains"}:
+        return lookup("nDCG_gains"), "k"  # (nDCG's own query stays plain and portable)
+    if metric.name == "RBP" and "gain" in keys:
+        return lookup("RBP_graded"), "k"
+    return metric, "k"
 
 
 def _option(key: str, value: str, spec: str) -> Any:

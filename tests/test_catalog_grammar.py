@@ -66,9 +66,10 @@ def test_round_trip_and_name_as_typed(spec):
     ("spec", "canonical", "params", "options"),
     [
         ("P(rel=2)@10", "P(rel=2)@10", {"k": 10}, (("rel", 2.0),)),
-        ("nDCG(dcg=exp-log2, gains={0:0,1:1,2:3})@10", "nDCG(dcg=exp-log2,gains={0:0,1:1,2:3})@10", {"k": 10, "dcg": "exp-log2"}, ()),
-        ("nDCG(dcg='exp-log2')", "nDCG(dcg=exp-log2)", {"dcg": "exp-log2"}, ()),
-        ("RBP(p=0.5, rel=2)", "RBP(p=0.5,rel=2)", {"p": 0.5, "gain": "binary"}, (("rel", 2.0),)),
+        ("nDCG(dcg=exp-log2, gains={0:0,1:1,2:3})@10", "nDCG_gains(dcg=exp-log2,gains={0:0,1:1,2:3})@10", {"k": 10, "dcg": "exp-log2"}, ()),
+        ("nDCG(dcg='exp-log2')", "nDCG_gains(dcg=exp-log2)", {"dcg": "exp-log2"}, ()),
+        ("RBP(p=0.5, rel=2)", "RBP(p=0.5,rel=2)", {"p": 0.5}, (("rel", 2.0),)),
+        ("RBP(p=0.5, gain=trec_eval)", "RBP_graded(p=0.5,gain=trec_eval)", {"p": 0.5, "gain": "trec_eval"}, ()),
         ("AP(judged_only=True)", "AP(judged_only=true)", {"k": None}, (("judged_only", True),)),
         ("Judged@10", "Judged@10", {"k": 10}, ()),
         ("ERR@20", "ERR@20", {"k": 20, "max_rel": 4.0}, ()),

@@ -24,19 +24,25 @@ pytestmark = [
 ]
 
 
+# values for the parameters some metrics require besides k
+REQUIRED = {"recall": "0.5", "mult": "2", "max_rel": "3"}
+
+
 def _specs(condensed: bool) -> list[str]:
     """Every registered metric: at depth 5, and also whole-list where k is optional."""
     specs = []
     for metric in catalog.metrics():
         if condensed and not metric.condensable:
             continue
+        given = [f"{p.name}={REQUIRED[p.name]}" for p in metric.params if p.required and p.name != "k"]
+        name = metric.name + (f"({','.join(given)})" if given else "")
         k = metric.param("k")
         if k is None:
-            specs.append(metric.name)
+            specs.append(name)
         else:
-            specs.append(f"{metric.name}@5")
+            specs.append(f"{name}@5")
             if not k.required:
-                specs.append(metric.name)
+                specs.append(name)
     return specs
 
 

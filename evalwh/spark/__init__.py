@@ -45,7 +45,7 @@ def declared_types(file: sql.SqlFile) -> dict[str, str]:
 
 
 def _literal(value: Any, sql_type: str) -> exp.Expression:
-    target = exp.DataType.build(sql_type, dialect="duckdb")
+    target = exp.DataType.build("MAP(DOUBLE, DOUBLE)" if sql_type == "GAINS" else sql_type, dialect="duckdb")
     if value is None:
         return exp.Cast(this=exp.null(), to=target)
     if isinstance(value, bool):

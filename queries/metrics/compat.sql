@@ -45,7 +45,7 @@ series AS (
         i AS n,
         sum(pow($p, i - 1) / i) OVER (ORDER BY i ROWS UNBOUNDED PRECEDING) AS s,
         sum(pow($p, i - 1)) OVER (ORDER BY i ROWS UNBOUNDED PRECEDING) AS w
-    FROM range(0, (SELECT coalesce(max(depth), 0) + 1 FROM depths)) AS positions(i)
+    FROM (SELECT unnest(generate_series(0, (SELECT coalesce(max(depth), 0) FROM depths))) AS i) AS positions
     WHERE i > 0
     UNION ALL
     SELECT 0, 0.0, 0.0

@@ -12,7 +12,7 @@ WITH stops AS (
         run_id,
         query_id,
         rank,
-        (pow(2, least(greatest(coalesce(map_extract_value(CAST($gains AS MAP(DOUBLE, DOUBLE)), gain), gain), 0), $max_rel)) - 1)
+        (pow(2, least(greatest(coalesce(CAST($gains AS MAP(DOUBLE, DOUBLE))[gain], gain), 0), $max_rel)) - 1)
             / pow(2, $max_rel) AS r
     FROM ev_judged
     WHERE $k IS NULL OR rank <= $k
@@ -23,12 +23,15 @@ cascade AS (
         query_id,
         rank,
         r,
-        -- the chance the user reaches this rank: no stop at any rank above
-        coalesce(
-            product(1 - r) OVER (
-                PARTITION BY run_id, query_id ORDER BY rank ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
-            ),
-            1.0
+        -- the chance the user reaches this rank: no stop at any rank above, prod (1 - R_j) as
+        -- exp(sum ln(1 - R_j)) (1 - R > 0: g <= max_rel); ranks with R = 0 multiply by 1
+        exp(
+            coalesce(
+                sum(ln(1 - r)) OVER (
+                    PARTITION BY run_id, query_id ORDER BY rank ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
+                ),
+                0.0
+            )
         ) AS reach
     FROM stops
     WHERE r > 0

@@ -17,7 +17,7 @@ WITH gains AS (
 ),
 scale AS (
     SELECT sum(1 / log2(i + 1)) AS dcg_max
-    FROM range(1, $k + 1) AS positions(i)
+    FROM (SELECT unnest(generate_series(1, $k)) AS i) AS positions
 )
 SELECT
     p.run_id,
