@@ -508,7 +508,11 @@ def _evaluate(
     from evalwh import direct, ingest
 
     paths = [Path(r) for r in request.runs]
-    run_ids = [f.run_id for f in ingest.prepare_run_files(paths, run_id=None, ignore_extra_fields=True)]
+    spill = ingest.Spill()
+    try:  # (the tags name the runs, in the order of the files)
+        run_ids = [f.run_id for f in ingest.prepare_run_files(paths, run_id=None, ignore_extra_fields=True, spill=spill)]
+    finally:
+        spill.close()
     extras = _Extras()
     averaging = "trec_eval_default" if (request.v9 and not request.complete) else "trec_eval_c"
     frame = direct.evaluate_files(

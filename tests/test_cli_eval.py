@@ -103,7 +103,7 @@ def test_eval_store_keeps_results(db):
     ("args", "message"),
     [
         (["-m", "nDGC@10"], "Error: Unknown metric 'nDGC'. Did you mean nDCG or binG or SDCG? (evalwh metrics lists them all)"),
-        (["-m", "P"], "Error: P: P needs @k, e.g. P@10"),
+        (["-m", "Success"], "Error: Success: Success needs @k, e.g. Success@10"),
         (["-m", "P@0"], "Error: P@0: parameter k='0' must be a positive integer"),
         (["-m", "RBP(q=1)@5"], "Error: RBP(q=1)@5: RBP has no parameter 'q' (it has: p, k, rel, judged_only)"),
         (["-m", "A_p@10", "--unjudged", "condensed"],
