@@ -59,6 +59,7 @@ IR_MEASURES: dict[str, tuple[str, str | None, str]] = {
     "NumRel": ("NumRel", None, "k"),
     "NumRet": ("NumRet", None, "k"),
     "NumRelRet": ("NumRelRet", None, "k"),
+    "NumQ": ("NumQ", None, "k"),
     "Success": ("Success@k", None, "k"),
     "RBP": ("RBP(p=..., rel=...)@k", None, "k"),
     "Judged": ("Judged@k", None, "k"),

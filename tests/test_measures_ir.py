@@ -301,3 +301,16 @@ def test_trec_eval_truncates_fractional_grades(tmp_path):
     ]
     assert all(o.exit_code == 0 for o in outputs), outputs[0].output
     assert outputs[0].stdout == outputs[1].stdout
+
+
+@SETTINGS
+@given(collections(top_grade=True))
+def test_numq_counts_each_topic_once(data):
+    """NumQ: 1 per topic the run answered (0 for one it lacks), summed, as ir_measures counts."""
+    qrels, run = data
+    compare(qrels, run, ["NumQ"])
+    means = Warehouse(":memory:")
+    means.ingest_qrels(pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]), collection="c")
+    means.ingest_runs(pd.DataFrame(run, columns=["query_id", "doc_id", "score"]), collection="c", run_id="r")
+    frame = means.evaluate(["NumQ"], collection="c", averaging="trec_eval_c")
+    assert frame["value"].tolist() == [float(len({q for q, _, _ in qrels} & {q for q, _, _ in run}))]
