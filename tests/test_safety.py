@@ -587,3 +587,23 @@ def test_every_command_goes_through_the_one_error_path():
     assert len(found) >= 30
     unwrapped = [name for name, callback in found.items() if not getattr(callback, "handles_errors", False)]
     assert unwrapped == []
+
+
+def test_ctrl_c_while_the_cli_starts_is_one_line(monkeypatch, capsys):
+    """An interrupt while the CLI's modules import (the console script's first moments)."""
+    import sys
+
+    from evalwh.__main__ import main
+
+    class Interrupting:
+        def find_spec(self, name, path=None, target=None):  # type: ignore[no-untyped-def]
+            if name == "evalwh.cli":
+                raise KeyboardInterrupt
+            return None
+
+    monkeypatch.delitem(sys.modules, "evalwh.cli", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [Interrupting(), *sys.meta_path])
+    with pytest.raises(SystemExit) as caught:
+        main()
+    assert caught.value.code == 130
+    assert capsys.readouterr().err == "Interrupted; nothing was changed.\n"
