@@ -276,11 +276,9 @@ def _parse_params(text: str, source: str) -> tuple[Param, ...]:
         raw = match.group("default")
         default: Any = _REQUIRED
         choices = tuple(c.strip() for c in (match.group("choices") or "").split("|") if c.strip())
-        if raw is None:
-            pass
-        elif raw == "NULL":
+        if raw == "NULL":
             default = None
-        else:
+        elif raw is not None:  # (no default: the parameter is required)
             default = Param(match.group("name"), ptype, None, choices).convert(raw, source)
         params.append(Param(match.group("name"), ptype, default, choices))
     return tuple(params)

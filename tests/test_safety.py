@@ -6,6 +6,7 @@ setting however it is spelled; readers never lock; a failed command leaves every
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -449,11 +450,9 @@ def fill(folder: Path) -> None:
     handle = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT)
     try:
         for size in (65536, 1):
-            try:
+            with contextlib.suppress(OSError):  # ENOSPC: full at this write size
                 while True:
                     os.write(handle, b"x" * size)
-            except OSError:
-                pass
     finally:
         os.close(handle)
 
