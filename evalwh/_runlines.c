@@ -38,6 +38,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pythread.h>
 
 #include <math.h>
 #include <stdint.h>
@@ -367,6 +368,217 @@ fail:
     return NULL;
 }
 
+/* -- documents: (topic, document) -> key -------------------------------------------------- */
+
+/* The collection's (topic, document) pairs and their keys (documents.doc_key), grown while
+ * run files are read: the ingest stores a key per run line instead of the document id. As
+ * the judgments, every topic has its own table (a run file is read topic by topic); a slot
+ * holds the upper half of the document's hash and where its record is (offset / 8 + 1). A
+ * record is the id's length, its key, then its bytes padded to 8: one cache line to fetch,
+ * asked for ahead of time (document_keys). Records only grow, in one array reallocated as
+ * needed (found by offset). A lock makes one document_keys at a time add to it. */
+
+typedef struct {
+    char *text; /* the topic id (own copy) */
+    uint32_t len;
+    uint64_t *slots;
+    size_t mask, count;
+} DocTopic;
+
+typedef struct {
+    DocTopic *topics;
+    size_t topic_count, topic_cap;
+    uint32_t *topic_slots; /* topic index + 1 */
+    size_t topic_mask;
+    char *records;
+    size_t record_bytes, record_cap;
+    int64_t next_key;
+    PyThread_type_lock lock;
+} Documents;
+
+static inline size_t doc_record_size(uint32_t len) { return 16 + (((size_t)len + 7) & ~(size_t)7); }
+
+static void documents_release(Documents *d) {
+    if (d == NULL) return;
+    for (size_t t = 0; t < d->topic_count; t++) {
+        free(d->topics[t].text);
+        free(d->topics[t].slots);
+    }
+    free(d->topics);
+    free(d->topic_slots);
+    free(d->records);
+    if (d->lock) PyThread_free_lock(d->lock);
+    free(d);
+}
+
+static void documents_free(PyObject *capsule) {
+    documents_release(PyCapsule_GetPointer(capsule, "evalwh._runlines.documents"));
+}
+
+/* the topic's index, added if new; SIZE_MAX on memory failure */
+static size_t doc_topic(Documents *d, const char *text, uint32_t len) {
+    size_t slot = hash_bytes(text, len, 0) & d->topic_mask;
+    for (;;) {
+        uint32_t at = d->topic_slots[slot];
+        if (at == 0) break;
+        const DocTopic *t = &d->topics[at - 1];
+        if (t->len == len && same_bytes(t->text, text, len)) return at - 1;
+        slot = (slot + 1) & d->topic_mask;
+    }
+    if (d->topic_count == d->topic_cap) {
+        size_t cap = d->topic_cap ? 2 * d->topic_cap : 64;
+        DocTopic *grown = realloc(d->topics, cap * sizeof(DocTopic));
+        if (!grown) return SIZE_MAX;
+        d->topics = grown;
+        d->topic_cap = cap;
+    }
+    DocTopic *t = &d->topics[d->topic_count];
+    memset(t, 0, sizeof *t);
+    if ((t->text = malloc(len ? len : 1)) == NULL || (t->slots = calloc(16, sizeof(uint64_t))) == NULL) {
+        free(t->text);
+        return SIZE_MAX;
+    }
+    memcpy(t->text, text, len);
+    t->len = len;
+    t->mask = 15;
+    d->topic_slots[slot] = (uint32_t)(++d->topic_count);
+    if (2 * d->topic_count > d->topic_mask) { /* grow and rehash the topic table */
+        size_t mask = 2 * d->topic_mask + 1;
+        uint32_t *grown = calloc(mask + 1, sizeof(uint32_t));
+        if (!grown) return SIZE_MAX;
+        for (size_t i = 0; i < d->topic_count; i++) {
+            size_t at = hash_bytes(d->topics[i].text, d->topics[i].len, 0) & mask;
+            while (grown[at]) at = (at + 1) & mask;
+            grown[at] = (uint32_t)i + 1;
+        }
+        free(d->topic_slots);
+        d->topic_slots = grown;
+        d->topic_mask = mask;
+    }
+    return d->topic_count - 1;
+}
+
+static inline const char *doc_record(const Documents *d, uint64_t entry) {
+    return d->records + (size_t)((uint32_t)entry - 1) * 8;
+}
+
+/* the key of a document of topic t (hash: hash_bytes(doc, len, 0)); -1 if absent */
+static int64_t doc_key_of(const Documents *d, const DocTopic *t, const char *doc, uint32_t len, uint64_t hash) {
+    size_t slot = hash & t->mask;
+    for (;;) {
+        uint64_t entry = t->slots[slot];
+        if (entry == 0) return -1;
+        if ((entry & HIGH_HALF) == (hash & HIGH_HALF)) {
+            const char *record = doc_record(d, entry);
+            uint32_t record_len;
+            int64_t key;
+            memcpy(&record_len, record, 4);
+            if (record_len == len && same_bytes(record + 16, doc, len)) {
+                memcpy(&key, record + 8, 8);
+                return key;
+            }
+        }
+        slot = (slot + 1) & t->mask;
+    }
+}
+
+/* add a document (known to be absent) to topic t with this key; 0 on memory failure */
+static int doc_add(Documents *d, DocTopic *t, const char *doc, uint32_t len, uint64_t hash, int64_t key) {
+    size_t size = doc_record_size(len);
+    if (d->record_bytes + size > d->record_cap) {
+        size_t cap = d->record_cap ? 2 * d->record_cap : 1 << 20;
+        while (cap < d->record_bytes + size) cap *= 2;
+        char *grown = realloc(d->records, cap);
+        if (!grown) return 0;
+        d->records = grown;
+        d->record_cap = cap;
+    }
+    if ((d->record_bytes + size) / 8 >= UINT32_MAX) return 0;
+    if (2 * (t->count + 1) > t->mask + 1) { /* grow and rehash the topic's table */
+        size_t mask = 2 * t->mask + 1;
+        uint64_t *grown = calloc(mask + 1, sizeof(uint64_t));
+        if (!grown) return 0;
+        for (size_t i = 0; i <= t->mask; i++) {
+            uint64_t entry = t->slots[i];
+            if (!entry) continue;
+            const char *record = doc_record(d, entry);
+            uint32_t record_len;
+            memcpy(&record_len, record, 4);
+            size_t at = hash_bytes(record + 16, record_len, 0) & mask;
+            while (grown[at]) at = (at + 1) & mask;
+            grown[at] = entry;
+        }
+        free(t->slots);
+        t->slots = grown;
+        t->mask = mask;
+    }
+    char *record = d->records + d->record_bytes;
+    memset(record, 0, size);
+    memcpy(record, &len, 4);
+    memcpy(record + 8, &key, 8);
+    memcpy(record + 16, doc, len);
+    size_t slot = hash & t->mask;
+    while (t->slots[slot]) slot = (slot + 1) & t->mask;
+    t->slots[slot] = (hash & HIGH_HALF) | (uint64_t)(d->record_bytes / 8 + 1);
+    d->record_bytes += size;
+    t->count++;
+    return 1;
+}
+
+/* documents(topic_offsets, topic_bytes, doc_offsets, doc_bytes, keys, next_key) -> capsule:
+ * the stored pairs (Arrow string buffers with int32 offsets, int64 keys) and the first key
+ * to give a new pair. */
+static PyObject *documents(PyObject *self, PyObject *args) {
+    Py_buffer buffers[5];
+    long long next_key;
+    memset(buffers, 0, sizeof buffers);
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*L:documents", &buffers[0], &buffers[1], &buffers[2], &buffers[3],
+                          &buffers[4], &next_key))
+        return NULL;
+    PyObject *result = NULL;
+    size_t n = (size_t)buffers[4].len / sizeof(int64_t);
+    const int64_t *keys = buffers[4].buf;
+    Documents *d = NULL;
+    if (!arrow_strings_ok(&buffers[0], &buffers[1], n) || !arrow_strings_ok(&buffers[2], &buffers[3], n)) {
+        PyErr_SetString(PyExc_ValueError, "the id buffers do not match the keys");
+        goto out;
+    }
+    if ((d = calloc(1, sizeof(Documents))) == NULL || (d->topic_slots = calloc(256, sizeof(uint32_t))) == NULL ||
+        (d->lock = PyThread_allocate_lock()) == NULL) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    d->topic_mask = 255;
+    d->next_key = next_key;
+    size_t current = SIZE_MAX;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t a, b;
+        const char *topic = arrow_string(&buffers[0], &buffers[1], i, &a);
+        const char *doc = arrow_string(&buffers[2], &buffers[3], i, &b);
+        if (current == SIZE_MAX || d->topics[current].len != a || !same_bytes(d->topics[current].text, topic, a))
+            current = doc_topic(d, topic, a);
+        if (current == SIZE_MAX) {
+            PyErr_NoMemory();
+            goto out;
+        }
+        uint64_t hash = hash_bytes(doc, b, 0);
+        if (doc_key_of(d, &d->topics[current], doc, b, hash) >= 0) {
+            PyErr_SetString(PyExc_ValueError, "a document is stored twice for a topic");
+            goto out;
+        }
+        if (!doc_add(d, &d->topics[current], doc, b, hash, keys[i])) {
+            PyErr_NoMemory();
+            goto out;
+        }
+    }
+    result = PyCapsule_New(d, "evalwh._runlines.documents", documents_free);
+    if (result != NULL) d = NULL;
+out:
+    documents_release(d);
+    for (int i = 0; i < 5; i++) PyBuffer_Release(&buffers[i]);
+    return result;
+}
+
 /* -- scores ------------------------------------------------------------------------------- */
 
 static const double powers_of_ten[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
@@ -512,6 +724,7 @@ typedef struct {
     size_t doc_bytes, given_bytes; /* totals over all lines, for read_run's buffers */
     /* read_run's rows, in (topic, rank) order, written into buffers made before ranking */
     int32_t *out_doc_offsets, *out_given_offsets, *out_topic, *out_rank;
+    uint8_t *out_given_valid; /* Arrow validity of rank_given: set where it differs from the rank */
     char *out_doc, *out_given;
     double *out_score;
     Topic *topics;
@@ -681,6 +894,18 @@ done:
     return ok;
 }
 
+/* the decimal digits of v into out (no sign, no terminator); their number */
+static int decimal_of(uint32_t v, char *out) {
+    char digits[12];
+    int n = 0;
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (int k = 0; k < n; k++) out[k] = digits[n - 1 - k];
+    return n;
+}
+
 /* Rank each topic's lines; look every line up in the judgments; refuse a duplicate document.
  * Emits the judged lines in (topic, rank) order with their running counts. */
 static int rank_topics(Work *w) {
@@ -766,9 +991,17 @@ static int rank_topics(Work *w) {
                 size_t row = first + i;
                 int32_t doc_at = w->out_doc_offsets[row], given_at = w->out_given_offsets[row];
                 memcpy(w->out_doc + doc_at, line->doc, line->doc_len);
-                memcpy(w->out_given + given_at, line->doc + line->doc_len + 1, line->given_len);
                 w->out_doc_offsets[row + 1] = doc_at + (int32_t)line->doc_len;
-                w->out_given_offsets[row + 1] = given_at + (int32_t)line->given_len;
+                /* the rank as given only where it is not the rank's own decimal (else NULL) */
+                const char *given = line->doc + line->doc_len + 1;
+                char decimal[12];
+                int decimal_len = decimal_of((uint32_t)(i + 1), decimal);
+                if ((int)line->given_len != decimal_len || memcmp(given, decimal, (size_t)decimal_len) != 0) {
+                    memcpy(w->out_given + given_at, given, line->given_len);
+                    given_at += (int32_t)line->given_len;
+                    w->out_given_valid[row >> 3] |= (uint8_t)(1u << (row & 7));
+                }
+                w->out_given_offsets[row + 1] = given_at;
                 w->out_score[row] = line->key;
                 w->out_topic[row] = (int32_t)t;
                 w->out_rank[row] = (int32_t)i + 1;
@@ -909,7 +1142,7 @@ static PyObject *read_run(PyObject *self, PyObject *args) {
     Py_ssize_t max_line = MAX_LINE;
     Work w;
     memset(&w, 0, sizeof w);
-    PyObject *result = NULL, *out[7] = {NULL};
+    PyObject *result = NULL, *out[8] = {NULL};
     if (!work_args(&w, args, "O!s#s#Olpp|n:read_run", &data, &max_line)) goto out;
     if (w.float32) {
         PyErr_SetString(PyExc_ValueError, "read_run keeps scores as they are: float32 is not for it");
@@ -933,10 +1166,12 @@ static PyObject *read_run(PyObject *self, PyObject *args) {
         goto out;
     }
     size_t n = w.line_count;
-    /* doc offsets, doc bytes, given offsets, given bytes, scores, topics, ranks */
-    size_t sizes[7] = {(n + 1) * 4, w.doc_bytes, (n + 1) * 4, w.given_bytes, n * 8, n * 4, n * 4};
-    for (int k = 0; k < 7; k++)
+    /* doc offsets, doc bytes, given offsets, given bytes, scores, topics, ranks, given validity */
+    size_t sizes[8] = {(n + 1) * 4, w.doc_bytes, (n + 1) * 4, w.given_bytes, n * 8, n * 4, n * 4, (n + 7) / 8};
+    for (int k = 0; k < 8; k++)
         if ((out[k] = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizes[k])) == NULL) goto out;
+    w.out_given_valid = (uint8_t *)PyBytes_AS_STRING(out[7]);
+    memset(w.out_given_valid, 0, sizes[7]);
     w.out_doc_offsets = (int32_t *)PyBytes_AS_STRING(out[0]);
     w.out_doc = PyBytes_AS_STRING(out[1]);
     w.out_given_offsets = (int32_t *)PyBytes_AS_STRING(out[2]);
@@ -959,11 +1194,96 @@ static PyObject *read_run(PyObject *self, PyObject *args) {
         result = judged;
         goto out;
     }
-    result = Py_BuildValue("(NNNNNNNN)", judged, out[0], out[1], out[2], out[3], out[4], out[5], out[6]);
-    for (int k = 0; k < 7; k++) out[k] = NULL; /* the tuple holds them, or they are released */
+    result = Py_BuildValue("(NNNNNNNNN)", judged, out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7]);
+    for (int k = 0; k < 8; k++) out[k] = NULL; /* the tuple holds them, or they are released */
 out:
-    for (int k = 0; k < 7; k++) Py_XDECREF(out[k]);
+    for (int k = 0; k < 8; k++) Py_XDECREF(out[k]);
     work_free(&w);
+    return result;
+}
+
+/* document_keys(documents, topic_offsets, topic_bytes, topics, doc_offsets, doc_bytes) ->
+ * (keys, new_rows): the key of every row's (topic, document) pair (int64), pairs not yet
+ * in the capsule added with the next keys; new_rows: the rows (int32) that added one. The
+ * topics are an Arrow dictionary: the ids' string buffers and an int32 index per row. */
+static PyObject *document_keys(PyObject *self, PyObject *args) {
+    PyObject *capsule, *result = NULL, *keys = NULL;
+    Py_buffer b[5];
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*:document_keys", &capsule, &b[0], &b[1], &b[2], &b[3], &b[4]))
+        return NULL;
+    Documents *d = PyCapsule_GetPointer(capsule, "evalwh._runlines.documents");
+    size_t n = (size_t)b[2].len / sizeof(int32_t), n_topics = b[0].len >= 4 ? (size_t)b[0].len / 4 - 1 : 0;
+    const int32_t *topic = b[2].buf;
+    size_t *map = NULL;
+    uint64_t *hashes = NULL;
+    Ints added = {0};
+    int ok = 0;
+    if (d == NULL) goto out;
+    if (!arrow_strings_ok(&b[0], &b[1], n_topics) || !arrow_strings_ok(&b[3], &b[4], n)) {
+        PyErr_SetString(PyExc_ValueError, "the buffers do not match");
+        goto out;
+    }
+    for (size_t r = 0; r < n; r++)
+        if (topic[r] < 0 || (size_t)topic[r] >= n_topics) {
+            PyErr_SetString(PyExc_ValueError, "a topic index out of range");
+            goto out;
+        }
+    if ((keys = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * sizeof(int64_t)))) == NULL) goto out;
+    int64_t *key = (int64_t *)PyBytes_AS_STRING(keys);
+    if ((map = malloc((n_topics ? n_topics : 1) * sizeof(size_t))) == NULL ||
+        (hashes = malloc((n ? n : 1) * sizeof(uint64_t))) == NULL) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(d->lock, WAIT_LOCK);
+    ok = 1;
+    for (size_t t = 0; t < n_topics && ok; t++) {
+        uint32_t len;
+        const char *name = arrow_string(&b[0], &b[1], t, &len);
+        ok = (map[t] = doc_topic(d, name, len)) != SIZE_MAX;
+    }
+    for (size_t r = 0; r < n && ok; r++) {
+        uint32_t len;
+        const char *doc = arrow_string(&b[3], &b[4], r, &len);
+        hashes[r] = hash_bytes(doc, len, 0);
+    }
+    /* the tables are far away in memory: ask for a row's slot 2 * PREFETCH_AHEAD rows ahead,
+     * and for the record it points to PREFETCH_AHEAD rows ahead */
+    for (size_t r = 0; r < n && ok; r++) {
+        if (r + 2 * PREFETCH_AHEAD < n) {
+            const DocTopic *ahead = &d->topics[map[topic[r + 2 * PREFETCH_AHEAD]]];
+            PREFETCH(ahead->slots + (hashes[r + 2 * PREFETCH_AHEAD] & ahead->mask));
+        }
+        if (r + PREFETCH_AHEAD < n) {
+            const DocTopic *ahead = &d->topics[map[topic[r + PREFETCH_AHEAD]]];
+            uint64_t entry = ahead->slots[hashes[r + PREFETCH_AHEAD] & ahead->mask];
+            if (entry) PREFETCH(doc_record(d, entry));
+        }
+        uint32_t len;
+        const char *doc = arrow_string(&b[3], &b[4], r, &len);
+        DocTopic *here = &d->topics[map[topic[r]]];
+        int64_t k = doc_key_of(d, here, doc, len, hashes[r]);
+        if (k < 0) {
+            k = d->next_key++;
+            ok = doc_add(d, here, doc, len, hashes[r], k) && ints_push(&added, (int32_t)r);
+        }
+        key[r] = k;
+    }
+    PyThread_release_lock(d->lock);
+    Py_END_ALLOW_THREADS
+    if (!ok) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    result = Py_BuildValue("(ON)", keys, ints_bytes(&added));
+out:
+    Py_XDECREF(keys);
+    free(map);
+    free(hashes);
+    free(added.data);
+    for (int i = 0; i < 5; i++) PyBuffer_Release(&b[i]);
     return result;
 }
 
@@ -1009,6 +1329,11 @@ static PyMethodDef methods[] = {
      "rank_file(data, delimiter, tag, judgments, rel, float32, extra_fields[, max_line]) -> tuple | str."},
     {"read_run", read_run, METH_VARARGS,
      "read_run(data, delimiter, tag, judgments | None, rel, float32, extra_fields[, max_line]) -> tuple | str."},
+    {"documents", documents, METH_VARARGS,
+     "documents(topic_offsets, topic_bytes, doc_offsets, doc_bytes, keys, next_key) -> capsule: the stored "
+     "(topic, document) pairs and their int64 keys, from Arrow string buffers; next_key: the first new key."},
+    {"document_keys", document_keys, METH_VARARGS,
+     "document_keys(documents, topic_offsets, topic_bytes, topics, doc_offsets, doc_bytes) -> (keys, new_rows)."},
     {"first_long_line", first_long_line, METH_VARARGS,
      "first_long_line(data, max_line) -> int: the first line longer than max_line bytes (0: none)."},
     {"parse_score", parse_score_py, METH_O,

@@ -348,8 +348,10 @@ def _store_runs(wh: Warehouse, files: list[ingest.RunFile], ranked: list[_Ranked
     wh.con.register("ev_new_topics", topics)
     try:
         wh.con.execute(
-            "INSERT INTO run_topics (collection_id, run_id, query_id, num_ret)"
-            " SELECT collection_id, run_id, query_id, num_ret FROM ev_new_topics"
+            "INSERT INTO run_topics (collection_id, run_id, query_id, num_ret, list_key)"
+            " SELECT collection_id, run_id, query_id, num_ret,"
+            " CAST((SELECT coalesce(max(list_key), 0) FROM run_topics) + row_number() OVER () AS INTEGER)"
+            " FROM ev_new_topics"
         )
     finally:
         wh.con.unregister("ev_new_topics")

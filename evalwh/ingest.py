@@ -28,7 +28,9 @@ import hashlib
 import os
 import shutil
 import tempfile
+import threading
 import zlib
+from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
@@ -55,6 +57,7 @@ _INGEST = "evalwh.queries.ingest"
 _BATCH_BYTES = 64 << 20
 GZIP_RATIO = 4  # a gzipped run file holds about four times its size in text
 READ_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile)
+READ_AHEAD = 2  # run files read, ranked and staged at a time (in worker threads)
 INGEST_MEMORY = "512MiB"  # DuckDB's memory limit while ingesting into a file (bulk_session)
 
 
@@ -317,11 +320,12 @@ def insert_runs(wh: Warehouse, rows: list[list[Any]]) -> None:
 
 
 def _delete_run(wh: Warehouse, collection: str, run_id: str) -> None:
-    for table in ("run_results", "run_topics", "runs", "judged_results", "judged_builds"):
-        # table names come from the fixed tuple above, values are parameters
-        wh.con.execute(
-            f"DELETE FROM {table} WHERE collection_id = ? AND run_id = ?", [collection, run_id]
-        )
+    """Delete a stored run: its rows and cache by key, then its lists, builds and entry.
+
+    Its (topic, document) pairs stay in ``documents``: other runs may share them.
+    """
+    key = {"collection_id": collection, "run_id": run_id}
+    wh.run(sql.query(_INGEST, "delete_run"), key)
 
 
 def _clash(label: str, run_id: str, collection: str) -> IngestError:
@@ -463,7 +467,7 @@ def ingest_prepared(
     from evalwh.warehouse import IngestResult
 
     scanner = Scanner(spill)
-    pool = ThreadPoolExecutor(max_workers=1)
+    pool = ThreadPoolExecutor(max_workers=READ_AHEAD)
     try:
         # Runs already stored are decided first, on their content hash: unchanged, or
         # (with replace) deleted now and ingested again below.
@@ -488,19 +492,19 @@ def ingest_prepared(
         pending = [f for f in files if f.label not in results]
         todo = [f for batch in group_batches(pending) for f in batch]
         cache = JudgedCache(wh, collection if fill_cache else None)
-        staged = Staged(spill)
         module = runreader.reader()
         judged_by = cache.judgments(module) if module is not None else None
-        one_tag = run_id is None
+        stored_here = Stored(wh, collection, module, cache, spill)
 
-        def read(file: RunFile) -> runreader.Ranked | str:
+        def read(file: RunFile) -> Prepared | str:
+            """Read, rank, key and stage one file (in a worker); the reason if the reader leaves it."""
             if module is None:
                 return "no reader"
             try:
                 data = formats.read_bytes(file.readable)
             except READ_ERRORS:
                 return "unreadable"  # the general path names the error
-            return runreader.read_run(
+            ranked = runreader.read_run(
                 module,
                 data,
                 delimiter=file.delimiter,
@@ -508,97 +512,219 @@ def ingest_prepared(
                 judged_by=judged_by,
                 ignore_extra_fields=ignore_extra_fields,
             )
+            del data
+            return ranked if isinstance(ranked, str) else stored_here.prepare(ranked)
 
         done = len(results)
         if progress:
             progress(done, len(files))
-        ahead = pool.submit(read, todo[0]) if todo else None
+        if module is not None and todo:
+            stored_here.load()
+        ahead: deque[Future[Prepared | str]] = deque()
+
+        def read_ahead(start: int) -> None:
+            while len(ahead) < READ_AHEAD and start + len(ahead) < len(todo):
+                ahead.append(pool.submit(read, todo[start + len(ahead)]))
+
         general: list[str] = []
         for index, file in enumerate(todo):
-            assert ahead is not None
-            ranked = ahead.result()
-            ahead = pool.submit(read, todo[index + 1]) if index + 1 < len(todo) else None
-            if isinstance(ranked, runreader.Ranked):
-                results[file.label] = staged.add(file, ranked)
+            read_ahead(index)
+            prepared = ahead.popleft().result()
+            read_ahead(index + 1)
+            if isinstance(prepared, Prepared):
+                results[file.label] = stored_here.add(file, prepared)
             else:
+                # The general path gives keys in SQL after the stored ones: what is staged is
+                # stored first, and files read ahead with the old keys are read again after.
+                for future in ahead:
+                    stored_here.discard(future.result())
+                ahead.clear()
+                stored_here.flush()
                 scanner.submit([file], copy=True)
                 (result,) = _ingest_batch(wh, [file], collection, run_id, ignore_extra_fields)
                 scanner.release([file])
+                if module is not None:
+                    stored_here.load()
                 results[file.label] = result
                 general.append(file.run_id)
             done += 1
             if progress:
                 progress(done, len(files))
-        staged.store(wh, collection, cache)
-        cache.finish(general, [run[0] for run in staged.runs])
+        stored_here.flush()
+        cache.finish(general, stored_here.runs)
         return [results[f.label] for f in files]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
         scanner.close()
 
 
-class Staged:
-    """The rows of the files the reader ranked, staged on disk until one insert stores them all.
+@dataclass
+class Prepared:
+    """One run file the reader ranked, keyed and staged (:meth:`Stored.prepare`)."""
 
-    Each file's ranked rows (and judged rows) are written as a Parquet file into the spill
-    folder as soon as the reader hands them over, so memory holds one or two files' rows,
-    whatever the number of files. DuckDB then stores them with one INSERT per table: rows
-    appended in many statements of one transaction stay in memory until the commit (about
-    50 bytes a line), while one statement over Parquet streams within DuckDB's memory limit.
+    sha256: str
+    lines: int
+    topics: Any  # query_id, num_ret (Arrow)
+    first_list: int  # its ranked lists' keys: first_list, first_list + 1, ...
+    build_key: int | None  # its judged rows' build, None without judgments
+    files: dict[str, str]  # its staged Parquet files: rows, documents[, judged]
+
+
+class Stored:
+    """Stores the files the reader ranked under their keys, staged on disk until one insert.
+
+    The warehouse keeps run lines by key (schema/013_keyed_results.sql): each ranked list a
+    new ``list_key``, each (topic, document) pair its ``doc_key``, each cache build its
+    ``build_key``. The pairs already stored for the collection are loaded into the reader's
+    dictionary (``_runlines.documents``), which gives every line its key and new pairs the
+    next ones. :meth:`prepare` (in a worker thread, one per file read at a time) writes a
+    file's rows, new pairs and judged rows, all numbers but the new pairs' ids, as Parquet
+    files into the spill folder, so memory holds the files being read whatever their
+    number; :meth:`flush` then stores everything with one INSERT per table. (Rows appended
+    by many statements of one transaction stay in DuckDB's memory until the commit, and so
+    do the Arrow buffers of their strings; one statement over Parquet streams within
+    DuckDB's memory limit.) The general path gives keys in SQL after the stored ones, so
+    before it everything staged is flushed, and the dictionary loaded again after it.
     """
 
-    def __init__(self, spill: Spill) -> None:
+    def __init__(
+        self, wh: Warehouse, collection: str, module: Any, cache: JudgedCache, spill: Spill
+    ) -> None:
+        self.wh = wh
+        self.collection = collection
+        self.module = module
+        self.cache = cache
         self.spill = spill
-        self.rows: list[str] = []
-        self.judged: list[str] = []
-        self.topics: list[Any] = []
-        self.runs: list[list[Any]] = []
-        self.built: list[tuple[str, str]] = []  # (run_id, sha256) of the judged rows staged
+        self.lock = threading.Lock()  # the key counters and the spill folder's names
+        self.documents: Any = None  # the dictionary capsule (load)
+        self.next_list = 0
+        self.next_build = 0
+        self.runs: list[str] = []  # every run stored so far
+        self.staged: dict[str, list[str]] = {"rows": [], "documents": [], "judged": []}
+        self.lists: list[Any] = []  # the staged files' run_topics rows (Arrow)
+        self.builds: list[list[Any]] = []  # the staged judged_builds rows
 
-    def add(self, file: RunFile, ranked: runreader.Ranked) -> IngestResult:
-        """Stage one file the reader ranked."""
+    def load(self) -> None:
+        """Load the dictionary and the next keys from the warehouse (before files are read)."""
+        ((next_key, next_list, next_build),) = self.wh.con.execute(
+            "SELECT (SELECT coalesce(max(doc_key), 0) + 1 FROM documents),"
+            " (SELECT coalesce(max(list_key), 0) + 1 FROM run_topics),"
+            " (SELECT coalesce(max(build_key), 0) + 1 FROM judged_builds)"
+        ).fetchall()
+        pairs = self.wh.con.sql(
+            "SELECT query_id, doc_id, doc_key FROM documents WHERE collection_id = $collection",
+            params={"collection": self.collection},
+        ).to_arrow_table()
+        self.documents = runreader.documents(self.module, pairs, int(next_key))
+        self.next_list, self.next_build = int(next_list), int(next_build)
+
+    def prepare(self, ranked: runreader.Ranked) -> Prepared:
+        """Key and stage one ranked file (thread-safe; the dictionary has its own lock)."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from evalwh.warehouse import IngestResult
+        rows, documents = runreader.keyed(self.module, self.documents, ranked)
+        with self.lock:
+            first_list = self.next_list
+            self.next_list += len(ranked.topics)
+            build_key = None
+            if ranked.judged is not None:
+                build_key = self.next_build
+                self.next_build += 1
+            names = {
+                kind: str(self.spill.new(".parquet"))
+                for kind in ("rows", "documents", "judged")
+                if kind != "judged" or build_key is not None
+            }
 
-        def with_run(table: pa.Table) -> pa.Table:
-            run = pa.DictionaryArray.from_arrays(
-                pa.array(np.zeros(len(table), np.int32)), pa.array([file.run_id])
-            )
-            return table.append_column("run_id", run)
+        def list_keys(topic: pa.Array) -> pa.Array:
+            return pa.array(np.asarray(topic, dtype=np.int32) + np.int32(first_list))
 
-        self.rows.append(str(self.spill.new(".parquet")))
-        pq.write_table(with_run(ranked.rows), self.rows[-1], compression="snappy")
+        tables = {
+            "rows": rows.set_column(0, "list_key", list_keys(rows["topic"])),
+            "documents": documents,
+        }
         if ranked.judged is not None:
-            self.judged.append(str(self.spill.new(".parquet")))
-            pq.write_table(with_run(ranked.judged), self.judged[-1], compression="snappy")
-            self.built.append((file.run_id, ranked.sha256))
-        self.topics.append(with_run(ranked.topics))
-        source = os.path.basename(file.label)
-        self.runs.append([file.run_id, file.first_tag, source, ranked.sha256, ranked.lines])
-        return IngestResult("run", file.run_id, file.label, file.status, ranked.lines)
+            judged = runreader.judged_by_topic(ranked.judged)
+            judged = judged.set_column(judged.num_columns - 1, "list_key", list_keys(judged["topic"]))
+            tables["judged"] = judged.append_column(
+                "build_key", pa.array(np.full(len(judged), build_key, np.int32))
+            )
+        for kind, table in tables.items():
+            # numbers, read back once: no dictionary, no compression, no statistics
+            pq.write_table(
+                table, names[kind], compression="none", use_dictionary=False, write_statistics=False
+            )
+        return Prepared(ranked.sha256, ranked.lines, ranked.topics, first_list, build_key, names)
 
-    def store(self, wh: Warehouse, collection: str, cache: JudgedCache) -> None:
-        """Insert everything staged (inside the caller's transaction); hand judged rows on."""
+    def add(self, file: RunFile, prepared: Prepared) -> IngestResult:
+        """Record one prepared file, to be stored by :meth:`flush`."""
         import pyarrow as pa
 
-        if not self.rows:
-            return
-        insert_runs(wh, [[collection, *run] for run in self.runs])
-        key = {"collection_id": collection, "files": self.rows}
-        wh.run(sql.query(_INGEST, "insert_ranked"), key)
-        wh.con.register("ingest_topics", pa.concat_tables(self.topics).combine_chunks())
-        try:
-            wh.con.execute(
-                "INSERT INTO run_topics (collection_id, run_id, query_id, num_ret)"
-                " SELECT $collection_id, run_id, query_id, num_ret FROM ingest_topics",
-                {"collection_id": collection},
+        from evalwh.warehouse import IngestResult
+
+        for kind, name in prepared.files.items():
+            self.staged[kind].append(name)
+        n = len(prepared.topics)
+        self.lists.append(
+            pa.table(
+                {
+                    "run_id": pa.array([file.run_id] * n, pa.string()),
+                    "query_id": prepared.topics["query_id"],
+                    "num_ret": prepared.topics["num_ret"],
+                    "list_key": pa.array(
+                        np.arange(prepared.first_list, prepared.first_list + n, dtype=np.int32)
+                    ),
+                }
             )
-        finally:
-            wh.con.unregister("ingest_topics")
-        if self.judged:
-            cache.add(self.judged, self.built)
+        )
+        source = os.path.basename(file.label)
+        insert_runs(
+            self.wh,
+            [[self.collection, file.run_id, file.first_tag, source, prepared.sha256, prepared.lines]],
+        )
+        if prepared.build_key is not None:
+            self.builds.append([file.run_id, prepared.sha256, prepared.build_key])
+        self.runs.append(file.run_id)
+        return IngestResult("run", file.run_id, file.label, file.status, prepared.lines)
+
+    def discard(self, prepared: Prepared | str) -> None:
+        """Forget a file prepared with keys that no longer hold (it is read again)."""
+        if isinstance(prepared, Prepared):
+            for name in prepared.files.values():
+                Path(name).unlink(missing_ok=True)
+
+    def flush(self) -> None:
+        """Store everything staged (inside the caller's transaction)."""
+        import pyarrow as pa
+
+        if self.lists:
+            key = {"collection_id": self.collection}
+            with registered(self.wh, {"ingest_topics": pa.concat_tables(self.lists)}):
+                self.wh.run(
+                    sql.query(_INGEST, "insert_ranked"),
+                    {**key, "rows": self.staged["rows"], "documents": self.staged["documents"]},
+                )
+        if self.builds:
+            self.cache.add(self.builds, self.staged["judged"])
+        for files in self.staged.values():
+            for name in files:
+                Path(name).unlink(missing_ok=True)
+            files.clear()
+        self.lists.clear()
+        self.builds.clear()
+
+
+@contextmanager
+def registered(wh: Warehouse, tables: dict[str, Any]) -> Iterator[None]:
+    """Arrow tables visible to DuckDB under these names for the duration."""
+    for name, table in tables.items():
+        wh.con.register(name, table)
+    try:
+        yield
+    finally:
+        for name in tables:
+            wh.con.unregister(name)
 
 
 class JudgedCache:
@@ -623,8 +749,8 @@ class JudgedCache:
         ).fetchall() if collection is not None else []
         self.sets = [r[0] for r in rows]
         self.primary: str | None = None
-        self.files: list[str] = []  # the reader's judged rows (Parquet), of runs in `built`
-        self.built: list[tuple[str, str]] = []  # (run_id, sha256)
+        self.fingerprint: str | None = None  # the primary set's, once needed
+        self.built: set[str] = set()  # runs whose judged rows the reader stored
 
     def judgments(self, module: Any) -> Any:
         """The primary qrels set's judgments for the reader, or None without qrels."""
@@ -642,31 +768,34 @@ class JudgedCache:
         self.primary = self.sets[0]
         return runreader.judgments(module, self.wh, self.collection, self.primary)
 
-    def add(self, files: list[str], built: list[tuple[str, str]]) -> None:
-        """The reader's judged rows of the primary set (Parquet files), for these runs."""
-        self.files = files
-        self.built = built
+    def add(self, builds: list[list[Any]], files: list[str]) -> None:
+        """Store the reader's judged rows of the primary set (Parquet ``files``) and their builds.
+
+        ``builds``: ``run_id, sha256, build_key`` of each run the rows are of.
+        """
+        assert self.primary is not None
+        if self.fingerprint is None:
+            self.fingerprint = fingerprint(self.wh, self.collection, self.primary)
+        run_ids, sha256s, build_keys = (list(column) for column in zip(*builds, strict=True))
+        self.wh.run(
+            sql.query(_INGEST, "insert_judged"),
+            {
+                "collection_id": self.collection,
+                "qrels_id": self.primary,
+                "fingerprint": self.fingerprint,
+                "run_ids": run_ids,
+                "sha256s": sha256s,
+                "build_keys": build_keys,
+                "files": files,
+            },
+        )
+        self.built.update(run_ids)
 
     def finish(self, general: list[str], read: list[str] | None = None) -> None:
-        """Store the staged rows; join the rest (other sets, the general path's runs) in SQL."""
-        if self.built:
-            assert self.primary is not None
-            self.wh.run(
-                sql.query(_INGEST, "insert_judged"),
-                {
-                    "collection_id": self.collection,
-                    "qrels_id": self.primary,
-                    "fingerprint": fingerprint(self.wh, self.collection, self.primary),
-                    "run_ids": [run for run, _ in self.built],
-                    "sha256s": [digest for _, digest in self.built],
-                    "files": self.files,
-                },
-            )
-        # runs the reader stored, and of those the ones whose rows it judged (primary set)
-        judged = {run for run, _ in self.built}
+        """Join what the reader did not judge in SQL: other sets, the general path's runs."""
         read = read or []
         for qrels_id in self.sets:
-            runs = [r for r in read if qrels_id != self.primary or r not in judged] + general
+            runs = [r for r in read if qrels_id != self.primary or r not in self.built] + general
             if runs:
                 refresh_cache(self.wh, self.collection, qrels_id, runs)
 
@@ -781,6 +910,7 @@ def _ingest_batch(
         sql.query(_INGEST, "insert_run_results"),
         {"collection_id": collection, "run_ids": [f.run_id for f in batch]},
     )
+    wh.run(sql.query(_INGEST, "store_ranked"), {})
     _drop_staging(wh)
     return [
         IngestResult("run", f.run_id, f.label, f.status, row[-1])
@@ -874,6 +1004,7 @@ def ingest_run_frame(
                 sql.query(_INGEST, "insert_run_results"),
                 {"collection_id": collection, "run_ids": accepted},
             )
+            wh.run(sql.query(_INGEST, "store_ranked"), {})
         finally:
             wh.con.unregister("staged_frame")
         _drop_staging(wh)

@@ -87,7 +87,8 @@ class Ranked:
         sha256: Of the file's (decompressed) content.
         lines: The number of run lines.
         rows: ``query_id, doc_id, score, rank_given, rank`` of every line, in (topic, rank)
-            order; query_id as a dictionary over the file's topics.
+            order; query_id as a dictionary over the file's topics; rank_given NULL where
+            the file's rank field is the rank's own decimal (as ``run_rows`` stores it).
         topics: ``query_id, num_ret`` per topic.
         judged: ``query_id, rank, gain, judged_so_far, relevant_so_far`` of the judged
             lines (relevant ones first, each part by rank), or None without judgments.
@@ -125,7 +126,17 @@ def read_run(
     )
     if isinstance(result, str):
         return result
-    judged_part, doc_offsets, doc_bytes, given_offsets, given_bytes, score, topic, rank = result
+    (
+        judged_part,
+        doc_offsets,
+        doc_bytes,
+        given_offsets,
+        given_bytes,
+        score,
+        topic,
+        rank,
+        given_valid,
+    ) = result
     topic_offsets, topic_bytes, num_ret, _relevant, *judged_columns = judged_part
     n_topics = len(topic_offsets) // 4 - 1
     n = len(score) // 8
@@ -145,7 +156,11 @@ def read_run(
             pa.DictionaryArray.from_arrays(ints(topic), names),
             strings(doc_offsets, doc_bytes),
             pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(score)]),
-            strings(given_offsets, given_bytes),
+            pa.Array.from_buffers(
+                pa.string(),
+                n,
+                [pa.py_buffer(given_valid), pa.py_buffer(given_offsets), pa.py_buffer(given_bytes)],
+            ),
             ints(rank),
         ],
         names=["query_id", "doc_id", "score", "rank_given", "rank"],
@@ -161,3 +176,72 @@ def read_run(
         )
     return Ranked(hashlib.sha256(data).hexdigest(), n, rows, topics, judged)
 
+
+def documents(module: Any, pairs: pa.Table, next_key: int) -> Any:
+    """The reader's dictionary of (topic, document) pairs: ``query_id, doc_id, doc_key`` stored.
+
+    ``next_key``: the first key a new pair gets (keys are unique across the warehouse).
+    """
+    import pyarrow as pa
+
+    buffers: list[Any] = []
+    for name in ("query_id", "doc_id"):
+        ids = pairs[name].combine_chunks()
+        if ids.type != pa.string():
+            ids = ids.cast(pa.string())
+        _, offsets, data = ids.buffers()
+        if offsets is None:  # no pairs
+            offsets = np.zeros(1, np.int32)
+        else:
+            offsets = offsets.slice(ids.offset * 4)
+        buffers += [offsets, data if data is not None else b""]
+    keys = np.ascontiguousarray(pairs["doc_key"].to_numpy(), dtype=np.int64)
+    return module.documents(*buffers, keys, next_key)
+
+
+def keyed(module: Any, dictionary: Any, ranked: Ranked) -> tuple[pa.Table, pa.Table]:
+    """A ranked file's rows by key, and the (topic, document) pairs it added to ``dictionary``.
+
+    Returns ``topic, doc_key, score, rank, rank_given`` per line (topic: the index of the
+    line's topic in ``ranked.topics``) and ``query_id, doc_id, doc_key`` per new pair.
+    """
+    import pyarrow as pa
+
+    rows = ranked.rows
+    topics = rows["query_id"].combine_chunks()
+    names = topics.dictionary
+    _, name_offsets, name_bytes = names.buffers()
+    indices = topics.indices
+    docs = rows["doc_id"].combine_chunks()
+    _, doc_offsets, doc_bytes = docs.buffers()
+    keys, new_rows = module.document_keys(
+        dictionary,
+        name_offsets,
+        name_bytes if name_bytes is not None else b"",
+        indices.buffers()[1],
+        doc_offsets,
+        doc_bytes if doc_bytes is not None else b"",
+    )
+    key_array = pa.Array.from_buffers(pa.int64(), len(docs), [None, pa.py_buffer(keys)])
+    added = pa.Array.from_buffers(pa.int32(), len(new_rows) // 4, [None, pa.py_buffer(new_rows)])
+    table = pa.Table.from_arrays(
+        [
+            indices,
+            key_array,
+            rows["score"].combine_chunks(),
+            rows["rank"].combine_chunks(),
+            rows["rank_given"].combine_chunks(),
+        ],
+        names=["topic", "doc_key", "score", "rank", "rank_given"],
+    )
+    new_pairs = pa.Table.from_arrays(
+        [names.take(indices.take(added)), docs.take(added), key_array.take(added)],
+        names=["query_id", "doc_id", "doc_key"],
+    )
+    return table, new_pairs
+
+
+def judged_by_topic(judged: pa.Table) -> pa.Table:
+    """The judged rows with their topic as its index in the file (the list is first_list + topic)."""
+    topic = judged["query_id"].combine_chunks().indices
+    return judged.drop_columns(["query_id"]).append_column("topic", topic)

@@ -45,8 +45,17 @@ MANIFEST = "manifest.json"
 FORMAT = "evalwh-export"
 FORMAT_VERSION = 2  # 2: partition column in the folder names only (1: in the files too)
 PARTITION = "collection_id"
-# The migrations table describes the schema, not data: it goes into the manifest.
-_NOT_DATA = frozenset({"schema_migrations"})
+# The migrations table describes the schema, not data: it goes into the manifest. Run
+# results are stored by key (schema/013_keyed_results.sql); an export holds them by name,
+# as the run_results view gives them, and run_topics without its key, so that any tool
+# reads them and an import gives them keys of its own warehouse. The judged-rows cache is
+# rebuilt by the import, not carried.
+_NOT_DATA = frozenset(
+    {"schema_migrations", "run_rows", "documents", "judged_results", "judged_builds"}
+)
+_VIEWS = ("run_results",)
+_KEYS = frozenset({"list_key"})
+_BY_KEY = ("run_results", "run_topics")  # imported through store_ranked.sql
 
 
 def _sha256(path: Path) -> str:
@@ -58,16 +67,24 @@ def _sha256(path: Path) -> str:
 
 
 def _tables(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[str, str]]]:
-    """Base tables of the warehouse with their (column, type) lists, in name order."""
+    """The warehouse's data relations with their (column, type) lists, in name order.
+
+    Its base tables but for the schema's bookkeeping, the storage by key and the cache, and
+    the run_results view in their place; no key columns.
+    """
     rows = con.execute(
         "SELECT c.table_name, c.column_name, c.data_type FROM duckdb_columns() AS c "
-        "JOIN duckdb_tables() AS t ON t.table_oid = c.table_oid "
-        "WHERE t.schema_name = 'main' AND NOT t.temporary AND NOT t.internal "
-        "ORDER BY c.table_name, c.column_index"
+        "LEFT JOIN duckdb_tables() AS t ON t.table_oid = c.table_oid "
+        "LEFT JOIN duckdb_views() AS v ON v.view_oid = c.table_oid "
+        "WHERE c.schema_name = 'main' AND NOT c.internal "
+        "AND ((t.table_oid IS NOT NULL AND NOT t.temporary)"
+        " OR (v.view_oid IS NOT NULL AND NOT v.temporary AND list_contains($views, c.table_name))) "
+        "ORDER BY c.table_name, c.column_index",
+        {"views": list(_VIEWS)},
     ).fetchall()
     out: dict[str, list[tuple[str, str]]] = {}
     for table, column, data_type in rows:
-        if table not in _NOT_DATA:
+        if table not in _NOT_DATA and column not in _KEYS:
             out.setdefault(table, []).append((column, data_type))
     return out
 
@@ -328,6 +345,13 @@ def import_export(
     imported: dict[str, int] = {}
     with wh.transaction():
         for table, entry, files, in_files in plan:
+            if table in _BY_KEY:
+                # staged by name; store_ranked.sql gives them this warehouse's keys below
+                columns = ", ".join(sql.identifier(c) for c, _ in target[table])
+                wh.con.execute(
+                    f"CREATE OR REPLACE TEMP TABLE {_STAGED[table]} AS"
+                    f" SELECT {columns} FROM {sql.identifier(table)} LIMIT 0"
+                )
             quoted = sql.identifier(table)
             partitioned = entry.get("partitioned_by") == PARTITION
             where = f" WHERE list_contains($collections, {PARTITION})" if partitioned else ""
@@ -340,7 +364,12 @@ def import_export(
                         f"{'collections ' + ', '.join(collections) if partitioned else 'data'}; "
                         "import into another warehouse, or pass --replace to replace them"
                     )
-                wh.con.execute(f"DELETE FROM {quoted}{where}", params)
+                if table in _BY_KEY:
+                    wh.run(sql.query(_INGEST, "delete_collection_runs"), {"collections": collections})
+                else:
+                    wh.con.execute(f"DELETE FROM {quoted}{where}", params)
+            if table in _BY_KEY:
+                quoted = _STAGED[table]
             names = ", ".join(sql.identifier(c["name"]) for c in entry["columns"])
             if files and in_files:
                 wh.con.execute(
@@ -359,4 +388,36 @@ def import_export(
                         {"file": path, "collection": item["collection_id"]},
                     )
             imported[table] = sum(int(f["rows"]) for f in entry["files"])
+        if any(table in _BY_KEY for table, *_ in plan):
+            _store_staged(wh, [table for table, *_ in plan])
     return imported
+
+
+_INGEST = "evalwh.queries.ingest"
+_STAGED = {"run_results": "staged_results", "run_topics": "staged_topics"}
+
+
+def _store_staged(wh: Warehouse, tables: list[str]) -> None:
+    """Store the imported run results and topics under new keys; rebuild their cache."""
+    from evalwh.ingest import refresh_cache
+
+    if "run_topics" not in tables:  # the lists' sizes, from the lines
+        wh.con.execute(
+            "CREATE OR REPLACE TEMP TABLE staged_topics AS SELECT collection_id, run_id, query_id,"
+            " CAST(count(*) AS INTEGER) AS num_ret FROM staged_results GROUP BY ALL"
+        )
+    if "run_results" not in tables:
+        wh.con.execute(
+            "CREATE OR REPLACE TEMP TABLE staged_results AS SELECT * FROM run_results LIMIT 0"
+        )
+    runs = wh.con.execute(
+        "SELECT DISTINCT collection_id, run_id FROM staged_topics ORDER BY ALL"
+    ).fetchall()
+    wh.run(sql.query(_INGEST, "store_ranked"), {})
+    sets = wh.con.execute(
+        "SELECT collection_id, qrels_id FROM qrels_sets WHERE kind = 'ingested' ORDER BY ALL"
+    ).fetchall()
+    for collection, qrels_id in sets:
+        chosen = [run for c, run in runs if c == collection]
+        if chosen:
+            refresh_cache(wh, collection, qrels_id, chosen)

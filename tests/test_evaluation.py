@@ -118,8 +118,10 @@ def test_topic_with_only_negative_grades():
 def _cache_rows(wh: Warehouse) -> list[tuple]:
     """The cached judged rows in storage order (rowid)."""
     return wh.con.execute(
-        "SELECT collection_id, qrels_id, run_id, query_id, rank, gain, judged_so_far,"
-        " relevant_so_far FROM judged_results ORDER BY rowid"
+        "SELECT b.collection_id, b.qrels_id, t.run_id, t.query_id, c.rank, c.gain,"
+        " c.judged_so_far, c.relevant_so_far FROM judged_results AS c"
+        " JOIN judged_builds AS b USING (build_key) JOIN run_topics AS t USING (list_key)"
+        " ORDER BY c.rowid"
     ).fetchall()
 
 
@@ -136,22 +138,54 @@ def test_cache_rows_are_stored_relevant_first_then_by_rank(db):
     assert len(rows) == 4 and _in_cache_order(rows)
 
 
-def test_migration_010_reorders_an_old_cache_without_rebuilding(db):
-    measures = ["AP", "P@2", "bpref", "A_p@3"]
+def _old_warehouse(path, upto: str) -> None:
+    """A warehouse file with the migrations before ``upto`` only, as an older evalwh made it."""
+    import duckdb
+
+    from evalwh import sql
+
+    con = duckdb.connect(str(path))
+    con.execute(
+        "CREATE TABLE schema_migrations ("
+        " name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
+    )
+    for name, file in sql.load_package("evalwh.schema").items():
+        if name < upto:
+            con.execute(file.text)
+            con.execute("INSERT INTO schema_migrations (name) VALUES (?)", [name])
+    con.close()
+
+
+def test_migration_013_keys_the_results_of_an_old_warehouse(tmp_path, db):
+    """An old warehouse (run_results a table of names) upgrades to keys with the same rows and values."""
+    import duckdb
+
+    measures = ["AP", "P@2", "bpref", "A_p@3", "nDCG@3"]
     with Warehouse(db) as wh:
-        before = wh.evaluate(measures, collection="c", per_query=True)
-        rows = _cache_rows(wh)
-        builds = wh.con.execute("SELECT * FROM judged_builds").fetchall()
-        # as a cache written before 010: the same rows in another order, 010 not applied
-        wh.con.execute("CREATE TEMP TABLE old AS SELECT * FROM judged_results ORDER BY rank DESC")
-        wh.con.execute("DELETE FROM judged_results")
-        wh.con.execute("INSERT INTO judged_results SELECT * FROM old ORDER BY rank DESC")
-        wh.con.execute("DELETE FROM schema_migrations WHERE name = '010_judged_cache_order'")
-        assert not _in_cache_order(_cache_rows(wh))
-    with Warehouse(db) as wh:
-        reordered = _cache_rows(wh)
-        assert _in_cache_order(reordered) and sorted(reordered) == sorted(rows)
-        after = wh.evaluate(measures, collection="c", per_query=True)
-        # the builds are still valid: nothing was rebuilt
-        assert wh.con.execute("SELECT * FROM judged_builds").fetchall() == builds
-    pd.testing.assert_frame_equal(before, after)
+        expected = wh.evaluate(measures, collection="c", per_query=True)
+        lines = wh.con.execute("SELECT * FROM run_results ORDER BY ALL").fetchall()
+        qrels = wh.con.execute("SELECT * FROM qrels").fetchall()
+        runs = wh.con.execute("SELECT * FROM runs").fetchall()
+        topics = wh.con.execute("SELECT collection_id, run_id, query_id, num_ret FROM run_topics").fetchall()
+    old = tmp_path / "old.duckdb"
+    _old_warehouse(old, "013")
+    con = duckdb.connect(str(old))
+    con.execute("INSERT INTO collections (collection_id) VALUES ('c')")
+    con.execute("INSERT INTO qrels_sets (collection_id, qrels_id, kind, sha256) VALUES ('c', 'default', 'ingested', '')")
+    con.executemany("INSERT INTO qrels VALUES (?, ?, ?, ?, ?, ?)", qrels)
+    con.executemany("INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", runs)
+    con.executemany("INSERT INTO run_topics VALUES (?, ?, ?, ?)", topics)
+    # the rank as given differs from the rank on one line: it must survive as given
+    changed = [(*line[:5], "07" if i == 0 else line[5], line[6]) for i, line in enumerate(lines)]
+    con.executemany("INSERT INTO run_results VALUES (?, ?, ?, ?, ?, ?, ?)", changed)
+    con.close()
+    with Warehouse(old) as wh:
+        assert wh.con.execute("SELECT * FROM run_results ORDER BY ALL").fetchall() == sorted(changed)
+        assert wh.con.execute("SELECT count(*) FROM run_rows WHERE rank_given IS NOT NULL").fetchall() == [(1,)]
+        got = wh.evaluate(measures, collection="c", per_query=True)
+        # the cache was dropped by the migration and rebuilt by this (writable) evaluation
+        assert wh.con.execute("SELECT count(*) FROM judged_builds").fetchall() == [(1,)]
+    keep = ["run_id", "query_id", "measure", "value"]
+    pd.testing.assert_frame_equal(got[keep], expected[keep])
+
+

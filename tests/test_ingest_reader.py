@@ -66,7 +66,7 @@ def _qrels_text(rows: list[tuple[str, str, int]]) -> str:
 def _cache(wh: Warehouse) -> list[tuple[object, ...]]:
     return wh.con.execute(
         "SELECT qrels_id, run_id, query_id, rank, gain, judged_so_far, relevant_so_far"
-        " FROM judged_results ORDER BY ALL"
+        " FROM judged_cache ORDER BY ALL"
     ).fetchall()
 
 

@@ -204,8 +204,9 @@ def test_fractional_grades():
     assert ours[("RBP(p=0.5,gain=max)", "1")] == pytest.approx(0.5 * (0.25 + 0.5 * 0.75 + 0.25 * 1.0))
 
 
-def test_integer_warehouse_upgrades_to_float_grades(tmp_path, monkeypatch):
-    """A warehouse made before schema/012 (integer grades, cache built) opens, upgrades and evaluates."""
+def test_integer_warehouse_upgrades_to_float_grades(tmp_path):
+    """A warehouse made before schema/012 (integer grades, results by name) opens, upgrades and evaluates."""
+    import duckdb
     import pytrec_eval
 
     from evalwh import sql
@@ -213,23 +214,33 @@ def test_integer_warehouse_upgrades_to_float_grades(tmp_path, monkeypatch):
     qrels = [("1", "a", 2), ("1", "b", 0), ("1", "c", 1), ("2", "a", 1), ("2", "d", -1)]
     run = [("1", "a", 1.0), ("1", "c", 3.0), ("1", "x", 2.0), ("2", "d", 2.0), ("2", "a", 1.0)]
     path = tmp_path / "old.duckdb"
-    load = sql.load_package
-
-    def before_012(package: str):
-        files = load(package)
-        return {k: v for k, v in files.items() if k < "012"} if package == "evalwh.schema" else files
-
-    monkeypatch.setattr(sql, "load_package", before_012)
-    with Warehouse(path) as wh:
-        wh.ingest_qrels(pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]), collection="c")
-        wh.ingest_runs(pd.DataFrame(run, columns=["query_id", "doc_id", "score"]), collection="c", run_id="r")
-        kind = wh.con.execute("SELECT typeof(relevance) FROM qrels LIMIT 1").fetchone()[0]
-        assert kind == "INTEGER"
-        before = wh.evaluate(["AP", "nDCG", "P@2"], collection="c", per_query=True)  # fills the cache
-    monkeypatch.setattr(sql, "load_package", load)
+    # as an evalwh of schema 011 left it: its migrations, its tables filled as its ingest did
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE schema_migrations (name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)")
+    for name, file in sql.load_package("evalwh.schema").items():
+        if name < "012":
+            con.execute(file.text)
+            con.execute("INSERT INTO schema_migrations (name) VALUES (?)", [name])
+    con.execute("INSERT INTO collections (collection_id) VALUES ('c')")
+    con.execute("INSERT INTO qrels_sets (collection_id, qrels_id, kind, sha256) VALUES ('c', 'default', 'ingested', '')")
+    con.executemany("INSERT INTO qrels VALUES ('c', 'default', ?, '0', ?, ?)", qrels)
+    con.execute("INSERT INTO runs (collection_id, run_id, source_file, sha256, line_count) VALUES ('c', 'r', 'r', 'x', 5)")
+    con.execute("CREATE TEMP TABLE lines (collection_id VARCHAR, run_id VARCHAR, query_id VARCHAR, doc_id VARCHAR, score DOUBLE)")
+    con.executemany("INSERT INTO lines VALUES ('c', 'r', ?, ?, ?)", run)
+    con.execute(
+        "INSERT INTO run_results SELECT collection_id, run_id, query_id, doc_id, score, CAST(rank AS VARCHAR), rank"
+        " FROM trec_ranked('lines', false)"
+    )
+    con.execute("INSERT INTO run_topics SELECT 'c', 'r', query_id, count(*) FROM lines GROUP BY query_id")
+    assert con.execute("SELECT typeof(relevance) FROM qrels LIMIT 1").fetchone()[0] == "INTEGER"
+    con.close()
     with Warehouse(path) as wh:
         assert wh.con.execute("SELECT typeof(relevance) FROM qrels LIMIT 1").fetchone()[0] == "DOUBLE"
         after = wh.evaluate(["AP", "nDCG", "P@2"], collection="c", per_query=True)
+    with Warehouse(":memory:") as fresh:
+        fresh.ingest_qrels(pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]), collection="c")
+        fresh.ingest_runs(pd.DataFrame(run, columns=["query_id", "doc_id", "score"]), collection="c", run_id="r")
+        before = fresh.evaluate(["AP", "nDCG", "P@2"], collection="c", per_query=True)
     assert after["value"].tolist() == before["value"].tolist()
     evaluator = pytrec_eval.RelevanceEvaluator(
         {q: {d: g for qq, d, g in qrels if qq == q} for q in ("1", "2")}, {"map", "ndcg", "P_2"}

@@ -155,8 +155,10 @@ def test_the_ranking_macro_and_list_indexes_are_written_for_spark() -> None:
             {"collection_id": "c", "run_ids": ["a", "b"]},
         )
     )
-    assert list(steps) == ["staged_ranking", "run_results", "run_topics"]
-    ranked = steps["run_results"]
+    # the warehouse stores these by key (store_ranked.sql); Spark takes them as run_results
+    # and run_topics (evalwh.spark.files)
+    assert list(steps) == ["staged_ranking", "staged_results", "staged_topics"]
+    ranked = steps["staged_results"]
     assert "ELEMENT_AT(ARRAY('a', 'b'), run_id + 1) AS run_id" in ranked
     assert "ORDER BY CASE WHEN FALSE THEN CAST(CAST(score AS FLOAT) AS DOUBLE) ELSE score END DESC, doc_id DESC" in ranked
     assert "FROM staged_ranking) AS trec_ranked" in ranked and "trec_ranked(" not in ranked.lower()

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 
 _SPARK = "evalwh.queries.spark"
 _INGEST = "evalwh.queries.ingest"
+# insert_run_results.sql stages what the warehouse then stores by key (store_ranked.sql); on
+# Spark the staged relations are the warehouse's run_results and run_topics themselves.
+_AS_WAREHOUSE = {"staged_results": "run_results", "staged_topics": "run_topics"}
 _GLOB = frozenset("*?[{")
 RUN_FIELDS = 6
 
@@ -257,7 +260,7 @@ def load_runs(
         {"collection_id": collection, "run_ids": run_ids},
     )
     for relation, query in statements:
-        spark.sql(query).createOrReplaceTempView(relation)
+        spark.sql(query).createOrReplaceTempView(_AS_WAREHOUSE.get(relation, relation))
     return LoadedRuns(run_ids, files, line_counts)
 
 
@@ -515,5 +518,5 @@ def load_run_tables(
     for relation, query in ingest_selects(
         sql.query(_INGEST, "insert_run_results"), {"collection_id": collection, "run_ids": run_ids}
     ):
-        spark.sql(query).createOrReplaceTempView(relation)
+        spark.sql(query).createOrReplaceTempView(_AS_WAREHOUSE.get(relation, relation))
     return run_ids

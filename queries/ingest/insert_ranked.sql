@@ -1,10 +1,22 @@
 -- name: insert_ranked
--- description: Store the run lines the run-file reader ranked at ingest (staged as Parquet) in run_results.
--- params: collection_id VARCHAR, files VARCHAR[]
+-- description: Store the run files the run-file reader ranked at ingest, by key: their lists, new (topic, document) pairs and lines.
+-- params: collection_id VARCHAR, rows VARCHAR[], documents VARCHAR[]
 -- evalwh/_runlines.c has checked and ranked every line in trec_eval's order (trec_ranked's,
--- schema/001_core.sql; tests/test_ingest_reader.py holds it to the macro), and evalwh.ingest
--- staged each file's rows as one Parquet file in its temporary folder. One statement over all
--- of them: DuckDB streams them into the table within its memory limit.
-INSERT INTO run_results (collection_id, run_id, query_id, doc_id, score, rank_given, rank)
-SELECT $collection_id, run_id, query_id, doc_id, score, rank_given, rank
-FROM read_parquet($files);
+-- schema/001_core.sql; tests/test_ingest_reader.py holds it to the macro) and given each
+-- line the key of its (topic, document) pair (schema/013_keyed_results.sql). evalwh.ingest
+-- staged, per file, Parquet files of
+--   $rows       list_key, doc_key, score, rank, rank_given (NULL where the rank's own text)
+--   $documents  query_id, doc_id, doc_key: the pairs the file added (maybe none)
+-- and registered the files' ranked lists as ingest_topics (run_id, query_id, num_ret,
+-- list_key). One statement per table: DuckDB streams the files within its memory limit.
+INSERT INTO run_topics (collection_id, run_id, query_id, num_ret, list_key)
+SELECT $collection_id, run_id, query_id, num_ret, list_key
+FROM ingest_topics;
+
+INSERT INTO documents (collection_id, query_id, doc_id, doc_key)
+SELECT $collection_id, query_id, doc_id, doc_key
+FROM read_parquet($documents);
+
+INSERT INTO run_rows (list_key, doc_key, score, rank, rank_given)
+SELECT list_key, doc_key, score, rank, rank_given
+FROM read_parquet($rows);
