@@ -92,6 +92,7 @@ class Ranked:
         topics: ``query_id, num_ret`` per topic.
         judged: ``query_id, rank, gain, judged_so_far, relevant_so_far`` of the judged
             lines (relevant ones first, each part by rank), or None without judgments.
+        relevant: How many of the judged lines, the first ones, are relevant (grade >= 1).
     """
 
     sha256: str
@@ -99,6 +100,7 @@ class Ranked:
     rows: pa.Table
     topics: pa.Table
     judged: pa.Table | None
+    relevant: int = 0
 
 
 def read_run(
@@ -137,7 +139,7 @@ def read_run(
         rank,
         given_valid,
     ) = result
-    topic_offsets, topic_bytes, num_ret, _relevant, *judged_columns = judged_part
+    topic_offsets, topic_bytes, num_ret, relevant, *judged_columns = judged_part
     n_topics = len(topic_offsets) // 4 - 1
     n = len(score) // 8
     names = pa.Array.from_buffers(
@@ -174,7 +176,7 @@ def read_run(
             [topic_ids, judged_rank, grade, so_far, relevant_so_far],
             names=["query_id", "rank", "gain", "judged_so_far", "relevant_so_far"],
         )
-    return Ranked(hashlib.sha256(data).hexdigest(), n, rows, topics, judged)
+    return Ranked(hashlib.sha256(data).hexdigest(), n, rows, topics, judged, int(relevant))
 
 
 def documents(module: Any, pairs: pa.Table, next_key: int) -> Any:
