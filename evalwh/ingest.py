@@ -57,12 +57,13 @@ _INGEST = "evalwh.queries.ingest"
 _BATCH_BYTES = 64 << 20
 GZIP_RATIO = 4  # a gzipped run file holds about four times its size in text
 READ_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile)
-READ_AHEAD = 2  # run files read, ranked and staged at a time (in worker threads)
+READ_AHEAD = 2  # run files read, ranked and staged at a time (in worker threads), ...
+READ_BYTES = 256 << 20  # ... while they hold at most this much text (memory: ~6 bytes a byte)
 # Staged lines stored by one flush, in the background while the next files are read. A few
 # million lines make statements large enough for DuckDB to write their row groups to the
 # file as they fill (smaller ones stay in memory until the commit).
 FLUSH_LINES = 4_000_000
-INGEST_MEMORY = "512MiB"  # DuckDB's memory limit while ingesting into a file (bulk_session)
+INGEST_MEMORY = "256MiB"  # DuckDB's memory limit while ingesting into a file (bulk_session)
 
 
 def check_frame_ids(frame: pd.DataFrame, columns: list[str], label: str = "DataFrame") -> None:
@@ -528,7 +529,11 @@ def ingest_prepared(
         ahead: deque[Future[Prepared | str]] = deque()
 
         def read_ahead(start: int) -> None:
+            # a second file only while the two hold at most READ_BYTES of text between them
             while len(ahead) < READ_AHEAD and start + len(ahead) < len(todo):
+                window = todo[start : start + len(ahead) + 1]
+                if ahead and sum(_text_bytes(f) for f in window) > READ_BYTES:
+                    break
                 ahead.append(pool.submit(read, todo[start + len(ahead)]))
 
         general: list[str] = []
@@ -583,6 +588,15 @@ def _judged_parts(judged: Any, relevant: int) -> dict[str, Any]:
     for index, name in enumerate(JUDGED_PARTS[1:]):
         out[name] = others.filter(part == index)
     return out
+
+
+def _text_bytes(file: RunFile) -> int:
+    """About how much text a run file holds (a gzipped one GZIP_RATIO times its size)."""
+    try:
+        size = file.readable.stat().st_size
+    except OSError:
+        return 0
+    return size * GZIP_RATIO if file.readable.name.endswith(".gz") else size
 
 
 @dataclass
