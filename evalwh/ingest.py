@@ -6,19 +6,23 @@ A run ingest goes through these steps, all inside the caller's transaction:
    input and pipes are first copied once to a temporary file (:class:`Spill`);
 2. skip files whose run is already stored with the same content, and refuse (or, with
    ``replace``, delete) runs stored with different content;
-3. read the files one at a time, one ahead in a worker thread, with the run-file reader
-   (:mod:`evalwh.runreader`, C): it checks and ranks every line, and the ranked rows go
-   into ``run_results`` as they are (no second parse, no sort in SQL); with judgments in
-   the collection, the judged rows with their running counts (the evaluation cache) too;
+3. read the files in worker threads, two at a time while they are small, with the run-file
+   reader (:mod:`evalwh.runreader`, C): it checks and ranks every line, gives each line the
+   key of its (topic, document) pair, and with judgments in the collection finds the judged
+   rows with their running counts (the evaluation cache); each file's rows, all numbers,
+   are staged as Parquet and stored by key (``run_rows``, schema/013_keyed_results.sql) a
+   few million lines at a time, in the background while the next files are read
+   (:class:`Stored`): no second parse, no sort in SQL;
 4. a file the reader leaves (a comment, mixed whitespace, a bad line, ...) goes the general
    way: DuckDB's CSV reader stages its lines with flags (``stage_run_lines.sql``,
    ``restage_run_lines.sql``), ``run_checks.sql`` counts bad lines and duplicates (a bad
-   file is re-read in Python to name its first bad line), and ``insert_run_results.sql``
-   ranks it with ``trec_ranked``;
+   file is re-read in Python to name its first bad line), ``insert_run_results.sql`` ranks
+   it with ``trec_ranked`` and ``store_ranked.sql`` stores it by key;
 5. fill the evaluation cache (``judged_results``) of the new runs for every ingested qrels
    set, so that the first evaluation reads it as the tenth does, and writes nothing.
 
-Memory holds about two files' text and rows at a time, whatever the number of files.
+Memory holds the files being read and the collection's (topic, document) pairs, whatever
+the number of files.
 """
 
 from __future__ import annotations

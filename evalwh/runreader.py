@@ -2,9 +2,10 @@
 
 Each run file is parsed, checked and ranked once, by ``evalwh/_runlines.c`` (C, one file a
 call, without the GIL). The ingest takes every line ranked (:func:`read_run`: the rows that
-``run_results`` stores, already in trec_eval's order, so DuckDB neither parses nor sorts
-them) and, when the collection has judgments, the judged rows with their running counts
-that the evaluation cache (``judged_results``) holds; the direct evaluation takes only the
+``run_rows`` stores, already in trec_eval's order, so DuckDB neither parses nor sorts
+them), each keyed by its (topic, document) pair (:func:`keyed`, with the dictionary of
+:func:`documents`) and, when the collection has judgments, the judged rows with their
+running counts that the evaluation cache (``judged_results``) holds; the direct evaluation takes only the
 judged rows (``rank_file``, :mod:`evalwh.direct`). Both share the C code that splits,
 checks and ranks, so both give a file the same verdict and the same ranks.
 
