@@ -5,11 +5,11 @@
 -- judged rows to ev_files.judged, a few files at a time (relevant rows first, as the
 -- warehouse's cache), while the next files are read. Runs and topics are numbered
 -- (ev_files.runs, ev_files.topics: the judged topics of the qrels), so that the rows are
--- integers only: an in-memory database of its own, compressed at each checkpoint, holds the
--- judged rows of 100 M run lines in a fraction of their plain size, and nothing of it is
--- kept after the evaluation. 05_source_files.sql reads them with their names.
-ATTACH ':memory:' AS ev_files (COMPRESS);
-
+-- integers only. ev_files is an in-memory database of its own, which evalwh.direct attaches
+-- (ATTACH ':memory:' AS ev_files (COMPRESS), from DuckDB 1.4 on) and checkpoints every few
+-- million rows: compressed, it holds the judged rows of 100 M run lines in a fraction of
+-- their plain size; nothing of it is kept after the evaluation. 05_source_files.sql reads
+-- them with their names.
 CREATE TABLE ev_files.runs (
     run INTEGER PRIMARY KEY,
     run_id VARCHAR NOT NULL
