@@ -6,9 +6,11 @@ anything. The judgments are ingested into an in-memory warehouse as usual (they 
 The run files, which are large, are each read once by the reader the ingest uses
 (:mod:`evalwh.runreader`, ``evalwh._runlines``: C, one file per thread, without the GIL),
 which looks every line up in the judgments, ranks the judged ones as ``trec_ranked`` does
-and hands back only those, with their running counts (``ev_files_judged``), and the number
-retrieved per topic (``run_topics``). Reading starts while the judgments are still being
-ingested; at most two files' text is in memory at a time besides what is read ahead.
+and hands back only those, with their running counts, and the number retrieved per topic
+(``run_topics``). Reading starts while the judgments are still being ingested. A plain file
+is read a piece of whole topics at a time, so that two pieces (not two files) are in memory
+at once; the judged rows go, a few files at a time, into a compressed in-memory table of
+numbers (``05_files_store.sql``), which the metrics read (``05_source_files.sql``).
 
 The reader takes only the plainest form of a run file (see ``evalwh/_runlines.c``); a file
 it does not take (a comment, other whitespace, another spelling of a score, non-ASCII text,
@@ -22,7 +24,8 @@ reader was not compiled (``pip install`` without a C compiler), every file takes
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -114,13 +117,13 @@ def evaluate_files(
         files = ingest.prepare_run_files(
             paths, run_id=None, ignore_extra_fields=ignore_extra_fields, spill=spill
         )
-        with Warehouse(":memory:") as wh, _ReadAhead(files) as texts:
+        with Warehouse(":memory:") as wh, _Reader(files, options, ignore_extra_fields) as reader:
             wh.ingest_qrels(qrels, collection=COLLECTION)
             if truncate_grades:
                 wh.con.execute("UPDATE qrels SET relevance = trunc(relevance) WHERE relevance <> trunc(relevance)")
-            judged, general = _rank_files(wh, texts, files, options, ignore_extra_fields)
+            general = reader.store(wh)
             return _evaluate(
-                wh, judged, general, spill, parsed, options, per_query, ignore_extra_fields,
+                wh, general, spill, parsed, options, per_query, ignore_extra_fields,
                 typed_names=typed_names, then=then,
             )  # fmt: skip
     finally:
@@ -129,7 +132,6 @@ def evaluate_files(
 
 def _evaluate(
     wh: Warehouse,
-    judged: pa.Table,
     general: list[ingest.RunFile],
     spill: ingest.Spill,
     parsed: Any,
@@ -140,9 +142,14 @@ def _evaluate(
     typed_names: bool,
     then: Callable[[Warehouse], None] | None,
 ) -> pd.DataFrame:
-    """Ingest the files the reader left, then run the metrics over all judged rows."""
-    with wh.transaction():
-        if general:
+    """Ingest the files the reader left, then run the metrics over all judged rows.
+
+    Two transactions: one DuckDB transaction writes one database, and the context writes
+    the files' judged rows (``ev_files``, see 05_files_store.sql) while the ingest writes
+    the in-memory warehouse. Nothing of either outlives the evaluation.
+    """
+    if general:
+        with wh.transaction():
             ingest.ingest_prepared(
                 wh,
                 general,
@@ -154,13 +161,9 @@ def _evaluate(
                 progress=None,
                 fill_cache=False,
             )
-        # read once, by 05_source_files.sql, into the table the metrics scan
-        wh.con.register("ev_files_judged", judged)
-        try:
-            for name, params in _context_steps(options):
-                wh.run(sql.query(_CONTEXT, name), params)
-        finally:
-            wh.con.unregister("ev_files_judged")
+    with wh.transaction():
+        for name, params in _context_steps(options):
+            wh.run(sql.query(_CONTEXT, name), params)
         frame = evaluation.compute(wh, COLLECTION, parsed, options, per_query=per_query, typed_names=typed_names)
         if then is not None:
             then(wh)
@@ -174,178 +177,350 @@ def _context_steps(options: Options) -> list[tuple[str, dict[str, Any]]]:
     return steps[:at] + [("05_source_files", {})] + steps[at:]
 
 
-class _ReadAhead:
-    """The run files' text, read ahead (one thread) while the judgments are ingested.
+class _Reader:
+    """The run files read and ranked by the C reader, two at a time, their judged rows stored.
 
-    Reading, and for ``.gz`` files inflating, is up to half of the reader's work, and the
-    qrels ingest leaves a core idle; up to ``budget`` bytes of text wait in memory.
+    Two threads each read a file and rank it (``rank_file`` releases the GIL); the first two
+    start while the judgments are still being ingested. A plain file is read and ranked a
+    piece of whole topics at a time (:func:`_pieces`, about ``_PIECE`` bytes, and the
+    reader's work on a piece takes about twice its size), which ranks every topic as the
+    whole file would; a ``.gz`` file, or one whose topics do not come one after another, is
+    read whole. The calling thread stores each file's judged rows, in file order, into
+    ``ev_files.judged`` (05_files_store.sql), which DuckDB compresses at every checkpoint.
+    So at most two pieces (or two files' text) and the judged rows of ``_AHEAD`` files wait
+    in memory, and those of all files are held once, compressed.
     """
 
-    def __init__(self, files: list[ingest.RunFile], budget: int = 256 << 20) -> None:
-        self.pool = ThreadPoolExecutor(max_workers=1) if runreader.reader() is not None else None
-        self.ahead: dict[Path, Future[bytes]] = {}
-        if self.pool is None:
-            return
-        for path in (f.readable for f in files):
-            try:
-                size = path.stat().st_size * (ingest.GZIP_RATIO if path.suffix == ".gz" else 1)
-            except OSError:
-                break  # the ingest names a missing file
-            if size > budget or path in self.ahead:
-                break
-            budget -= size
-            self.ahead[path] = self.pool.submit(formats.read_bytes, path)
+    _PIECE = 12 << 20  # bytes of a plain file read and ranked at a time (measured: 8-16 MB)
+    _AHEAD = 6  # files read or ranked but not yet stored
+    _STORE_ROWS = 1 << 20  # judged rows stored in one statement
+    _CHECKPOINT_ROWS = 1 << 21  # rows stored uncompressed before a checkpoint compresses them
 
-    def read(self, path: Path) -> bytes:
-        """The text of ``path``: read ahead, or read now."""
-        ahead = self.ahead.pop(path, None)
-        return ahead.result() if ahead is not None else formats.read_bytes(path)
+    def __init__(
+        self, files: list[ingest.RunFile], options: Options, ignore_extra_fields: bool
+    ) -> None:
+        self.files = files
+        self.options = options
+        self.ignore_extra_fields = ignore_extra_fields
+        self.module = runreader.reader()
+        self.judgments: Future[Any] = Future()
+        self.turns = _Turns(self._AHEAD)
+        self.pool: ThreadPoolExecutor | None = None
+        self.ranked: list[Future[list[tuple[Any, ...]] | str]] = []
+        if self.module is not None:
+            self.pool = ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1))
+            self.ranked = [self.pool.submit(self._rank, i) for i in range(len(files))]
 
-    def __enter__(self) -> _ReadAhead:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-        self.ahead.clear()
-
-
-def _rank_files(
-    wh: Warehouse,
-    texts: _ReadAhead,
-    files: list[ingest.RunFile],
-    options: Options,
-    ignore_extra_fields: bool,
-) -> tuple[pa.Table, list[ingest.RunFile]]:
-    """Rank what the run-file reader takes; store its runs and run_topics rows.
-
-    Returns the judged rows (``ev_files_judged``) of those files and the files it left to
-    the general path, in the order the ingest meets them: its batches group files by
-    delimiter, so of several bad files the one the ingest names is named here too.
-    """
-    in_batches = (f for batch in ingest.group_batches(files) for f in batch)
-    order = {f.label: i for i, f in enumerate(in_batches)}
-    # The reader keeps judged rows only; a document with a negative grade (pooled, not judged)
-    # counts for infAP and trec_eval's relstring and is seen in ranked lists only (ev_ranked):
-    # such judgments, like fractional grades, send every file the general way.
-    pooled = wh.con.execute("SELECT count(*) FROM qrels WHERE relevance < 0").fetchall()[0][0]
-    reader = runreader.reader() if not pooled else None
-    if reader is None or _fractional_grades(wh):  # (the reader takes integer grades)
-        return _empty_judged(), sorted(files, key=lambda f: order[f.label])
-    judgments = runreader.judgments(reader, wh, COLLECTION, "default")
-
-    def rank(file: ingest.RunFile) -> tuple[Any, ...] | str:
+    def _rank(self, turn: int) -> list[tuple[Any, ...]] | str:
+        """File ``turn`` ranked (in a worker thread): what ``rank_file`` gives for each piece,
+        or why the general path reads the file instead."""
+        if not self.turns.take(turn):  # given back when the calling thread stores the file
+            return "not read"
+        file = self.files[turn]
         try:
-            data = texts.read(file.readable)
+            if file.readable.suffix != ".gz":
+                pieces = self._rank_pieces(file)
+                if pieces is not None:
+                    return pieces
+            whole = self._rank_text(file, formats.read_bytes(file.readable))
         except ingest.READ_ERRORS:
             return "unreadable"  # the general path names the error
-        return reader.rank_file(
+        return whole if isinstance(whole, str) else [whole]
+
+    def _rank_pieces(self, file: ingest.RunFile) -> list[tuple[Any, ...]] | str | None:
+        """A plain file ranked a piece at a time; None if a topic is in two pieces."""
+        ranked: list[tuple[Any, ...]] = []
+        seen: set[bytes] = set()
+        with open(file.readable, "rb", buffering=0) as handle:
+            for piece in _pieces(handle.fileno(), file.delimiter.encode(), self._PIECE):
+                result = self._rank_text(file, piece)
+                del piece
+                if isinstance(result, str):
+                    return result
+                offsets, names = np.frombuffer(result[0], np.int32).tolist(), result[1]
+                before = len(seen)
+                seen.update(names[a:b] for a, b in zip(offsets[:-1], offsets[1:], strict=True))
+                if len(seen) != before + len(offsets) - 1:
+                    return None  # a topic in two pieces: the file is ranked whole
+                ranked.append(result)
+        return ranked if ranked else "no lines"
+
+    def _rank_text(self, file: ingest.RunFile, data: bytes) -> tuple[Any, ...] | str:
+        """``rank_file`` of a file's text (or a piece of it), once the judgments are known."""
+        judgments = self.judgments.result()
+        if judgments is None or self.turns.closed:
+            return "not read"
+        return self.module.rank_file(
             data,
             file.delimiter,
             file.first_tag,
             judgments,
-            options.rel,
-            options.float32_ties,
-            ignore_extra_fields,
+            self.options.rel,
+            self.options.float32_ties,
+            self.ignore_extra_fields,
             formats.MAX_LINE,
         )
 
-    accepted: list[ingest.RunFile] = []
-    ranked: list[_Ranked] = []
-    general: list[ingest.RunFile] = []
-    # the reader releases the GIL: one file per core at a time (and only that in memory;
-    # map submits every file at once, but each reads its text only when it starts)
-    with ThreadPoolExecutor(max_workers=min(2, os.cpu_count() or 1)) as pool:
-        for file, result in zip(files, pool.map(rank, files), strict=True):
+    def store(self, wh: Warehouse) -> list[ingest.RunFile]:
+        """Store what the reader takes (judged rows, runs and run_topics rows).
+
+        Returns the files it left to the general path, in the order the ingest meets them:
+        its batches group files by delimiter, so of several bad files the one the ingest
+        names is named here too.
+        """
+        in_batches = (f for batch in ingest.group_batches(self.files) for f in batch)
+        order = {f.label: i for i, f in enumerate(in_batches)}
+        _attach_store(wh)
+        wh.run(sql.query(_CONTEXT, "05_files_store"), {"collection_id": COLLECTION})
+        # The reader keeps judged rows only; a document with a negative grade (pooled, not
+        # judged) counts for infAP and trec_eval's relstring and is seen in ranked lists only
+        # (ev_ranked): such judgments, like fractional grades, send every file the general way.
+        ((pooled,),) = wh.con.execute("SELECT count(*) FROM qrels WHERE relevance < 0").fetchall()
+        # (the reader takes integer grades)
+        if self.module is None or pooled or _fractional_grades(wh):
+            self.judgments.set_result(None)
+            return sorted(self.files, key=lambda f: order[f.label])
+        self.judgments.set_result(runreader.judgments(self.module, wh, COLLECTION, "default"))
+        numbered = wh.con.execute("SELECT topic, query_id FROM ev_files.topics").fetchall()
+        numbers = {name.encode(): number for number, name in numbered}
+        accepted: list[tuple[ingest.RunFile, list[_Topics], int]] = []
+        general: list[ingest.RunFile] = []
+        waiting: list[pa.Table] = []  # rows to store in one statement
+        unstored = uncompressed = given = 0
+        last = len(self.files) - 1
+        for turn, file in enumerate(self.files):
+            result = self.ranked[turn].result()
+            self.ranked[turn] = _DONE  # (a future holds its result: the file's rows)
             if isinstance(result, str):
                 general.append(file)
             else:
-                accepted.append(file)
-                ranked.append(_Ranked(*result))
-    if accepted:
-        _store_runs(wh, accepted, ranked)
-    return _judged_rows(accepted, ranked), sorted(general, key=lambda f: order[f.label])
+                topics = [_Topics(*piece[:3]) for piece in result]
+                accepted.append((file, topics, turn))
+                for piece, piece_topics in zip(result, topics, strict=True):
+                    waiting.append(_judged_table(turn, piece_topics.numbers(numbers), piece[3:]))
+                    unstored += waiting[-1].num_rows
+                del result
+            # (the reader's threads take no more than _AHEAD files until these are stored)
+            if unstored >= self._STORE_ROWS or (turn + 1) % self._AHEAD == 0 or turn == last:
+                if waiting:
+                    _store_judged(wh, waiting)
+                waiting.clear()
+                self.turns.give(turn + 1 - given)
+                given = turn + 1
+                uncompressed += unstored
+                unstored = 0
+                if uncompressed >= self._CHECKPOINT_ROWS or (turn == last and uncompressed):
+                    wh.con.execute("CHECKPOINT ev_files")
+                    uncompressed = 0
+        if accepted:
+            _store_runs(wh, accepted)
+        return sorted(general, key=lambda f: order[f.label])
+
+    def __enter__(self) -> _Reader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.turns.close()  # no worker waits for its turn any more
+        if not self.judgments.done():
+            self.judgments.set_result(None)
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        self.ranked.clear()
 
 
-class _Ranked:
-    """What the reader hands back for one file (see evalwh/_runlines.c), as arrays."""
+def _attach_store(wh: Warehouse) -> None:
+    """The in-memory database ``ev_files`` of 05_files_store.sql, compressed where DuckDB can.
 
-    def __init__(self, topic_offsets: bytes, topic_bytes: bytes, num_ret: bytes, relevant: int, *rows: bytes) -> None:
+    DuckDB compresses an in-memory database from 1.4 on; before, the rows stay plain (24
+    bytes a judged row instead of a few).
+    """
+    import duckdb
+
+    try:
+        wh.con.execute("ATTACH ':memory:' AS ev_files (COMPRESS)")
+    except duckdb.BinderException:  # Unrecognized option for attach "compress"
+        wh.con.execute("ATTACH ':memory:' AS ev_files")
+
+
+def _pieces(fd: int, delimiter: bytes, size: int) -> Iterator[bytes]:
+    """A plain run file's text in pieces of about ``size`` bytes, each ending where a topic does.
+
+    A piece ends before the first of the lines of its last topic that follow each other at
+    its end (or at the end of the file), so that a topic whose lines follow each other is in
+    one piece; the caller checks that no topic is in two.
+    """
+    start, total = 0, os.fstat(fd).st_size
+    while start < total:
+        end = min(start + size, total)
+        while end < total:
+            cut = _topic_start(fd, start, end, delimiter)
+            if cut > start:
+                end = cut
+                break
+            end = min(end + size, total)  # one topic fills the piece: take more
+        piece = os.pread(fd, end - start, start)
+        if not piece:
+            return  # (the file shrank)
+        yield piece
+        start += len(piece)
+
+
+def _topic_start(fd: int, start: int, end: int, delimiter: bytes) -> int:
+    """Where the last topic's lines before ``end`` begin (``start`` if at ``start``)."""
+    window = 1 << 16
+    while True:
+        low = max(start, end - window)
+        text = os.pread(fd, end - low, low)
+        line_end = text.rfind(b"\n")  # lines before it are whole; the line after it is not
+        if line_end < 0:
+            if low == start:
+                return start
+            window *= 4
+            continue
+        at = text.rfind(b"\n", 0, line_end) + 1  # the last whole line
+        topic = _topic_of(text, at, line_end, delimiter)
+        while at > 0:
+            before = text.rfind(b"\n", 0, at - 1) + 1
+            if before == 0 and low > start:
+                break  # (that line may begin before the window)
+            if _topic_of(text, before, at - 1, delimiter) != topic:
+                return low + at
+            at = before
+        if low == start:
+            return start
+        window *= 4
+
+
+def _topic_of(text: bytes, start: int, end: int, delimiter: bytes) -> bytes:
+    """The first field of the line ``text[start:end]``."""
+    split = text.find(delimiter, start, end)
+    return text[start : split if split >= 0 else end]
+
+
+class _Turns:
+    """Files taken in file order by the reader's threads, at most ``limit`` not yet given back."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.taken = 0
+        self.turn = 0  # the file whose turn it is
+        self.closed = False
+        self.changed = threading.Condition()
+
+    def take(self, turn: int) -> bool:
+        """Wait for file ``turn``'s turn and a free place; False if closed meanwhile.
+
+        In file order, as the calling thread stores the files: a later file that took the
+        place an earlier one waits for would wait for ever.
+        """
+        with self.changed:
+            self.changed.wait_for(
+                lambda: self.closed or (self.turn == turn and self.taken < self.limit)
+            )
+            if self.closed:
+                return False
+            self.taken += 1
+            self.turn += 1
+            self.changed.notify_all()
+            return True
+
+    def give(self, count: int) -> None:
+        """``count`` files are stored: their places are free."""
+        with self.changed:
+            self.taken -= count
+            self.changed.notify_all()
+
+    def close(self) -> None:
+        with self.changed:
+            self.closed = True
+            self.changed.notify_all()
+
+
+_DONE: Future[list[tuple[Any, ...]] | str] = Future()
+
+
+class _Topics:
+    """A ranked file's topics (an Arrow string array) and the lines retrieved for each."""
+
+    def __init__(self, topic_offsets: bytes, topic_bytes: bytes, num_ret: bytes) -> None:
         import pyarrow as pa
 
         buffers = [None, pa.py_buffer(topic_offsets), pa.py_buffer(topic_bytes)]
-        self.topics = pa.Array.from_buffers(pa.string(), len(topic_offsets) // 4 - 1, buffers)
+        self.ids = pa.Array.from_buffers(pa.string(), len(topic_offsets) // 4 - 1, buffers)
         self.num_ret = np.frombuffer(num_ret, np.int32)
-        self.relevant = relevant  # the judged rows' first `relevant` are the relevant ones
-        self.topic, self.rank, self.grade, self.judged_so_far, self.relevant_so_far = (
-            np.frombuffer(column, np.int32) for column in rows
-        )
+        self.offsets = topic_offsets
+        self.names = topic_bytes
+
+    def numbers(self, numbers: dict[bytes, int]) -> np.ndarray:
+        """Each topic's number in ``ev_files.topics`` (-1: not judged, so in no judged row)."""
+        at = np.frombuffer(self.offsets, np.int32).tolist()
+        names = self.names
+        pairs = zip(at[:-1], at[1:], strict=True)
+        return np.array([numbers.get(names[a:b], -1) for a, b in pairs], np.int32)
 
 
-def _topics(files: list[ingest.RunFile], ranked: list[_Ranked]) -> tuple[pa.Array, np.ndarray, pa.Array]:
-    """All files' topics, in file order: the run ids, each topic's run (an index), its id."""
-    import pyarrow as pa
-
-    run_of_topic = np.repeat(np.arange(len(files)), [len(r.topics) for r in ranked])
-    query_ids = pa.concat_arrays([r.topics for r in ranked])
-    return arrays.strings([f.run_id for f in files]), run_of_topic, query_ids
-
-
-def _judged_rows(files: list[ingest.RunFile], ranked: list[_Ranked]) -> pa.Table:
-    """The judged rows of the files the reader took, as one table (``ev_files_judged``).
+def _judged_table(run: int, topic_numbers: np.ndarray, rows: tuple[Any, ...]) -> pa.Table:
+    """One piece's judged rows, as ``rank_file`` gives them, as rows of ``ev_files.judged``.
 
     Relevant rows first, as in the warehouse's cache (schema/010): most metrics read only
     those, and DuckDB skips the row groups of the others.
     """
     import pyarrow as pa
 
-    if not files:
-        return _empty_judged()
+    _relevant, topic, *columns = rows
+    count = len(topic) // 4
 
-    def column(values: list[np.ndarray]) -> np.ndarray:
-        """One column of all files: their relevant rows, then their other rows."""
-        firsts = [v[: r.relevant] for v, r in zip(values, ranked, strict=True)]
-        rests = [v[r.relevant :] for v, r in zip(values, ranked, strict=True)]
-        return np.concatenate(firsts + rests)
+    def ints(column: bytes) -> pa.Array:
+        return pa.Array.from_buffers(pa.int32(), count, [None, pa.py_buffer(column)])
 
-    # each file's topic indices, made indices into all files' topics
-    base = np.cumsum([0] + [len(r.topics) for r in ranked[:-1]])
-    at = column([r.topic + b for r, b in zip(ranked, base, strict=True)])
-    run_ids, run_of_topic, query_ids = _topics(files, ranked)
-    names = ("rank", "grade", "judged_so_far", "relevant_so_far")
-    # the ids as dictionaries (DuckDB reads them without a copy of every string here)
     return pa.Table.from_arrays(
         [
-            pa.DictionaryArray.from_arrays(arrays.int32s(run_of_topic[at]), run_ids),
-            pa.DictionaryArray.from_arrays(arrays.int32s(at), query_ids),
-            *(arrays.int32s(column([getattr(r, name) for r in ranked])) for name in names),
+            arrays.int32s(np.full(count, run, np.int32)),
+            arrays.int32s(topic_numbers[np.frombuffer(topic, np.int32)]),
+            *(ints(column) for column in columns),
         ],
-        names=["run_id", "query_id", "rank", "gain", "judged_so_far", "relevant_so_far"],
+        names=["run", "topic", "rank", "gain", "judged_so_far", "relevant_so_far"],
     )
 
 
-def _store_runs(wh: Warehouse, files: list[ingest.RunFile], ranked: list[_Ranked]) -> None:
+def _store_judged(wh: Warehouse, tables: list[pa.Table]) -> None:
+    """Append judged rows (:func:`_judged_table`) to ``ev_files.judged``, in one statement."""
+    import pyarrow as pa
+
+    wh.con.register("ev_file_judged", pa.concat_tables(tables))
+    try:
+        wh.con.execute("INSERT INTO ev_files.judged BY NAME SELECT * FROM ev_file_judged")
+    finally:
+        wh.con.unregister("ev_file_judged")
+
+
+def _store_runs(wh: Warehouse, accepted: list[tuple[ingest.RunFile, list[_Topics], int]]) -> None:
     """What the ingest stores for the files the reader took: runs and run_topics rows."""
     import pyarrow as pa
 
     ingest.insert_runs(
         wh,
         [
-            [COLLECTION, f.run_id, f.first_tag, os.path.basename(f.label), "", int(r.num_ret.sum())]
-            for f, r in zip(files, ranked, strict=True)
+            [COLLECTION, f.run_id, f.first_tag, os.path.basename(f.label), "", _lines(ts)]
+            for f, ts, _ in accepted
         ],
     )
-    run_ids, run_of_topic, query_ids = _topics(files, ranked)
-    topics = pa.Table.from_arrays(
+    wh.con.execute(
+        "INSERT INTO ev_files.runs SELECT unnest($runs), unnest($run_ids)",
+        {"runs": [turn for _, _, turn in accepted], "run_ids": [f.run_id for f, _, _ in accepted]},
+    )
+    pieces = [(i, t) for i, (_, ts, _) in enumerate(accepted) for t in ts]
+    run_of_topic = np.repeat([i for i, _ in pieces], [len(t.ids) for _, t in pieces])
+    frame = pa.Table.from_arrays(
         [
-            arrays.repeated(COLLECTION, len(query_ids)),
-            run_ids.take(arrays.int32s(run_of_topic)),
-            query_ids,
-            arrays.int32s(np.concatenate([r.num_ret for r in ranked])),
+            arrays.repeated(COLLECTION, len(run_of_topic)),
+            arrays.strings([f.run_id for f, _, _ in accepted]).take(arrays.int32s(run_of_topic)),
+            pa.concat_arrays([t.ids for _, t in pieces]),
+            arrays.int32s(np.concatenate([t.num_ret for _, t in pieces])),
         ],
         names=["collection_id", "run_id", "query_id", "num_ret"],
     )
-    wh.con.register("ev_new_topics", topics)
+    wh.con.register("ev_new_topics", frame)
     try:
         wh.con.execute(
             "INSERT INTO run_topics (collection_id, run_id, query_id, num_ret, list_key)"
@@ -357,6 +532,11 @@ def _store_runs(wh: Warehouse, files: list[ingest.RunFile], ranked: list[_Ranked
         wh.con.unregister("ev_new_topics")
 
 
+def _lines(topics: list[_Topics]) -> int:
+    """The lines of a file: the sum of its topics' num_ret."""
+    return sum(int(t.num_ret.sum()) for t in topics)
+
+
 def _fractional_grades(wh: Warehouse) -> bool:
     """True if a judged grade of the qrels is fractional: the general path ranks every file then."""
     ((fractional,),) = wh.con.execute(
@@ -365,11 +545,3 @@ def _fractional_grades(wh: Warehouse) -> bool:
         [COLLECTION],
     ).fetchall()
     return bool(fractional)
-
-
-def _empty_judged() -> pa.Table:
-    import pyarrow as pa
-
-    fields = [("run_id", pa.string()), ("query_id", pa.string())]
-    fields += [(name, pa.int32()) for name in ("rank", "gain", "judged_so_far", "relevant_so_far")]
-    return pa.schema(fields).empty_table()

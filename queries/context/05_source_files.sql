@@ -1,13 +1,30 @@
 -- name: eval_source_files
 -- description: Judged rows with running counts for a direct evaluation of run files (nothing stored).
 -- params:
--- ev_files_judged holds the rows evalwh.direct's reader ranked (an Arrow table it registers).
--- They join ev_judged_direct (05_source_direct.sql, run just before), which holds the rows of
--- the files the reader left to the general path (ingested into the evaluation's in-memory
--- warehouse, ranked by trec_ranked and joined by 04_judged_rows.sql), so ev_judged_source
--- reads both. Only the evaluated topics (ev_topics), as every ev_judged_source, filtered once
--- here into the table that the metrics then scan.
-INSERT INTO ev_judged_direct
-SELECT f.run_id, f.query_id, f.rank, f.gain, f.judged_so_far, f.relevant_so_far
-FROM ev_files_judged AS f
-SEMI JOIN ev_topics AS t USING (query_id);
+-- ev_files.judged (05_files_store.sql) holds the rows evalwh.direct's reader ranked, runs and
+-- topics by number. The files the reader left to the general path were ingested into the
+-- evaluation's in-memory warehouse, ranked by trec_ranked and joined by 04_judged_rows.sql
+-- into ev_judged_direct (05_source_direct.sql, run just before). ev_judged_source reads
+-- both. Only the evaluated topics (ev_topics), as every ev_judged_source: the reader's rows
+-- of other topics are deleted once here.
+DELETE FROM ev_files.judged
+WHERE topic NOT IN (
+    SELECT t.topic
+    FROM ev_files.topics AS t
+    SEMI JOIN ev_topics AS e USING (query_id)
+);
+
+CREATE OR REPLACE TEMP VIEW ev_judged_source AS
+SELECT
+    r.run_id,
+    t.query_id,
+    j.rank,
+    CAST(j.gain AS DOUBLE) AS gain,
+    j.judged_so_far,
+    j.relevant_so_far
+FROM ev_files.judged AS j
+JOIN ev_files.runs AS r USING (run)
+JOIN ev_files.topics AS t USING (topic)
+UNION ALL
+SELECT run_id, query_id, rank, gain, judged_so_far, relevant_so_far
+FROM ev_judged_direct;
