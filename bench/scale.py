@@ -49,6 +49,7 @@ HERE = Path(__file__).resolve().parent
 MEASURES = ["P@10", "P@100", "AP", "AP@100", "nDCG@10", "bpref", "A_p@10", "A_p@100"]
 TREC_EVAL = ["-m", "P.10,100", "-m", "map", "-m", "map_cut.100", "-m", "ndcg_cut.10", "-m", "bpref"]
 CLI = [sys.executable, "-c", "from evalwh.cli import app; app()"]
+NEUTRAL = "/"  # the folder every step runs in (see run)
 
 
 def run(command: list[str], code: Path | None = None) -> dict[str, float]:
@@ -59,7 +60,11 @@ def run(command: list[str], code: Path | None = None) -> dict[str, float]:
     env = dict(os.environ, PYTHONPATH=str(code)) if code is not None else None
     load = os.getloadavg()[0]
     start = time.perf_counter()
-    with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env) as child:
+    # from a neutral folder: ``python -c`` puts the current folder first on sys.path, so in a
+    # checkout it would import the checkout's evalwh instead of ``code``
+    with subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=NEUTRAL
+    ) as child:
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
         error = child.stderr.read().decode() if child.stderr else ""
@@ -76,6 +81,7 @@ def run(command: list[str], code: Path | None = None) -> dict[str, float]:
 
 def data_set(spec: str) -> tuple[str, Path, list[Path]]:
     name, _, where = spec.partition("=")
+    where = ":".join(str(Path(part).resolve()) for part in where.split(":", 1))
     if ":" in where:
         qrels, runs = (Path(p) for p in where.split(":", 1))
     else:
@@ -186,6 +192,8 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path, help="source tree of an earlier evalwh to compare")
     parser.add_argument("--baseline-sets", default="", help="data sets to run the baseline on")
     args = parser.parse_args()
+    args.workdir = args.workdir.resolve()
+    args.baseline = args.baseline.resolve() if args.baseline else None
     args.workdir.mkdir(parents=True, exist_ok=True)
     sets = [data_set(spec) for spec in args.datasets]
     lines = {name: lines_of(files) for name, _, files in sets}
