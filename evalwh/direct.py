@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -182,7 +182,7 @@ class _Reader:
 
     Two threads each read a file and rank it (``rank_file`` releases the GIL); the first two
     start while the judgments are still being ingested. A plain file is read and ranked a
-    piece of whole topics at a time (:func:`_pieces`, about ``_PIECE`` bytes, and the
+    piece of whole topics at a time (:func:`evalwh.runreader.pieces`, about ``_PIECE`` bytes, and the
     reader's work on a piece takes about twice its size), which ranks every topic as the
     whole file would; a ``.gz`` file, or one whose topics do not come one after another, is
     read whole. The calling thread stores each file's judged rows, in file order, into
@@ -232,7 +232,7 @@ class _Reader:
         ranked: list[tuple[Any, ...]] = []
         seen: set[bytes] = set()
         with open(file.readable, "rb", buffering=0) as handle:
-            for piece in _pieces(handle.fileno(), file.delimiter.encode(), self._PIECE):
+            for piece in runreader.pieces(handle.fileno(), file.delimiter.encode(), self._PIECE):
                 result = self._rank_text(file, piece)
                 del piece
                 if isinstance(result, str):
@@ -340,61 +340,6 @@ def _attach_store(wh: Warehouse) -> None:
         wh.con.execute("ATTACH ':memory:' AS ev_files (COMPRESS)")
     except duckdb.BinderException:  # Unrecognized option for attach "compress"
         wh.con.execute("ATTACH ':memory:' AS ev_files")
-
-
-def _pieces(fd: int, delimiter: bytes, size: int) -> Iterator[bytes]:
-    """A plain run file's text in pieces of about ``size`` bytes, each ending where a topic does.
-
-    A piece ends before the first of the lines of its last topic that follow each other at
-    its end (or at the end of the file), so that a topic whose lines follow each other is in
-    one piece; the caller checks that no topic is in two.
-    """
-    start, total = 0, os.fstat(fd).st_size
-    while start < total:
-        end = min(start + size, total)
-        while end < total:
-            cut = _topic_start(fd, start, end, delimiter)
-            if cut > start:
-                end = cut
-                break
-            end = min(end + size, total)  # one topic fills the piece: take more
-        piece = os.pread(fd, end - start, start)
-        if not piece:
-            return  # (the file shrank)
-        yield piece
-        start += len(piece)
-
-
-def _topic_start(fd: int, start: int, end: int, delimiter: bytes) -> int:
-    """Where the last topic's lines before ``end`` begin (``start`` if at ``start``)."""
-    window = 1 << 16
-    while True:
-        low = max(start, end - window)
-        text = os.pread(fd, end - low, low)
-        line_end = text.rfind(b"\n")  # lines before it are whole; the line after it is not
-        if line_end < 0:
-            if low == start:
-                return start
-            window *= 4
-            continue
-        at = text.rfind(b"\n", 0, line_end) + 1  # the last whole line
-        topic = _topic_of(text, at, line_end, delimiter)
-        while at > 0:
-            before = text.rfind(b"\n", 0, at - 1) + 1
-            if before == 0 and low > start:
-                break  # (that line may begin before the window)
-            if _topic_of(text, before, at - 1, delimiter) != topic:
-                return low + at
-            at = before
-        if low == start:
-            return start
-        window *= 4
-
-
-def _topic_of(text: bytes, start: int, end: int, delimiter: bytes) -> bytes:
-    """The first field of the line ``text[start:end]``."""
-    split = text.find(delimiter, start, end)
-    return text[start : split if split >= 0 else end]
 
 
 class _Turns:

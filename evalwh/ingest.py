@@ -35,7 +35,7 @@ import tempfile
 import threading
 import zlib
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -63,6 +63,9 @@ GZIP_RATIO = 4  # a gzipped run file holds about four times its size in text
 READ_ERRORS = (OSError, EOFError, zlib.error, gzip.BadGzipFile)
 READ_AHEAD = 2  # run files read, ranked and staged at a time (in worker threads), ...
 READ_BYTES = 256 << 20  # ... while they hold at most this much text (memory: ~6 bytes a byte)
+# A plain file of more than twice this is read a piece of whole topics at a time (as the
+# direct path does, evalwh.direct), so that the reader's memory follows the piece.
+PIECE_BYTES = 12 << 20
 # Staged lines stored by one flush, in the background while the next files are read. A few
 # million lines make statements large enough for DuckDB to write their row groups to the
 # file as they fill (smaller ones stay in memory until the commit).
@@ -510,18 +513,27 @@ def ingest_prepared(
             """Read, rank, key and stage one file (in a worker); the reason if the reader leaves it."""
             if module is None:
                 return "no reader"
+
+            def rank(data: bytes, digest: bool = True) -> runreader.Ranked | str:
+                return runreader.read_run(
+                    module,
+                    data,
+                    delimiter=file.delimiter,
+                    tag=file.first_tag,
+                    judged_by=judged_by,
+                    ignore_extra_fields=ignore_extra_fields,
+                    digest=digest,
+                )
+
             try:
+                if _in_pieces(file):
+                    pieces = stored_here.prepare_pieces(file, lambda piece: rank(piece, False))
+                    if pieces is not None:
+                        return pieces
                 data = formats.read_bytes(file.readable)
             except READ_ERRORS:
                 return "unreadable"  # the general path names the error
-            ranked = runreader.read_run(
-                module,
-                data,
-                delimiter=file.delimiter,
-                tag=file.first_tag,
-                judged_by=judged_by,
-                ignore_extra_fields=ignore_extra_fields,
-            )
+            ranked = rank(data)
             del data
             return ranked if isinstance(ranked, str) else stored_here.prepare(ranked)
 
@@ -536,7 +548,7 @@ def ingest_prepared(
             # a second file only while the two hold at most READ_BYTES of text between them
             while len(ahead) < READ_AHEAD and start + len(ahead) < len(todo):
                 window = todo[start : start + len(ahead) + 1]
-                if ahead and sum(_text_bytes(f) for f in window) > READ_BYTES:
+                if ahead and sum(_held_bytes(f) for f in window) > READ_BYTES:
                     break
                 ahead.append(pool.submit(read, todo[start + len(ahead)]))
 
@@ -603,16 +615,25 @@ def _text_bytes(file: RunFile) -> int:
     return size * GZIP_RATIO if file.readable.name.endswith(".gz") else size
 
 
+def _in_pieces(file: RunFile) -> bool:
+    """Whether a file is read in pieces (plain, and more than two pieces' worth)."""
+    return not file.readable.name.endswith(".gz") and _text_bytes(file) > 2 * PIECE_BYTES
+
+
+def _held_bytes(file: RunFile) -> int:
+    """How much of a file's text its reading holds at a time."""
+    return PIECE_BYTES if _in_pieces(file) else _text_bytes(file)
+
+
 @dataclass
 class Prepared:
     """One run file the reader ranked, keyed and staged (:meth:`Stored.prepare`)."""
 
     sha256: str
     lines: int
-    topics: Any  # query_id, num_ret (Arrow)
-    first_list: int  # its ranked lists' keys: first_list, first_list + 1, ...
+    lists: list[tuple[Any, int]]  # per piece: its topics (query_id, num_ret), their first key
     build_key: int | None  # its judged rows' build, None without judgments
-    files: dict[str, str]  # its staged Parquet files: rows, documents[, judged]
+    files: dict[str, list[str]]  # its staged Parquet files by kind (a file a piece)
 
 
 class Stored:
@@ -669,20 +690,27 @@ class Stored:
         self.documents = runreader.documents(self.module, pairs, int(next_key))
         self.next_list, self.next_build = int(next_list), int(next_build)
 
-    def prepare(self, ranked: runreader.Ranked) -> Prepared:
-        """Key and stage one ranked file (thread-safe; the dictionary has its own lock)."""
+    def build(self) -> int:
+        """A new build key (thread-safe)."""
+        with self.lock:
+            self.next_build += 1
+            return self.next_build - 1
+
+    def prepare(self, ranked: runreader.Ranked, build_key: int | None = None) -> Prepared:
+        """Key and stage one ranked file, or piece of one (thread-safe).
+
+        ``build_key``: its judged rows' build (a piece's is its file's), by default a new one.
+        """
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         rows, documents = runreader.keyed(self.module, self.documents, ranked)
+        if ranked.judged is not None and build_key is None:
+            build_key = self.build()
         with self.lock:
             first_list = self.next_list
             self.next_list += len(ranked.topics)
-            build_key = None
-            if ranked.judged is not None:
-                build_key = self.next_build
-                self.next_build += 1
-            kinds = ("rows", "documents", *(JUDGED_PARTS if build_key is not None else ()))
+            kinds = ("rows", "documents", *(JUDGED_PARTS if ranked.judged is not None else ()))
             names = {kind: str(self.spill.new(".parquet")) for kind in kinds}
 
         def list_keys(topic: pa.Array) -> pa.Array:
@@ -704,7 +732,45 @@ class Stored:
             pq.write_table(
                 table, names[kind], compression="none", use_dictionary=False, write_statistics=False
             )
-        return Prepared(ranked.sha256, ranked.lines, ranked.topics, first_list, build_key, names)
+        files = {kind: [name] for kind, name in names.items()}
+        return Prepared(ranked.sha256, ranked.lines, [(ranked.topics, first_list)], build_key, files)
+
+    def prepare_pieces(self, file: RunFile, read: Callable[[bytes], runreader.Ranked | str]) -> Prepared | str | None:
+        """A large plain file read, ranked, keyed and staged a piece of whole topics at a time.
+
+        The reader's memory then follows the piece, not the file. ``read`` ranks one piece.
+        Returns the reason if the reader leaves a piece (the file goes the general way), and
+        None if a topic is in two pieces (the file is read whole). What the pieces staged is
+        dropped then, but for their new (topic, document) pairs: a key, once given, is stored.
+        """
+        digest = hashlib.sha256()
+        seen: set[str] = set()
+        done: list[Prepared] = []
+        build_key = self.build() if self.cache.primary is not None else None
+        with open(file.readable, "rb", buffering=0) as handle:
+            for piece in runreader.pieces(handle.fileno(), file.delimiter.encode(), PIECE_BYTES):
+                digest.update(piece)
+                ranked = read(piece)
+                del piece
+                if isinstance(ranked, str):
+                    self.discard(done)
+                    return ranked
+                topics = ranked.topics["query_id"].to_pylist()
+                if not seen.isdisjoint(topics):
+                    self.discard(done)
+                    return None
+                seen.update(topics)
+                done.append(self.prepare(ranked, build_key))
+        if not done:
+            return "no lines"
+        files = {kind: [n for p in done for n in p.files.get(kind, [])] for kind in done[0].files}
+        return Prepared(
+            digest.hexdigest(),
+            sum(p.lines for p in done),
+            [segment for p in done for segment in p.lists],
+            build_key,
+            files,
+        )
 
     def add(self, file: RunFile, prepared: Prepared) -> IngestResult:
         """Record one prepared file, to be stored by :meth:`flush`."""
@@ -712,21 +778,21 @@ class Stored:
 
         from evalwh.warehouse import IngestResult
 
-        for kind, name in prepared.files.items():
-            self.staged[kind].append(name)
-        n = len(prepared.topics)
-        self.lists.append(
-            pa.table(
-                {
-                    "run_id": pa.array([file.run_id] * n, pa.string()),
-                    "query_id": prepared.topics["query_id"],
-                    "num_ret": prepared.topics["num_ret"],
-                    "list_key": pa.array(
-                        np.arange(prepared.first_list, prepared.first_list + n, dtype=np.int32)
-                    ),
-                }
+        with self.lock:
+            for kind, names in prepared.files.items():
+                self.staged[kind].extend(names)
+        for topics, first_list in prepared.lists:
+            n = len(topics)
+            self.lists.append(
+                pa.table(
+                    {
+                        "run_id": pa.array([file.run_id] * n, pa.string()),
+                        "query_id": topics["query_id"],
+                        "num_ret": topics["num_ret"],
+                        "list_key": pa.array(np.arange(first_list, first_list + n, dtype=np.int32)),
+                    }
+                )
             )
-        )
         source = os.path.basename(file.label)
         self.entries.append(
             [self.collection, file.run_id, file.first_tag, source, prepared.sha256, prepared.lines]
@@ -737,11 +803,22 @@ class Stored:
         self.runs.append(file.run_id)
         return IngestResult("run", file.run_id, file.label, file.status, prepared.lines)
 
-    def discard(self, prepared: Prepared | str) -> None:
-        """Forget a file prepared with keys that no longer hold (it is read again)."""
-        if isinstance(prepared, Prepared):
-            for name in prepared.files.values():
-                Path(name).unlink(missing_ok=True)
+    def discard(self, prepared: Prepared | str | None | list[Prepared]) -> None:
+        """Drop what was staged for a file (or pieces) that is read again or goes the general way.
+
+        Its new (topic, document) pairs stay staged: the dictionary gave their keys, which
+        other files read at the same time may have used.
+        """
+        for item in prepared if isinstance(prepared, list) else [prepared]:
+            if not isinstance(item, Prepared):
+                continue
+            for kind, names in item.files.items():
+                if kind == "documents":
+                    with self.lock:
+                        self.staged[kind].extend(names)
+                    continue
+                for name in names:
+                    Path(name).unlink(missing_ok=True)
 
     def flush(self, *, wait: bool = True) -> None:
         """Store everything staged (inside the caller's transaction).
@@ -752,10 +829,11 @@ class Stored:
         if not wait and self.lines < FLUSH_LINES:
             return
         self.wait()
-        staged = {kind: list(files) for kind, files in self.staged.items()}
+        with self.lock:
+            staged = {kind: list(files) for kind, files in self.staged.items()}
+            for files in self.staged.values():
+                files.clear()
         batch = (staged, list(self.lists), list(self.builds), list(self.entries))
-        for files in self.staged.values():
-            files.clear()
         self.lists.clear()
         self.builds.clear()
         self.entries.clear()

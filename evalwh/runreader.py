@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -112,6 +113,7 @@ def read_run(
     tag: str,
     judged_by: Any,
     ignore_extra_fields: bool,
+    digest: bool = True,
 ) -> Ranked | str:
     """Read, check and rank one run file's text; the reason when the reader leaves it.
 
@@ -121,6 +123,7 @@ def read_run(
         delimiter, tag: The file's sniffed delimiter and first tag.
         judged_by: A judgments capsule (:func:`judgments`) for the judged rows, or None.
         ignore_extra_fields: Accept lines of more than six fields.
+        digest: Compute the text's SHA-256 (not for a piece of a file: the caller hashes it).
     """
     import pyarrow as pa
 
@@ -177,7 +180,8 @@ def read_run(
             [topic_ids, judged_rank, grade, so_far, relevant_so_far],
             names=["query_id", "rank", "gain", "judged_so_far", "relevant_so_far"],
         )
-    return Ranked(hashlib.sha256(data).hexdigest(), n, rows, topics, judged, int(relevant))
+    sha256 = hashlib.sha256(data).hexdigest() if digest else ""
+    return Ranked(sha256, n, rows, topics, judged, int(relevant))
 
 
 def documents(module: Any, pairs: pa.Table, next_key: int) -> Any:
@@ -248,3 +252,58 @@ def judged_by_topic(judged: pa.Table) -> pa.Table:
     """The judged rows with their topic as its index in the file (the list is first_list + topic)."""
     topic = judged["query_id"].combine_chunks().indices
     return judged.drop_columns(["query_id"]).append_column("topic", topic)
+
+
+def pieces(fd: int, delimiter: bytes, size: int) -> Iterator[bytes]:
+    """A plain run file's text in pieces of about ``size`` bytes, each ending where a topic does.
+
+    A piece ends before the first of the lines of its last topic that follow each other at
+    its end (or at the end of the file), so that a topic whose lines follow each other is in
+    one piece; the caller checks that no topic is in two.
+    """
+    start, total = 0, os.fstat(fd).st_size
+    while start < total:
+        end = min(start + size, total)
+        while end < total:
+            cut = _topic_start(fd, start, end, delimiter)
+            if cut > start:
+                end = cut
+                break
+            end = min(end + size, total)  # one topic fills the piece: take more
+        piece = os.pread(fd, end - start, start)
+        if not piece:
+            return  # (the file shrank)
+        yield piece
+        start += len(piece)
+
+
+def _topic_start(fd: int, start: int, end: int, delimiter: bytes) -> int:
+    """Where the last topic's lines before ``end`` begin (``start`` if at ``start``)."""
+    window = 1 << 16
+    while True:
+        low = max(start, end - window)
+        text = os.pread(fd, end - low, low)
+        line_end = text.rfind(b"\n")  # lines before it are whole; the line after it is not
+        if line_end < 0:
+            if low == start:
+                return start
+            window *= 4
+            continue
+        at = text.rfind(b"\n", 0, line_end) + 1  # the last whole line
+        topic = _topic_of(text, at, line_end, delimiter)
+        while at > 0:
+            before = text.rfind(b"\n", 0, at - 1) + 1
+            if before == 0 and low > start:
+                break  # (that line may begin before the window)
+            if _topic_of(text, before, at - 1, delimiter) != topic:
+                return low + at
+            at = before
+        if low == start:
+            return start
+        window *= 4
+
+
+def _topic_of(text: bytes, start: int, end: int, delimiter: bytes) -> bytes:
+    """The first field of the line ``text[start:end]``."""
+    split = text.find(delimiter, start, end)
+    return text[start : split if split >= 0 else end]

@@ -1,0 +1,89 @@
+"""Large run files are ingested a piece of whole topics at a time, with the result of reading them whole.
+
+``evalwh.ingest.PIECE_BYTES`` is made tiny here, so that every file of a few lines is read in
+many pieces. On random runs (topics in blocks, or interleaved so that a topic falls into two
+pieces and the file is read whole), the warehouse holds the same lines, ranks, cache and keys
+as an ingest that reads every file whole; a bad line in a later piece is named as ever.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from evalwh import ingest
+from evalwh.errors import IngestError
+from evalwh.warehouse import Warehouse
+
+_LINES = st.lists(
+    st.tuples(st.sampled_from(["401", "402", "7", "8"]), st.text(alphabet="abc09", min_size=1, max_size=3),
+              st.sampled_from(["3", "2", "1.5", "1", "0"])),
+    min_size=1,
+    max_size=40,
+)
+
+
+def _text(rows: list[tuple[str, str, str]], tag: str, blocks: bool, seed: int) -> str:
+    seen: set[tuple[str, str]] = set()
+    lines = []
+    for index, (topic, doc, score) in enumerate(rows):
+        if (topic, doc) not in seen:
+            seen.add((topic, doc))
+            lines.append((topic, f"{topic} Q0 {doc} {index} {score} {tag}\n"))
+    random.Random(seed).shuffle(lines)
+    if blocks:  # topics one after another, as most run files are
+        lines.sort(key=lambda line: line[0])
+    return "".join(line for _, line in lines)
+
+
+def _state(wh: Warehouse) -> tuple[list[tuple], list[tuple], list[tuple]]:
+    lines = wh.con.execute("SELECT * FROM run_results ORDER BY ALL").fetchall()
+    cache = wh.con.execute(
+        "SELECT collection_id, qrels_id, run_id, query_id, rank, gain, judged_so_far, relevant_so_far"
+        " FROM judged_cache ORDER BY ALL"
+    ).fetchall()
+    topics = wh.con.execute(
+        "SELECT collection_id, run_id, query_id, num_ret FROM run_topics ORDER BY ALL"
+    ).fetchall()
+    return lines, cache, topics
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(runs=st.lists(st.tuples(_LINES, st.booleans()), min_size=1, max_size=3), seed=st.integers(0, 99))
+def test_pieces_give_what_whole_files_give(tmp_path_factory, monkeypatch, runs, seed):
+    folder = tmp_path_factory.mktemp("pieces", numbered=True)
+    paths = []
+    for index, (rows, blocks) in enumerate(runs):
+        paths.append(folder / f"run{index}")
+        paths[-1].write_text(_text(rows, f"r{index}", blocks, seed + index))
+    (folder / "qrels").write_text("401 0 a 1\n401 0 b 0\n402 0 a 2\n7 0 c 1\n8 0 9 0\n")
+    states = []
+    for piece in (ingest.PIECE_BYTES, 40):
+        monkeypatch.setattr(ingest, "PIECE_BYTES", piece)
+        with Warehouse(":memory:") as wh:
+            wh.ingest_qrels(folder / "qrels", collection="c")
+            wh.ingest_runs(paths, collection="c")
+            states.append(_state(wh))
+            # every line's pair is in documents, once
+            assert wh.con.execute(
+                "SELECT count(*) FROM run_rows AS r ANTI JOIN documents AS d USING (doc_key)"
+            ).fetchall() == [(0,)]
+            assert wh.con.execute(
+                "SELECT count(*) = count(DISTINCT (collection_id, query_id, doc_id)) FROM documents"
+            ).fetchall() == [(True,)]
+    assert states[0] == states[1]
+
+
+def test_a_bad_line_in_a_later_piece_is_named(tmp_path, monkeypatch):
+    monkeypatch.setattr(ingest, "PIECE_BYTES", 30)
+    lines = [f"{t} Q0 d{i} {i} {10 - i} r\n" for t in ("1", "2", "3") for i in range(4)]
+    lines[9] = "3 Q0 d1 1 high r\n"  # line 10: a score that is not a number
+    (tmp_path / "run").write_text("".join(lines))
+    with Warehouse(":memory:") as wh, pytest.raises(IngestError) as error:
+        wh.ingest_runs([tmp_path / "run"], collection="c")
+    assert str(error.value).startswith(f"{tmp_path / 'run'}:10:")
+    with Warehouse(":memory:") as wh:
+        assert wh.con.execute("SELECT count(*) FROM documents").fetchall() == [(0,)]
