@@ -1,4 +1,4 @@
-"""The direct path reads a plain run file a piece of whole topics at a time (evalwh.direct._pieces).
+"""The direct path reads a plain run file a piece of whole topics at a time (evalwh.runreader.pieces).
 
 Ranking each piece apart must give what ranking the file whole gives: a piece ends where a
 topic does, a topic split over pieces (its lines not one after another) sends the file to
@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_direct import CONDENSABLE, MEASURES, _collection, _same, _through_warehouse, _write
 
-from evalwh import direct
+from evalwh import direct, runreader
 from evalwh.direct import evaluate_files
 from evalwh.errors import IngestError
 
@@ -47,7 +47,7 @@ def test_pieces_are_the_file_cut_where_topics_end(
     path = tmp_path / "run"
     path.write_bytes(text)
     with open(path, "rb", buffering=0) as handle:
-        pieces = list(direct._pieces(handle.fileno(), delimiter.encode(), size))
+        pieces = list(runreader.pieces(handle.fileno(), delimiter.encode(), size))
     assert b"".join(pieces) == text
     assert all(pieces)
     for piece, following in zip(pieces, pieces[1:], strict=False):
@@ -93,7 +93,7 @@ def test_a_topic_in_two_pieces_reads_the_file_whole(tmp_path, small_pieces, monk
     lines = ["2 Q0 c 1 5 r", "2 Q0 y 2 4 r", "1 Q0 a 1 3 r", "1 Q0 x 2 2.8 r", "2 Q0 z 3 1 r"]
     run = _write(tmp_path / "run", "\n".join(lines) + "\n")
     with open(run, "rb", buffering=0) as handle:  # (two pieces, topic 2 in both)
-        assert len(list(direct._pieces(handle.fileno(), b" ", direct._Reader._PIECE))) == 2
+        assert len(list(runreader.pieces(handle.fileno(), b" ", direct._Reader._PIECE))) == 2
     whole = []
     read_bytes = direct.formats.read_bytes
     monkeypatch.setattr(

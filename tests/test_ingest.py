@@ -851,7 +851,7 @@ def test_random_qrels_agree_with_the_reference(tmp_path_factory, data):
         assert stored == sorted(_reference_qrels_rows(qrels))
 
 
-def _reference_qrels_rows(data: bytes) -> list[tuple[str, str, str, int]]:
+def _reference_qrels_rows(data: bytes) -> list[tuple[str, str, str, float]]:
     """The rows of an accepted qrels file: each line split on any run of whitespace."""
     rows = []
     for number, line in enumerate(data.split(b"\n"), start=1):
@@ -861,7 +861,7 @@ def _reference_qrels_rows(data: bytes) -> list[tuple[str, str, str, int]]:
         if line.startswith(b"#") or not line.strip(b" \t\x0b\x0c"):
             continue
         query, iteration, doc, grade = _SEPARATOR.split(line.strip(b" \t\x0b\x0c"))
-        rows.append((query.decode(), iteration.decode(), doc.decode(), int(grade)))
+        rows.append((query.decode(), iteration.decode(), doc.decode(), float(grade)))
     return rows
 
 
@@ -884,7 +884,8 @@ def _reference_qrels(data: bytes) -> int | None | bool:
         if line.startswith(b"#") or not line.strip(b" \t\x0b\x0c"):
             continue
         fields = _SEPARATOR.split(line.strip(b" \t\x0b\x0c"))
-        if len(fields) != 4 or not re.fullmatch(rb"[+-]?[0-9]{1,9}", fields[3]):
+        # a grade is a decimal number, fractional ones too (schema/012_float_grades.sql)
+        if len(fields) != 4 or not re.fullmatch(rb"[+-]?([0-9]{1,9}(\.[0-9]*)?|\.[0-9]+)", fields[3]):
             return number
         if (fields[0], fields[2]) in seen:
             return number
