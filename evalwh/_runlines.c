@@ -35,6 +35,21 @@
  *       relevant ones at or above it. The n_relevant relevant lines come first, then the
  *       others, each part in (topic, rank) order (the evaluation stores relevant rows first,
  *       as the warehouse's cache). A str is the reason the file is not in the plain form.
+ *   read_run(data, delimiter, tag, judgments | None, rel, float32, extra_fields[, max_line[,
+ *            documents]])
+ *       -> (judged, doc_offsets, doc_bytes, given_offsets, given_bytes, score, topic, rank,
+ *           given_valid, keys, added) | str
+ *       Every line ranked, for the ingest: judged is rank_file's tuple (its judged lines; none
+ *       without judgments), then per row in (topic, rank) order the document id (Arrow
+ *       string buffers), the rank field as written (Arrow string buffers and a validity
+ *       bitmap: NULL where it is the rank's own decimal), the score (float64), the topic's
+ *       index and the rank (int32). With documents (a documents() capsule), each row gets
+ *       the key of its (topic, document) pair instead of its id, once the whole file is
+ *       accepted: keys (int64 per row); added (int32), the rows whose pair was new and got
+ *       the next key; the document ids are then those of the added rows only. Without,
+ *       keys and added are None.
+ *   documents(topic_offsets, topic_bytes, doc_offsets, doc_bytes, keys, next_key) -> capsule
+ *       The dictionary read_run keys rows in: the pairs stored so far and their int64 keys.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -375,8 +390,8 @@ fail:
  * the judgments, every topic has its own table (a run file is read topic by topic); a slot
  * holds the upper half of the document's hash and where its record is (offset / 8 + 1). A
  * record is the id's length, its key, then its bytes padded to 8: one cache line to fetch,
- * asked for ahead of time (document_keys). Records only grow, in one array reallocated as
- * needed (found by offset). A lock makes one document_keys at a time add to it. */
+ * asked for ahead of time (key_rows). Records only grow, in one array reallocated as
+ * needed (found by offset). A lock makes one read_run at a time add to it. */
 
 typedef struct {
     char *text; /* the topic id (own copy) */
@@ -681,6 +696,16 @@ typedef struct {
     Ints topic, rank, grade, judged, relevant;
 } Rows;
 
+/* room for cap values: pages of the array are touched (and cost) only as values come */
+static int ints_reserve(Ints *a, size_t cap) {
+    if (cap <= a->cap) return 1;
+    int32_t *data = realloc(a->data, cap * sizeof(int32_t));
+    if (data == NULL) return 0;
+    a->data = data;
+    a->cap = cap;
+    return 1;
+}
+
 static int ints_push(Ints *a, int32_t v) {
     if (a->len == a->cap) {
         size_t cap = a->cap ? 2 * a->cap : 1024;
@@ -725,8 +750,11 @@ typedef struct {
     /* read_run's rows, in (topic, rank) order, written into buffers made before ranking */
     int32_t *out_doc_offsets, *out_given_offsets, *out_topic, *out_rank;
     uint8_t *out_given_valid; /* Arrow validity of rank_given: set where it differs from the rank */
-    char *out_doc, *out_given;
+    char *out_doc, *out_given; /* out_doc NULL: the rows are keyed instead (key_rows) */
     double *out_score;
+    Documents *documents; /* read_run's dictionary of (topic, document) pairs, or NULL */
+    int64_t *out_key;     /* ... and every row's key in it */
+    Ints added;           /* ... and the rows that added a pair, in row order */
     Topic *topics;
     size_t topic_count;
     Rows rows[2]; /* the judged lines: [0] relevant ones (grade >= rel), [1] the others */
@@ -749,6 +777,7 @@ static void work_free(Work *w) {
     free(w->lines);
     free(w->order);
     free(w->slots);
+    free(w->added.data);
 }
 
 #define REFUSE(why)         \
@@ -761,7 +790,9 @@ static void work_free(Work *w) {
  * sort key. Returns 0 with w->refused set, or on memory failure with w->refused NULL. */
 static int read_lines(Work *w) {
     const char *s = w->data, *end = w->data + w->size;
-    size_t lines_cap = 1024, topics_cap = 64, topic_mask = 255;
+    /* as many lines as line breaks, and one without: the array is never grown (copied) */
+    size_t lines_cap = 1, topics_cap = 64, topic_mask = 255;
+    for (const char *at = s; (at = memchr(at, '\n', (size_t)(end - at))) != NULL; at++) lines_cap++;
     w->lines = malloc(lines_cap * sizeof(Line));
     w->topics = malloc(topics_cap * sizeof(Topic));
     uint32_t *topic_slots = calloc(topic_mask + 1, sizeof(uint32_t));
@@ -914,6 +945,13 @@ static int rank_topics(Work *w) {
     size_t *offset = malloc((w->topic_count + 1) * sizeof(size_t));
     int ok = 0;
     if (!w->order || !offset) goto done;
+    /* the judged rows are at most the lines: room for them all, so that no array is copied */
+    for (int k = 0; k < 2; k++) {
+        Rows *rows = &w->rows[k];
+        if (!ints_reserve(&rows->topic, n) || !ints_reserve(&rows->rank, n) || !ints_reserve(&rows->grade, n) ||
+            !ints_reserve(&rows->judged, n) || !ints_reserve(&rows->relevant, n))
+            goto done;
+    }
     /* group the lines by topic, keeping file order within a topic (a counting sort) */
     offset[0] = 0;
     for (size_t t = 0; t < w->topic_count; t++) {
@@ -989,9 +1027,12 @@ static int rank_topics(Work *w) {
             for (size_t i = 0; i < count; i++) {
                 const Line *line = group[i];
                 size_t row = first + i;
-                int32_t doc_at = w->out_doc_offsets[row], given_at = w->out_given_offsets[row];
-                memcpy(w->out_doc + doc_at, line->doc, line->doc_len);
-                w->out_doc_offsets[row + 1] = doc_at + (int32_t)line->doc_len;
+                int32_t given_at = w->out_given_offsets[row];
+                if (w->out_doc != NULL) {
+                    int32_t doc_at = w->out_doc_offsets[row];
+                    memcpy(w->out_doc + doc_at, line->doc, line->doc_len);
+                    w->out_doc_offsets[row + 1] = doc_at + (int32_t)line->doc_len;
+                }
                 /* the rank as given only where it is not the rank's own decimal (else NULL) */
                 const char *given = line->doc + line->doc_len + 1;
                 char decimal[12];
@@ -1023,6 +1064,49 @@ static int rank_topics(Work *w) {
     ok = 1;
 done:
     free(offset);
+    return ok;
+}
+
+/* Give every row (read_run's order) the key of its (topic, document) pair in w->documents,
+ * adding the pairs it lacks with the next keys (their rows into w->added). Called only once
+ * the file is accepted whole: every key given is of a pair the ingest then stores. The
+ * lines' hashes are rank_topics'; the dictionary's tables are far away in memory, so a
+ * row's slot is asked for 2 * PREFETCH_AHEAD rows ahead and its record PREFETCH_AHEAD ahead.
+ * Returns 0 on memory failure. */
+static int key_rows(Work *w) {
+    Documents *d = w->documents;
+    int ok = 1;
+    size_t first = 0;
+    PyThread_acquire_lock(d->lock, WAIT_LOCK);
+    for (size_t t = 0; t < w->topic_count && ok; t++) {
+        size_t count = w->topics[t].count, at = doc_topic(d, w->topics[t].text, w->topics[t].len);
+        if (at == SIZE_MAX) {
+            ok = 0;
+            break;
+        }
+        DocTopic *here = &d->topics[at]; /* (only doc_topic moves d->topics) */
+        Line *const *group = w->order + first;
+        for (size_t i = 0; i < count; i++) {
+            if (i + 2 * PREFETCH_AHEAD < count) PREFETCH(here->slots + (group[i + 2 * PREFETCH_AHEAD]->hash & here->mask));
+            if (i + PREFETCH_AHEAD < count) {
+                uint64_t entry = here->slots[group[i + PREFETCH_AHEAD]->hash & here->mask];
+                if (entry) PREFETCH(doc_record(d, entry));
+            }
+            const Line *line = group[i];
+            int64_t key = doc_key_of(d, here, line->doc, line->doc_len, line->hash);
+            if (key < 0) {
+                key = d->next_key++;
+                if (!doc_add(d, here, line->doc, line->doc_len, line->hash, key) ||
+                    !ints_push(&w->added, (int32_t)(first + i))) {
+                    ok = 0;
+                    break;
+                }
+            }
+            w->out_key[first + i] = key;
+        }
+        first += count;
+    }
+    PyThread_release_lock(d->lock);
     return ok;
 }
 
@@ -1074,15 +1158,17 @@ static PyObject *judged_result(Work *w) {
     return result;
 }
 
-/* Parse rank_file's and read_run's shared arguments into w; 0 with an exception set if bad. */
-static int work_args(Work *w, PyObject *args, const char *format, PyObject **data, Py_ssize_t *max_line) {
+/* Parse rank_file's and read_run's shared arguments into w (read_run's documents capsule, if
+ * the format takes it, into *documents); 0 with an exception set if bad. */
+static int work_args(Work *w, PyObject *args, const char *format, PyObject **data, Py_ssize_t *max_line,
+                     PyObject **documents) {
     const char *delimiter, *tag;
     Py_ssize_t delimiter_len, tag_len;
     PyObject *capsule;
     long rel;
     int float32, extra_fields;
     if (!PyArg_ParseTuple(args, format, &PyBytes_Type, data, &delimiter, &delimiter_len, &tag, &tag_len, &capsule,
-                          &rel, &float32, &extra_fields, max_line))
+                          &rel, &float32, &extra_fields, max_line, documents))
         return 0;
     if (capsule != Py_None) {
         w->judgments = PyCapsule_GetPointer(capsule, "evalwh._runlines.judgments");
@@ -1114,7 +1200,7 @@ static PyObject *rank_file(PyObject *self, PyObject *args) {
     Work w;
     memset(&w, 0, sizeof w);
     PyObject *result = NULL;
-    if (!work_args(&w, args, "O!s#s#Olpp|n:rank_file", &data, &max_line)) goto out;
+    if (!work_args(&w, args, "O!s#s#Olpp|n:rank_file", &data, &max_line, NULL)) goto out;
     if (w.judgments == NULL) {
         PyErr_SetString(PyExc_TypeError, "rank_file needs judgments");
         goto out;
@@ -1137,17 +1223,41 @@ out:
     return result;
 }
 
+/* The document ids of the rows in w->added, as an Arrow string array's buffers. */
+static int added_ids(const Work *w, PyObject **offsets, PyObject **bytes) {
+    size_t n = w->added.len, total = 0;
+    for (size_t j = 0; j < n; j++) total += w->order[w->added.data[j]]->doc_len;
+    if (total > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "new document ids of more than 2 GB");
+        return 0;
+    }
+    if ((*offsets = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)((n + 1) * 4))) == NULL ||
+        (*bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total)) == NULL)
+        return 0;
+    int32_t *at = (int32_t *)PyBytes_AS_STRING(*offsets);
+    char *text = PyBytes_AS_STRING(*bytes);
+    at[0] = 0;
+    for (size_t j = 0; j < n; j++) {
+        const Line *line = w->order[w->added.data[j]];
+        memcpy(text + at[j], line->doc, line->doc_len);
+        at[j + 1] = at[j] + (int32_t)line->doc_len;
+    }
+    return 1;
+}
+
 static PyObject *read_run(PyObject *self, PyObject *args) {
-    PyObject *data;
+    PyObject *data, *capsule = Py_None;
     Py_ssize_t max_line = MAX_LINE;
     Work w;
     memset(&w, 0, sizeof w);
-    PyObject *result = NULL, *out[8] = {NULL};
-    if (!work_args(&w, args, "O!s#s#Olpp|n:read_run", &data, &max_line)) goto out;
+    PyObject *result = NULL, *out[10] = {NULL};
+    if (!work_args(&w, args, "O!s#s#Olpp|nO:read_run", &data, &max_line, &capsule)) goto out;
     if (w.float32) {
         PyErr_SetString(PyExc_ValueError, "read_run keeps scores as they are: float32 is not for it");
         goto out;
     }
+    if (capsule != Py_None && (w.documents = PyCapsule_GetPointer(capsule, "evalwh._runlines.documents")) == NULL)
+        goto out;
     w.all_rows = 1;
     int ok;
     Py_BEGIN_ALLOW_THREADS
@@ -1166,20 +1276,28 @@ static PyObject *read_run(PyObject *self, PyObject *args) {
         goto out;
     }
     size_t n = w.line_count;
-    /* doc offsets, doc bytes, given offsets, given bytes, scores, topics, ranks, given validity */
-    size_t sizes[8] = {(n + 1) * 4, w.doc_bytes, (n + 1) * 4, w.given_bytes, n * 8, n * 4, n * 4, (n + 7) / 8};
-    for (int k = 0; k < 8; k++)
+    /* doc offsets, doc bytes (both made after keying, when keyed), given offsets, given bytes,
+     * scores, topics, ranks, given validity, keys (when keyed) */
+    int keyed = w.documents != NULL;
+    size_t sizes[9] = {(n + 1) * 4, w.doc_bytes, (n + 1) * 4, w.given_bytes, n * 8, n * 4, n * 4, (n + 7) / 8, n * 8};
+    for (int k = 0; k < 9; k++) {
+        if (keyed ? k < 2 : k == 8) continue;
         if ((out[k] = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizes[k])) == NULL) goto out;
+    }
     w.out_given_valid = (uint8_t *)PyBytes_AS_STRING(out[7]);
     memset(w.out_given_valid, 0, sizes[7]);
-    w.out_doc_offsets = (int32_t *)PyBytes_AS_STRING(out[0]);
-    w.out_doc = PyBytes_AS_STRING(out[1]);
+    if (!keyed) {
+        w.out_doc_offsets = (int32_t *)PyBytes_AS_STRING(out[0]);
+        w.out_doc = PyBytes_AS_STRING(out[1]);
+        w.out_doc_offsets[0] = 0;
+    } else {
+        w.out_key = (int64_t *)PyBytes_AS_STRING(out[8]);
+    }
     w.out_given_offsets = (int32_t *)PyBytes_AS_STRING(out[2]);
     w.out_given = PyBytes_AS_STRING(out[3]);
     w.out_score = (double *)PyBytes_AS_STRING(out[4]);
     w.out_topic = (int32_t *)PyBytes_AS_STRING(out[5]);
     w.out_rank = (int32_t *)PyBytes_AS_STRING(out[6]);
-    w.out_doc_offsets[0] = 0;
     w.out_given_offsets[0] = 0;
     Py_BEGIN_ALLOW_THREADS
     ok = rank_topics(&w);
@@ -1194,96 +1312,27 @@ static PyObject *read_run(PyObject *self, PyObject *args) {
         result = judged;
         goto out;
     }
-    result = Py_BuildValue("(NNNNNNNNN)", judged, out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7]);
-    for (int k = 0; k < 8; k++) out[k] = NULL; /* the tuple holds them, or they are released */
-out:
-    for (int k = 0; k < 8; k++) Py_XDECREF(out[k]);
-    work_free(&w);
-    return result;
-}
-
-/* document_keys(documents, topic_offsets, topic_bytes, topics, doc_offsets, doc_bytes) ->
- * (keys, new_rows): the key of every row's (topic, document) pair (int64), pairs not yet
- * in the capsule added with the next keys; new_rows: the rows (int32) that added one. The
- * topics are an Arrow dictionary: the ids' string buffers and an int32 index per row. */
-static PyObject *document_keys(PyObject *self, PyObject *args) {
-    PyObject *capsule, *result = NULL, *keys = NULL;
-    Py_buffer b[5];
-    memset(b, 0, sizeof b);
-    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*:document_keys", &capsule, &b[0], &b[1], &b[2], &b[3], &b[4]))
-        return NULL;
-    Documents *d = PyCapsule_GetPointer(capsule, "evalwh._runlines.documents");
-    size_t n = (size_t)b[2].len / sizeof(int32_t), n_topics = b[0].len >= 4 ? (size_t)b[0].len / 4 - 1 : 0;
-    const int32_t *topic = b[2].buf;
-    size_t *map = NULL;
-    uint64_t *hashes = NULL;
-    Ints added = {0};
-    int ok = 0;
-    if (d == NULL) goto out;
-    if (!arrow_strings_ok(&b[0], &b[1], n_topics) || !arrow_strings_ok(&b[3], &b[4], n)) {
-        PyErr_SetString(PyExc_ValueError, "the buffers do not match");
-        goto out;
-    }
-    for (size_t r = 0; r < n; r++)
-        if (topic[r] < 0 || (size_t)topic[r] >= n_topics) {
-            PyErr_SetString(PyExc_ValueError, "a topic index out of range");
+    if (keyed) { /* the file is accepted: now its keys */
+        Py_BEGIN_ALLOW_THREADS
+        ok = key_rows(&w);
+        Py_END_ALLOW_THREADS
+        if (!ok || !added_ids(&w, &out[0], &out[1]) || (out[9] = ints_bytes(&w.added)) == NULL) {
+            if (!ok) PyErr_NoMemory();
+            Py_DECREF(judged);
             goto out;
         }
-    if ((keys = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * sizeof(int64_t)))) == NULL) goto out;
-    int64_t *key = (int64_t *)PyBytes_AS_STRING(keys);
-    if ((map = malloc((n_topics ? n_topics : 1) * sizeof(size_t))) == NULL ||
-        (hashes = malloc((n ? n : 1) * sizeof(uint64_t))) == NULL) {
-        PyErr_NoMemory();
-        goto out;
+    } else {
+        Py_INCREF(Py_None);
+        out[8] = Py_None;
+        Py_INCREF(Py_None);
+        out[9] = Py_None;
     }
-    Py_BEGIN_ALLOW_THREADS
-    PyThread_acquire_lock(d->lock, WAIT_LOCK);
-    ok = 1;
-    for (size_t t = 0; t < n_topics && ok; t++) {
-        uint32_t len;
-        const char *name = arrow_string(&b[0], &b[1], t, &len);
-        ok = (map[t] = doc_topic(d, name, len)) != SIZE_MAX;
-    }
-    for (size_t r = 0; r < n && ok; r++) {
-        uint32_t len;
-        const char *doc = arrow_string(&b[3], &b[4], r, &len);
-        hashes[r] = hash_bytes(doc, len, 0);
-    }
-    /* the tables are far away in memory: ask for a row's slot 2 * PREFETCH_AHEAD rows ahead,
-     * and for the record it points to PREFETCH_AHEAD rows ahead */
-    for (size_t r = 0; r < n && ok; r++) {
-        if (r + 2 * PREFETCH_AHEAD < n) {
-            const DocTopic *ahead = &d->topics[map[topic[r + 2 * PREFETCH_AHEAD]]];
-            PREFETCH(ahead->slots + (hashes[r + 2 * PREFETCH_AHEAD] & ahead->mask));
-        }
-        if (r + PREFETCH_AHEAD < n) {
-            const DocTopic *ahead = &d->topics[map[topic[r + PREFETCH_AHEAD]]];
-            uint64_t entry = ahead->slots[hashes[r + PREFETCH_AHEAD] & ahead->mask];
-            if (entry) PREFETCH(doc_record(d, entry));
-        }
-        uint32_t len;
-        const char *doc = arrow_string(&b[3], &b[4], r, &len);
-        DocTopic *here = &d->topics[map[topic[r]]];
-        int64_t k = doc_key_of(d, here, doc, len, hashes[r]);
-        if (k < 0) {
-            k = d->next_key++;
-            ok = doc_add(d, here, doc, len, hashes[r], k) && ints_push(&added, (int32_t)r);
-        }
-        key[r] = k;
-    }
-    PyThread_release_lock(d->lock);
-    Py_END_ALLOW_THREADS
-    if (!ok) {
-        PyErr_NoMemory();
-        goto out;
-    }
-    result = Py_BuildValue("(ON)", keys, ints_bytes(&added));
+    result = Py_BuildValue("(NNNNNNNNNNN)", judged, out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7],
+                           out[8], out[9]);
+    for (int k = 0; k < 10; k++) out[k] = NULL; /* the tuple holds them, or they are released */
 out:
-    Py_XDECREF(keys);
-    free(map);
-    free(hashes);
-    free(added.data);
-    for (int i = 0; i < 5; i++) PyBuffer_Release(&b[i]);
+    for (int k = 0; k < 10; k++) Py_XDECREF(out[k]);
+    work_free(&w);
     return result;
 }
 
@@ -1328,12 +1377,11 @@ static PyMethodDef methods[] = {
     {"rank_file", rank_file, METH_VARARGS,
      "rank_file(data, delimiter, tag, judgments, rel, float32, extra_fields[, max_line]) -> tuple | str."},
     {"read_run", read_run, METH_VARARGS,
-     "read_run(data, delimiter, tag, judgments | None, rel, float32, extra_fields[, max_line]) -> tuple | str."},
+     "read_run(data, delimiter, tag, judgments | None, rel, float32, extra_fields[, max_line[, documents]]) "
+     "-> tuple | str."},
     {"documents", documents, METH_VARARGS,
      "documents(topic_offsets, topic_bytes, doc_offsets, doc_bytes, keys, next_key) -> capsule: the stored "
      "(topic, document) pairs and their int64 keys, from Arrow string buffers; next_key: the first new key."},
-    {"document_keys", document_keys, METH_VARARGS,
-     "document_keys(documents, topic_offsets, topic_bytes, topics, doc_offsets, doc_bytes) -> (keys, new_rows)."},
     {"first_long_line", first_long_line, METH_VARARGS,
      "first_long_line(data, max_line) -> int: the first line longer than max_line bytes (0: none)."},
     {"parse_score", parse_score_py, METH_O,

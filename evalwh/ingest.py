@@ -523,6 +523,7 @@ def ingest_prepared(
                     judged_by=judged_by,
                     ignore_extra_fields=ignore_extra_fields,
                     digest=digest,
+                    documents=stored_here.documents,
                 )
 
             try:
@@ -697,14 +698,14 @@ class Stored:
             return self.next_build - 1
 
     def prepare(self, ranked: runreader.Ranked, build_key: int | None = None) -> Prepared:
-        """Key and stage one ranked file, or piece of one (thread-safe).
+        """Stage one ranked and keyed file, or piece of one (thread-safe).
 
         ``build_key``: its judged rows' build (a piece's is its file's), by default a new one.
         """
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        rows, documents = runreader.keyed(self.module, self.documents, ranked)
+        rows = ranked.rows  # keyed by the reader: query_id (the topic's index), doc_key, ...
         if ranked.judged is not None and build_key is None:
             build_key = self.build()
         with self.lock:
@@ -717,8 +718,10 @@ class Stored:
             return pa.array(np.asarray(topic, dtype=np.int32) + np.int32(first_list))
 
         tables = {
-            "rows": rows.set_column(0, "list_key", list_keys(rows["topic"])),
-            "documents": documents,
+            "rows": rows.set_column(
+                0, "list_key", list_keys(rows["query_id"].combine_chunks().indices)
+            ),
+            "documents": ranked.added,
         }
         if ranked.judged is not None:
             judged = runreader.judged_by_topic(ranked.judged)
@@ -757,7 +760,8 @@ class Stored:
                     return ranked
                 topics = ranked.topics["query_id"].to_pylist()
                 if not seen.isdisjoint(topics):
-                    self.discard(done)
+                    # (the reader keyed this piece too: its new pairs stay staged with the others')
+                    self.discard([*done, self.prepare(ranked, build_key)])
                     return None
                 seen.update(topics)
                 done.append(self.prepare(ranked, build_key))

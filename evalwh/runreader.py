@@ -3,8 +3,8 @@
 Each run file is parsed, checked and ranked once, by ``evalwh/_runlines.c`` (C, one file a
 call, without the GIL). The ingest takes every line ranked (:func:`read_run`: the rows that
 ``run_rows`` stores, already in trec_eval's order, so DuckDB neither parses nor sorts
-them), each keyed by its (topic, document) pair (:func:`keyed`, with the dictionary of
-:func:`documents`) and, when the collection has judgments, the judged rows with their
+them), each keyed by its (topic, document) pair (in the dictionary of :func:`documents`,
+once the file is accepted) and, when the collection has judgments, the judged rows with their
 running counts that the evaluation cache (``judged_results``) holds; the direct evaluation takes only the
 judged rows (``rank_file``, :mod:`evalwh.direct`). Both share the C code that splits,
 checks and ranks, so both give a file the same verdict and the same ranks.
@@ -91,10 +91,13 @@ class Ranked:
         rows: ``query_id, doc_id, score, rank_given, rank`` of every line, in (topic, rank)
             order; query_id as a dictionary over the file's topics; rank_given NULL where
             the file's rank field is the rank's own decimal (as ``run_rows`` stores it).
+            Read with a dictionary (``documents``), ``doc_key`` (int64) in place of doc_id.
         topics: ``query_id, num_ret`` per topic.
         judged: ``query_id, rank, gain, judged_so_far, relevant_so_far`` of the judged
             lines (relevant ones first, each part by rank), or None without judgments.
         relevant: How many of the judged lines, the first ones, are relevant (grade >= 1).
+        added: Read with a dictionary, the (topic, document) pairs the file added to it:
+            ``query_id, doc_id, doc_key``; else None.
     """
 
     sha256: str
@@ -103,6 +106,7 @@ class Ranked:
     topics: pa.Table
     judged: pa.Table | None
     relevant: int = 0
+    added: pa.Table | None = None
 
 
 def read_run(
@@ -114,6 +118,7 @@ def read_run(
     judged_by: Any,
     ignore_extra_fields: bool,
     digest: bool = True,
+    documents: Any = None,
 ) -> Ranked | str:
     """Read, check and rank one run file's text; the reason when the reader leaves it.
 
@@ -124,11 +129,13 @@ def read_run(
         judged_by: A judgments capsule (:func:`judgments`) for the judged rows, or None.
         ignore_extra_fields: Accept lines of more than six fields.
         digest: Compute the text's SHA-256 (not for a piece of a file: the caller hashes it).
+        documents: A dictionary of (topic, document) pairs (:func:`documents`): every line
+            gets its pair's key, new pairs the next ones, once the file is accepted.
     """
     import pyarrow as pa
 
     result = module.read_run(
-        data, delimiter, tag, judged_by, 1, False, ignore_extra_fields, formats.MAX_LINE
+        data, delimiter, tag, judged_by, 1, False, ignore_extra_fields, formats.MAX_LINE, documents
     )
     if isinstance(result, str):
         return result
@@ -142,6 +149,8 @@ def read_run(
         topic,
         rank,
         given_valid,
+        keys,
+        added_rows,
     ) = result
     topic_offsets, topic_bytes, num_ret, relevant, *judged_columns = judged_part
     n_topics = len(topic_offsets) // 4 - 1
@@ -152,15 +161,31 @@ def read_run(
 
     def strings(offsets: bytes, text: bytes) -> pa.Array:
         buffers = [None, pa.py_buffer(offsets), pa.py_buffer(text)]
-        return pa.Array.from_buffers(pa.string(), n, buffers)
+        return pa.Array.from_buffers(pa.string(), len(offsets) // 4 - 1, buffers)
 
     def ints(buffer: bytes) -> pa.Array:
         return pa.Array.from_buffers(pa.int32(), len(buffer) // 4, [None, pa.py_buffer(buffer)])
 
+    topic_index = ints(topic)
+    added = None
+    if keys is None:
+        documents_column, document_name = strings(doc_offsets, doc_bytes), "doc_id"
+    else:
+        documents_column = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(keys)])
+        document_name = "doc_key"
+        rows_added = ints(added_rows)
+        added = pa.Table.from_arrays(
+            [
+                names.take(topic_index.take(rows_added)),
+                strings(doc_offsets, doc_bytes),
+                documents_column.take(rows_added),
+            ],
+            names=["query_id", "doc_id", "doc_key"],
+        )
     rows = pa.Table.from_arrays(
         [
-            pa.DictionaryArray.from_arrays(ints(topic), names),
-            strings(doc_offsets, doc_bytes),
+            pa.DictionaryArray.from_arrays(topic_index, names),
+            documents_column,
             pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(score)]),
             pa.Array.from_buffers(
                 pa.string(),
@@ -169,7 +194,7 @@ def read_run(
             ),
             ints(rank),
         ],
-        names=["query_id", "doc_id", "score", "rank_given", "rank"],
+        names=["query_id", document_name, "score", "rank_given", "rank"],
     )
     topics = pa.Table.from_arrays([names, ints(num_ret)], names=["query_id", "num_ret"])
     judged = None
@@ -181,7 +206,7 @@ def read_run(
             names=["query_id", "rank", "gain", "judged_so_far", "relevant_so_far"],
         )
     sha256 = hashlib.sha256(data).hexdigest() if digest else ""
-    return Ranked(sha256, n, rows, topics, judged, int(relevant))
+    return Ranked(sha256, n, rows, topics, judged, int(relevant), added)
 
 
 def documents(module: Any, pairs: pa.Table, next_key: int) -> Any:
@@ -204,48 +229,6 @@ def documents(module: Any, pairs: pa.Table, next_key: int) -> Any:
         buffers += [offsets, data if data is not None else b""]
     keys = np.ascontiguousarray(pairs["doc_key"].to_numpy(), dtype=np.int64)
     return module.documents(*buffers, keys, next_key)
-
-
-def keyed(module: Any, dictionary: Any, ranked: Ranked) -> tuple[pa.Table, pa.Table]:
-    """A ranked file's rows by key, and the (topic, document) pairs it added to ``dictionary``.
-
-    Returns ``topic, doc_key, score, rank, rank_given`` per line (topic: the index of the
-    line's topic in ``ranked.topics``) and ``query_id, doc_id, doc_key`` per new pair.
-    """
-    import pyarrow as pa
-
-    rows = ranked.rows
-    topics = rows["query_id"].combine_chunks()
-    names = topics.dictionary
-    _, name_offsets, name_bytes = names.buffers()
-    indices = topics.indices
-    docs = rows["doc_id"].combine_chunks()
-    _, doc_offsets, doc_bytes = docs.buffers()
-    keys, new_rows = module.document_keys(
-        dictionary,
-        name_offsets,
-        name_bytes if name_bytes is not None else b"",
-        indices.buffers()[1],
-        doc_offsets,
-        doc_bytes if doc_bytes is not None else b"",
-    )
-    key_array = pa.Array.from_buffers(pa.int64(), len(docs), [None, pa.py_buffer(keys)])
-    added = pa.Array.from_buffers(pa.int32(), len(new_rows) // 4, [None, pa.py_buffer(new_rows)])
-    table = pa.Table.from_arrays(
-        [
-            indices,
-            key_array,
-            rows["score"].combine_chunks(),
-            rows["rank"].combine_chunks(),
-            rows["rank_given"].combine_chunks(),
-        ],
-        names=["topic", "doc_key", "score", "rank", "rank_given"],
-    )
-    new_pairs = pa.Table.from_arrays(
-        [names.take(indices.take(added)), docs.take(added), key_array.take(added)],
-        names=["query_id", "doc_id", "doc_key"],
-    )
-    return table, new_pairs
 
 
 def judged_by_topic(judged: pa.Table) -> pa.Table:
