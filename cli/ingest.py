@@ -54,12 +54,13 @@ def runs(
 
     Example: evalwh ingest runs runs/*.gz --collection trec8
     """
-    from evalwh.ingest import require_file
+    from evalwh.ingest import keep_freed_memory, require_file
     from evalwh.warehouse import Warehouse
 
     for file in files:
         require_file(file)  # before opening: a mistyped name must not create a warehouse file
     with Warehouse(db) as wh, progress_bar("ingesting runs") as progress:
+        keep_freed_memory(wh)  # this process ends with the command
         results = wh.ingest_runs(
             files,
             collection=collection,

@@ -314,3 +314,32 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
         update(1, 2)
     monkeypatch.setenv("CI", "true")
     assert not interactive()
+
+
+def test_ingest_runs_keeps_freed_memory_for_reuse(tmp_path):
+    """`ingest runs` asks its process to keep freed memory (evalwh.ingest.keep_freed_memory)."""
+    from evalwh.ingest import KEEP_FREED
+
+    run = tmp_path / "a.run"
+    run.write_text("1 Q0 d1 1 2.0 a\n1 Q0 d2 2 1.0 a\n")
+    db = tmp_path / "w.duckdb"
+    # in a process of its own: the settings last as long as the process
+    script = textwrap.dedent(
+        f"""
+        import duckdb
+        from evalwh import ingest
+        from evalwh.warehouse import Warehouse
+        with Warehouse({str(db)!r}) as wh:
+            before = wh.con.execute("SELECT current_setting('block_allocator_memory')").fetchone()[0]
+            ingest.keep_freed_memory(wh)
+            after = wh.con.execute("SELECT current_setting('block_allocator_memory')").fetchone()[0]
+            wh.ingest_runs([{str(run)!r}], collection="c")
+            rows = wh.con.execute("SELECT count(*) FROM run_results").fetchone()[0]
+        print(before, after, rows, sep="|")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    before, after, rows = out.stdout.strip().split("|")
+    assert before == "0 bytes"
+    assert after == f"{KEEP_FREED >> 20}.0 MiB"
+    assert rows == "2"
