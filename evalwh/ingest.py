@@ -365,10 +365,19 @@ def insert_runs(wh: Warehouse, rows: list[list[Any]]) -> None:
 def _delete_run(wh: Warehouse, collection: str, run_id: str) -> None:
     """Delete a stored run: its rows and cache by key, then its lists, builds and entry.
 
-    Its (topic, document) pairs stay in ``documents``: other runs may share them.
+    Its (topic, document) pairs are noted: :func:`_drop_unused_pairs` drops, once the
+    command's deletions are done, those no other run's line refers to.
     """
     key = {"collection_id": collection, "run_id": run_id}
     wh.run(sql.query(_INGEST, "delete_run"), key)
+
+
+def _drop_unused_pairs(wh: Warehouse) -> None:
+    """Drop the pairs of the runs deleted by this command that no line refers to any more.
+
+    Before any new key is given (the reader's dictionary is loaded after it).
+    """
+    wh.run(sql.query(_INGEST, "drop_unused_pairs"))
 
 
 def _clash(label: str, run_id: str, collection: str) -> IngestError:
@@ -530,6 +539,8 @@ def ingest_prepared(
                 raise _clash(file.label, file.run_id, collection)
             _delete_run(wh, collection, file.run_id)
             file.status = "replaced"
+        if any(f.status == "replaced" for f in known):
+            _drop_unused_pairs(wh)
 
         # the order in which the general path used to meet the files (by delimiter), so
         # that of several bad files the same one is named
@@ -1196,6 +1207,8 @@ def ingest_run_frame(
         results.append(IngestResult("run", rid, "DataFrame", status, len(part)))
         accepted.append(rid)
         insert_runs(wh, [[collection, rid, rid, "DataFrame", digest, len(part)]])
+    if any(r.status == "replaced" for r in results):
+        _drop_unused_pairs(wh)
     if accepted:
         chosen = staged[staged["run_id"].isin(accepted)].copy()
         chosen["file_index"] = chosen["run_id"].map({r: i for i, r in enumerate(accepted)})

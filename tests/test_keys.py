@@ -8,7 +8,8 @@ collections sharing ids:
 
 * ``run_results`` gives back every line of every file as written (topic, document, score and
   the rank field as given), each with the rank ``trec_ranked`` gives it;
-* every pair has one key, every key one pair, every list one key;
+* every pair has one key, every key one pair, every list one key, and every pair is one a
+  stored line refers to (a replaced run's pairs that no other line shares are dropped);
 * an export imported into another warehouse gives the same run_results and the same values.
 """
 
@@ -104,8 +105,11 @@ def test_keys_give_back_every_line_as_ingested(tmp_path_factory, runs, seed, dat
             "SELECT count(*) = count(DISTINCT list_key),"
             " count(*) = count(DISTINCT (collection_id, run_id, query_id)) FROM run_topics"
         ).fetchall() == [(True, True)]
-        # no line without its list or pair
+        # no line without its list or pair, and no pair without a line
         assert wh.con.execute("SELECT count(*) FROM run_rows").fetchall() == [(len(stored),)]
+        assert wh.con.execute(
+            "SELECT count(*) FROM documents ANTI JOIN run_rows USING (doc_key)"
+        ).fetchall() == [(0,)]
         values = (
             wh.evaluate(["AP", "P@2", "A_p@3"], collection="c", per_query=True)
             if any(c == "c" for c, _ in expected)
@@ -121,3 +125,25 @@ def test_keys_give_back_every_line_as_ingested(tmp_path_factory, runs, seed, dat
             again = other.evaluate(["AP", "P@2", "A_p@3"], collection="c", per_query=True)
             keep = ["run_id", "query_id", "measure", "value"]
             pd.testing.assert_frame_equal(again[keep], values[keep])
+
+
+def test_replacing_a_run_drops_only_the_pairs_no_line_refers_to(tmp_path):
+    """--replace drops the replaced run's own pairs, keeps those another run shares."""
+    shared = [("1", "d2", "0", "1"), ("2", "d9", "0", "1")]
+    for how in ("reader", "general", "frame"):
+        with Warehouse(tmp_path / f"{how}.duckdb") as wh:
+            _ingest(wh, tmp_path, "a", [("1", "d1", "0", "2"), *shared], how, "c", replace=True)
+            _ingest(wh, tmp_path, "b", shared, "reader", "c", replace=True)
+            second = [("1", "d3", "0", "2"), ("1", "d2", "1", "1")]
+            _ingest(wh, tmp_path, "a", second, how, "c", replace=True)
+            pairs = wh.con.execute("SELECT query_id, doc_id FROM documents ORDER BY ALL")
+            assert pairs.fetchall() == [("1", "d2"), ("1", "d3"), ("2", "d9")], how
+            lines = wh.con.execute("SELECT run_id, query_id, doc_id FROM run_results ORDER BY ALL")
+            assert lines.fetchall() == [
+                ("a", "1", "d2"), ("a", "1", "d3"), ("b", "1", "d2"), ("b", "2", "d9")
+            ], how
+            # a later run may bring d1 back: it gets a key again, one of its own
+            _ingest(wh, tmp_path, "z", [("1", "d1", "0", "1")], how, "c", replace=True)
+            assert wh.con.execute(
+                "SELECT count(*), count(DISTINCT doc_key) FROM documents"
+            ).fetchall() == [(4, 4)], how

@@ -1,7 +1,18 @@
 -- name: delete_run
 -- description: Delete one stored run (ingest --replace): its rows and cached rows by key, its lists, builds and entry.
 -- params: collection_id VARCHAR, run_id VARCHAR
--- Its (topic, document) pairs stay in documents, where other runs may share them.
+-- The (topic, document) pairs its lines referred to are noted in dropped_pairs first: other
+-- runs may share them, so drop_unused_pairs.sql, once the command's deletions are done,
+-- drops only those no line refers to any more.
+CREATE TEMP TABLE IF NOT EXISTS dropped_pairs (doc_key BIGINT);
+
+INSERT INTO dropped_pairs
+SELECT DISTINCT doc_key
+FROM run_rows
+WHERE list_key IN (
+    SELECT list_key FROM run_topics WHERE collection_id = $collection_id AND run_id = $run_id
+);
+
 DELETE FROM run_rows
 WHERE list_key IN (
     SELECT list_key FROM run_topics WHERE collection_id = $collection_id AND run_id = $run_id
