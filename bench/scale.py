@@ -48,7 +48,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 MEASURES = ["P@10", "P@100", "AP", "AP@100", "nDCG@10", "bpref", "A_p@10", "A_p@100"]
 TREC_EVAL = ["-m", "P.10,100", "-m", "map", "-m", "map_cut.100", "-m", "ndcg_cut.10", "-m", "bpref"]
-CLI = [sys.executable, "-c", "from evalwh.cli import app; app()"]
+# the console script's own entry (evalwh.__main__:main), as a user runs `evalwh`
+CLI = [sys.executable, "-c", "from evalwh.__main__ import main; main()"]
 NEUTRAL = "/"  # the folder every step runs in (see run)
 
 

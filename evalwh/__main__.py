@@ -2,22 +2,65 @@
 
 The console script points here rather than at the typer app, so that an interrupt while the
 CLI's modules are still importing ends like any other: one line on stderr and exit 130 (the
-commands themselves handle it in ``evalwh.cli._errors``).
+commands themselves handle it in ``evalwh.cli._errors``), and so that a finished command
+ends its process at once (:func:`_leave`).
 """
 
 from __future__ import annotations
 
+import atexit
+import os
 import sys
+import threading
 
 
 def main() -> None:
-    """Import the CLI and run it."""
+    """Import the CLI, run it, and end the process with its exit code."""
     try:
         from evalwh.cli import app
     except KeyboardInterrupt:
         sys.stderr.write("Interrupted; nothing was changed.\n")
         raise SystemExit(130) from None
-    app()
+    try:
+        app()
+    except SystemExit as done:
+        _leave(done.code)
+        raise
+    _leave(0)
+
+
+def _leave(code: object) -> None:
+    """End the process now if nothing is left to finish, without tearing Python down.
+
+    Once a command has returned, the interpreter's own shutdown (freeing every object of
+    pandas, pyarrow, DuckDB ...) took 0.13 to 0.18 s of each command on the benchmark machine,
+    a seventh of a warm ``evalwh eval``. This flushes standard output and error, runs the exit
+    handlers (temporary folders, logging) and exits with the command's code. It returns, to
+    let Python end as usual, when something may still need that: a warehouse not closed
+    (DuckDB writes its checkpoint when the connection closes), a thread other than the main
+    one and daemons, Spark, or output that cannot be flushed (a closed pipe).
+    """
+    if not isinstance(code, int) and code is not None:
+        return  # (a message as the exit code: Python prints it)
+    warehouse = sys.modules.get("evalwh.warehouse")
+    if warehouse is not None and len(warehouse.OPEN) > 0:
+        return
+    if any(t is not threading.main_thread() and not t.daemon for t in threading.enumerate()):
+        return
+    if "pyspark" in sys.modules:
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(code or 0)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@ _CONNECT_CONFIG = {"autoinstall_known_extensions": "false", "autoload_known_exte
 
 # Every open warehouse, so that Ctrl-C can interrupt the query one of them is running
 # (see evalwh.cli._errors); a DuckDB query does not return to Python to notice a signal.
+# (evalwh.__main__ also asks it whether every warehouse is closed before a quick exit.)
 OPEN: weakref.WeakSet[Warehouse] = weakref.WeakSet()
 
 
@@ -173,6 +174,7 @@ class Warehouse:
     def close(self) -> None:
         """Close the connection."""
         self.con.close()
+        OPEN.discard(self)
 
     def __enter__(self) -> Warehouse:
         return self
@@ -186,6 +188,7 @@ class Warehouse:
     def _discard(self) -> None:
         """Close, and remove the warehouse file if this object created it (a failed first command)."""
         self.con.close()
+        OPEN.discard(self)
         if self.created:
             for suffix in ("", ".wal"):
                 with contextlib.suppress(FileNotFoundError):

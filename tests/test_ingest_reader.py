@@ -270,7 +270,7 @@ QRELS = "401 0 d1 1\n401 0 d2 0\n402 0 d1 2\n"
 
 def _evalwh(*args: str, stdin: str | None = None, **kwargs) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", "from evalwh.cli import app; app()", *args],
+        [sys.executable, "-c", "from evalwh.__main__ import main; main()", *args],
         input=stdin,
         capture_output=True,
         text=True,

@@ -189,7 +189,8 @@ def test_eval_without_the_cache_computes_in_memory(db):
 
 
 def _cli(*args: object) -> list[str]:
-    return [sys.executable, "-c", "from evalwh.cli import app; app()", *map(str, args)]
+    # the console script's entry, as a user runs `evalwh`
+    return [sys.executable, "-c", "from evalwh.__main__ import main; main()", *map(str, args)]
 
 
 def test_four_concurrent_evals_all_succeed(db):
@@ -606,3 +607,30 @@ def test_ctrl_c_while_the_cli_starts_is_one_line(monkeypatch, capsys):
         main()
     assert caught.value.code == 130
     assert capsys.readouterr().err == "Interrupted; nothing was changed.\n"
+
+
+def test_the_command_ends_at_once_with_its_code_and_output(tmp_path):
+    """evalwh.__main__ ends a finished command's process itself (no interpreter teardown):
+    the output is all there, the exit code is the command's, and a writer's warehouse is
+    closed and checkpointed (no WAL left) before."""
+    run, qrels, db = tmp_path / "a.run", tmp_path / "q.txt", tmp_path / "w.duckdb"
+    run.write_text("1 Q0 d1 1 2.0 a\n1 Q0 d2 2 1.0 a\n2 Q0 d1 1 1.0 a\n")
+    qrels.write_text("1 0 d1 1\n1 0 d2 0\n2 0 d1 0\n")
+    for command in (["ingest", "qrels", qrels, "-c", "c"], ["ingest", "runs", run, "-c", "c"]):
+        done = subprocess.run(_cli(*command, "--db", db), capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        assert not Path(f"{db}.wal").exists()
+    out = subprocess.run(
+        _cli("eval", "-c", "c", "-m", "P@1", "-m", "AP", "-f", "csv", "--db", db),
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    rows = [line.split(",")[:4] for line in out.stdout.splitlines()]
+    assert rows == [
+        ["collection_id", "run_id", "measure", "value"],
+        ["c", "a", "P@1", "1.0"],
+        ["c", "a", "AP", "1.0"],
+    ]
+    bad = subprocess.run(_cli("eval", "-c", "nope", "--db", db), capture_output=True, text=True, check=False)
+    assert bad.returncode == 1
+    assert bad.stderr.startswith("Error: ") and bad.stderr.count("\n") == 1
