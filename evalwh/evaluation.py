@@ -227,6 +227,7 @@ def evaluate(
         averaging=Averaging(averaging),
     )
     parsed = parse_measures(measures, depths, options)
+    _import_pandas_meanwhile()  # (beside the context's queries too, not only the metrics')
     with wh.transaction():
         build_context(wh, collection, runs, options)
         return compute(
