@@ -16,6 +16,25 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
+def numbers(array: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """The values of a numeric Arrow array without nulls (or of its chunks), as numpy.
+
+    From the values buffer (read-only, uncopied for one chunk): pyarrow's own ``to_numpy``
+    and ``np.asarray`` import pandas on their first call.
+    """
+    import pyarrow as pa
+
+    if isinstance(array, pa.ChunkedArray):
+        parts = [numbers(chunk) for chunk in array.chunks]
+        if len(parts) == 1:
+            return parts[0]
+        return np.concatenate(parts) if parts else np.zeros(0, array.type.to_pandas_dtype())
+    if array.null_count:
+        raise ValueError("numbers() takes arrays without nulls")
+    kind = np.dtype(array.type.to_pandas_dtype())
+    return np.frombuffer(array.buffers()[1], kind, len(array), array.offset * kind.itemsize)
+
+
 def int32s(values: np.ndarray) -> pa.Array:
     """An int32 array of ``values`` (no nulls)."""
     import pyarrow as pa

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import numpy as np
 
-from evalwh import formats, runreader, sql
+from evalwh import arrays, formats, runreader, sql
 from evalwh.errors import IngestError, QueryError
 from evalwh.frames import standard_columns
 
@@ -640,12 +640,19 @@ JUDGED_PARTS = tuple(f"judged{i}" for i in range(len(RANK_CUTS) + 2))
 
 
 def _judged_parts(judged: Any, relevant: int) -> dict[str, Any]:
-    """A file's judged rows (relevant ones first) cut into the parts of JUDGED_PARTS."""
+    """A file's judged rows (relevant ones first) cut into the parts of JUDGED_PARTS.
+
+    The others go to their part by rank: one stable sort by part (each part keeps the rows'
+    (topic, rank) order) and a slice a part.
+    """
     others = judged.slice(relevant)
-    part = np.searchsorted(np.asarray(RANK_CUTS), others["rank"].to_numpy(), side="left")
+    part = np.searchsorted(np.asarray(RANK_CUTS), arrays.numbers(others["rank"]), side="left")
+    ends = np.cumsum(np.bincount(part, minlength=len(JUDGED_PARTS) - 1))
+    others = others.take(arrays.int32s(np.argsort(part, kind="stable")))
     out = {JUDGED_PARTS[0]: judged.slice(0, relevant)}
     for index, name in enumerate(JUDGED_PARTS[1:]):
-        out[name] = others.filter(part == index)
+        start = int(ends[index - 1]) if index else 0
+        out[name] = others.slice(start, int(ends[index]) - start)
     return out
 
 
@@ -757,7 +764,7 @@ class Stored:
             names = {kind: str(self.spill.new(".parquet")) for kind in kinds}
 
         def list_keys(topic: pa.Array) -> pa.Array:
-            return pa.array(np.asarray(topic, dtype=np.int32) + np.int32(first_list))
+            return arrays.int32s(arrays.numbers(topic) + np.int32(first_list))
 
         tables = {
             "rows": rows.set_column(
@@ -769,7 +776,7 @@ class Stored:
             judged = runreader.judged_by_topic(ranked.judged)
             judged = judged.set_column(judged.num_columns - 1, "list_key", list_keys(judged["topic"]))
             judged = judged.append_column(
-                "build_key", pa.array(np.full(len(judged), build_key, np.int32))
+                "build_key", arrays.int32s(np.full(len(judged), build_key, np.int32))
             )
             tables.update(_judged_parts(judged, ranked.relevant))
         for kind, table in tables.items():
@@ -838,10 +845,10 @@ class Stored:
             self.lists.append(
                 pa.table(
                     {
-                        "run_id": pa.array([file.run_id] * n, pa.string()),
+                        "run_id": arrays.repeated(file.run_id, n),
                         "query_id": topics["query_id"],
                         "num_ret": topics["num_ret"],
-                        "list_key": pa.array(np.arange(first_list, first_list + n, dtype=np.int32)),
+                        "list_key": arrays.int32s(np.arange(first_list, first_list + n)),
                     }
                 )
             )

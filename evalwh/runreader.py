@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalwh import formats
+from evalwh import arrays, formats
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -216,6 +216,10 @@ def documents(module: Any, pairs: pa.Table, next_key: int) -> Any:
     """
     import pyarrow as pa
 
+    # (pyarrow's own conversions import pandas, a third of a second: evalwh.arrays instead)
+    if pairs.num_rows == 0:  # (combining no chunks makes an array from a list)
+        none = np.zeros(1, np.int32)
+        return module.documents(none, b"", none, b"", np.zeros(0, np.int64), next_key)
     buffers: list[Any] = []
     for name in ("query_id", "doc_id"):
         ids = pairs[name].combine_chunks()
@@ -227,7 +231,7 @@ def documents(module: Any, pairs: pa.Table, next_key: int) -> Any:
         else:
             offsets = offsets.slice(ids.offset * 4)
         buffers += [offsets, data if data is not None else b""]
-    keys = np.ascontiguousarray(pairs["doc_key"].to_numpy(), dtype=np.int64)
+    keys = np.ascontiguousarray(arrays.numbers(pairs["doc_key"]), dtype=np.int64)
     return module.documents(*buffers, keys, next_key)
 
 
