@@ -9,6 +9,7 @@ ends its process at once (:func:`_leave`).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
 import threading
@@ -55,11 +56,9 @@ def _leave(code: object) -> None:
     except (OSError, ValueError):
         return
     atexit._run_exitfuncs()
-    try:
+    with contextlib.suppress(OSError, ValueError):  # (what an exit handler wrote, if it can)
         sys.stdout.flush()
         sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
     os._exit(code or 0)
 
 

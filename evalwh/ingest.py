@@ -203,7 +203,7 @@ def keep_freed_memory(wh: Warehouse) -> None:
             libc.mallopt(_M_MMAP_THRESHOLD, KEEP_MMAP_BELOW)
             libc.mallopt(_M_TRIM_THRESHOLD, KEEP_FREED)
     if wh.path != ":memory:":
-        wh.con.execute(f"SET block_allocator_memory = '{KEEP_FREED >> 20}MiB'")
+        wh.con.execute("SET block_allocator_memory = $size", {"size": f"{KEEP_FREED >> 20}MiB"})
 
 
 class Spill:
