@@ -76,8 +76,13 @@ def main() -> None:
         path = Path(tmp) / "bench.duckdb"
         shutil.copy(args.warehouse, path)
         with Warehouse(path) as wh:
-            for table in ("judged_results", "judged_builds"):
-                wh.con.execute(f"DELETE FROM {table} WHERE collection_id = ?", [args.collection])
+            # the cache is stored by build key (schema/013_keyed_results.sql)
+            wh.con.execute(
+                "DELETE FROM judged_results WHERE build_key IN"
+                " (SELECT build_key FROM judged_builds WHERE collection_id = ?)",
+                [args.collection],
+            )
+            wh.con.execute("DELETE FROM judged_builds WHERE collection_id = ?", [args.collection])
             runs = len(wh.run_ids(args.collection))
         with Warehouse(path, read_only=True) as wh:
             uncached = [_time(wh, args.collection, "P", "mean") for _ in range(args.repeat)]

@@ -639,17 +639,42 @@ RANK_CUTS = (10, 20, 100, 1000)
 JUDGED_PARTS = tuple(f"judged{i}" for i in range(len(RANK_CUTS) + 2))
 
 
-def _judged_parts(judged: Any, relevant: int) -> dict[str, Any]:
-    """A file's judged rows (relevant ones first) cut into the parts of JUDGED_PARTS.
+def _judged_parts(judged: Any, relevant: int, spans_from: int) -> dict[str, Any]:
+    """A file's judged rows (relevant ones first) as the cache's rows, cut into JUDGED_PARTS.
 
-    The others go to their part by rank: one stable sort by part (each part keeps the rows'
-    (topic, rank) order) and a slice a part.
+    Documents judged with grade 0 at consecutive ranks below ``spans_from`` share one row,
+    the first, with their number as ``span`` (schema/014_judged_spans.sql): a row continues
+    the stretch above it when both have grade 0, are of the same list, and lie at
+    consecutive ranks below ``spans_from`` with no judged document between them
+    (judged_so_far one apart). Every other row stands alone. The rows that are not relevant
+    then go to their part by rank: one stable sort by part (each part keeps the rows'
+    (list, rank) order) and a slice a part.
     """
     others = judged.slice(relevant)
-    part = np.searchsorted(np.asarray(RANK_CUTS), arrays.numbers(others["rank"]), side="left")
+    rank = arrays.numbers(others["rank"])
+    so_far = arrays.numbers(others["judged_so_far"])
+    listed = arrays.numbers(others["list_key"])
+    zero = arrays.numbers(others["gain"]) == 0
+    follows = np.zeros(len(others), dtype=bool)
+    follows[1:] = (
+        zero[1:]
+        & zero[:-1]
+        & (rank[:-1] > spans_from)
+        & (rank[1:] == rank[:-1] + 1)
+        & (so_far[1:] == so_far[:-1] + 1)
+        & (listed[1:] == listed[:-1])
+    )
+    starts = np.flatnonzero(~follows)
+    spans = np.diff(np.append(starts, len(others))).astype(np.int32)
+    part = np.searchsorted(np.asarray(RANK_CUTS), rank[starts], side="left")
     ends = np.cumsum(np.bincount(part, minlength=len(JUDGED_PARTS) - 1))
-    others = others.take(arrays.int32s(np.argsort(part, kind="stable")))
-    out = {JUDGED_PARTS[0]: judged.slice(0, relevant)}
+    order = np.argsort(part, kind="stable")
+    others = others.take(arrays.int32s(starts[order])).append_column("span", arrays.int32s(spans[order]))
+    out = {
+        JUDGED_PARTS[0]: judged.slice(0, relevant).append_column(
+            "span", arrays.int32s(np.ones(relevant, np.int32))
+        )
+    }
     for index, name in enumerate(JUDGED_PARTS[1:]):
         start = int(ends[index - 1]) if index else 0
         out[name] = others.slice(start, int(ends[index]) - start)
@@ -715,6 +740,7 @@ class Stored:
         self.documents: Any = None  # the dictionary capsule (load)
         self.next_list = 0
         self.next_build = 0
+        self.spans_from = 0  # the cache's stretches of grade 0 begin below this rank (load)
         self.runs: list[str] = []  # every run stored so far
         self.staged: dict[str, list[str]] = {
             kind: [] for kind in ("rows", "documents", *JUDGED_PARTS)
@@ -728,10 +754,11 @@ class Stored:
 
     def load(self) -> None:
         """Load the dictionary and the next keys from the warehouse (before files are read)."""
-        ((next_key, next_list, next_build),) = self.wh.con.execute(
+        ((next_key, next_list, next_build, self.spans_from),) = self.wh.con.execute(
             "SELECT (SELECT coalesce(max(doc_key), 0) + 1 FROM documents),"
             " (SELECT coalesce(max(list_key), 0) + 1 FROM run_topics),"
-            " (SELECT coalesce(max(build_key), 0) + 1 FROM judged_builds)"
+            " (SELECT coalesce(max(build_key), 0) + 1 FROM judged_builds),"
+            " judged_spans_from()"  # the cache's stretches begin below it (schema/014)
         ).fetchall()
         pairs = self.wh.con.sql(
             "SELECT query_id, doc_id, doc_key FROM documents WHERE collection_id = $collection",
@@ -778,7 +805,7 @@ class Stored:
             judged = judged.append_column(
                 "build_key", arrays.int32s(np.full(len(judged), build_key, np.int32))
             )
-            tables.update(_judged_parts(judged, ranked.relevant))
+            tables.update(_judged_parts(judged, ranked.relevant, self.spans_from))
         for kind, table in tables.items():
             # read back once: no dictionary, no compression, no statistics, and no definition
             # levels where a column has no NULL (they cost as much as the numbers)

@@ -70,6 +70,19 @@ def _cache(wh: Warehouse) -> list[tuple[object, ...]]:
     ).fetchall()
 
 
+def _judged_by_definition(wh: Warehouse) -> list[tuple[object, ...]]:
+    """What the cache must hold, from the stored run lines and qrels: every judged line
+    (grade >= 0) with the judged and relevant (grade >= 1) lines at or above it."""
+    return wh.con.execute(
+        "SELECT q.qrels_id, r.run_id, r.query_id, r.rank, q.relevance,"
+        " row_number() OVER w, sum(CASE WHEN q.relevance >= 1 THEN 1 ELSE 0 END) OVER w"
+        " FROM run_results AS r JOIN qrels AS q USING (collection_id, query_id, doc_id)"
+        " WHERE q.relevance >= 0"
+        " WINDOW w AS (PARTITION BY q.qrels_id, r.run_id, r.query_id ORDER BY r.rank)"
+        " ORDER BY ALL"
+    ).fetchall()
+
+
 def _stale(wh: Warehouse, collection: str = "c") -> list[tuple[object, ...]]:
     """Runs x ingested qrels sets whose cache entry is missing or stale (04_join_stale's rule)."""
     rows = []
@@ -114,8 +127,11 @@ def test_ingested_ranks_and_cache_equal_trec_ranked_and_the_sql_join(tmp_path_fa
         # runs first, qrels second: the evaluation's SQL join fills the cache
         second.ingest_runs(paths, collection="c")
         second.ingest_qrels(folder / "qrels", collection="c")
-        assert _cache(first) == _cache(second)
+        assert _cache(first) == _cache(second) == _judged_by_definition(first)
         assert _stale(first) == [] and _stale(second) == []
+        for wh in (first, second):
+            # stretches of grade 0 share a row, and nothing else does (schema/014)
+            assert wh.con.execute("SELECT count(*) FROM judged_results WHERE span > 1 AND gain <> 0").fetchall() == [(0,)]
 
 
 def test_the_general_path_ranks_and_caches_the_same(tmp_path):
@@ -173,6 +189,123 @@ def test_without_the_reader_the_cache_is_filled_by_the_sql_join(tmp_path, monkey
         wh.ingest_runs([tmp_path / "run"], collection="c")
         assert _stale(wh) == []
         assert _cache(wh) == expected == [("default", "r", "401", 1, 1, 1, 1), ("default", "r", "401", 2, 0, 2, 1)]
+
+
+# Topic 401: 100 documents judged 0 (f0 ... f99), then at ranks 101-112 a b c ... k, where u
+# is unjudged and c and h are relevant; topic 402: 103 documents judged 0 (g0 ... g102).
+_FILLER = {"401": [f"f{i}" for i in range(100)], "402": [f"g{i}" for i in range(103)]}
+_STRETCH_RUN = "".join(
+    f"{topic} Q0 {doc} {rank} {1000 - rank} r\n"
+    for topic, docs in (("401", _FILLER["401"] + "a b c d e u f g h i j k".split()), ("402", _FILLER["402"]))
+    for rank, doc in enumerate(docs, start=1)
+)
+_STRETCH_QRELS = "".join(
+    f"{topic} 0 {doc} {grade}\n"
+    for topic, graded in (
+        ("401", [(d, 0) for d in _FILLER["401"]] + [(d, 1 if d == "c" else 2 if d == "h" else 0) for d in "abcdefghijk"]),
+        ("402", [(d, 0) for d in _FILLER["402"]] + [("z", 1)]),
+    )
+    for doc, grade in graded
+)
+
+
+@pytest.mark.parametrize("reader", [True, False])
+def test_deep_stretches_of_grade_0_share_a_row(tmp_path, monkeypatch, reader):
+    """Consecutive ranks below judged_spans_from() (100) judged 0, with no other judged or
+    unjudged document between them, are one row of the cache (span); the ranks above keep a
+    row each; the evaluation reads every rank back."""
+    if not reader:
+        monkeypatch.setenv("EVALWH_NO_READER", "1")
+    (tmp_path / "run").write_text(_STRETCH_RUN)
+    (tmp_path / "qrels").write_text(_STRETCH_QRELS)
+    with Warehouse(":memory:") as wh:
+        wh.ingest_qrels(tmp_path / "qrels", collection="c")
+        wh.ingest_runs([tmp_path / "run"], collection="c")
+        stored = wh.con.execute(
+            "SELECT t.query_id, c.rank, c.gain, c.judged_so_far, c.relevant_so_far, c.span"
+            " FROM judged_results AS c JOIN run_topics AS t USING (list_key) ORDER BY ALL"
+        ).fetchall()
+        assert stored == [
+            *[("401", rank, 0, rank, 0, 1) for rank in range(1, 101)],
+            ("401", 101, 0, 101, 0, 2),  # a b
+            ("401", 103, 1, 103, 1, 1),  # c: relevant
+            ("401", 104, 0, 104, 1, 2),  # d e, then u is unjudged
+            ("401", 107, 0, 106, 1, 2),  # f g
+            ("401", 109, 2, 108, 2, 1),  # h: relevant
+            ("401", 110, 0, 109, 2, 3),  # i j k
+            *[("402", rank, 0, rank, 0, 1) for rank in range(1, 101)],
+            ("402", 101, 0, 101, 0, 3),  # g100 g101 g102: a stretch begins below rank 100
+        ]
+        assert _cache(wh) == _judged_by_definition(wh)
+        measures = ["A_p@5", "A_p@110", "A_p@112", "Judged", "Judged@102", "bpref", "AP", "RBP(p=0.99)", "num_nonrel_judged_ret"]
+        values = wh.evaluate(measures, collection="c", per_query=True)
+    got = {(row.query_id, row.measure): row.value for row in values.itertuples()}
+    assert got[("401", "A_p@5")] == 1.0 and got[("401", "A_p@110")] == 109 / 110
+    assert got[("401", "A_p@112")] == 111 / 112 and got[("401", "Judged")] == 111 / 112
+    assert got[("402", "A_p@5")] == 1.0 and got[("402", "Judged@102")] == 1.0
+    assert got[("401", "num_nonrel_judged_ret")] == 109 and got[("402", "num_nonrel_judged_ret")] == 103
+    assert got[("401", "AP")] == pytest.approx((1 / 103 + 2 / 109) / 2)
+    # bpref: c has 102 judged non-relevant above it, h has 106; R = 2: each term 1 - 2/2
+    assert got[("401", "bpref")] == 0.0
+    # RBP(p): (1 - p) * sum over relevant of p^(rank - 1); the residual needs every judged rank
+    assert got[("401", "RBP(p=0.99)")] == pytest.approx(0.01 * (0.99**102 + 0.99**108))
+
+
+_DEEP_GRADES = st.lists(st.sampled_from([None, 0, 0, 0, 0, 1, 2]), min_size=95, max_size=130)
+_DEEP_MEASURES = [
+    "AP", "bpref", "infAP", "nDCG", "ERR", "P@100", "A_p@99", "A_p@105", "A_p@130", "Judged",
+    "AA", "U@110", "unj@120", "num_nonrel_judged_ret", "RBP_resid(p=0.95)", "trec_rbp_resid",
+]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(topics=st.lists(_DEEP_GRADES, min_size=1, max_size=2), options=st.sampled_from([{}, {"unjudged": "condensed"}, {"depth_cap": 104}]))
+def test_deep_stretches_evaluate_as_the_direct_path(tmp_path_factory, topics, options):
+    """Lists long enough for stretches below rank 100: the cache (from the reader or the SQL
+    join) holds every judged row, and every measure that reads judged documents scores as
+    the direct evaluation of the same files, which caches nothing."""
+    folder = tmp_path_factory.mktemp("deep", numbered=True)
+    run, qrels = [], []
+    for topic, grades in enumerate(topics, start=1):
+        for rank, grade in enumerate(grades, start=1):
+            run.append(f"{topic} Q0 d{rank} {rank} {1000 - rank} r\n")
+            if grade is not None:
+                qrels.append(f"{topic} 0 d{rank} {grade}\n")
+        qrels.append(f"{topic} 0 missing 1\n")
+    (folder / "run").write_text("".join(run))
+    (folder / "qrels").write_text("".join(qrels))
+    # assessment measures are undefined on condensed lists (every document there is judged)
+    condensed_only = ("AP", "bpref", "infAP", "nDCG", "ERR", "P@100", "num_nonrel_judged_ret")
+    measures = list(condensed_only) if options.get("unjudged") else _DEEP_MEASURES
+    expected = evaluate_files(folder / "qrels", [folder / "run"], measures, per_query=True, **options)
+    with Warehouse(":memory:") as first, Warehouse(":memory:") as second:
+        first.ingest_qrels(folder / "qrels", collection="c")
+        first.ingest_runs([folder / "run"], collection="c")
+        second.ingest_runs([folder / "run"], collection="c")
+        second.ingest_qrels(folder / "qrels", collection="c")
+        assert _cache(first) == _cache(second) == _judged_by_definition(first)
+        for wh in (first, second):
+            got = wh.evaluate(measures, collection="c", per_query=True, **options)
+            assert got[["query_id", "measure"]].values.tolist() == expected[["query_id", "measure"]].values.tolist()
+            # (sums of the same terms in another order: the last bit may differ)
+            assert got["value"].tolist() == pytest.approx(expected["value"].tolist(), rel=1e-13, abs=1e-15)
+
+
+def test_a_fractional_grade_ends_a_stretch(tmp_path):
+    """A judged document of a grade between 0 and 1 (not relevant) ends a stretch of 0s too:
+    fractional grades go through the evaluation's SQL join (05_cache_refresh.sql)."""
+    docs = [f"f{i}" for i in range(100)] + ["a", "b", "c", "d"]
+    (tmp_path / "run").write_text("".join(f"1 Q0 {d} {r} {1000 - r} r\n" for r, d in enumerate(docs, start=1)))
+    grades = {"b": "0.5", "z": "1"}
+    (tmp_path / "qrels").write_text("".join(f"1 0 {d} {grades.get(d, 0)}\n" for d in [*docs, "z"]))
+    with Warehouse(":memory:") as wh:
+        wh.ingest_qrels(tmp_path / "qrels", collection="c")
+        wh.ingest_runs([tmp_path / "run"], collection="c")
+        stored = wh.con.execute(
+            "SELECT rank, gain, judged_so_far, relevant_so_far, span FROM judged_results WHERE rank > 100 ORDER BY rank"
+        ).fetchall()
+        assert stored == [(101, 0, 101, 0, 1), (102, 0.5, 102, 0, 1), (103, 0, 103, 0, 2)]
+        assert _cache(wh) == _judged_by_definition(wh)
 
 
 def test_runs_from_a_data_frame_are_cached_at_ingest_too():

@@ -32,9 +32,34 @@ SELECT
 FROM ev_join_runs AS s
 CROSS JOIN ev_key AS k;
 
-INSERT INTO judged_results (build_key, list_key, rank, gain, judged_so_far, relevant_so_far)
-SELECT b.build_key, t.list_key, j.rank, j.gain, j.judged_so_far, j.relevant_so_far
-FROM ev_judged_rows AS j
+-- Documents judged with grade 0 at consecutive ranks below judged_spans_from() share one
+-- row (span, schema/014_judged_spans.sql): within a list, such a row continues the stretch
+-- above it when no unjudged document lies between them (rank - judged_so_far is the same)
+-- and no judged document of another grade does (positive_so_far is the same); every other
+-- row is a group of its own.
+INSERT INTO judged_results (build_key, list_key, rank, gain, judged_so_far, relevant_so_far, span)
+WITH stretches AS (
+    SELECT
+        run_id,
+        query_id,
+        min(rank) AS rank,
+        any_value(gain) AS gain,
+        min(judged_so_far) AS judged_so_far,
+        any_value(relevant_so_far) AS relevant_so_far,
+        CAST(count(*) AS INTEGER) AS span
+    FROM (
+        SELECT *, gain = 0 AND rank > judged_spans_from() AS deep_zero
+        FROM ev_judged_rows
+    )
+    GROUP BY
+        run_id,
+        query_id,
+        deep_zero,
+        CASE WHEN deep_zero THEN rank - judged_so_far ELSE rank END,
+        CASE WHEN deep_zero THEN positive_so_far END
+)
+SELECT b.build_key, t.list_key, j.rank, j.gain, j.judged_so_far, j.relevant_so_far, j.span
+FROM stretches AS j
 CROSS JOIN ev_key AS k
 JOIN judged_builds AS b
     ON b.collection_id = k.collection_id AND b.qrels_id = k.qrels_id AND b.run_id = j.run_id

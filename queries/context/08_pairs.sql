@@ -12,8 +12,10 @@ WITH retrieved AS (
     WHERE rt.collection_id = $collection_id
 ),
 judged_counts AS (
+    -- read on condensed lists only (the variable is a constant to the planner)
     SELECT run_id, query_id, count(*) AS num_judged
     FROM ev_judged
+    WHERE getvariable('ev_condensed')
     GROUP BY run_id, query_id
 )
 SELECT

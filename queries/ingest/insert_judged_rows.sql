@@ -5,9 +5,11 @@
 -- queries/context/04_judged_rows.sql would join for the collection's primary qrels set
 -- (rank, gain = grade >= 0, running counts at the default threshold), computed by
 -- evalwh/_runlines.c while it ranked the file, with the keys of their build and ranked
--- list. The ingest stores the rows part by part: relevant ones, then the others by rank
--- (evalwh.ingest.JUDGED_PARTS), each part one statement, so that DuckDB's row groups hold
--- rows of one part, as the evaluation's own refresh orders them (05_cache_refresh.sql).
-INSERT INTO judged_results (build_key, list_key, rank, gain, judged_so_far, relevant_so_far)
-SELECT build_key, list_key, rank, gain, judged_so_far, relevant_so_far
+-- list; documents judged with grade 0 at consecutive ranks share one row (span,
+-- schema/014_judged_spans.sql). The ingest stores the rows part by part: relevant ones,
+-- then the others (evalwh.ingest.JUDGED_PARTS), each part one statement, so that DuckDB's
+-- row groups hold rows of one part, as the evaluation's own refresh orders them
+-- (05_cache_refresh.sql).
+INSERT INTO judged_results (build_key, list_key, rank, gain, judged_so_far, relevant_so_far, span)
+SELECT build_key, list_key, rank, gain, judged_so_far, relevant_so_far, span
 FROM read_parquet($files);
