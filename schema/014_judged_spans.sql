@@ -13,7 +13,7 @@
 --          row has span 1.
 -- Storing a row costs a database about the same whatever it holds, so the cache of a run
 -- costs what its top ranks, its relevant documents and its stretches cost, not what its
--- judged lines do (on the generated L collection 4.4 M rows instead of 24.4 M). Above
+-- judged lines do (on the generated L collection 3.9 M rows instead of 24.4 M). Above
 -- judged_spans_from() (the depths of P@10, nDCG@20, A_p@100, ...) every judged document
 -- keeps its own row, so a metric cut there reads stored rows only: the evaluation reads
 -- stretches back one row per rank (queries/context/05_source_cache.sql), and its planner
