@@ -1173,6 +1173,27 @@ def _ingest_batch(
 # -- runs: DataFrames -----------------------------------------------------------------------
 
 
+def _same_ranks_given(wh: Warehouse, collection: str, run_id: str, part: pd.DataFrame) -> bool:
+    """Whether the stored run gives back a frame's rank column as it is now.
+
+    A frame's digest is its (topic, document, score) content (frame_sha256 of all but
+    rank_given, whatever the rows' order), so a frame whose rank column alone changed is
+    checked here, or it would be taken for unchanged and keep the ranks stored before. (A
+    frame without a rank column is numbered in its own order, which is not content.)
+    """
+    wh.con.register("ev_frame_ranks", part[["query_id", "doc_id", "rank_given"]])
+    try:
+        ((differ,),) = wh.con.execute(
+            "SELECT count(*) FROM ev_frame_ranks AS f LEFT JOIN run_results AS r"
+            " ON r.collection_id = ? AND r.run_id = ? AND r.query_id = f.query_id AND r.doc_id = f.doc_id"
+            " WHERE r.rank_given IS DISTINCT FROM f.rank_given",
+            [collection, run_id],
+        ).fetchall()
+    finally:
+        wh.con.unregister("ev_frame_ranks")
+    return differ == 0
+
+
 def ingest_run_frame(
     wh: Warehouse, frame: pd.DataFrame, collection: str, *, run_id: str | None, replace: bool
 ) -> list[IngestResult]:
@@ -1208,7 +1229,8 @@ def ingest_run_frame(
             "DataFrame", row + 1, f"score {_show(frame['score'].iloc[row])} is not a finite number"
         )
     staged["score"] = score.to_numpy()
-    if "rank" in frame.columns:
+    ranks_numbered = "rank" not in frame.columns  # (by frame order: a reordered frame is unchanged)
+    if not ranks_numbered:
         staged["rank_given"] = frame["rank"].astype(str).to_numpy()
     else:
         staged["rank_given"] = staged.groupby(["run_id", "query_id"]).cumcount().add(1).astype(str)
@@ -1231,7 +1253,7 @@ def ingest_run_frame(
         digest = frame_sha256(part.drop(columns=["rank_given"]))
         status = "ingested"
         if rid in stored:
-            if stored[rid][0] == digest:
+            if stored[rid][0] == digest and (ranks_numbered or _same_ranks_given(wh, collection, rid, part)):
                 results.append(IngestResult("run", rid, "DataFrame", "unchanged", stored[rid][1]))
                 continue
             if not replace:

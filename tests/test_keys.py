@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -147,3 +148,20 @@ def test_replacing_a_run_drops_only_the_pairs_no_line_refers_to(tmp_path):
             assert wh.con.execute(
                 "SELECT count(*), count(DISTINCT doc_key) FROM documents"
             ).fetchall() == [(4, 4)], how
+
+
+def test_a_frame_whose_rank_column_alone_changed_is_not_unchanged():
+    """A frame's digest leaves its rank column out; a new rank column replaces the stored one
+    (with replace) or clashes (without), and the same frame again is unchanged."""
+    from evalwh.errors import IngestError
+
+    first = pd.DataFrame({"query_id": ["1", "2"], "doc_id": ["a", "b"], "score": [2.0, 2.0], "rank": ["0", "1"]})
+    again = first.assign(rank=["1", "0"])
+    with Warehouse(":memory:") as wh:
+        assert [r.status for r in wh.ingest_runs(first, collection="c", run_id="r")] == ["ingested"]
+        assert [r.status for r in wh.ingest_runs(first, collection="c", run_id="r")] == ["unchanged"]
+        with pytest.raises(IngestError):
+            wh.ingest_runs(again, collection="c", run_id="r")
+        assert [r.status for r in wh.ingest_runs(again, collection="c", run_id="r", replace=True)] == ["replaced"]
+        assert _stored(wh) == [("c", "r", "1", "a", 2.0, "1", 1), ("c", "r", "2", "b", 2.0, "0", 1)]
+        assert [r.status for r in wh.ingest_runs(again, collection="c", run_id="r")] == ["unchanged"]
