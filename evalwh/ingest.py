@@ -967,7 +967,7 @@ class Stored:
 
 @contextmanager
 def registered(wh: Warehouse, tables: dict[str, Any]) -> Iterator[None]:
-    """Arrow tables visible to DuckDB under these names for the duration."""
+    """Arrow tables (or DataFrames) visible to DuckDB under these names for the duration."""
     for name, table in tables.items():
         wh.con.register(name, table)
     try:
@@ -1181,17 +1181,10 @@ def _same_ranks_given(wh: Warehouse, collection: str, run_id: str, part: pd.Data
     checked here, or it would be taken for unchanged and keep the ranks stored before. (A
     frame without a rank column is numbered in its own order, which is not content.)
     """
-    wh.con.register("ev_frame_ranks", part[["query_id", "doc_id", "rank_given"]])
-    try:
-        ((differ,),) = wh.con.execute(
-            "SELECT count(*) FROM ev_frame_ranks AS f LEFT JOIN run_results AS r"
-            " ON r.collection_id = ? AND r.run_id = ? AND r.query_id = f.query_id AND r.doc_id = f.doc_id"
-            " WHERE r.rank_given IS DISTINCT FROM f.rank_given",
-            [collection, run_id],
-        ).fetchall()
-    finally:
-        wh.con.unregister("ev_frame_ranks")
-    return differ == 0
+    with registered(wh, {"frame_ranks": part[["query_id", "doc_id", "rank_given"]]}):
+        key = {"collection_id": collection, "run_id": run_id}
+        ((changed,),) = wh.run(sql.query(_INGEST, "changed_ranks_given"), key).fetchall()
+    return changed == 0
 
 
 def ingest_run_frame(
