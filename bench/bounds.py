@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from evalwh import Warehouse
-from evalwh.bounds import compute_bounds
+from evalwh.methods.bounds import compute_bounds
 
 CASES = [
     ("P", "mean"),

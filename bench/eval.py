@@ -55,7 +55,7 @@ def child(tool: str, qrels: Path, runs: Path, db: Path) -> dict[str, object]:
     """Run one tool over every run; return what it evaluated (the parent times it)."""
     files = _run_files(runs)
     if tool == "evalwh":
-        from evalwh.direct import evaluate_files
+        from evalwh.measures.direct import evaluate_files
 
         frame = evaluate_files(qrels, files, EVALWH)
         return {"values": len(frame), "measures": len(EVALWH)}

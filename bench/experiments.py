@@ -31,9 +31,9 @@ def main() -> None:
     import os
 
     from evalwh import Warehouse
-    from evalwh.experiments.exclusion import retained_runs, run_exclusion
-    from evalwh.experiments.reduced import DEFAULT_LEVELS, run_reduced_qrels
-    from evalwh.experiments.swap import run_swap_rates, swap_rates, topic_splits
+    from evalwh.methods.experiments.exclusion import retained_runs, run_exclusion
+    from evalwh.methods.experiments.reduced import DEFAULT_LEVELS, run_reduced_qrels
+    from evalwh.methods.experiments.swap import run_swap_rates, swap_rates, topic_splits
 
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"

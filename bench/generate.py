@@ -21,7 +21,7 @@ How it is built (deterministic for a seed):
   trec_eval's order: score descending, then docno descending), about 2 % of it relevant.
 
 The ingest benchmark (``bench/ingest.py``) uses it; ``evalwh demo`` writes the much smaller
-demo collection of ``evalwh.report.demo_data`` instead.
+demo collection of ``evalwh.io.demo_data`` instead.
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from evalwh import pools
-from evalwh.experiments import pool_bias
+from evalwh.methods import pools
+from evalwh.methods.experiments import pool_bias
 from evalwh.warehouse import Warehouse
 
 

@@ -3,7 +3,7 @@
 Usage: python bench/profile_ingest.py RUN_FILES... [--db FILE] [--collection NAME] [--threads N]
 
 Wraps ``Warehouse.run`` (every shipped ``.sql`` file goes through it) and
-``evalwh.formats.scan`` (run in worker threads beside DuckDB, so their time overlaps the
+``evalwh.io.formats.scan`` (run in worker threads beside DuckDB, so their time overlaps the
 SQL steps) and prints one line per step: calls, seconds. ``--db`` defaults to a fresh file in a
 temporary directory, since writing to a file (compression, checkpoint) is part of the cost.
 
@@ -23,7 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from evalwh import formats
+from evalwh.io import formats
 from evalwh.warehouse import Warehouse
 
 

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from evalwh import Warehouse
-from evalwh.report import ReportOptions, build_report, render_html
+from evalwh.present.report import ReportOptions, build_report, render_html
 
 
 def main() -> None:

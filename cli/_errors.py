@@ -4,7 +4,7 @@ evalwh's own errors print their message; faults of the machine (a full disk, too
 memory, a file that cannot be written) and DuckDB's interrupted queries are named in one line
 too, and anything unexpected still ends in one line naming the error (``--debug`` shows the
 traceback). Nothing is lost by a failure: warehouse writes are one transaction and output
-files are written whole or not at all (``evalwh.files``).
+files are written whole or not at all (``evalwh.io.files``).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def _interrupted(error: BaseException) -> bool:
 def message_for(error: BaseException) -> str:
     """The one line (without ``Error: ``) that the CLI prints for ``error``."""
     from evalwh.errors import EvalWhError
-    from evalwh.files import is_disk_full
+    from evalwh.io.files import is_disk_full
 
     if isinstance(error, EvalWhError):
         return str(error)
@@ -77,7 +77,7 @@ def _interruptible() -> Iterator[None]:
     def watch() -> None:
         while not stop.is_set():
             if signal.sigtimedwait({signal.SIGINT}, 0.1) is not None and not stop.is_set():
-                from evalwh.warehouse import interrupt_all
+                from evalwh.store.connection import interrupt_all
 
                 interrupt_all()
                 _thread.interrupt_main()

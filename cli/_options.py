@@ -67,19 +67,18 @@ def default_collection(func: F) -> F:
 
 
 def only_collection(db: Path) -> str:
-    """The one collection of the warehouse ``db``; an error naming them unless there is one."""
+    """The one collection of the warehouse ``db``; an error naming them unless there is one.
+
+    The rule and its messages are :meth:`evalwh.store.connection.Store.default_collection`'s;
+    only a missing file is this function's own case (a reader does not open it).
+    """
     from evalwh.errors import NotFoundError
     from evalwh.warehouse import Warehouse
 
     if not db.exists():
         raise NotFoundError(f"{db}: no such warehouse file, so no collection to default to; give --collection NAME")
     with Warehouse.open_reader(db) as wh:
-        names = [r[0] for r in wh.con.execute("SELECT collection_id FROM collections ORDER BY 1").fetchall()]
-    if len(names) == 1:
-        return names[0]
-    if not names:
-        raise NotFoundError(f"{db} holds no collection yet; give --collection NAME")
-    raise NotFoundError(f"{db} holds {len(names)} collections ({', '.join(names)}); choose one with --collection")
+        return wh.default_collection()
 
 
 class OutputFormat(str, enum.Enum):

@@ -54,7 +54,7 @@ def render(
     if fmt is OutputFormat.parquet:
         if output is None:
             raise EvalWhError("--format parquet writes a file; give --output FILE")
-        from evalwh.files import atomic_path
+        from evalwh.io.files import atomic_path
 
         with atomic_path(output) as part:
             frame.to_parquet(part, index=False)
@@ -65,7 +65,7 @@ def render(
     elif fmt is OutputFormat.json:
         text = frame.to_json(orient="records", lines=True, double_precision=15)
     elif fmt in (OutputFormat.markdown, OutputFormat.latex):
-        from evalwh import paper_table
+        from evalwh.present import paper_table
 
         if fmt is OutputFormat.markdown:
             text = paper_table.frame_to_markdown(frame, digits)
@@ -77,7 +77,7 @@ def render(
         if output is None:
             sys.stdout.write(text)
         else:
-            from evalwh.files import write_text
+            from evalwh.io.files import write_text
 
             write_text(output, text)
         return
@@ -87,7 +87,7 @@ def render(
         if output is None:
             _write_plain(shown, title, sys.stdout)
         else:
-            from evalwh.files import atomic_output
+            from evalwh.io.files import atomic_output
 
             with atomic_output(output) as file:
                 _write_plain(shown, title, file)

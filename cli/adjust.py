@@ -38,7 +38,6 @@ def adjust(
     Example: evalwh adjust CL99SDopt1 --collection trec8 --pool p10 --method leave-one-out
     """
     from evalwh.errors import EvalWhError
-    from evalwh.pools import adjust as run_adjust
     from evalwh.warehouse import Warehouse
 
     topics = None
@@ -47,18 +46,17 @@ def adjust(
             raise EvalWhError(f"{common_topics}: no such file")
         topics = [line.split()[0] for line in common_topics.read_text().splitlines() if line.strip()]
     with Warehouse(db) as wh, progress_bar(f"adjusting {run}") as progress:
-        frame = run_adjust(
-            wh,
-            collection,
+        frame = wh.adjust(
             run,
             pool,
-            measure,
+            collection=collection,
+            measure=measure,
             method=method,
             common_topics=topics,
             unjudged=unjudged,
             confidence=confidence,
             resamples=resamples,
-            rng=seed,
+            seed=seed,
             store=store,
             progress=progress,
         )

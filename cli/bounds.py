@@ -110,8 +110,6 @@ def bounds(
 
     Example: evalwh bounds -c trec8 --runs INQ604,ok8amxc --measure P --depths 10,100,1000
     """
-    from evalwh.bounds import compare as compare_bands
-    from evalwh.bounds import compute_bounds
     from evalwh.errors import MetricParamError
     from evalwh.warehouse import Warehouse
 
@@ -120,24 +118,20 @@ def bounds(
         raise MetricParamError("--compare needs exactly two runs, e.g. --runs RUN_A,RUN_B")
     # writable when the file exists, as evalwh eval: the judged-rows cache is filled and reused
     with Warehouse(db) if store else Warehouse.open_reader(db) as wh:
-        frame = compute_bounds(
-            wh,
+        frame = wh.bounds(
+            chosen,
             collection=collection,
             measure=measure,
-            runs=chosen,
             depths=depths_from(depths),
             every_rank=every_rank,
             max_depth=max_depth,
-            aggregation=None if store else aggregation,
+            aggregation=aggregation,
+            compare=compare,
             per_query=per_query,
             qrels_id=qrels_id,
             rel=rel,
             store=store,
         )
-    if store and not per_query:
-        frame = frame[frame["aggregation"] == aggregation]
-    if compare and chosen is not None:
-        frame = compare_bands(frame, chosen[0], chosen[1])
     if fmt is OutputFormat.table:
         # the terminal is narrow: leave out the constant collection and the all-empty columns
         frame = frame.drop(columns=["collection_id"], errors="ignore").dropna(axis=1, how="all")

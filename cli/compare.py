@@ -200,7 +200,7 @@ def compare(
     if scores:
         if collection is not None or all_runs:
             raise EvalWhError("compare: --scores reads per-topic scores from files; drop --collection and --all-runs")
-        from evalwh.score_files import read_scores
+        from evalwh.io.score_files import read_scores
         from evalwh.stats.compare import compare as compare_scores
 
         frame = read_scores(scores)
@@ -211,13 +211,13 @@ def compare(
     else:
         if collection is None:
             collection = only_collection(db)
-        from evalwh.comparisons import compare_collection
         from evalwh.warehouse import Warehouse
 
         with Warehouse.open_reader(db) as wh:
-            result = compare_collection(
-                wh, collection, measures or ["AP"], run_list, baselines=base, all_runs=all_runs,
-                qrels_id=qrels, **options,
+            result = wh.compare(
+                measures or ["AP"], run_list, collection=collection, baseline=base, all_runs=all_runs,
+                all_pairs=all_pairs, test=chosen_test, correction=options["correction"], alpha=alpha,
+                resamples=resamples, seed=seed, qrels_id=qrels,
             )  # fmt: skip
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
@@ -226,7 +226,7 @@ def compare(
 
 def _print_comparison(result, layout, all_columns, fmt, output) -> None:  # type: ignore[no-untyped-def]
     """Print a Comparison in the chosen layout and format."""
-    from evalwh import paper_table
+    from evalwh.present import paper_table
 
     family = result.families.iloc[0]
     title = (
@@ -306,7 +306,7 @@ def _write_text(text: str, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
         return
-    from evalwh.files import write_text
+    from evalwh.io.files import write_text
 
     write_text(output, text)
 
@@ -316,7 +316,6 @@ def _decision_compare(  # type: ignore[no-untyped-def]
     qrels, seed, resamples, all_columns, db, fmt, output,
 ) -> None:
     """`compare --decision`: two runs, performance and assessment outcomes and the case per depth."""
-    from evalwh.decisions import compare_runs
     from evalwh.errors import EvalWhError
     from evalwh.stats.significance import default_correction
     from evalwh.warehouse import Warehouse
@@ -333,12 +332,11 @@ def _decision_compare(  # type: ignore[no-untyped-def]
     )
     run_a, run_b = runs
     with Warehouse.open_reader(db) as wh:
-        family = wh.run_ids(collection) if all_runs else [run_a, run_b]
-        result = compare_runs(
-            wh, collection, run_a, run_b, measure=measures[0] if measures else "P",
+        result = wh.compare_decision(
+            run_a, run_b, collection=collection, measure=measures[0] if measures else "P",
             depths=parse_depths(depths or DEFAULT_DEPTHS), full=full, assessment=assessment or "A_p",
-            runs=family, test=chosen_test, correction=chosen_correction, alpha=alpha,
-            qrels_id=qrels, n_resamples=resamples, rng=seed,
+            all_runs=all_runs, test=chosen_test, correction=chosen_correction, alpha=alpha,
+            qrels_id=qrels, resamples=resamples, seed=seed,
         )  # fmt: skip
     frame = result.pairs if all_columns else result.pairs[_PAIR_COLUMNS]
     render(
@@ -390,7 +388,7 @@ def matrix(
 
     Any performance measure pairs with any assessment measure: -m nDCG --assessment 'RBP_resid(p=0.8)'.
     """
-    from evalwh.decisions import assessment_inverted, decision_matrix, pairings
+    from evalwh.methods.decisions import assessment_inverted, pairings
     from evalwh.stats.significance import default_correction
     from evalwh.warehouse import Warehouse
 
@@ -400,10 +398,10 @@ def matrix(
         Warehouse(db) if store else Warehouse.open_reader(db) as wh,
         progress_bar("testing pairs") as bar,
     ):
-        result = decision_matrix(
-            wh, collection, measure=measure, depths=parse_depths(depths), full=full,
+        result = wh.matrix(
+            collection=collection, measure=measure, depths=parse_depths(depths), full=full,
             assessment=assessment, runs=parse_runs(runs), test=test.value, correction=chosen.value,
-            alpha=alpha, qrels_id=qrels, n_resamples=resamples, rng=seed, store=store, progress=bar,
+            alpha=alpha, qrels_id=qrels, resamples=resamples, seed=seed, store=store, progress=bar,
         )  # fmt: skip
     if layout is Layout.pairs:
         frame = result.pairs
@@ -440,14 +438,11 @@ def kendall(
 
     Example: evalwh kendall --collection trec8 --x AP --y A_p@1000
     """
-    import pandas as pd
-
-    from evalwh.decisions import rank_correlation
     from evalwh.warehouse import Warehouse
 
     with Warehouse.open_reader(db) as wh:
-        result = rank_correlation(wh, collection, x=x, y=y, runs=parse_runs(runs), qrels_id=qrels)
-    render(pd.DataFrame([result]), fmt, output, title=f"{collection}: Kendall tau_b")
+        frame = wh.kendall(collection=collection, x=x, y=y, runs=parse_runs(runs), qrels_id=qrels)
+    render(frame, fmt, output, title=f"{collection}: Kendall tau_b")
 
 
 def register(app: typer.Typer) -> None:

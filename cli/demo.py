@@ -28,7 +28,7 @@ def demo(
 
     Example: evalwh demo --out demo --db demo.duckdb
     """
-    from evalwh.report.demo_data import write_demo
+    from evalwh.io.demo_data import write_demo
     from evalwh.warehouse import Warehouse
 
     files = write_demo(out, rng=seed)

@@ -25,7 +25,7 @@ from evalwh.cli._render import render
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalwh.evaluation import Averaging
+    from evalwh.store.context import Averaging
 
 DEFAULT_MEASURES = ["P@10", "AP", "nDCG@10", "bpref", "A_p@10"]
 
@@ -106,7 +106,7 @@ def evaluate(
     Example: evalwh eval --qrels qrels.txt runs/* -m P@10 -m AP --format trec
     """
     from evalwh.errors import EvalWhError, MetricParamError
-    from evalwh.evaluation import Averaging, Unjudged
+    from evalwh.store.context import Averaging, Unjudged
 
     try:
         unjudged_mode, averaging_mode = Unjudged(unjudged), Averaging(averaging)
@@ -133,7 +133,7 @@ def evaluate(
         averaging=averaging_mode,
     )
     if qrels is not None:
-        from evalwh.direct import evaluate_files
+        from evalwh.measures.direct import evaluate_files
 
         def evaluated(specs: list[str], by_topic: bool) -> pd.DataFrame:
             return evaluate_files(qrels, files, specs, per_query=by_topic, typed_names=True, **options)  # type: ignore[arg-type]
@@ -194,7 +194,7 @@ def evaluate(
 
 def _no_topics(name: str, rel: int, averaging: Averaging, grades: tuple[int, object] | None) -> str:
     """Why an evaluation has no row: which topics the averaging keeps, and what the qrels hold."""
-    from evalwh.evaluation import Averaging
+    from evalwh.store.context import Averaging
 
     if averaging is Averaging.default:
         held = ""
@@ -225,15 +225,16 @@ def _print_trec(
     """trec_eval's output for every run, one block per run."""
     import sys
 
-    from evalwh.evaluation import Options, parse_measures
-    from evalwh.trec_format import format_trec
+    from evalwh.store.context import Options
+    from evalwh.measures.evaluation import parse_measures
+    from evalwh.measures.trec_format import format_trec
 
     specs = [str(m) for m in parse_measures(measures, depths, Options())]
     means = compute(specs, False)
     rows = compute(specs, True) if per_query else None
     text = "".join(format_trec(rows, means, run_id, specs) for run_id in dict.fromkeys(means["run_id"]))
     if output:
-        from evalwh.files import write_text
+        from evalwh.io.files import write_text
 
         write_text(output, text)
     else:
@@ -250,7 +251,7 @@ def metrics(
 
     Example: evalwh metrics
     """
-    from evalwh.catalog import metric_table, metric_table_markdown
+    from evalwh.measures.catalog import metric_table, metric_table_markdown
 
     if markdown:
         typer.echo(metric_table_markdown(), nl=False)
@@ -282,12 +283,9 @@ def unjudged(
 
     Example: evalwh unjudged --collection trec8 --ranks 1,10,100,125,1000
     """
-    from evalwh.evaluation import unjudged_share
     from evalwh.warehouse import Warehouse
 
     wanted = _depths(ranks)
     with Warehouse.open_reader(db) as wh:
-        frame = unjudged_share(wh, collection, qrels_id=qrels_id, max_rank=max(wanted) if wanted else max_rank)
-    if wanted:
-        frame = frame[frame["rank"].isin(wanted)].reset_index(drop=True)
+        frame = wh.unjudged(collection=collection, qrels_id=qrels_id, max_rank=max_rank, ranks=wanted)
     render(frame, fmt, output, title=f"unjudged share per rank, {collection}")

@@ -68,11 +68,10 @@ def exclusions(
 
     Example: evalwh experiment exclusions --collection trec8
     """
-    from evalwh.experiments.exclusion import run_exclusion
     from evalwh.warehouse import Warehouse
 
     with Warehouse.open_reader(db) as wh:
-        frame = run_exclusion(wh, collection, qrels_id=qrels_id, cap=cap, share=share)
+        frame = wh.exclusions(collection=collection, qrels_id=qrels_id, cap=cap, share=share)
     shown = frame if all_runs else frame[frame["excluded"]]
     render(
         shown.reset_index(drop=True),
@@ -107,14 +106,12 @@ def swap_rates(
 
     Example: evalwh experiment swap-rates --collection trec8 -m MAP -m bpref-10 -m RankEff --samples 1000 --seed 1
     """
-    from evalwh.experiments.swap import run_swap_rates
     from evalwh.warehouse import Warehouse
 
     with Warehouse(db) as wh, progress_bar("swap rates") as progress:
-        result = run_swap_rates(
-            wh,
-            collection,
+        result = wh.swap_rates(
             measures,
+            collection=collection,
             samples=samples,
             seed=seed,
             qrels_id=qrels_id,
@@ -162,15 +159,13 @@ def reduced_qrels(
 
     Example: evalwh experiment reduced-qrels --collection trec8 -m MAP -m bpref-10 -m RankEff --seed 1
     """
-    from evalwh.experiments.reduced import DEFAULT_LEVELS, run_reduced_qrels
     from evalwh.warehouse import Warehouse
 
-    chosen = _parse_levels(levels) if levels else list(DEFAULT_LEVELS)
+    chosen = _parse_levels(levels) if levels else None
     with Warehouse(db) as wh, progress_bar("levels") as progress:
-        result = run_reduced_qrels(
-            wh,
-            collection,
+        result = wh.reduced_qrels(
             measures,
+            collection=collection,
             seed=seed,
             levels=chosen,
             qrels_id=qrels_id,
@@ -239,14 +234,11 @@ def pool_bias(
 
     Example: evalwh experiment pool-bias --collection trec8 --widths 2,4,10,20,40 --repeats 100 --topic-samples 200 --seed 1
     """
-    from evalwh.experiments.pool_bias import run_pool_bias
     from evalwh.warehouse import Warehouse
 
-    setting = "manual-vs-automatic" if manual_vs_automatic else "all"
     with Warehouse(db) as wh, progress_bar("pool-bias passes") as progress:
-        result = run_pool_bias(
-            wh,
-            collection,
+        result = wh.pool_bias(
+            collection=collection,
             widths=_parse_counts("--widths", widths),
             repeats=repeats,
             topic_samples=topic_samples,
@@ -255,7 +247,7 @@ def pool_bias(
             measure=measure,
             pool_depth=pool_depth,
             handling=handling,
-            setting=setting,
+            manual_vs_automatic=manual_vs_automatic,
             qrels_id=qrels_id,
             experiment_id=experiment_id,
             progress=progress,

@@ -28,7 +28,7 @@ def qrels(
 
     Example: evalwh ingest qrels trec8.qrels --collection trec8
     """
-    from evalwh.ingest import require_file
+    from evalwh.io.formats import require_file
     from evalwh.warehouse import Warehouse
 
     require_file(file)  # before opening: a mistyped name must not create a warehouse file
@@ -54,7 +54,8 @@ def runs(
 
     Example: evalwh ingest runs runs/*.gz --collection trec8
     """
-    from evalwh.ingest import keep_freed_memory, require_file
+    from evalwh.store.ingest import keep_freed_memory
+    from evalwh.io.formats import require_file
     from evalwh.warehouse import Warehouse
 
     for file in files:
@@ -91,7 +92,7 @@ def run_metadata(
     Example: evalwh ingest run-metadata runs.tsv --collection trec8
     """
     from evalwh.errors import NotFoundError
-    from evalwh.ingest import require_file
+    from evalwh.io.formats import require_file
     from evalwh.warehouse import Warehouse
 
     require_file(file)

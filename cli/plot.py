@@ -57,8 +57,8 @@ def compare(
 
     Example: evalwh plot compare INQ604 ok8amxc --collection trec8 -o fig.png
     """
-    from evalwh.decisions import compare_runs
-    from evalwh.plots import plot_pair
+    from evalwh.methods.decisions import compare_runs
+    from evalwh.present.plots.pair import plot_pair
     from evalwh.warehouse import Warehouse
 
     with Warehouse.open_reader(db) as wh:
@@ -87,8 +87,8 @@ def runs_(
 
     Example: evalwh plot runs --collection trec8 --measure MAP -o runs.png
     """
-    from evalwh.decisions import run_profile
-    from evalwh.plots import plot_runs
+    from evalwh.methods.decisions import run_profile
+    from evalwh.present.plots.pair import plot_runs
     from evalwh.warehouse import Warehouse
 
     with Warehouse.open_reader(db) as wh:
@@ -123,8 +123,8 @@ def reduced_qrels(
 
     Example: evalwh plot reduced-qrels --collection trec8 -o tau.png
     """
-    from evalwh.experiments.reduced import stored_levels
-    from evalwh.plots_experiments import reduced_qrels_figure, save_figure
+    from evalwh.methods.experiments.reduced import stored_levels
+    from evalwh.present.plots.experiments import reduced_qrels_figure, save_figure
     from evalwh.warehouse import Warehouse
 
     with Warehouse.open_reader(db) as wh:
@@ -169,8 +169,8 @@ def bounds(
     """
     from evalwh.cli.bounds import depths_from
 
-    from evalwh.bounds import compute_bounds
-    from evalwh.plots_bounds import plot_bounds
+    from evalwh.methods.bounds import compute_bounds
+    from evalwh.present.plots.bounds import plot_bounds
     from evalwh.warehouse import Warehouse
 
     grid = depths_from(depths)
@@ -209,9 +209,9 @@ def pool_bias(
 
     Example: evalwh plot pool-bias --collection trec8 -o pool-bias.png
     """
-    from evalwh.experiments.pool_bias import stored_pool_bias
-    from evalwh.plots_experiments import save_figure
-    from evalwh.plots_pools import pool_bias_figure
+    from evalwh.methods.experiments.pool_bias import stored_pool_bias
+    from evalwh.present.plots.experiments import save_figure
+    from evalwh.present.plots.pools import pool_bias_figure
     from evalwh.warehouse import Warehouse
 
     with Warehouse.open_reader(db) as wh:

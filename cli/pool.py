@@ -58,13 +58,11 @@ def build(
 
     Example: evalwh pool build --collection trec8 --depth 100 --runs-from pooled
     """
-    from evalwh.pools import build_pool
     from evalwh.warehouse import Warehouse
 
     with Warehouse(db) as wh:
-        frame = build_pool(
-            wh,
-            collection,
+        frame = wh.build_pool(
+            collection=collection,
             depth=depth,
             runs=_runs(runs, runs_file),
             runs_from=runs_from,
@@ -88,11 +86,10 @@ def list_(
 
     Example: evalwh pool list --collection trec8
     """
-    from evalwh.pools import list_pools
     from evalwh.warehouse import Warehouse
 
     with Warehouse.open_reader(db) as wh:
-        render(list_pools(wh, collection), fmt, output, title=f"pools of {collection}")
+        render(wh.pools(collection=collection), fmt, output, title=f"pools of {collection}")
 
 
 @app.command("contributions")
@@ -115,14 +112,12 @@ def contributions(
 
     Example: evalwh pool contributions --collection trec8 --depth 100 --by group
     """
-    from evalwh.pools import contributions as unique
     from evalwh.warehouse import Warehouse
 
     with Warehouse.open_reader(db) as wh:
-        frame = unique(
-            wh,
-            collection,
-            pool_id=pool,
+        frame = wh.pool_contributions(
+            collection=collection,
+            pool=pool,
             depth=depth,
             runs=_runs(runs, runs_file),
             runs_from=runs_from,
@@ -148,11 +143,10 @@ def complete(
 
     Example: evalwh pool complete --collection trec8
     """
-    from evalwh.pools import complete_qrels
     from evalwh.warehouse import Warehouse
 
     with Warehouse(db) as wh:
-        frame = complete_qrels(wh, collection, qrels_id=qrels_id, completed_id=completed_id, replace=replace)
+        frame = wh.complete_qrels(collection=collection, qrels_id=qrels_id, completed_id=completed_id, replace=replace)
     render(frame, fmt, output, title="completed qrels")
 
 

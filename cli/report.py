@@ -130,7 +130,6 @@ def report(
     Example: evalwh report --qrels qrels.txt runs/*.txt -o report.html
     """
     from evalwh.errors import EvalWhError
-    from evalwh.report import ReportOptions, build_report, render_html, render_markdown
     from evalwh.warehouse import Warehouse
 
     files = list(runs or [])
@@ -139,7 +138,7 @@ def report(
             raise EvalWhError(
                 "report: --demo writes its own qrels and runs; drop --qrels and the run files"
             )
-        from evalwh.report.demo_data import write_demo
+        from evalwh.io.demo_data import write_demo
 
         written = write_demo(DEMO_DIR)
         qrels, files, run_metadata = written.qrels, written.runs, written.metadata
@@ -151,7 +150,7 @@ def report(
         # a qrels file names its collection; otherwise the warehouse's only one
         collection = _collection_name(qrels) if qrels is not None else only_collection(db)
     figure_pairs = tuple(_pair(p) for p in pair or [])
-    options = ReportOptions(
+    options = dict(
         measures=tuple(m.strip() for m in measures.split(",") if m.strip()),
         pairing=pairing.value,
         depths=tuple(parse_depths(depths)) if depths else None,
@@ -161,12 +160,11 @@ def report(
         correction=correction.value,
         alpha=alpha,
         seed=seed,
-        n_resamples=resamples,
+        resamples=resamples,
         qrels_id=qrels_id,
         flag_gap=flag_gap,
         pool_depth=pool_depth,
         bounds=bounds,
-        figures=fmt is ReportFormat.html,
     )
     ingesting = qrels is not None or bool(files) or run_metadata is not None
     with Warehouse(db) if ingesting else Warehouse.open_reader(db) as wh:
@@ -184,12 +182,11 @@ def report(
         if run_metadata is not None:
             wh.ingest_run_metadata(run_metadata, collection=collection)
         with progress_bar("building the report") as bar:
-            result = build_report(wh, collection, options, progress=bar)
-    text = render_html(result) if fmt is ReportFormat.html else render_markdown(result)
+            text = wh.report(collection=collection, format=fmt.value, progress=bar, **options)  # type: ignore[arg-type]
     if output is None:
         typer.echo(text)
     else:
-        from evalwh.files import write_text
+        from evalwh.io.files import write_text
 
         write_text(output, text)
         typer.echo(f"wrote {output} ({len(text.encode()) / 1024:.0f} KiB)", err=True)

@@ -24,11 +24,10 @@ def schema(
 
     Example: evalwh schema ranked_judgments --db trec.duckdb
     """
-    from evalwh import adhoc
     from evalwh.warehouse import Warehouse
 
     with Warehouse.open_reader(db) as wh:
-        frame = adhoc.schema(wh, relation)
+        frame = wh.schema(relation)
     render(frame, fmt, output, title=relation or "evalwh schema")
 
 

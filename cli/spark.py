@@ -54,7 +54,7 @@ def evaluate(
     """
     from evalwh.cli.eval import DEFAULT_MEASURES, _depths
     from evalwh.errors import MetricParamError
-    from evalwh.evaluation import Averaging, Unjudged
+    from evalwh.store.context import Averaging, Unjudged
 
     try:
         unjudged_mode, averaging_mode = Unjudged(unjudged), Averaging(averaging)
@@ -114,8 +114,8 @@ def _print(
 
     averaged = means(frame)
     if fmt == "trec":
-        from evalwh.catalog import expand
-        from evalwh.trec_format import format_trec
+        from evalwh.measures.catalog import expand
+        from evalwh.measures.trec_format import format_trec
 
         specs = [str(m) for m in expand(measures, depths)]
         text = "".join(

@@ -2,7 +2,7 @@
 
 Usage::
 
-    spark-submit [spark options] "$(python -c 'import evalwh.spark.submit as m; print(m.__file__)')" \\
+    spark-submit [spark options] "$(python -c 'import evalwh.cli.spark_submit as m; print(m.__file__)')" \\
         eval --qrels QRELS RUNS... -m AP
 
 spark-submit runs this file as the driver program with the arguments after it; without

@@ -78,7 +78,7 @@ def sql(
 
     Example: evalwh sql "SELECT run_id, count(*) AS topics FROM run_topics GROUP BY run_id" --db trec.duckdb
     """
-    from evalwh import adhoc
+    from evalwh.store import adhoc
     from evalwh.errors import QueryError
 
     if show_metric is not None:
@@ -96,7 +96,7 @@ def sql(
 
     params = dict(adhoc.parse_param(p) for p in param or [])
     with Warehouse(db, hardened=True) if write else Warehouse.open_reader(db, sandbox=True) as wh:
-        frame = adhoc.run(wh, text, params, write=write)
+        frame = wh.sql(text, params, write=write)
     render(frame, fmt, output)
 
 

@@ -38,11 +38,10 @@ def export(
 
     Example: evalwh export trec8-parquet --collection trec8 --db trec.duckdb
     """
-    from evalwh import transfer
     from evalwh.warehouse import Warehouse
 
     with Warehouse.open_reader(db, allowed_directories=[directory.absolute().parent]) as wh:
-        manifest = transfer.export(wh, directory, collections=collection, tables=table)
+        manifest = wh.export(directory, collections=collection, tables=table)
     files = sum(len(t["files"]) for t in manifest["tables"].values())
     rows = sum(t["rows"] for t in manifest["tables"].values())
     typer.echo(
@@ -68,11 +67,10 @@ def import_(
 
     Example: evalwh import trec8-parquet --db copy.duckdb
     """
-    from evalwh import transfer
     from evalwh.warehouse import Warehouse
 
     with Warehouse(db) as wh:
-        imported = transfer.import_export(wh, directory, replace=replace)
+        imported = wh.import_export(directory, replace=replace)
     rows = sum(imported.values())
     typer.echo(
         f"imported {rows:,} rows into {sum(1 for n in imported.values() if n)} tables of {db}"

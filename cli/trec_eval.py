@@ -1,4 +1,4 @@
-"""evalwh trec_eval: trec_eval's command line and output (see evalwh/trec_eval.py)."""
+"""evalwh trec_eval: trec_eval's command line and output (see evalwh/measures/trec_eval.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def trec_eval(ctx: typer.Context) -> None:
 
     Example: evalwh trec_eval -q -m all_trec qrels.txt run1.txt run2.txt
     """
-    from evalwh import trec_eval as te
+    from evalwh.measures import trec_eval as te
 
     try:
         status = te.run(ctx.args, sys.stdout.write)

@@ -6,7 +6,7 @@
   names, metavar, help, default, environment variable) are read from it, so the reference
   lists exactly the commands and options of the code being documented.
 - ``<!-- metric-table -->`` becomes the metric registry's table
-  (``evalwh.catalog.metric_table_markdown``).
+  (``evalwh.measures.catalog.metric_table_markdown``).
 - On the generated reference pages, a docstring's or help text's ``methods §x.y`` becomes a
   link to that section of the methods page (the guide pages write their links themselves).
 """
@@ -24,7 +24,7 @@ def on_page_markdown(markdown, page, config, files):
     if CLI_REFERENCE in markdown:
         markdown = markdown.replace(CLI_REFERENCE, cli_reference())
     if METRIC_TABLE in markdown:
-        from evalwh import catalog
+        from evalwh.measures import catalog
 
         markdown = markdown.replace(METRIC_TABLE, catalog.metric_table_markdown())
     return markdown

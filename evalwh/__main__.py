@@ -43,7 +43,7 @@ def _leave(code: object) -> None:
     """
     if not isinstance(code, int) and code is not None:
         return  # (a message as the exit code: Python prints it)
-    warehouse = sys.modules.get("evalwh.warehouse")
+    warehouse = sys.modules.get("evalwh.store.connection")
     if warehouse is not None and len(warehouse.OPEN) > 0:
         return
     if any(t is not threading.main_thread() and not t.daemon for t in threading.enumerate()):

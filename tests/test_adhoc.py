@@ -12,7 +12,8 @@ from evalwh.cli import app
 from small_collection import fill
 from typer.testing import CliRunner
 
-from evalwh import Warehouse, adhoc
+from evalwh import Warehouse
+from evalwh.store import adhoc
 from evalwh.errors import NotFoundError, QueryError
 
 README = Path(__file__).resolve().parents[1] / "docs" / "sql-export.md"  # the SQL guide page

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from evalwh import Warehouse
-from evalwh.bounds import belief_plausibility, combine, compare, compute_bounds, dempster
+from evalwh.methods.bounds import belief_plausibility, combine, compare, compute_bounds, dempster
 from evalwh.errors import MetricParamError
 
 TREC8 = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec8_adhoc"
@@ -333,7 +333,7 @@ def test_cli_bounds_csv_and_errors(tmp_path: Path) -> None:
 
 
 def test_plot_bounds_writes_png(tmp_path: Path, example: Warehouse) -> None:
-    from evalwh.plots_bounds import plot_bounds
+    from evalwh.present.plots.bounds import plot_bounds
 
     bands = compute_bounds(
         example, collection="x", measure="P", depths=[1, 5, 10, 20], aggregation="mean"
@@ -371,8 +371,8 @@ def _reference_bounds(
     wh: Warehouse, measure: str, depths: list[int], rel: int
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Per-topic values, means and Dempster aggregates of the previous formulation."""
-    from evalwh.bounds import _dempster_from_logs
-    from evalwh.evaluation import Options, build_context
+    from evalwh.methods.bounds import _dempster_from_logs
+    from evalwh.store.context import Options, build_context
 
     params = {"depths": depths, "max_depth": max(depths), "p": 0.8, "allrel_gain": rel}
     build_context(wh, "g", None, Options(rel=rel))

@@ -1,4 +1,4 @@
-"""The measure grammar (evalwh.catalog.parse): ir_measures' syntax, round trips, names as typed."""
+"""The measure grammar (evalwh.measures.catalog.parse): ir_measures' syntax, round trips, names as typed."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from evalwh import catalog
+from evalwh.measures import catalog
 from evalwh.cli import app
 from evalwh.errors import MetricParamError, UnknownMetricError
 

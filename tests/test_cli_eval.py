@@ -127,7 +127,7 @@ def test_unknown_collection(db):
 
 
 def test_metrics_lists_registry():
-    from evalwh import catalog
+    from evalwh.measures import catalog
 
     result = invoke("metrics", "--format", "csv")
     assert result.exit_code == 0

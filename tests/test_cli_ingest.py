@@ -317,8 +317,8 @@ def test_progress_bar_only_on_a_terminal(monkeypatch):
 
 
 def test_ingest_runs_keeps_freed_memory_for_reuse(tmp_path):
-    """`ingest runs` asks its process to keep freed memory (evalwh.ingest.keep_freed_memory)."""
-    from evalwh.ingest import KEEP_FREED
+    """`ingest runs` asks its process to keep freed memory (evalwh.store.ingest.session.keep_freed_memory)."""
+    from evalwh.store.ingest import KEEP_FREED
 
     run = tmp_path / "a.run"
     run.write_text("1 Q0 d1 1 2.0 a\n1 Q0 d2 2 1.0 a\n")
@@ -327,7 +327,7 @@ def test_ingest_runs_keeps_freed_memory_for_reuse(tmp_path):
     script = textwrap.dedent(
         f"""
         import duckdb
-        from evalwh import ingest
+        from evalwh.store import ingest
         from evalwh.warehouse import Warehouse
         with Warehouse({str(db)!r}) as wh:
             before = wh.con.execute("SELECT current_setting('block_allocator_memory')").fetchone()[0]

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from evalwh import Warehouse
 from evalwh.cli import app
-from evalwh.report.demo_data import write_demo
+from evalwh.io.demo_data import write_demo
 
 LONG = "_a_rather_long_run_identifier_from_a_shared_task"
 

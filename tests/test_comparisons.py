@@ -294,7 +294,7 @@ def test_swapping_a_pair_mirrors_it(seed: int, test: str) -> None:
 
 
 def test_paper_table_numbers_and_markers() -> None:
-    from evalwh import paper_table
+    from evalwh.present import paper_table
 
     values = np.vstack([SAKAI, SAKAI[0] + 0.2])  # d is clearly better than a, b and c
     result = compare(long_frame(values), baselines=["a", "b"], correction="none")
@@ -312,3 +312,58 @@ def test_paper_table_numbers_and_markers() -> None:
     assert cells.loc[3, "AP +/- vs a (†)"] == "+20/-0"
     latex = paper_table.display_frame(result, latex=True)
     assert latex.loc[3, "AP"] == f"{values[3].mean():.4f}" + r"$^{\dagger\ddagger}$"
+
+
+PAPER_MARKDOWN = """\
+| Run | AP | AP 95% CI | AP +/- vs bm25 (†) | AP +/- vs dense_v2 (‡) |
+|:--|:--|:--|:--|:--|
+| bm25 | 0.2700‡ | [0.1513, 0.3887] | - | +0/-6 |
+| dense_v2 | 0.3367† | [0.2475, 0.4259] | +6/-0 | - |
+| hybrid | 0.5217†‡ | [0.4234, 0.6200] | +6/-0 | +6/-0 |
+
+Means with 95% t intervals (AP: 6 topics). Paired t-test, no correction, alpha 0.05; \
+† differs from bm25; ‡ differs from dense_v2; +/- counts topics won and lost against the baseline.
+"""
+
+PAPER_LATEX = r"""\begin{table}[ht]
+\centering
+\small
+\begin{tabular}{lrrrr}
+\toprule
+Run & AP & AP 95\% CI & AP $\pm$ vs bm25 ($\dagger$) & AP $\pm$ vs dense\_v2 ($\ddagger$) \\
+\midrule
+bm25 & 0.2700$^{\ddagger}$ & [0.1513, 0.3887] & -- & +0/--6 \\
+dense\_v2 & 0.3367$^{\dagger}$ & [0.2475, 0.4259] & +6/--0 & -- \\
+hybrid & 0.5217$^{\dagger\ddagger}$ & [0.4234, 0.6200] & +6/--0 & +6/--0 \\
+\bottomrule
+\end{tabular}
+""" + (
+    r"\caption{Means with 95\% t intervals (AP: 6 topics). Paired t-test, no correction, alpha 0.05; "
+    r"$\dagger$ differs from bm25; $\ddagger$ differs from dense\_v2; "
+    r"+/- counts topics won and lost against the baseline.}"
+    "\n\\end{table}\n"
+)
+
+
+def test_paper_table_text_byte_for_byte() -> None:
+    """The Markdown and LaTeX of a paper table, whole (`evalwh compare -f markdown|latex` prints
+    them as they are): two baselines, an id to escape, markers, en dashes, the caption below."""
+    import doctest
+
+    from evalwh.present import paper_table
+
+    values = {
+        "bm25": [0.20, 0.35, 0.10, 0.42, 0.30, 0.25],
+        "dense_v2": [0.28, 0.40, 0.22, 0.45, 0.37, 0.30],
+        "hybrid": [0.45, 0.60, 0.41, 0.66, 0.52, 0.49],
+    }
+    frame = pd.DataFrame(
+        [(run, f"q{i}", "AP", v) for run, vs in values.items() for i, v in enumerate(vs)],
+        columns=["run_id", "query_id", "measure", "value"],
+    )
+    result = compare(frame, baselines=["bm25", "dense_v2"], correction="none")
+    assert paper_table.to_markdown(result) == PAPER_MARKDOWN
+    assert paper_table.to_latex(result) == PAPER_LATEX
+    # the docstrings pin frame_to_markdown and frame_to_latex (every command's -f markdown|latex)
+    failures, tried = doctest.testmod(paper_table)
+    assert tried > 0 and failures == 0

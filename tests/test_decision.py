@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from test_stats import A, M, long
 
 from evalwh import Warehouse
-from evalwh.decisions import (
+from evalwh.methods.decisions import (
     compare_runs,
     decision_matrix,
     pairings,

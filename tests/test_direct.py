@@ -1,6 +1,6 @@
 """Direct evaluation of run files (evalwh eval --qrels): the same numbers and errors as ingest + eval.
 
-evalwh.direct reads run files with its C reader (evalwh._runlines, tested on its own in
+evalwh.measures.direct reads run files with its C reader (evalwh.io._runlines, tested on its own in
 tests/test_runlines.py) instead of storing them; every file the reader does not take goes
 through the ordinary ingest. These tests hold it to the warehouse path: on random
 collections (ties, unsorted files, split topics, duplicates, malformed lines, every option),
@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_ingest import BAD_RUNS, QRELS
 
-from evalwh.direct import evaluate_files
+from evalwh.measures.direct import evaluate_files
 from evalwh.errors import IngestError
 from evalwh.warehouse import Warehouse
 
@@ -140,7 +140,7 @@ def test_random_collections_give_the_warehouse_numbers(tmp_path_factory, collect
 
 @pytest.fixture
 def no_reader(monkeypatch):
-    """As where evalwh._runlines was not built: every file takes the ingest's path."""
+    """As where evalwh.io._runlines was not built: every file takes the ingest's path."""
     monkeypatch.setenv("EVALWH_NO_READER", "1")
 
 
@@ -163,7 +163,7 @@ def test_without_the_reader_the_numbers_are_the_same(tmp_path_factory, no_reader
 
 def test_the_reader_is_built():
     """The wheel and the editable install compile it (it is optional only for pip's sake)."""
-    from evalwh import runreader
+    from evalwh.io import runreader
 
     assert runreader.reader() is not None
 

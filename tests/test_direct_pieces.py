@@ -1,4 +1,4 @@
-"""The direct path reads a plain run file a piece of whole topics at a time (evalwh.runreader.pieces).
+"""The direct path reads a plain run file a piece of whole topics at a time (evalwh.io.runreader.pieces).
 
 Ranking each piece apart must give what ranking the file whole gives: a piece ends where a
 topic does, a topic split over pieces (its lines not one after another) sends the file to
@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_direct import CONDENSABLE, MEASURES, _agree, _collection, _same, _through_warehouse, _write
 
-from evalwh import direct, runreader
-from evalwh.direct import evaluate_files
+from evalwh.measures import direct
+from evalwh.io import runreader
+from evalwh.measures.direct import evaluate_files
 from evalwh.errors import IngestError
 
 

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from evalwh import Warehouse
-from evalwh.evaluation import unjudged_share
+from evalwh.measures.evaluation import unjudged_share
 
 QRELS = pd.DataFrame(
     {"query_id": ["1", "1", "1", "2", "2"], "doc_id": ["a", "b", "c", "a", "d"], "relevance": [1, 0, 1, 1, -1]}

@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from evalwh import Warehouse
 from evalwh.errors import EvalWhError, InsufficientDataError, NotFoundError
-from evalwh.experiments.exclusion import retained_runs, run_exclusion
-from evalwh.experiments.reduced import (
+from evalwh.methods.experiments.exclusion import retained_runs, run_exclusion
+from evalwh.methods.experiments.reduced import (
     DEFAULT_LEVELS,
     first_level_below,
     reduced_sample,
@@ -27,8 +27,8 @@ from evalwh.experiments.reduced import (
     store_reduced_qrels,
     stored_levels,
 )
-from evalwh.experiments.swap import run_swap_rates, swap_rates, swap_summary, topic_splits
-from evalwh.experiments.tau import kendall_tau, measure_tau
+from evalwh.methods.experiments.swap import run_swap_rates, swap_rates, swap_summary, topic_splits
+from evalwh.methods.experiments.tau import kendall_tau, measure_tau
 
 TREC8 = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec8_adhoc"
 ENV = {"COLUMNS": "200", "TERMINAL_WIDTH": "200"}

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from evalwh import Warehouse
-from evalwh.direct import evaluate_files
+from evalwh.measures.direct import evaluate_files
 from evalwh.errors import IngestError
-from evalwh.frames import standard_columns
+from evalwh.io.frames import standard_columns
 
 
 def collection(seed: int = 3) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:

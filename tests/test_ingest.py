@@ -3,7 +3,7 @@
 Every rejected input is checked for its exact message (``file:line: problem``) and for leaving
 the warehouse exactly as it was. Hypothesis throws random (mostly malformed) lines at the run
 parser and compares it with a small reference parser written here, independently of
-``evalwh.formats``; another property compares the materialised ranks with a pure-Python sort.
+``evalwh.io.formats``; another property compares the materialised ranks with a pure-Python sort.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalwh import formats
+from evalwh.io import formats
 from evalwh.errors import IngestError, NotFoundError, WarehouseLockedError
 from evalwh.warehouse import Warehouse
 

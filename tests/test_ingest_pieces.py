@@ -1,6 +1,6 @@
 """Large run files are ingested a piece of whole topics at a time, with the result of reading them whole.
 
-``evalwh.ingest.PIECE_BYTES`` is made tiny here, so that every file of a few lines is read in
+``evalwh.store.ingest.keyed.PIECE_BYTES`` is made tiny here, so that every file of a few lines is read in
 many pieces. On random runs (topics in blocks, or interleaved so that a topic falls into two
 pieces and the file is read whole), the warehouse holds the same lines, ranks, cache and keys
 as an ingest that reads every file whole; a bad line in a later piece is named as ever.
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalwh import ingest
+from evalwh.store.ingest import keyed
 from evalwh.errors import IngestError
 from evalwh.warehouse import Warehouse
 
@@ -61,8 +61,8 @@ def test_pieces_give_what_whole_files_give(tmp_path_factory, monkeypatch, runs, 
         paths[-1].write_text(_text(rows, f"r{index}", blocks, seed + index))
     (folder / "qrels").write_text("401 0 a 1\n401 0 b 0\n402 0 a 2\n7 0 c 1\n8 0 9 0\n")
     states = []
-    for piece in (ingest.PIECE_BYTES, 40):
-        monkeypatch.setattr(ingest, "PIECE_BYTES", piece)
+    for piece in (keyed.PIECE_BYTES, 40):
+        monkeypatch.setattr(keyed, "PIECE_BYTES", piece)
         with Warehouse(":memory:") as wh:
             wh.ingest_qrels(folder / "qrels", collection="c")
             wh.ingest_runs(paths, collection="c")
@@ -78,7 +78,7 @@ def test_pieces_give_what_whole_files_give(tmp_path_factory, monkeypatch, runs, 
 
 
 def test_a_bad_line_in_a_later_piece_is_named(tmp_path, monkeypatch):
-    monkeypatch.setattr(ingest, "PIECE_BYTES", 30)
+    monkeypatch.setattr(keyed, "PIECE_BYTES", 30)
     lines = [f"{t} Q0 d{i} {i} {10 - i} r\n" for t in ("1", "2", "3") for i in range(4)]
     lines[9] = "3 Q0 d1 1 high r\n"  # line 10: a score that is not a number
     (tmp_path / "run").write_text("".join(lines))

@@ -1,6 +1,6 @@
 """The one run-file reader at ingest: ranks as trec_ranked, the cache ready, atomic, faults.
 
-* Ingested ranks (from evalwh/_runlines.c) equal the ``trec_ranked`` macro's over the same
+* Ingested ranks (from evalwh/io/_runlines.c) equal the ``trec_ranked`` macro's over the same
   rows, on random files; the evaluation cache filled at ingest equals the one the
   evaluation's own SQL builds (runs before qrels, or qrels before runs).
 * After an ingest, nothing of the cache is missing or stale: the first evaluation writes
@@ -27,8 +27,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalwh import formats, ingest
-from evalwh.direct import evaluate_files
+from evalwh.io import formats
+from evalwh.store import ingest
+from evalwh.measures.direct import evaluate_files
 from evalwh.errors import IngestError
 from evalwh.warehouse import Warehouse
 

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalwh import Warehouse
-from evalwh.transfer import export, import_export
+from evalwh.store.transfer import export, import_export
 
 _TOPICS = st.sampled_from(["401", "402", "7"])
 _DOCS = st.text(alphabet="abAB09-.", min_size=1, max_size=3)

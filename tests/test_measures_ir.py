@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalwh import Warehouse, catalog
+from evalwh import Warehouse
+from evalwh.measures import catalog
 
 ir_measures = pytest.importorskip("ir_measures")
 
@@ -253,7 +254,7 @@ def test_integer_warehouse_upgrades_to_float_grades(tmp_path):
 
 def test_fractional_grades_in_files(tmp_path):
     """A qrels file with fractional grades: stored as given, the direct path agrees with the warehouse."""
-    from evalwh.direct import evaluate_files
+    from evalwh.measures.direct import evaluate_files
 
     (tmp_path / "qrels").write_text("1 0 a 0.5\n1 0 b 1.75\n1 0 c 2\n1 0 d -1\n")
     (tmp_path / "run").write_text("1 Q0 a 1 3.0 r\n1 Q0 b 2 2.0 r\n1 Q0 c 3 1.0 r\n")

@@ -22,7 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalwh import Warehouse, catalog
+from evalwh import Warehouse
+from evalwh.measures import catalog
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

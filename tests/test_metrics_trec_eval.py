@@ -24,8 +24,9 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from evalwh import Warehouse, catalog
-from evalwh.trec_format import format_trec
+from evalwh import Warehouse
+from evalwh.measures import catalog
+from evalwh.measures.trec_format import format_trec
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SUITE = DATA / "trec_eval_test"

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from evalwh import pools
+from evalwh.methods import pools
 from evalwh.errors import EvalWhError, NotFoundError
-from evalwh.experiments import pool_bias
+from evalwh.methods.experiments import pool_bias
 from evalwh.stats import adjust
 from evalwh.warehouse import Warehouse
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from evalwh import pools
+from evalwh.methods import pools
 from evalwh.errors import EvalWhError, MetricParamError, NotFoundError
 from evalwh.warehouse import Warehouse
 

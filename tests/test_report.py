@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import html as html_text
 import os
 import re
 import shutil
+from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -16,11 +20,11 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from evalwh import Warehouse
-from evalwh.decisions import decision_matrix
-from evalwh.evaluation import unjudged_share
-from evalwh.report import ReportOptions, build_report, render_html, render_markdown
-from evalwh.report.build import _leaderboard, _log_grid
-from evalwh.report.demo_data import DEMO_RUNS, write_demo
+from evalwh.methods.decisions import decision_matrix
+from evalwh.measures.evaluation import unjudged_share
+from evalwh.present.report import ReportOptions, build_report, render_html, render_markdown
+from evalwh.present.report.build import _leaderboard, _log_grid
+from evalwh.io.demo_data import DEMO_RUNS, write_demo
 
 runner = CliRunner(env={"COLUMNS": "200", "TERMINAL_WIDTH": "200"})
 SMALL = {"topics": 8, "docs_per_topic": 80, "depth": 40, "pool_depth": 10}
@@ -316,7 +320,7 @@ def test_report_in_headless_chromium(report, tmp_path: Path) -> None:  # type: i
 
 def test_means_and_p_values_are_printed_not_only_hovered(report) -> None:  # type: ignore[no-untyped-def]
     """Print and PDF drop tooltips: every listed pair's means and adjusted p-values are text."""
-    from evalwh.report.render import _p
+    from evalwh.present.report.render import _p
 
     html = re.sub(r'title="[^"]*"', "", render_html(report))
     table = html[html.index('id="pairs-table"') : html.index('id="proportions-table"')]
@@ -339,7 +343,7 @@ def test_case_proportion_bars_are_as_wide_as_the_shares(report) -> None:  # type
 
 
 def test_runs_figure_labels_depths_and_keeps_the_legend_off_the_lines() -> None:
-    from evalwh.report.figures import draw_runs
+    from evalwh.present.report.figures import draw_runs
 
     profile = pd.DataFrame(
         {
@@ -359,3 +363,129 @@ def test_runs_figure_labels_depths_and_keeps_the_legend_off_the_lines() -> None:
     legend = top.get_legend()
     assert [t.get_text() for t in legend.get_texts()] == ["a", "b"]
     assert legend.get_window_extent().x0 >= top.get_window_extent().x1  # beside the axes
+
+
+# -- the templates: the same report as the f-strings wrote, escaped -------------------------
+
+GOLDEN = Path(__file__).parent / "data" / "report_golden"
+PINNED = {"generated": "2024-01-01T00:00:00+00:00", "version": "0.0.0+golden", "timings": {"all": 1.0}}
+
+
+def _pinned(report):  # type: ignore[no-untyped-def]
+    """The report with what varies between runs and machines fixed: the time, version and
+    timings, the qrels' absolute path, and each figure's SVG (it depends on matplotlib and the
+    fonts) replaced by a stub naming the figure."""
+    qrels = report.qrels.assign(source_file=report.qrels["source_file"].map(lambda p: Path(p).name))
+    figures = [
+        dataclasses.replace(f, svg=f'<svg xmlns="http://www.w3.org/2000/svg" id="{f.key}"/>')
+        for f in report.figures
+    ]
+    return dataclasses.replace(report, qrels=qrels, figures=figures, **PINNED)
+
+
+class _Canonical(HTMLParser):
+    """Tags and attributes as parsed, text with entities decoded and whitespace collapsed."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.out: list[str] = []
+
+    def _attrs(self, attrs: list[tuple[str, str | None]]) -> str:
+        data_uri = re.compile(r"data:[^\"' ]+")
+        return "".join(
+            f' {k}="{html_text.escape(data_uri.sub(_sha256, v or ""))}"' for k, v in attrs
+        )
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.out.append(f"<{tag}{self._attrs(attrs)}>")
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.out.append(f"<{tag}{self._attrs(attrs)}/>")
+
+    def handle_endtag(self, tag: str) -> None:
+        self.out.append(f"</{tag}>")
+
+    def handle_data(self, data: str) -> None:
+        if text := " ".join(data.split()):
+            self.out.append(html_text.escape(text))
+
+    def handle_decl(self, decl: str) -> None:
+        self.out.append(f"<!{decl}>")
+
+
+def _sha256(match: re.Match[str]) -> str:
+    return "data:sha256:" + hashlib.sha256(match.group().encode()).hexdigest()
+
+
+def _canonical(page: str) -> list[str]:
+    parser = _Canonical()
+    parser.feed(page)
+    parser.close()
+    return parser.out
+
+
+def test_html_is_the_html_from_before_the_templates(report) -> None:  # type: ignore[no-untyped-def]
+    """The templates lay out what the f-strings of render.py did, up to whitespace and escaping.
+
+    tests/data/report_golden/demo.html was written by render.py *before* the layout moved to
+    templates/ (f-strings and html.escape), from this module's demo report made deterministic
+    by ``_pinned`` (time, version, timings, qrels path, and stub SVGs for the figures). Both
+    pages are compared as parsed, one token a line: entities decoded (html.escape writes
+    ``&#x27;`` and ``&quot;``, markupsafe ``&#39;`` and ``&#34;``), runs of whitespace
+    collapsed, whitespace-only text between tags dropped, and every ``data:`` URI replaced by
+    its sha256 (so a diff stays readable). When the layout changes on purpose, rewrite the
+    golden from ``render_html(_pinned(report))`` and read its diff.
+    """
+    before = _canonical((GOLDEN / "demo.html").read_text(encoding="utf-8"))
+    after = _canonical(render_html(_pinned(report)))
+    assert len(before) > 2000
+    assert "\n".join(after) == "\n".join(before)
+
+
+def test_markdown_is_the_markdown_from_before_the_templates(report) -> None:  # type: ignore[no-untyped-def]
+    """report.md.j2 writes the Markdown of the former f-strings byte for byte
+    (tests/data/report_golden/demo.md, written before the templates, as demo.html)."""
+    before = (GOLDEN / "demo.md").read_text(encoding="utf-8")
+    assert render_markdown(_pinned(report)) == before
+
+
+def test_html_escapes_run_ids() -> None:
+    """Autoescaping: a run id with markup or ``&`` is text in the HTML (Markdown keeps it)."""
+    docs = [f"d{i}" for i in range(30)]
+    topics = ["1", "2", "3"]
+    qrels = pd.DataFrame(
+        [(t, d, int(i % 3 == 0)) for t in topics for i, d in enumerate(docs[:20])],
+        columns=["query_id", "doc_id", "relevance"],
+    )
+    names = ["a<script>alert(1)</script>", "b&c", "plain"]
+    rows = [
+        (name, t, docs[i], float(30 - k))
+        for n, name in enumerate(names)
+        for t in topics
+        for k, i in enumerate(np.random.default_rng(n).permutation(30))
+    ]
+    wh = Warehouse(":memory:")
+    wh.ingest_qrels(qrels, collection="c")
+    wh.ingest_runs(pd.DataFrame(rows, columns=["run_id", "query_id", "doc_id", "score"]), collection="c")
+    report = build_report(wh, "c", ReportOptions(depths=(10,), figures=False))
+    page = render_html(report)
+    assert "<script" not in page and "b&c" not in page
+    # leaderboard, comparisons (as run and as vs) and provenance
+    assert page.count("a&lt;script&gt;alert(1)&lt;/script&gt;") == 4
+    assert page.count("b&amp;c") == 4
+    assert "a<script>alert(1)</script>" in render_markdown(report)
+
+
+def test_template_environment() -> None:
+    """Loaded once; HTML autoescaped, Markdown not; a missing variable is an error."""
+    import jinja2
+
+    from evalwh.present.report.render import _environment
+
+    env = _environment()
+    assert env is _environment()
+    assert env.autoescape("report.html.j2") and env.autoescape("report.css.j2")
+    assert env.autoescape("unknown.j2") and not env.autoescape("report.md.j2")
+    assert set(env.list_templates()) >= {"report.html.j2", "report.css.j2", "report.md.j2"}
+    with pytest.raises(jinja2.UndefinedError):
+        env.get_template("report.html.j2").render({})

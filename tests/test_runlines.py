@@ -1,4 +1,4 @@
-"""evalwh._runlines, the direct evaluation's run-file reader (C), held to DuckDB.
+"""evalwh.io._runlines, the direct evaluation's run-file reader (C), held to DuckDB.
 
 It must rank as the ``trec_ranked`` macro does, read every score it accepts as DuckDB's DOUBLE
 cast does, and refuse (hand to the ingest) every file that is not in its plain form. That
@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalwh import _runlines
-from evalwh.runreader import judgments_from_arrow
+from evalwh.io import _runlines
+from evalwh.io.runreader import judgments_from_arrow
 from evalwh.warehouse import Warehouse
 
 _RANKING = Warehouse(":memory:")  # its trec_ranked macro, and DuckDB's casts

@@ -344,7 +344,7 @@ def test_run_metadata_may_skip_unknown_runs_when_asked(metadata_db, tmp_path):
 
 
 def test_atomic_output_keeps_the_old_file_on_failure(tmp_path):
-    from evalwh.files import atomic_output, atomic_path
+    from evalwh.io.files import atomic_output, atomic_path
 
     out = tmp_path / "r.html"
     out.write_text("old")
@@ -365,7 +365,7 @@ def test_a_killed_writer_leaves_the_old_file_and_the_next_write_cleans_up(db, tm
     out = tmp_path / "out.csv"
     out.write_text("old\n")
     script = (
-        "import sys, time; from evalwh.files import atomic_output\n"
+        "import sys, time; from evalwh.io.files import atomic_output\n"
         f"with atomic_output({str(out)!r}) as h:\n"
         "    h.write('half'); h.flush(); print('ready', flush=True); time.sleep(60)\n"
     )
@@ -409,7 +409,7 @@ def test_export_removes_what_a_killed_export_left(db, tmp_path):
 )
 def test_every_output_is_renamed_into_place(command, db, tmp_path, monkeypatch):
     """The bytes land in a temporary beside the target, which is renamed over it at the end."""
-    from evalwh import files
+    from evalwh.io import files
 
     suffix = {"parquet": ".parquet", "runs": ".png"}.get(command[-1] if command[0] != "plot" else "runs", ".txt")
     out = tmp_path / f"out{suffix}"

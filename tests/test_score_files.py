@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalwh.errors import IngestError
-from evalwh.score_files import read_scores
+from evalwh.io.score_files import read_scores
 
 names = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_.", min_size=1, max_size=8)
 values = st.floats(0.0, 1.0, allow_nan=False).map(lambda v: round(v, 4))

@@ -13,8 +13,10 @@ import numpy as np
 import pytest
 from small_collection import fill
 
-from evalwh import Warehouse, catalog, spark, transfer
-from evalwh.evaluation import Options, Unjudged
+from evalwh import Warehouse, spark
+from evalwh.measures import catalog
+from evalwh.store import transfer
+from evalwh.store.context import Options, Unjudged
 
 pytestmark = [
     pytest.mark.slow,

@@ -18,7 +18,8 @@ import pandas as pd
 import pytest
 from test_ingest import BAD_QRELS, BAD_RUNS, QRELS, RUN, write
 
-from evalwh import formats, spark
+from evalwh.io import formats
+from evalwh import spark
 from evalwh.errors import IngestError
 from evalwh.spark import files
 from evalwh.warehouse import Warehouse
@@ -133,7 +134,7 @@ def test_qrels_grades_are_the_warehouse_grades(session, tmp_path):  # type: igno
 
 
 def test_score_grammar_is_the_warehouse_one(session):  # type: ignore[no-untyped-def]
-    """run_fields.sql reads a score exactly when evalwh.formats.is_score takes it, as float does."""
+    """run_fields.sql reads a score exactly when evalwh.io.formats.is_score takes it, as float does."""
     rng = random.Random(19)
     alphabet = "0123456789" * 3 + "+-._eE" * 2 + "xXinfaINFdD ,١"
     texts = [

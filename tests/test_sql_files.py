@@ -14,8 +14,9 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from evalwh import Warehouse, catalog, sql
-from evalwh.evaluation import Options, build_context
+from evalwh import Warehouse, sql
+from evalwh.measures import catalog
+from evalwh.store.context import Options, build_context
 
 FILES = sql.load_package(catalog.METRICS_PACKAGE)
 # a value for each parameter a spec must give (the others take their declared default)

@@ -12,7 +12,8 @@ from evalwh.cli import app
 from small_collection import fill
 from typer.testing import CliRunner
 
-from evalwh import Warehouse, transfer
+from evalwh import Warehouse
+from evalwh.store import transfer
 from evalwh.errors import EvalWhError, NotFoundError
 
 runner = CliRunner(env={"COLUMNS": "120", "TERMINAL_WIDTH": "120"})

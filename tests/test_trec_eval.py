@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalwh import trec_eval as te
+from evalwh.measures import trec_eval as te
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 TREC8 = SHARED / "trec8_adhoc"
@@ -148,7 +148,7 @@ def test_trec8_all_trec_byte_identical_for_all_runs() -> None:
 
 def test_eval_speaks_trec_eval_names() -> None:
     """evalwh eval -m with trec_eval's names: the values of evalwh trec_eval, under the names typed."""
-    from evalwh.direct import evaluate_files
+    from evalwh.measures.direct import evaluate_files
 
     _need(SUITE)
     specs = ["P_10", "P.5,20", "ndcg_cut.10", "map_cut_100", "gm_map", "iprec_at_recall_0.50"]
@@ -168,7 +168,7 @@ def test_eval_speaks_trec_eval_names() -> None:
 
 
 def test_eval_unknown_name_keeps_did_you_mean() -> None:
-    from evalwh import evaluation
+    from evalwh.measures import evaluation
     from evalwh.errors import UnknownMetricError
 
     with pytest.raises(UnknownMetricError, match="Did you mean nDCG"):
@@ -260,6 +260,6 @@ def test_new_measures_agree_with_pytrec_eval(memory_wh, collection, rel: int) ->
 
 
 def catalog_parse(spec: str):  # type: ignore[no-untyped-def]
-    from evalwh import catalog
+    from evalwh.measures import catalog
 
     return catalog.parse(spec)

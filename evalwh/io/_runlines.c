@@ -1,7 +1,7 @@
 /*
- * evalwh._runlines: read one TREC run file and rank its judged lines, as trec_eval does.
+ * evalwh.io._runlines: read one TREC run file and rank its judged lines, as trec_eval does.
  *
- * The direct evaluation (evalwh.direct, `evalwh eval --qrels QRELS RUN...`) reads every line
+ * The direct evaluation (evalwh.measures.direct, `evalwh eval --qrels QRELS RUN...`) reads every line
  * of every run file once and keeps only what the metrics need: the judged lines with their
  * ranks and running counts, and the number retrieved per topic. Reading 25 million lines
  * into Arrow and ranking them there costs more than all the metrics together, so this module
@@ -83,7 +83,7 @@ static c_locale_t c_locale;
 #define PREFETCH(address) ((void)0)
 #endif
 #define PREFETCH_AHEAD 8
-/* the longest line taken by default, in bytes without its line break (evalwh.formats.MAX_LINE) */
+/* the longest line taken by default, in bytes without its line break (evalwh.io.formats.MAX_LINE) */
 #define MAX_LINE (1 << 20)
 
 /* -- hashing ------------------------------------------------------------------------------ */
@@ -203,7 +203,7 @@ static void judgments_release(Judgments *j) {
 }
 
 static void judgments_free(PyObject *capsule) {
-    judgments_release(PyCapsule_GetPointer(capsule, "evalwh._runlines.judgments"));
+    judgments_release(PyCapsule_GetPointer(capsule, "evalwh.io._runlines.judgments"));
 }
 
 /* the slot of a topic in j->topic_slots: where it is, or the empty slot where it would go */
@@ -372,7 +372,7 @@ static PyObject *build_judgments(const Py_buffer *topic_offsets, const Py_buffer
     }
     free(topic_of);
     free(unsorted);
-    PyObject *capsule = PyCapsule_New(j, "evalwh._runlines.judgments", judgments_free);
+    PyObject *capsule = PyCapsule_New(j, "evalwh.io._runlines.judgments", judgments_free);
     if (capsule != NULL) return capsule;
     judgments_release(j);
     return NULL;
@@ -427,7 +427,7 @@ static void documents_release(Documents *d) {
 }
 
 static void documents_free(PyObject *capsule) {
-    documents_release(PyCapsule_GetPointer(capsule, "evalwh._runlines.documents"));
+    documents_release(PyCapsule_GetPointer(capsule, "evalwh.io._runlines.documents"));
 }
 
 /* the topic's index, added if new; SIZE_MAX on memory failure */
@@ -586,7 +586,7 @@ static PyObject *documents(PyObject *self, PyObject *args) {
             goto out;
         }
     }
-    result = PyCapsule_New(d, "evalwh._runlines.documents", documents_free);
+    result = PyCapsule_New(d, "evalwh.io._runlines.documents", documents_free);
     if (result != NULL) d = NULL;
 out:
     documents_release(d);
@@ -1171,7 +1171,7 @@ static int work_args(Work *w, PyObject *args, const char *format, PyObject **dat
                           &rel, &float32, &extra_fields, max_line, documents))
         return 0;
     if (capsule != Py_None) {
-        w->judgments = PyCapsule_GetPointer(capsule, "evalwh._runlines.judgments");
+        w->judgments = PyCapsule_GetPointer(capsule, "evalwh.io._runlines.judgments");
         if (w->judgments == NULL) return 0;
     }
     if (delimiter_len != 1 || (delimiter[0] != ' ' && delimiter[0] != '\t')) {
@@ -1256,7 +1256,7 @@ static PyObject *read_run(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "read_run keeps scores as they are: float32 is not for it");
         goto out;
     }
-    if (capsule != Py_None && (w.documents = PyCapsule_GetPointer(capsule, "evalwh._runlines.documents")) == NULL)
+    if (capsule != Py_None && (w.documents = PyCapsule_GetPointer(capsule, "evalwh.io._runlines.documents")) == NULL)
         goto out;
     w.all_rows = 1;
     int ok;
@@ -1390,7 +1390,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_runlines",
-                                    "Read one TREC run file and rank its judged lines (see evalwh.direct).",
+                                    "Read one TREC run file and rank its judged lines (see evalwh.measures.direct).",
                                     -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__runlines(void) {

@@ -1,7 +1,7 @@
 """Arrow arrays built from their buffers: numpy arrays and the reader's bytes, uncopied.
 
 ``pa.array`` converts element by element, and the first conversion of Python objects or
-numpy arrays imports pandas; the run-file reader (:mod:`evalwh.direct`) hands back raw
+numpy arrays imports pandas; the run-file reader (:mod:`evalwh.measures.direct`) hands back raw
 buffers, which these helpers wrap as they are.
 """
 

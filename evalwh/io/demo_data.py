@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from evalwh.files import atomic_path, write_text
+from evalwh.io.files import atomic_path, write_text
 
 # run name -> (quality: weight of relevance in the score, pooled)
 DEMO_RUNS: dict[str, tuple[float, bool]] = {

@@ -1,6 +1,6 @@
 """TREC run and qrels files: what a valid line is, content scans, and naming the first bad line.
 
-The bulk parsing of run files is done by the run-file reader (C, :mod:`evalwh.runreader`),
+The bulk parsing of run files is done by the run-file reader (C, :mod:`evalwh.io.runreader`),
 and of qrels files and the run files it leaves by DuckDB's CSV reader
 (``queries/ingest/*.sql``). This module holds what must look at the bytes of a file in Python:
 
@@ -74,6 +74,16 @@ def label(path: Path) -> str:
     return "<stdin>" if is_stdin(path) else str(path)
 
 
+def require_file(path: Path) -> None:
+    """Raise IngestError unless ``path`` is an existing file (or ``-``, standard input)."""
+    if is_stdin(path):
+        return
+    if not path.exists():
+        raise IngestError(str(path), None, "no such file")
+    if path.is_dir():
+        raise IngestError(str(path), None, "is a directory, not a file")
+
+
 def needs_copy(path: Path) -> bool:
     """Whether ``path`` can be read only once (standard input, a pipe, a device)."""
     if is_stdin(path):
@@ -117,7 +127,7 @@ def copy_stream(path: Path, target: Path) -> None:
 def first_long_line(data: bytes) -> int:
     """The number of the first line longer than MAX_LINE bytes (0: none), by the C reader."""
     try:
-        from evalwh import _runlines
+        from evalwh.io import _runlines
     except ImportError:
         for number, body in enumerate(data.split(b"\n"), start=1):
             if len(body.removesuffix(b"\r")) > MAX_LINE:

@@ -1,9 +1,9 @@
 """DataFrame column layouts: evalwh's own, ir_measures' and PyTerrier's, mapped to one.
 
 Every entry point that takes a DataFrame (``Warehouse.ingest_qrels``, ``Warehouse.ingest_runs``,
-:func:`evalwh.direct.evaluate_files`) passes it through :func:`standard_columns` first, so a
+:func:`evalwh.measures.direct.evaluate_files`) passes it through :func:`standard_columns` first, so a
 frame is accepted or refused the same way everywhere. The mapping only renames columns; checks
-on the values (ids, grades, scores) come after it, in :mod:`evalwh.ingest`.
+on the values (ids, grades, scores) come after it, in :mod:`evalwh.store.ingest`.
 
 ==========  =======================  ==========================  ==================
 evalwh      ir_measures              PyTerrier                   meaning
@@ -23,9 +23,8 @@ PyTerrier's ``docid`` (its index's internal number) is not a document id and is 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from evalwh.errors import IngestError
 
@@ -110,54 +109,6 @@ def standard_columns(frame: pd.DataFrame, kind: Kind, *, label: str = "DataFrame
     return frame.rename(columns=renames) if renames else frame
 
 
-def has_frames(runs: object) -> bool:
-    """Whether ``runs`` (as given to :func:`evalwh.direct.evaluate_files`) holds DataFrames or
-    table files."""
-    import pandas as pd
-
-    if isinstance(runs, (pd.DataFrame, Mapping)):
-        return True
-    return isinstance(runs, (list, tuple)) and any(isinstance(r, pd.DataFrame) or is_table_file(r) for r in runs)
-
-
-def evaluate_frames(
-    qrels: str | os.PathLike[str] | pd.DataFrame,
-    runs: pd.DataFrame | Mapping[str, pd.DataFrame] | Sequence[pd.DataFrame | str | os.PathLike[str]],
-    measures: list[str],
-    **options: Any,
-) -> pd.DataFrame:
-    """Evaluate runs given as DataFrames (and files) in a warehouse kept in memory.
-
-    ``runs`` is one DataFrame, a list of DataFrames and run files, or a mapping from run name to
-    DataFrame. A frame without a ``run_id`` column is named by its key in the mapping, else
-    ``run`` (a single frame) or ``run1``, ``run2``, ... by its place in the list.
-    """
-    import pandas as pd
-
-    from evalwh.direct import COLLECTION
-    from evalwh.warehouse import Warehouse
-
-    if isinstance(runs, pd.DataFrame):
-        named: list[tuple[str | None, object]] = [("run", runs)]
-    elif isinstance(runs, Mapping):
-        named = [(str(name), frame) for name, frame in runs.items()]
-    else:
-        named = [(f"run{i}", item) for i, item in enumerate(runs, start=1)]
-    extra = options.pop("ignore_extra_fields", False)
-    with Warehouse(":memory:") as wh:
-        wh.ingest_qrels(qrels, collection=COLLECTION)
-        for name, item in named:
-            if is_table_file(item):
-                name, item = Path(item).stem, read_table(item)  # type: ignore[arg-type]
-            if isinstance(item, pd.DataFrame):
-                frame = standard_columns(item, "run", label=f"DataFrame {name}")
-                run_id = None if "run_id" in frame.columns else name
-                wh.ingest_runs(frame, collection=COLLECTION, run_id=run_id)
-            else:
-                wh.ingest_runs(item, collection=COLLECTION, ignore_extra_fields=extra)  # type: ignore[arg-type]
-        return wh.evaluate(measures, collection=COLLECTION, **options)
-
-
 TABLE_SUFFIXES = (".parquet",)
 """Files read as a DataFrame (any layout above) wherever a qrels or run file is taken."""
 
@@ -172,7 +123,7 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     import pandas as pd
     import pyarrow as pa
 
-    from evalwh.ingest import require_file
+    from evalwh.io.formats import require_file
 
     require_file(Path(path))
     try:

@@ -1,12 +1,12 @@
 """The one run-file reader of both paths: ``evalwh ingest runs`` and ``evalwh eval --qrels``.
 
-Each run file is parsed, checked and ranked once, by ``evalwh/_runlines.c`` (C, one file a
+Each run file is parsed, checked and ranked once, by ``evalwh/io/_runlines.c`` (C, one file a
 call, without the GIL). The ingest takes every line ranked (:func:`read_run`: the rows that
 ``run_rows`` stores, already in trec_eval's order, so DuckDB neither parses nor sorts
 them), each keyed by its (topic, document) pair (in the dictionary of :func:`documents`,
 once the file is accepted) and, when the collection has judgments, the judged rows with their
 running counts that the evaluation cache (``judged_results``) holds; the direct evaluation takes only the
-judged rows (``rank_file``, :mod:`evalwh.direct`). Both share the C code that splits,
+judged rows (``rank_file``, :mod:`evalwh.measures.direct`). Both share the C code that splits,
 checks and ranks, so both give a file the same verdict and the same ranks.
 
 The reader takes only the plainest form of a run file (ASCII, one delimiter, one tag,
@@ -25,20 +25,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalwh import arrays, formats
+from evalwh.io import arrays, formats
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from evalwh.warehouse import Warehouse
+    import duckdb
 
 
 def reader() -> Any:
-    """evalwh._runlines, the compiled run-file reader, or None where it was not built."""
+    """evalwh.io._runlines, the compiled run-file reader, or None where it was not built."""
     if os.environ.get("EVALWH_NO_READER"):
         return None
     try:
-        from evalwh import _runlines
+        from evalwh.io import _runlines
     except ImportError:
         return None
     return _runlines
@@ -71,9 +71,9 @@ def judgments_from_arrow(module: Any, table: pa.Table) -> Any:
     return module.judgments(*buffers)
 
 
-def judgments(module: Any, wh: Warehouse, collection: str, qrels_id: str) -> Any:
+def judgments(module: Any, con: duckdb.DuckDBPyConnection, collection: str, qrels_id: str) -> Any:
     """The stored judgments of a qrels set with a grade >= 0 (negative: unjudged), in C."""
-    table = wh.con.sql(
+    table = con.sql(
         "SELECT query_id, doc_id, CAST(relevance AS INTEGER) AS grade FROM qrels"
         " WHERE collection_id = $collection AND qrels_id = $qrels_id AND relevance >= 0",
         params={"collection": collection, "qrels_id": qrels_id},
@@ -216,7 +216,7 @@ def documents(module: Any, pairs: pa.Table, next_key: int) -> Any:
     """
     import pyarrow as pa
 
-    # (pyarrow's own conversions import pandas, a third of a second: evalwh.arrays instead)
+    # (pyarrow's own conversions import pandas, a third of a second: evalwh.io.arrays instead)
     if pairs.num_rows == 0:  # (combining no chunks makes an array from a list)
         none = np.zeros(1, np.int32)
         return module.documents(none, b"", none, b"", np.zeros(0, np.int64), next_key)

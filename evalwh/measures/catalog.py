@@ -10,7 +10,7 @@ the spec as the user typed it, so that results can be reported under that name.
 Two parameters are not the query's but the evaluation's, as in ir_measures: ``rel=`` (grade
 >= rel is relevant) on every measure that reads the relevance threshold, and
 ``judged_only=true`` (unjudged documents removed, trec_eval -J) on every measure defined on
-condensed lists. :mod:`evalwh.evaluation` evaluates such a measure over the same topics with
+condensed lists. :mod:`evalwh.measures.evaluation` evaluates such a measure over the same topics with
 its own threshold or condensing (``Measure.options``).
 """
 

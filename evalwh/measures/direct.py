@@ -4,7 +4,7 @@
 ``Warehouse.evaluate`` gives after an ingest, from the same metric queries, without keeping
 anything. The judgments are ingested into an in-memory warehouse as usual (they are small).
 The run files, which are large, are each read once by the reader the ingest uses
-(:mod:`evalwh.runreader`, ``evalwh._runlines``: C, one file per thread, without the GIL),
+(:mod:`evalwh.io.runreader`, ``evalwh.io._runlines``: C, one file per thread, without the GIL),
 which looks every line up in the judgments, ranks the judged ones as ``trec_ranked`` does
 and hands back only those, with their running counts, and the number retrieved per topic
 (``run_topics``). Reading starts while the judgments are still being ingested. A plain file
@@ -12,7 +12,7 @@ is read a piece of whole topics at a time, so that two pieces (not two files) ar
 at once; the judged rows go, a few files at a time, into a compressed in-memory table of
 numbers (``05_files_store.sql``), which the metrics read (``05_source_files.sql``).
 
-The reader takes only the plainest form of a run file (see ``evalwh/_runlines.c``); a file
+The reader takes only the plainest form of a run file (see ``evalwh/io/_runlines.c``); a file
 it does not take (a comment, other whitespace, another spelling of a score, non-ASCII text,
 a duplicate document, a malformed line) is ingested into the in-memory warehouse by the
 ordinary ingest, which ranks it with ``trec_ranked`` or names its first bad line, and its
@@ -32,14 +32,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalwh import arrays, catalog, evaluation, formats, ingest, runreader, sql
-from evalwh.evaluation import Averaging, Options, Unjudged
+from evalwh import sql
+from evalwh.io import arrays, formats, runreader
+from evalwh.io.frames import is_table_file, read_table, standard_columns
+from evalwh.measures import catalog, evaluation
+from evalwh.store import ingest
+from evalwh.store.context import Averaging, Options, Unjudged, context_steps
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-    from evalwh.warehouse import Warehouse
+    from evalwh.store.connection import Store
+
 
 COLLECTION = "files"
 _CONTEXT = "evalwh.queries.context"
@@ -60,18 +65,18 @@ def evaluate_files(
     ignore_extra_fields: bool = False,
     typed_names: bool = False,
     truncate_grades: bool = False,
-    then: Callable[[Warehouse], None] | None = None,
+    then: Callable[[Store], None] | None = None,
 ) -> pd.DataFrame:
     """Evaluate TREC run files against a qrels file, as trec_eval does, storing nothing.
 
     Args:
         qrels: A qrels file (plain or ``.gz``) or a DataFrame, as ``Warehouse.ingest_qrels``.
         runs: Run files (plain or ``.gz``); each file's tag names its run. Or DataFrames (one,
-            a list, or a mapping from run name), in any layout :mod:`evalwh.frames` accepts;
+            a list, or a mapping from run name), in any layout :mod:`evalwh.io.frames` accepts;
             these are evaluated through an in-memory warehouse.
         measures: Measure specs (``P@10``, ``AP``, ``nDCG@10``, ``all_trec``, ...).
         per_query, depths, rel, unjudged, depth_cap, float32_ties, averaging: as
-            :func:`evalwh.evaluation.evaluate`.
+            :func:`evalwh.measures.evaluation.evaluate`.
         ignore_extra_fields: Accept run lines with more than six fields (the first six count).
         typed_names: Report measures under the names given (as ``evaluation.evaluate``).
         truncate_grades: Read fractional grades as trec_eval does (C's atol: toward zero).
@@ -94,9 +99,6 @@ def evaluate_files(
         >>> frame[["run_id", "measure", "value"]].values.tolist()
         [['r1', 'P@2', 0.5], ['r1', 'AP', 0.5]]
     """
-    from evalwh.frames import evaluate_frames, has_frames
-    from evalwh.warehouse import Warehouse
-
     if has_frames(runs):
         return evaluate_frames(
             qrels, runs, measures, per_query=per_query, depths=depths, rel=rel, unjudged=unjudged,
@@ -112,13 +114,15 @@ def evaluate_files(
     )
     parsed = evaluation.parse_measures(measures, depths, options)
     paths = [Path(p) for p in runs]
+    from evalwh.store.connection import Store
+
     spill = ingest.Spill()
     try:
         files = ingest.prepare_run_files(
             paths, run_id=None, ignore_extra_fields=ignore_extra_fields, spill=spill
         )
-        with Warehouse(":memory:") as wh, _Reader(files, options, ignore_extra_fields) as reader:
-            wh.ingest_qrels(qrels, collection=COLLECTION)
+        with Store(":memory:") as wh, _Reader(files, options, ignore_extra_fields) as reader:
+            ingest.ingest_qrels(wh, qrels, collection=COLLECTION)
             if truncate_grades:
                 wh.con.execute("UPDATE qrels SET relevance = trunc(relevance) WHERE relevance <> trunc(relevance)")
             general = reader.store(wh)
@@ -130,8 +134,55 @@ def evaluate_files(
         spill.close()
 
 
+def has_frames(runs: object) -> bool:
+    """Whether ``runs`` (as given to :func:`evaluate_files`) holds DataFrames or
+    table files."""
+    import pandas as pd
+
+    if isinstance(runs, (pd.DataFrame, Mapping)):
+        return True
+    return isinstance(runs, (list, tuple)) and any(isinstance(r, pd.DataFrame) or is_table_file(r) for r in runs)
+
+
+def evaluate_frames(
+    qrels: str | os.PathLike[str] | pd.DataFrame,
+    runs: pd.DataFrame | Mapping[str, pd.DataFrame] | Sequence[pd.DataFrame | str | os.PathLike[str]],
+    measures: list[str],
+    **options: Any,
+) -> pd.DataFrame:
+    """Evaluate runs given as DataFrames (and files) in a warehouse kept in memory.
+
+    ``runs`` is one DataFrame, a list of DataFrames and run files, or a mapping from run name to
+    DataFrame. A frame without a ``run_id`` column is named by its key in the mapping, else
+    ``run`` (a single frame) or ``run1``, ``run2``, ... by its place in the list.
+    """
+    import pandas as pd
+
+    from evalwh.store.connection import Store
+
+    if isinstance(runs, pd.DataFrame):
+        named: list[tuple[str | None, object]] = [("run", runs)]
+    elif isinstance(runs, Mapping):
+        named = [(str(name), frame) for name, frame in runs.items()]
+    else:
+        named = [(f"run{i}", item) for i, item in enumerate(runs, start=1)]
+    extra = options.pop("ignore_extra_fields", False)
+    with Store(":memory:") as wh:
+        ingest.ingest_qrels(wh, qrels, collection=COLLECTION)
+        for name, item in named:
+            if is_table_file(item):
+                name, item = Path(item).stem, read_table(item)  # type: ignore[arg-type]
+            if isinstance(item, pd.DataFrame):
+                frame = standard_columns(item, "run", label=f"DataFrame {name}")
+                run_id = None if "run_id" in frame.columns else name
+                ingest.ingest_runs(wh, frame, collection=COLLECTION, run_id=run_id)
+            else:
+                ingest.ingest_runs(wh, item, collection=COLLECTION, ignore_extra_fields=extra)  # type: ignore[arg-type]
+        return evaluation.evaluate(wh, measures, collection=COLLECTION, **options)
+
+
 def _evaluate(
-    wh: Warehouse,
+    wh: Store,
     general: list[ingest.RunFile],
     spill: ingest.Spill,
     parsed: Any,
@@ -140,7 +191,7 @@ def _evaluate(
     ignore_extra_fields: bool,
     *,
     typed_names: bool,
-    then: Callable[[Warehouse], None] | None,
+    then: Callable[[Store], None] | None,
 ) -> pd.DataFrame:
     """Ingest the files the reader left, then run the metrics over all judged rows.
 
@@ -171,8 +222,8 @@ def _evaluate(
 
 
 def _context_steps(options: Options) -> list[tuple[str, dict[str, Any]]]:
-    """The evaluation context of :mod:`evalwh.evaluation`, with the files' judged rows added."""
-    steps = evaluation.context_steps(COLLECTION, None, options, fingerprint=None)
+    """The evaluation context of :mod:`evalwh.measures.evaluation`, with the files' judged rows added."""
+    steps = context_steps(COLLECTION, None, options, fingerprint=None)
     at = steps.index(("05_source_direct", {})) + 1
     return steps[:at] + [("05_source_files", {})] + steps[at:]
 
@@ -182,7 +233,7 @@ class _Reader:
 
     Two threads each read a file and rank it (``rank_file`` releases the GIL); the first two
     start while the judgments are still being ingested. A plain file is read and ranked a
-    piece of whole topics at a time (:func:`evalwh.runreader.pieces`, about ``_PIECE`` bytes, and the
+    piece of whole topics at a time (:func:`evalwh.io.runreader.pieces`, about ``_PIECE`` bytes, and the
     reader's work on a piece takes about twice its size), which ranks every topic as the
     whole file would; a ``.gz`` file, or one whose topics do not come one after another, is
     read whole. The calling thread stores each file's judged rows, in file order, into
@@ -261,7 +312,7 @@ class _Reader:
             formats.MAX_LINE,
         )
 
-    def store(self, wh: Warehouse) -> list[ingest.RunFile]:
+    def store(self, wh: Store) -> list[ingest.RunFile]:
         """Store what the reader takes (judged rows, runs and run_topics rows).
 
         Returns the files it left to the general path, in the order the ingest meets them:
@@ -280,7 +331,7 @@ class _Reader:
         if self.module is None or pooled or _fractional_grades(wh):
             self.judgments.set_result(None)
             return sorted(self.files, key=lambda f: order[f.label])
-        self.judgments.set_result(runreader.judgments(self.module, wh, COLLECTION, "default"))
+        self.judgments.set_result(runreader.judgments(self.module, wh.con, COLLECTION, "default"))
         numbered = wh.con.execute("SELECT topic, query_id FROM ev_files.topics").fetchall()
         numbers = {name.encode(): number for number, name in numbered}
         accepted: list[tuple[ingest.RunFile, list[_Topics], int]] = []
@@ -328,7 +379,7 @@ class _Reader:
         self.ranked.clear()
 
 
-def _attach_store(wh: Warehouse) -> None:
+def _attach_store(wh: Store) -> None:
     """The in-memory database ``ev_files`` of 05_files_store.sql, compressed where DuckDB can.
 
     DuckDB compresses an in-memory database from 1.4 on; before, the rows stay plain (24
@@ -428,7 +479,7 @@ def _judged_table(run: int, topic_numbers: np.ndarray, rows: tuple[Any, ...]) ->
     )
 
 
-def _store_judged(wh: Warehouse, tables: list[pa.Table]) -> None:
+def _store_judged(wh: Store, tables: list[pa.Table]) -> None:
     """Append judged rows (:func:`_judged_table`) to ``ev_files.judged``, in one statement."""
     import pyarrow as pa
 
@@ -439,7 +490,7 @@ def _store_judged(wh: Warehouse, tables: list[pa.Table]) -> None:
         wh.con.unregister("ev_file_judged")
 
 
-def _store_runs(wh: Warehouse, accepted: list[tuple[ingest.RunFile, list[_Topics], int]]) -> None:
+def _store_runs(wh: Store, accepted: list[tuple[ingest.RunFile, list[_Topics], int]]) -> None:
     """What the ingest stores for the files the reader took: runs and run_topics rows."""
     import pyarrow as pa
 
@@ -482,7 +533,7 @@ def _lines(topics: list[_Topics]) -> int:
     return sum(int(t.num_ret.sum()) for t in topics)
 
 
-def _fractional_grades(wh: Warehouse) -> bool:
+def _fractional_grades(wh: Store) -> bool:
     """True if a judged grade of the qrels is fractional: the general path ranks every file then."""
     ((fractional,),) = wh.con.execute(
         "SELECT coalesce(bool_or(relevance <> trunc(relevance)), false) FROM qrels"

@@ -1,169 +1,38 @@
-"""Evaluation: build the evaluation context in SQL, run the metric queries, average.
+"""Evaluation: build the evaluation context, run the metric queries, average.
 
-The context (``queries/context/*.sql``) turns one collection, qrels set and option set into
-a few temporary relations: ``ev_judged`` (the judged rows of every ranked list, with running
-counts) and ``ev_pairs`` (one row per evaluated run and topic with m, R and N). Every metric
-query in ``queries/metrics/`` reads only those, so the options apply to all metrics alike.
+The context (:mod:`evalwh.store.context`, ``queries/context/*.sql``) turns one collection,
+qrels set and option set into a few temporary relations: ``ev_judged`` (the judged rows of
+every ranked list, with running counts) and ``ev_pairs`` (one row per evaluated run and topic
+with m, R and N). Every metric query in ``queries/metrics/`` reads only those, so the options
+apply to all metrics alike.
 """
 
 from __future__ import annotations
 
-import enum
 import importlib
 import sys
 import threading
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from evalwh import catalog, sql
-from evalwh.errors import MetricParamError, NotFoundError
+from evalwh import sql
+from evalwh.errors import MetricParamError
+from evalwh.measures import catalog
+from evalwh.store.context import Averaging, Options, Unjudged, build_context
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalwh.warehouse import Warehouse
+    from evalwh.store.connection import Store
 
 _CONTEXT = "evalwh.queries.context"
 _REPORTS = "evalwh.queries.reports"
 _OPTIONS = "evalwh.queries.options"
-NO_CAP = 2**31 - 1
-
-
-class Unjudged(str, enum.Enum):
-    """How unjudged retrieved documents are treated."""
-
-    nonrelevant = "nonrelevant"  # assumed non-relevant: the TREC convention
-    condensed = "condensed"  # removed from the list (Sakai 2007; trec_eval -J)
-
-
-class Averaging(str, enum.Enum):
-    """Which topics a run is scored and averaged on (methods §0.4)."""
-
-    default = "default"  # topics with >= 1 relevant document; missing topic = empty ranking
-    trec_eval_c = "trec_eval_c"  # every qrels topic, missing topic = empty ranking (trec_eval -c)
-    trec_eval_default = "trec_eval_default"  # qrels topics the run retrieved for (trec_eval 9, no -c)
-
-
-@dataclass(frozen=True)
-class Options:
-    """Everything besides the measure that changes a number; stored beside every result."""
-
-    qrels_id: str = "default"
-    rel: int = 1
-    unjudged: Unjudged = Unjudged.nonrelevant
-    depth_cap: int | None = None
-    float32_ties: bool = False
-    averaging: Averaging = Averaging.default
-
-    def columns(self) -> dict[str, Any]:
-        """The options as result columns (enums as their string values)."""
-        out = asdict(self)
-        out["unjudged"] = self.unjudged.value
-        out["averaging"] = self.averaging.value
-        return out
-
-
-def build_context(wh: Warehouse, collection: str, runs: Sequence[str] | None, options: Options) -> None:
-    """Create the evaluation relations (ev_runs, ev_qrels, ev_topics, ev_judged, ev_pairs)."""
-    wh.require_collection(collection)
-    known = wh.con.execute(
-        "SELECT qrels_id, kind FROM qrels_sets WHERE collection_id = ? ORDER BY qrels_id", [collection]
-    ).fetchall()
-    kinds = dict(known)
-    if options.qrels_id not in kinds:
-        names = ", ".join(r[0] for r in known) or "none; ingest qrels first"
-        raise NotFoundError(f"collection {collection!r} has no qrels set {options.qrels_id!r} (it has: {names})")
-    if runs is not None:
-        missing = sorted(set(runs) - set(wh.run_ids(collection)))
-        if missing:
-            raise NotFoundError(f"collection {collection!r} has no run(s) {missing}")
-    # Judged rows come from the cache (rebuilt first for runs whose rows are missing or
-    # stale) when the warehouse is writable, ranks are the materialised ones, the threshold is
-    # the default one (the cached running counts are for grade >= 1) and the qrels set was
-    # ingested: derived sets (pools, reduced samples) are usually evaluated once or twice, and
-    # caching each of them would multiply the warehouse's size.
-    # A read-only warehouse reads a cache that is complete and valid, and joins directly
-    # otherwise (it cannot write the missing entries).
-    fingerprint = None
-    cacheable = kinds[options.qrels_id] == "ingested" and options.rel == 1
-    if cacheable and not options.float32_ties:
-        key = {"collection_id": collection, "qrels_id": options.qrels_id}
-        fingerprint = wh.run(sql.query(_CONTEXT, "fingerprint"), key).fetchone()[0]  # type: ignore[index]
-    steps = context_steps(collection, runs, options, fingerprint=fingerprint)
-    stale = 0
-    for name, params in steps:
-        if name == "05_cache_refresh" and not stale:
-            continue  # nothing to rebuild (its DELETEs would still scan the whole cache)
-        wh.run(sql.query(_CONTEXT, name), params)
-        if name == "04_join_stale":
-            stale = wh.con.execute("SELECT count(*) FROM ev_join_runs").fetchone()[0]  # type: ignore[index]
-            if stale and wh.read_only:
-                # the cache lacks some lists and cannot be written: join every list directly
-                direct = context_steps(collection, runs, options, fingerprint=None)
-                for direct_name, direct_params in direct[direct.index(("04_join_all", {})) :]:
-                    wh.run(sql.query(_CONTEXT, direct_name), direct_params)
-                return
-
-
-def context_steps(
-    collection: str,
-    runs: Sequence[str] | None,
-    options: Options,
-    *,
-    fingerprint: str | None = None,
-) -> list[tuple[str, dict[str, Any]]]:
-    """The context files (``queries/context``) to run, in order, each with its parameters.
-
-    Shared by DuckDB (:func:`build_context`) and the Spark path (:mod:`evalwh.spark`). With a
-    qrels ``fingerprint`` the judged rows go through the warehouse's cache (judged_results);
-    without one they are joined directly.
-    """
-    cap = options.depth_cap if options.depth_cap is not None else NO_CAP
-    keep_empty = options.averaging is not Averaging.default
-    condensed = options.unjudged is Unjudged.condensed
-    key = {"collection_id": collection, "qrels_id": options.qrels_id}
-    steps: list[tuple[str, dict[str, Any]]] = [
-        (
-            "00_runs",
-            {
-                **key,
-                "rel": options.rel,
-                "depth_cap": cap,
-                "condensed": condensed,
-                "runs": list(runs) if runs is not None else None,
-            },
-        ),
-        ("01_qrels", {**key, "rel": options.rel}),
-        ("02_topics", {**key, "keep_topics_without_relevant": keep_empty}),
-        ("03_ranked_float32" if options.float32_ties else "03_ranked", {}),
-    ]
-    if fingerprint is not None:
-        steps += [
-            ("04_join_stale", {"fingerprint": fingerprint}),
-            ("04_judged_rows", {}),
-            ("05_cache_refresh", {"fingerprint": fingerprint}),
-            ("05_source_cache", {}),
-        ]
-    else:
-        steps += [("04_join_all", {}), ("04_judged_rows", {}), ("05_source_direct", {})]
-    steps.append(("06_judged", {}))
-    steps.append(
-        (
-            "08_pairs",
-            {
-                "collection_id": collection,
-                "depth_cap": cap,
-                "condensed": condensed,
-                "only_retrieved_topics": options.averaging is Averaging.trec_eval_default,
-            },
-        )
-    )
-    return steps
 
 
 def evaluate(
-    wh: Warehouse,
+    wh: Store,
     measures: list[str],
     *,
     collection: str,
@@ -240,8 +109,8 @@ def parse_measures(
 ) -> list[catalog.Measure]:
     """Parse and expand measure specs, refusing those the options leave undefined.
 
-    A spec is a measure already parsed, or a string: ir_measures' grammar (:mod:`evalwh.catalog`)
-    or a trec_eval name (:mod:`evalwh.trec_names`).
+    A spec is a measure already parsed, or a string: ir_measures' grammar (:mod:`evalwh.measures.catalog`)
+    or a trec_eval name (:mod:`evalwh.measures.trec_names`).
     """
     expanded: list[catalog.Measure] = []
     for spec in measures:
@@ -270,7 +139,7 @@ def parse_measures(
 
 def _parse_spec(spec: str, depths: Sequence[int] | None) -> list[catalog.Measure]:
     """One spec: ir_measures' grammar (and all_trec, evalwh's share of it), else a trec_eval name."""
-    from evalwh import trec_names
+    from evalwh.measures import trec_names
     from evalwh.errors import UnknownMetricError
 
     if spec.strip() in ("official", "set"):
@@ -309,7 +178,7 @@ def _import_pandas_meanwhile() -> None:
 
 
 def compute(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     parsed: list[catalog.Measure],
     options: Options,
@@ -393,11 +262,11 @@ def wide_form(frame: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index()
 
 
-def _measure_tables(wh: Warehouse, measures: list[catalog.Measure]) -> list[Any]:
+def _measure_tables(wh: Store, measures: list[catalog.Measure]) -> list[Any]:
     """One Arrow table per measure: measure, aggregate, run_id, query_id, value."""
     import pyarrow as pa
 
-    from evalwh import arrays
+    from evalwh.io import arrays
 
     tables = []
     for measure in measures:
@@ -428,7 +297,7 @@ def _option_groups(
     return groups
 
 
-def _apply_options(wh: Warehouse, group: tuple[float, bool], *, first: bool) -> None:
+def _apply_options(wh: Store, group: tuple[float, bool], *, first: bool) -> None:
     """Re-derive ev_judged and ev_pairs for measures with their own threshold or condensing."""
     if first:  # the evaluation's own pairs, kept for the topic set and for restore.sql
         wh.con.execute("ALTER TABLE ev_pairs RENAME TO ev_pairs_base")
@@ -436,14 +305,14 @@ def _apply_options(wh: Warehouse, group: tuple[float, bool], *, first: bool) -> 
     wh.run(sql.query(_OPTIONS, "apply"), {"rel": rel, "condensed": condensed})
 
 
-def _restore_options(wh: Warehouse, options: Options) -> None:
+def _restore_options(wh: Store, options: Options) -> None:
     """Put the evaluation's own context back (ev_pairs, the session options, ev_judged)."""
     condensed = options.unjudged is Unjudged.condensed
     wh.run(sql.query(_OPTIONS, "restore"), {"rel": options.rel, "condensed": condensed})
     wh.run(sql.query(_CONTEXT, "06_judged"), {})
 
 
-def _store(wh: Warehouse, collection: str, values: Any, means: pd.DataFrame | None, options: Options) -> None:
+def _store(wh: Store, collection: str, values: Any, means: pd.DataFrame | None, options: Options) -> None:
     """Replace stored results for the same collection, runs, measures and options."""
     wh.con.register("ev_values", values)
     try:
@@ -454,7 +323,7 @@ def _store(wh: Warehouse, collection: str, values: Any, means: pd.DataFrame | No
 
 
 def unjudged_share(
-    wh: Warehouse, collection: str, *, qrels_id: str = "default", max_rank: int = 1000
+    wh: Store, collection: str, *, qrels_id: str = "default", max_rank: int = 1000
 ) -> pd.DataFrame:
     """The unjudged share per rank over all runs and qrels topics of a collection (methods §2.7).
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from evalwh import catalog
+from evalwh.measures import catalog
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,7 +24,8 @@ def format_trec(per_query: pd.DataFrame | None, means: pd.DataFrame, run_id: str
     Per-topic blocks come first, topic by topic in trec_eval's (string) order, then the
     ``all`` block with ``runid`` and ``num_q`` as trec_eval prints them.
     """
-    from evalwh.evaluation import Options, parse_measures
+    from evalwh.store.context import Options
+    from evalwh.measures.evaluation import parse_measures
 
     parsed = parse_measures(measures, None, Options())
     lines: list[str] = []

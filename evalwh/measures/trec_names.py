@@ -3,7 +3,7 @@
 A name in trec_eval's printed form (``P_10``, ``map_cut_100``, ``iprec_at_recall_0.50``) or
 its command-line form (``P.5,10``, ``map_cut.100``, ``ndcg.1=3,2=9``, a bare family such as
 ``ndcg_cut`` with trec_eval's default cutoffs, or a set: ``official``, ``all_trec``, ``set``)
-becomes the evalwh measures :mod:`evalwh.trec_eval` maps it to. A result keeps the name the
+becomes the evalwh measures :mod:`evalwh.measures.trec_command` maps it to. A result keeps the name the
 user typed when the name stands for one value, else the names trec_eval prints (``P_5``,
 ``P_10``, ...). trec_eval's own per-topic quirks (its -c stand-in ranking, NaN on empty lists)
 are ``evalwh trec_eval``'s alone; here every measure has evalwh's definition.
@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from evalwh import catalog
+from evalwh.measures import catalog
 
 # trec_eval families whose printed names are "<family>_<cutoff>"
 _CUT_FAMILIES = (
@@ -40,7 +40,7 @@ class NamedMeasure(catalog.Measure):
 
 def parse(spec: str) -> list[catalog.Measure] | None:
     """The measures a trec_eval name stands for, or None if ``spec`` is not one."""
-    from evalwh import trec_eval as te
+    from evalwh.measures import trec_command as te
 
     text = spec.strip()
     match = _PRINTED.match(text)

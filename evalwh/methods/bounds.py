@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from evalwh import catalog, sql
+from evalwh.measures import catalog
+from evalwh import sql
 from evalwh.errors import InsufficientDataError, MetricParamError
 
 if TYPE_CHECKING:
-    from evalwh.warehouse import Warehouse
+    from evalwh.store.connection import Store
 
 _BOUNDS = "evalwh.queries.bounds"
 DEFAULT_DEPTHS = (10, 30, 100, 500, 1000)
@@ -334,7 +335,7 @@ def parse_measure(spec: str) -> tuple[str, str, dict[str, Any]]:
 
 
 def compute_bounds(
-    wh: Warehouse,
+    wh: Store,
     *,
     collection: str,
     measure: str = "P",
@@ -388,7 +389,7 @@ def compute_bounds(
         >>> b[["depth", "lower", "upper"]].values.tolist()
         [[2.0, 0.5, 1.0], [4.0, 0.25, 0.75]]
     """
-    from evalwh.evaluation import Options, build_context
+    from evalwh.store.context import Options, build_context
 
     key, label, params = parse_measure(measure)
     family = _FAMILIES[key]
@@ -453,7 +454,7 @@ def compute_bounds(
     return frame
 
 
-def _store(wh: Warehouse, collection: str, label: str, frame: pd.DataFrame, options: Any) -> None:
+def _store(wh: Store, collection: str, label: str, frame: pd.DataFrame, options: Any) -> None:
     wh.con.register("bd_values", frame)
     try:
         wh.run(

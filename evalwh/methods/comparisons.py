@@ -1,8 +1,8 @@
 """Compare runs of a warehouse collection on any measures (the warehouse side of ``evalwh compare``).
 
-Per-topic scores come from one :func:`evalwh.evaluation.evaluate` call; the statistics are
+Per-topic scores come from one :func:`evalwh.measures.evaluation.evaluate` call; the statistics are
 the pure function :func:`evalwh.stats.compare.compare`, which takes the same long frame from
-any other source (see :mod:`evalwh.score_files`).
+any other source (see :mod:`evalwh.io.score_files`).
 """
 
 from __future__ import annotations
@@ -11,16 +11,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalwh.errors import NotFoundError
+from evalwh.measures.evaluation import evaluate
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from evalwh.stats.compare import Comparison
-    from evalwh.warehouse import Warehouse
+    from evalwh.store.connection import Store
 
 
 def family_runs(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     runs: Sequence[str],
     baselines: Sequence[str] = (),
@@ -50,7 +51,7 @@ def family_runs(
 
 
 def collection_scores(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     measures: Sequence[str],
     runs: Sequence[str],
@@ -58,14 +59,14 @@ def collection_scores(
     qrels_id: str = "default",
 ) -> pd.DataFrame:
     """Per-topic scores ``run_id, query_id, measure, value`` of ``runs`` on ``measures``."""
-    frame = wh.evaluate(
+    frame = evaluate(wh, 
         list(measures), collection=collection, runs=list(runs), per_query=True, qrels_id=qrels_id
     )
     return frame[["run_id", "query_id", "measure", "value"]]
 
 
 def compare_collection(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     measures: Sequence[str],
     runs: Sequence[str] = (),

@@ -1,6 +1,6 @@
 """The decision matrix over a warehouse collection: read scores, test, classify, store.
 
-Per-topic scores come from :func:`evalwh.evaluation.evaluate` in one call per collection
+Per-topic scores come from :func:`evalwh.measures.evaluation.evaluate` in one call per collection
 (all depths and both metrics of a pairing at once); the statistics are the pure functions
 of :mod:`evalwh.stats.significance` and :mod:`evalwh.stats.decision`. Pairings (methods
 §2.5): ``P`` pairs P@d with A_p@d, ``MAP`` pairs AP@d (MAP@d) with A_p@d, and both tables
@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from evalwh import sql
 from evalwh.errors import MetricParamError, NotFoundError
+from evalwh.measures.evaluation import evaluate
 
 if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
-    from evalwh.warehouse import Warehouse
+    from evalwh.store.connection import Store
 
 DEFAULT_DEPTHS = (10, 30, 100, 500, 1000)
 # the papers' names for the performance side: P@d, and MAP@d (AP@d)
@@ -93,7 +94,7 @@ def pairings(
         (f"@{d}", perf(int(d)), assess(int(d)), int(d)) for d in dict.fromkeys(chosen)
     ]
     if full:
-        from evalwh import catalog
+        from evalwh.measures import catalog
 
         base = catalog.parse(assessment, k=1)
         whole = FULL_ASSESSMENT[base.metric.name]
@@ -112,14 +113,14 @@ def assessment_inverted(spec: str) -> bool:
         >>> assessment_inverted("A_p@10"), assessment_inverted("RBP_resid@10")
         (False, True)
     """
-    from evalwh import catalog
+    from evalwh.measures import catalog
 
     return catalog.parse(spec).metric.kind == "uncertainty"
 
 
 def _at_depth(spec: str, side: str) -> Callable[[int], str]:
     """A function from a depth to the spec at that depth, after checking the spec once."""
-    from evalwh import catalog
+    from evalwh.measures import catalog
 
     if "@" in spec:
         raise MetricParamError(
@@ -151,7 +152,7 @@ def run_set_key(runs: Sequence[str]) -> str:
 
 
 def decision_matrix(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     *,
     measure: str = "P",
@@ -257,7 +258,7 @@ def decision_matrix(
 
 
 def compare_runs(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     run_a: str,
     run_b: str,
@@ -375,7 +376,7 @@ def compare_runs(
 
 
 def run_profile(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     *,
     measure: str = "MAP",
@@ -400,7 +401,7 @@ def run_profile(
     """
     columns = pairings(measure, depths, full=False)
     specs = [spec for _, perf, assess, _ in columns for spec in (perf, assess)]
-    means = wh.evaluate(specs, collection=collection, runs=runs, qrels_id=qrels_id)
+    means = evaluate(wh, specs, collection=collection, runs=runs, qrels_id=qrels_id)
     depth_of = {spec: d for _, perf, assess, d in columns for spec in (perf, assess)}
     kind_of = {perf: "performance" for _, perf, _, _ in columns} | {
         a: "assessment" for _, _, a, _ in columns
@@ -412,7 +413,7 @@ def run_profile(
 
 
 def rank_correlation(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     *,
     x: str = "AP",
@@ -441,7 +442,7 @@ def rank_correlation(
     """
     from evalwh.stats import significance
 
-    means = wh.evaluate([x, y], collection=collection, runs=runs, qrels_id=qrels_id)
+    means = evaluate(wh, [x, y], collection=collection, runs=runs, qrels_id=qrels_id)
     series = {m: g.set_index("run_id")["value"] for m, g in means.groupby("measure")}
     names = list(dict.fromkeys(means["measure"]))
     result = significance.kendall_tau(series[names[0]], series[names[-1]])
@@ -449,7 +450,7 @@ def rank_correlation(
 
 
 def strength_changes(
-    wh: Warehouse, collection: str, *, measure: str, from_depth: int, to_depth: int
+    wh: Store, collection: str, *, measure: str, from_depth: int, to_depth: int
 ) -> pd.DataFrame:
     """Stored pairs whose verdict changed strength between two depths (strong to weak or back).
 
@@ -469,7 +470,7 @@ def strength_changes(
 
 
 def _per_topic(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     columns: list[tuple[str, str, str, int | None]],
     runs: list[str],
@@ -477,12 +478,12 @@ def _per_topic(
 ) -> pd.DataFrame:
     """Per-topic values of every measure of the columns, in one evaluation."""
     specs = list(dict.fromkeys(spec for _, perf, assess, _ in columns for spec in (perf, assess)))
-    frame = wh.evaluate(specs, collection=collection, runs=runs, per_query=True, qrels_id=qrels_id)
+    frame = evaluate(wh, specs, collection=collection, runs=runs, per_query=True, qrels_id=qrels_id)
     return frame[["run_id", "query_id", "measure", "value"]]
 
 
 def _store(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     pairs: pd.DataFrame,
     summary: pd.DataFrame,

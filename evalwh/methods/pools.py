@@ -4,7 +4,7 @@ A pool is a set of member runs and a depth lambda. Its qrels (the parent judgmen
 to the union of the members' top lambda documents) are stored as a derived qrels set whose
 ``qrels_id`` is the pool id, so every metric runs on a pool through
 ``wh.evaluate(..., qrels_id=pool_id)``. The set-wise scorers here build the evaluation relations
-of :mod:`evalwh.evaluation` (``ev_judged``, ``ev_pairs``) with one qrels view *per evaluated
+of :mod:`evalwh.measures.evaluation` (``ev_judged``, ``ev_pairs``) with one qrels view *per evaluated
 run*, so the unchanged metric queries score every leave-one-out run, or every simulated pool of
 an experiment, in one pass.
 """
@@ -14,22 +14,24 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from evalwh import catalog, sql
+from evalwh.measures import catalog
+from evalwh import sql
 from evalwh.errors import EvalWhError, MetricParamError, NotFoundError
-from evalwh.evaluation import Averaging, Options, Unjudged, build_context
-from evalwh.warehouse import params_json, sha256_text
+from evalwh.measures.evaluation import evaluate
+from evalwh.store.context import Averaging, Options, Unjudged, build_context
+from evalwh.store.connection import params_json, sha256_text
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalwh.warehouse import Warehouse
+    from evalwh.store.connection import Store
 
 _POOLS = "evalwh.queries.pools"
 SELECTIONS = ("pooled", "all")
 
 
 def select_runs(
-    wh: Warehouse, collection: str, *, runs: Sequence[str] | None = None, runs_from: str = "pooled"
+    wh: Store, collection: str, *, runs: Sequence[str] | None = None, runs_from: str = "pooled"
 ) -> tuple[list[str], str]:
     """The member runs of a pool and how they were chosen.
 
@@ -73,7 +75,7 @@ def select_runs(
     return chosen, runs_from
 
 
-def _qrels_set(wh: Warehouse, collection: str, qrels_id: str) -> None:
+def _qrels_set(wh: Store, collection: str, qrels_id: str) -> None:
     known = [
         r[0]
         for r in wh.con.execute(
@@ -85,7 +87,7 @@ def _qrels_set(wh: Warehouse, collection: str, qrels_id: str) -> None:
         raise NotFoundError(f"collection {collection!r} has no qrels set {qrels_id!r} (it has: {names})")
 
 
-def _drop_qrels_set(wh: Warehouse, collection: str, qrels_id: str, *, replace: bool, what: str) -> bool:
+def _drop_qrels_set(wh: Store, collection: str, qrels_id: str, *, replace: bool, what: str) -> bool:
     """Delete a derived qrels set of that name if ``replace``; refuse to touch ingested sets."""
     row = wh.con.execute(
         "SELECT kind FROM qrels_sets WHERE collection_id = ? AND qrels_id = ?", [collection, qrels_id]
@@ -103,7 +105,7 @@ def _drop_qrels_set(wh: Warehouse, collection: str, qrels_id: str, *, replace: b
 
 
 def build_pool(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     *,
     depth: int,
@@ -195,13 +197,13 @@ def build_pool(
     return list_pools(wh, collection, pool_id=pool_id)
 
 
-def list_pools(wh: Warehouse, collection: str, *, pool_id: str | None = None) -> pd.DataFrame:
+def list_pools(wh: Store, collection: str, *, pool_id: str | None = None) -> pd.DataFrame:
     """The stored pools of a collection with their sizes (one row per pool)."""
     wh.require_collection(collection)
     return wh.df(sql.query(_POOLS, "list_pools"), {"collection_id": collection, "pool_id": pool_id})
 
 
-def pool_members(wh: Warehouse, collection: str, pool_id: str) -> tuple[list[str], int, str]:
+def pool_members(wh: Store, collection: str, pool_id: str) -> tuple[list[str], int, str]:
     """A stored pool's member runs, depth and parent qrels id.
 
     Raises:
@@ -231,7 +233,7 @@ def pool_members(wh: Warehouse, collection: str, pool_id: str) -> tuple[list[str
 
 
 def complete_qrels(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     *,
     qrels_id: str = "default",
@@ -305,7 +307,7 @@ def complete_qrels(
 
 
 def contributions(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     *,
     pool_id: str | None = None,
@@ -396,7 +398,7 @@ def _max_rank(parsed: list[catalog.Measure], unjudged: Unjudged) -> int | None:
     return max(int(k) for k in depths if k is not None)
 
 
-def _drop_context_relations(wh: Warehouse) -> None:
+def _drop_context_relations(wh: Store) -> None:
     """Drop ev_judged and ev_pairs, table or view, before the per-run versions replace them."""
     rows = wh.con.execute(
         "SELECT table_name, table_type FROM information_schema.tables"
@@ -406,7 +408,7 @@ def _drop_context_relations(wh: Warehouse) -> None:
         wh.con.execute(f"DROP {'VIEW' if kind == 'VIEW' else 'TABLE'} {sql.identifier(name)}")
 
 
-def _metric_values(wh: Warehouse, parsed: list[catalog.Measure]) -> pd.DataFrame:
+def _metric_values(wh: Store, parsed: list[catalog.Measure]) -> pd.DataFrame:
     """Run the metric queries over the current ev_judged / ev_pairs: run_id, query_id, measure, value."""
     import pandas as pd
 
@@ -421,7 +423,7 @@ def _metric_values(wh: Warehouse, parsed: list[catalog.Measure]) -> pd.DataFrame
 
 
 def leave_one_out(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     pool_id: str,
     measures: Sequence[str],
@@ -493,7 +495,7 @@ def leave_one_out(
 
 
 def pooled_scores(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     spec: pd.DataFrame,
     measures: Sequence[str],
@@ -557,7 +559,7 @@ def pooled_scores(
 
 
 def adjust(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     run: str,
     pool_id: str,
@@ -620,7 +622,7 @@ def adjust(
         loo = leave_one_out(wh, collection, pool_id, [measure], new_run=run, unjudged=handling)
         if progress:
             progress(1, 2)
-        unpooled = wh.evaluate(
+        unpooled = evaluate(wh, 
             [measure], collection=collection, runs=[run], per_query=True, qrels_id=pool_id, unjudged=handling
         )
         result = estimators.adjust_leave_one_out(loo, unpooled)
@@ -653,7 +655,7 @@ def adjust(
 
 
 def _store_adjustment(
-    wh: Warehouse, collection: str, row: pd.DataFrame, common_topics: Sequence[str] | None, seed: int | None
+    wh: Store, collection: str, row: pd.DataFrame, common_topics: Sequence[str] | None, seed: int | None
 ) -> None:
     """Replace the stored adjustment of the same run, pool, measure, method and handling (schema/009)."""
     record = row.iloc[0].to_dict()

@@ -186,11 +186,18 @@ def caption(result: Comparison) -> str:
     return text + "."
 
 
+# Written by frame_to_markdown, not DataFrame.to_markdown (see there), which would give
+# "| a     | 0.8250† | [0.6727, 0.9773] | +4/-0         |"
+# for "| a | 0.8250† | [0.6727, 0.9773] | +4/-0 |".
 def to_markdown(result: Comparison, *, digits: int = 4) -> str:
     """A pipe table (GitHub / MkDocs Markdown) with the caption below it."""
     return frame_to_markdown(display_frame(result, digits=digits)) + "\n" + caption(result) + "\n"
 
 
+# Not Styler.to_latex(caption=..., position="ht", position_float="centering", hrules=True): it
+# writes "\caption{...}" right after "\centering", above "\begin{tabular}", where this table has it
+# below "\end{tabular}" ("\small" comes only as a table style, and after the caption);
+# DataFrame.to_latex puts the caption above too and writes no "\centering".
 def to_latex(result: Comparison, *, digits: int = 4) -> str:
     """A ``table`` with a ``booktabs`` ``tabular``; needs only ``\\usepackage{booktabs}``."""
     frame = display_frame(result, digits=digits, latex=True)
@@ -198,6 +205,10 @@ def to_latex(result: Comparison, *, digits: int = 4) -> str:
     return frame_to_latex(frame, caption=_escape(caption(result)), align=align, small=True)
 
 
+# Not DataFrame.to_markdown (tabulate): it pads cells and rules to the column width,
+# "| run   |     AP |" and "|:------|-------:|" for "| run | AP |" and "|:--|--:|" (stralign=None,
+# numalign=None drop the padding and the colons too: "|-------|--------|"); it leaves "|" in
+# cells unescaped and writes NaN as "nan", pd.NA as "<NA>".
 def frame_to_markdown(frame: pd.DataFrame, digits: int = 4) -> str:
     """Any frame as a pipe table; numbers right-aligned, ``|`` in cells escaped.
 
@@ -215,6 +226,12 @@ def frame_to_markdown(frame: pd.DataFrame, digits: int = 4) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Not Styler.to_latex(hrules=True, position="ht", position_float="centering") with
+# format(escape="latex"): it writes "a\textasciitilde 1†" for "a\textasciitilde{}1$\dagger$" (and
+# "\textbackslash ", "\textasciicircum "). Passing _cell and _escape as its formatters gives the
+# same bytes but leaves pandas only the " & " joins, for importing jinja2 and the Styler
+# (~50-90 ms a command, ~2 ms here), 9x the time on 300,000 cells and other output for
+# MultiIndex columns ("\multicolumn{2}{r}{a} \\" rows) and frames without columns.
 def frame_to_latex(
     frame: pd.DataFrame,
     *,

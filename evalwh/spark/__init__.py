@@ -13,7 +13,11 @@ written in the target dialect. Two rewrites make the values agree with DuckDB's:
 :func:`evaluate` runs the whole path on a SparkSession over an evalwh Parquet export: the
 exported tables become temporary views, every context step becomes a temporary view of a
 checkpointed DataFrame (materialised once; a step may read the relation it replaces), and each
-metric query runs as transpiled.
+metric query runs as transpiled. :mod:`.files` reads, checks and ranks TREC files on Spark.
+
+May import: :mod:`evalwh.measures`, :mod:`evalwh.store`, :mod:`evalwh.io`,
+:mod:`evalwh.errors`, :mod:`evalwh.sql`. The ``spark-submit`` entry point is
+:mod:`evalwh.cli.spark_submit`.
 """
 
 from __future__ import annotations
@@ -26,9 +30,11 @@ from typing import TYPE_CHECKING, Any
 import sqlglot
 from sqlglot import exp
 
-from evalwh import catalog, sql
+from evalwh.measures import catalog
+from evalwh import sql
 from evalwh.errors import EvalWhError, MetricParamError
-from evalwh.evaluation import Averaging, Options, Unjudged, context_steps, parse_measures
+from evalwh.store.context import Averaging, Options, Unjudged, context_steps
+from evalwh.measures.evaluation import parse_measures
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -322,7 +328,7 @@ def register_export(
     spark: Any, directory: str | Path, tables: Sequence[str] = CONTEXT_TABLES
 ) -> None:
     """Make the tables of an evalwh Parquet export temporary views of ``spark``."""
-    from evalwh.transfer import PARTITION, partition_in_files, read_manifest
+    from evalwh.store.transfer import PARTITION, partition_in_files, read_manifest
 
     manifest = read_manifest(Path(directory))
     root = Path(directory)
@@ -367,11 +373,11 @@ def evaluate(
     """Per-query values of ``measures`` computed by Spark with the transpiled metric SQL.
 
     The warehouse tables must already be views of ``spark`` (see :func:`register_export`).
-    Options mean what they mean in :func:`evalwh.evaluation.evaluate`.
+    Options mean what they mean in :func:`evalwh.measures.evaluation.evaluate`.
 
     Returns:
         ``run_id, query_id, measure, value``, sorted by run, query and the order of
-        ``measures``, as :func:`evalwh.evaluation.evaluate` with ``per_query=True``.
+        ``measures``, as :func:`evalwh.measures.evaluation.evaluate` with ``per_query=True``.
     """
     import pandas as pd
 

@@ -1,17 +1,17 @@
 """TREC run and qrels files read, checked and ranked by Spark, with the warehouse's rules and SQL.
 
-The whole ingest of :mod:`evalwh.ingest` as Spark jobs, for collections that outgrow one
+The whole ingest of :mod:`evalwh.store.ingest` as Spark jobs, for collections that outgrow one
 machine; nothing is written anywhere. The files are listed through Hadoop's file system (local
 paths, ``hdfs://``, ``s3a://``, globs), read by Spark's text reader (``.gz`` decompressed by
 Hadoop's codec) one row per file, so that a line's number is its position in its file, and:
 
 * ``queries/spark/text_lines.sql`` numbers the lines and marks the unreadable ones (NUL, a
-  stray ``\\r``, invalid UTF-8), comments and blank lines, as :mod:`evalwh.formats` does;
+  stray ``\\r``, invalid UTF-8), comments and blank lines, as :mod:`evalwh.io.formats` does;
 * ``queries/spark/run_fields.sql`` and ``stage_run_lines.sql`` split the fields and build the
   warehouse's ``staged_lines`` (same columns and check flags);
 * the warehouse's own ``queries/ingest/run_checks.sql`` decides which files are bad, and
   ``queries/spark/locate_run_error.sql`` names the first bad line of the first of them, with
-  the message :func:`evalwh.formats.locate_run_error` gives for the same file;
+  the message :func:`evalwh.io.formats.locate_run_error` gives for the same file;
 * the warehouse's ``queries/ingest/insert_run_results.sql``, with the ``trec_ranked`` macro of
   ``schema/001_core.sql`` expanded, ranks the lines (score descending, doc_id descending
   byte-wise) into ``run_results`` and ``run_topics``.

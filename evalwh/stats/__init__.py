@@ -1,0 +1,10 @@
+"""Statistics as pure functions over DataFrames and numpy arrays: no warehouse, no SQL.
+
+Owns: paired tests vectorised over pairs (:mod:`.paired`), family-wide procedures such as
+ANOVA and Tukey's HSD (:mod:`.family`), significance tests and corrections
+(:mod:`.significance`), comparisons with intervals and effect sizes (:mod:`.compare`), the
+decision matrix's classification (:mod:`.decision`) and the pooling-bias estimators
+(:mod:`.adjust`).
+
+May import: :mod:`evalwh.errors` only, so any table of scores from any tool can be tested.
+"""

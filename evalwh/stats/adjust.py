@@ -288,7 +288,7 @@ def adjust_leave_one_out(loo: pd.DataFrame, unpooled: pd.DataFrame) -> pd.DataFr
 
     Args:
         loo: Per pooled run and topic: ``run_id, query_id, pooled, left_out`` (from
-            :func:`evalwh.pools.leave_one_out` with the new run as ``new_run``).
+            :func:`evalwh.methods.pools.leave_one_out` with the new run as ``new_run``).
         unpooled: The new run per topic: ``query_id, value`` against the pool's qrels.
 
     Returns:

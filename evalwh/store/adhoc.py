@@ -35,7 +35,7 @@ from evalwh.errors import QueryError
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalwh.warehouse import Warehouse
+    from evalwh.store.connection import Store
 
 # Statement kinds that only read. EXPLAIN is checked through the statement it explains.
 _READ_ONLY = (exp.Select, exp.SetOperation, exp.Describe, exp.Show, exp.Summarize, exp.Pivot)
@@ -134,7 +134,7 @@ def check(
         >>> check("DROP TABLE runs")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        evalwh.adhoc.ReadOnlyError: statement 1 (Drop) would change the warehouse; ...
+        evalwh.store.adhoc.ReadOnlyError: statement 1 (Drop) would change the warehouse; ...
     """
     if not text.strip():
         raise QueryError("no SQL given; pass a statement, a file, or - for standard input")
@@ -265,7 +265,7 @@ def _unknown_column(tree: exp.Expression, known: dict[str, list[str]]) -> QueryE
 
 
 def run(
-    wh: Warehouse, text: str, params: Mapping[str, Any] | None = None, *, write: bool = False
+    wh: Store, text: str, params: Mapping[str, Any] | None = None, *, write: bool = False
 ) -> pd.DataFrame:
     """Check and run the user's SQL; return the result of the last statement.
 
@@ -386,7 +386,7 @@ def transpile(text: str, dialect: str) -> str:
     return "\n".join(s + ";" for s in statements)
 
 
-def schema(wh: Warehouse, relation: str | None = None) -> pd.DataFrame:
+def schema(wh: Store, relation: str | None = None) -> pd.DataFrame:
     """The warehouse's tables and views with their comments, or the columns of one relation.
 
     Returns:

@@ -8,8 +8,7 @@ import json
 import os
 import re
 import weakref
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +17,6 @@ import duckdb
 from evalwh import sql
 from evalwh.errors import (
     EvalWhError,
-    IngestError,
     NotFoundError,
     QueryError,
     SchemaError,
@@ -33,8 +31,6 @@ DEFAULT_QRELS = "default"
 _INGEST = "evalwh.queries.ingest"
 _REPORTS = "evalwh.queries.reports"
 
-Progress = Callable[[int, int], None]
-
 # Every connection: DuckDB never downloads or loads an extension on its own.
 _CONNECT_CONFIG = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
 
@@ -42,7 +38,7 @@ _CONNECT_CONFIG = {"autoinstall_known_extensions": "false", "autoload_known_exte
 # Every open warehouse, so that Ctrl-C can interrupt the query one of them is running
 # (see evalwh.cli._errors); a DuckDB query does not return to Python to notice a signal.
 # (evalwh.__main__ also asks it whether every warehouse is closed before a quick exit.)
-OPEN: weakref.WeakSet[Warehouse] = weakref.WeakSet()
+OPEN: weakref.WeakSet[Store] = weakref.WeakSet()
 
 
 def interrupt_all() -> None:
@@ -56,23 +52,6 @@ def _first_line(error: BaseException) -> str:
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
 
-@dataclass(frozen=True)
-class IngestResult:
-    """What one ingested source became: ``status`` is ingested, replaced or unchanged."""
-
-    kind: str
-    name: str
-    source: str
-    status: str
-    lines: int
-
-    def message(self) -> str:
-        """A one-line human summary."""
-        if self.status == "unchanged":
-            return f"{self.kind} {self.name!r} from {self.source}: already ingested, unchanged"
-        return f"{self.kind} {self.name!r} from {self.source}: {self.status} ({self.lines:,} lines)"
-
-
 def _lock_message(path: str, error: duckdb.Error) -> str:
     pid = re.search(r"PID (\d+)", str(error))
     holder = f" (process {pid.group(1)})" if pid else ""
@@ -82,7 +61,7 @@ def _lock_message(path: str, error: duckdb.Error) -> str:
     )
 
 
-class Warehouse:
+class Store:
     """An evalwh warehouse in a DuckDB file (or in memory with ``":memory:"``).
 
     Opening a warehouse applies any schema migration it lacks. The connection is the
@@ -93,6 +72,7 @@ class Warehouse:
 
     Examples:
         >>> import pandas as pd
+        >>> from evalwh import Warehouse
         >>> wh = Warehouse(":memory:")
         >>> qrels = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "relevance": [1, 0]})
         >>> wh.ingest_qrels(qrels, collection="demo").status
@@ -143,7 +123,7 @@ class Warehouse:
         *,
         sandbox: bool = False,
         allowed_directories: Sequence[str | os.PathLike[str]] = (),
-    ) -> Warehouse:
+    ) -> Store:
         """Open an existing warehouse for reading only: the one way every reading command opens it.
 
         The connection is read-only (any number of readers at once, also on a read-only file
@@ -176,7 +156,7 @@ class Warehouse:
         self.con.close()
         OPEN.discard(self)
 
-    def __enter__(self) -> Warehouse:
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
@@ -205,7 +185,7 @@ class Warehouse:
             if set(files) - applied:
                 # An older warehouse: upgrade it once through a writable connection.
                 self.con.close()
-                Warehouse(self.path).close()
+                Store(self.path).close()
                 self.con = duckdb.connect(self.path, read_only=True, config=dict(_CONNECT_CONFIG))
                 self.con.execute("SET enable_progress_bar = false")
             return
@@ -227,11 +207,16 @@ class Warehouse:
         """A context manager: one transaction, rolled back on any exception."""
         return _Transaction(self.con)
 
-    def run(self, file: sql.SqlFile, params: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
-        """Execute a shipped SQL file with named parameters; wraps DuckDB errors."""
+    def run(self, file: sql.SqlFile | str, params: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
+        """Execute a shipped SQL file (or SQL text) with named parameters; wraps DuckDB errors.
+
+        Nothing is checked: this is the package's own plumbing. For a user's SQL use
+        :meth:`evalwh.warehouse.Warehouse.sql`, which refuses writes as ``evalwh sql`` does.
+        """
         params = params or {}
+        text, source = _text_and_source(file)
         try:
-            statements = self.con.extract_statements(file.text)
+            statements = self.con.extract_statements(text)
             result = self.con
             for statement in statements:
                 # DuckDB binds named parameters per statement and rejects excess ones
@@ -239,19 +224,25 @@ class Warehouse:
                 result = self.con.execute(statement.query, wanted)
             return result
         except duckdb.Error as error:
-            raise QueryError(f"{file.source} failed with {params}: {error}") from error
+            raise QueryError(f"{source} failed with {params}: {error}") from error
 
-    def arrow(self, file: sql.SqlFile, params: dict[str, Any] | None = None) -> Any:
-        """Execute a single-statement SQL file and return a pyarrow Table."""
+    def arrow(self, file: sql.SqlFile | str, params: dict[str, Any] | None = None) -> Any:
+        """Execute a single-statement SQL file (or SQL text) and return a pyarrow Table."""
+        text, source = _text_and_source(file)
         try:
-            relation = self.con.sql(file.text, params=params or {})
+            relation = self.con.sql(text, params=params or {})
             fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
             return fetch()
         except duckdb.Error as error:
-            raise QueryError(f"{file.source} failed with {params or {}}: {error}") from error
+            raise QueryError(f"{source} failed with {params or {}}: {error}") from error
 
-    def df(self, file: sql.SqlFile, params: dict[str, Any] | None = None) -> pd.DataFrame:
-        """Execute a shipped SQL file and return its result as a DataFrame."""
+    def df(self, file: sql.SqlFile | str, params: dict[str, Any] | None = None) -> pd.DataFrame:
+        """Execute a shipped SQL file (or SQL text) and return its result as a DataFrame.
+
+        Examples:
+            >>> Store(":memory:").df("SELECT $x + 1 AS y", {"x": 41}).y.tolist()
+            [42]
+        """
         return self.run(file, params).df()
 
     def query(self, statement: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
@@ -276,14 +267,36 @@ class Warehouse:
             known = ", ".join(sorted(names)) or "none yet; ingest qrels or runs first"
             raise NotFoundError(f"no collection {collection!r} in {self.path} (collections: {known})")
 
+    def default_collection(self, collection: str | None = None) -> str:
+        """``collection`` when given, else the warehouse's only collection (the CLI's rule).
+
+        Every job that takes a collection calls this, so ``collection=`` (``--collection``)
+        may be left out when the warehouse holds one collection.
+
+        Raises:
+            NotFoundError: when no collection is given and the warehouse holds none, or
+                several (the message lists them).
+        """
+        if collection is not None:
+            return collection
+        names = [r[0] for r in self.con.execute("SELECT collection_id FROM collections ORDER BY 1").fetchall()]
+        if len(names) == 1:
+            return str(names[0])
+        if not names:
+            raise NotFoundError(f"{self.path} holds no collection yet; give --collection NAME")
+        raise NotFoundError(
+            f"{self.path} holds {len(names)} collections ({', '.join(names)}); choose one with --collection"
+        )
+
     # -- reports ---------------------------------------------------------------------------
 
     def collections(self) -> pd.DataFrame:
         """One row per collection: topics, judged, relevant, runs, qrels sets."""
         return self.df(sql.query(_REPORTS, "collections"))
 
-    def runs(self, collection: str) -> pd.DataFrame:
-        """One row per run of ``collection``: topics, docs, min/max depth, provenance."""
+    def runs(self, collection: str | None = None) -> pd.DataFrame:
+        """One row per run of ``collection`` (default: the only one): topics, docs, depth, provenance."""
+        collection = self.default_collection(collection)
         self.require_collection(collection)
         return self.df(sql.query(_REPORTS, "runs"), {"collection_id": collection})
 
@@ -293,175 +306,6 @@ class Warehouse:
             "SELECT run_id FROM runs WHERE collection_id = ? ORDER BY run_id", [collection]
         ).fetchall()
         return [r[0] for r in rows]
-
-    # -- qrels -----------------------------------------------------------------------------
-
-    def ingest_qrels(
-        self,
-        source: str | os.PathLike[str] | pd.DataFrame,
-        *,
-        collection: str,
-        qrels_id: str = DEFAULT_QRELS,
-        replace: bool = False,
-    ) -> IngestResult:
-        """Ingest TREC qrels (``qid iter docid rel``) from a file or a DataFrame.
-
-        A DataFrame (or a ``.parquet`` file) needs ``query_id, doc_id, relevance``
-        (``iteration`` optional), or another layout of :mod:`evalwh.frames` (PyTerrier's
-        ``qid, docno, label``). The whole ingest is one transaction: a rejected input leaves the
-        warehouse unchanged.
-
-        Args:
-            source: A qrels file (plain or ``.gz``) or a DataFrame.
-            collection: The collection the judgments belong to (created if new).
-            qrels_id: Name of the qrels set within the collection.
-            replace: Replace an existing qrels set of the same name with different content.
-
-        Returns:
-            What happened: ingested, replaced, or unchanged (same content already there).
-
-        Raises:
-            IngestError: naming file, line and problem, for malformed input.
-        """
-        from evalwh.frames import is_table_file, read_table
-        from evalwh.ingest import bulk_session, ingest_qrels_source
-
-        if is_table_file(source):
-            source = read_table(source)  # type: ignore[arg-type]
-        with bulk_session(self), self.transaction():
-            return ingest_qrels_source(self, source, collection, qrels_id=qrels_id, replace=replace)
-
-    # -- runs ------------------------------------------------------------------------------
-
-    def ingest_runs(
-        self,
-        sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | pd.DataFrame,
-        *,
-        collection: str,
-        run_id: str | None = None,
-        replace: bool = False,
-        ignore_extra_fields: bool = False,
-        progress: Progress | None = None,
-    ) -> list[IngestResult]:
-        """Ingest TREC run files (``qid Q0 docid rank score tag``) or a DataFrame.
-
-        Files are parsed by DuckDB's CSV reader in batches; ranks are materialised in
-        trec_eval's order. The whole call is one transaction: if any file is rejected,
-        nothing is ingested.
-
-        Args:
-            sources: Run files (plain or ``.gz``; ``.parquet`` files are read as DataFrames),
-                or a DataFrame with ``query_id, doc_id, score`` (or another layout of
-                :mod:`evalwh.frames`) and either ``run_id`` or the ``run_id`` argument.
-            collection: The collection the runs belong to (created if new).
-            run_id: Name the run, instead of the tag column (one file only).
-            replace: Replace an existing run of the same id whose content differs.
-            ignore_extra_fields: Accept run lines with more than six fields.
-            progress: Called with (files done, files in all) as batches finish.
-
-        Returns:
-            One result per run.
-
-        Raises:
-            IngestError: naming file, line and problem, for malformed input or a clash.
-        """
-        from evalwh.frames import is_table_file, read_table, standard_columns
-        from evalwh.ingest import bulk_session, ingest_run_files, ingest_run_frame
-
-        with bulk_session(self), self.transaction():
-            self.ensure_collection(collection)
-            if not isinstance(sources, (str, os.PathLike, list, tuple)):
-                return ingest_run_frame(self, sources, collection, run_id=run_id, replace=replace)
-            paths = [Path(sources)] if isinstance(sources, (str, os.PathLike)) else [Path(s) for s in sources]
-            tables = [p for p in paths if is_table_file(p)]
-            if tables:
-                # Parquet files: DataFrames in any layout evalwh.frames accepts, one run per
-                # run_id value (or named by run_id=, else by the file's stem)
-                results = []
-                for path in tables:
-                    frame = standard_columns(read_table(path), "run", label=str(path))
-                    name = run_id or (None if "run_id" in frame.columns else path.stem)
-                    results += ingest_run_frame(self, frame, collection, run_id=name, replace=replace)
-                paths = [p for p in paths if not is_table_file(p)]
-                if not paths:
-                    return results
-                return results + ingest_run_files(
-                    self, paths, collection, run_id=run_id, replace=replace,
-                    ignore_extra_fields=ignore_extra_fields, progress=progress,
-                )  # fmt: skip
-            return ingest_run_files(
-                self,
-                paths,
-                collection,
-                run_id=run_id,
-                replace=replace,
-                ignore_extra_fields=ignore_extra_fields,
-                progress=progress,
-            )
-
-    def ingest_run_metadata(
-        self,
-        source: str | os.PathLike[str] | pd.DataFrame,
-        *,
-        collection: str,
-        allow_unknown_runs: bool = False,
-    ) -> int:
-        """Attach group, type and pooled flags to ingested runs from a TSV file or DataFrame.
-
-        The table needs a run id column (``run_id`` or ``runtag``) and any of ``group``
-        (or ``group_name``), ``type`` (or ``run_type``), ``pooled`` (or ``judged_pooled``,
-        1/0 or true/false). Every row fills every column; a run listed twice has the same
-        values both times.
-
-        Args:
-            source: A tab-separated file with a header, or a DataFrame.
-            collection: The collection whose runs get the metadata.
-            allow_unknown_runs: Skip rows for runs the collection does not have (else an error).
-
-        Returns:
-            The number of runs updated.
-
-        Raises:
-            IngestError: naming file and line (or DataFrame row, from 1) and the problem.
-        """
-        from evalwh.ingest import run_metadata_frame
-
-        self.require_collection(collection)
-        frame = run_metadata_frame(source)
-        known = set(self.run_ids(collection))
-        unknown = ~frame["run_id"].isin(known)
-        if unknown.any() and not allow_unknown_runs:
-            row = frame[unknown].iloc[0]
-            label = str(source) if isinstance(source, (str, os.PathLike)) else "DataFrame"
-            raise IngestError(
-                label,
-                int(row["line"]),
-                f"run {row['run_id']!r} is not in collection {collection!r} "
-                "(ingest it first, or allow unknown runs to skip such rows)",
-            )
-        with self.transaction():
-            self.con.register("staged_metadata", frame)
-            try:
-                updated = self.con.execute(
-                    sql.query(_INGEST, "update_run_metadata").text, {"collection_id": collection}
-                ).fetchone()
-            finally:
-                self.con.unregister("staged_metadata")
-        return int(updated[0]) if updated else 0
-
-    # -- evaluation ------------------------------------------------------------------------
-
-    def evaluate(self, measures: Iterable[str], *, wide: bool = False, **options: Any) -> pd.DataFrame:
-        """Evaluate runs of a collection; see :func:`evalwh.evaluation.evaluate`.
-
-        With ``wide=True`` the result has one row per run (per run and topic with
-        ``per_query=True``) and one column per measure, in the order asked for
-        (:func:`evalwh.evaluation.wide_form`).
-        """
-        from evalwh.evaluation import evaluate, wide_form
-
-        frame = evaluate(self, list(measures), **options)
-        return wide_form(frame) if wide else frame
 
 
 class _Transaction:
@@ -484,6 +328,13 @@ class _Transaction:
             self.con.commit()
         else:
             self.con.rollback()
+
+
+def _text_and_source(file: sql.SqlFile | str) -> tuple[str, str]:
+    """The SQL text of a shipped file or of a plain string, and how an error names it."""
+    if isinstance(file, str):
+        return file, "SQL statement"
+    return file.text, file.source
 
 
 def sha256_text(text: str) -> str:

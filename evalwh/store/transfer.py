@@ -33,13 +33,13 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-import evalwh
 from evalwh import sql
+from evalwh._version import __version__
 from evalwh.errors import EvalWhError, NotFoundError, SchemaError
-from evalwh.files import fsync_tree, partial_name, remove_leftovers
+from evalwh.io.files import fsync_tree, partial_name, remove_leftovers
 
 if TYPE_CHECKING:
-    from evalwh.warehouse import Warehouse
+    from evalwh.store.connection import Store
 
 MANIFEST = "manifest.json"
 FORMAT = "evalwh-export"
@@ -105,7 +105,7 @@ def _choose(given: Sequence[str] | None, known: Sequence[str], what: str) -> lis
 
 
 def export(
-    wh: Warehouse,
+    wh: Store,
     directory: str | os.PathLike[str],
     *,
     collections: Sequence[str] | None = None,
@@ -163,7 +163,7 @@ def export(
         manifest = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
-            "evalwh_version": evalwh.__version__,
+            "evalwh_version": __version__,
             "duckdb_version": duckdb.__version__,
             "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "source": wh.path,
@@ -254,7 +254,7 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     if manifest.get("format_version", 0) > FORMAT_VERSION:
         raise EvalWhError(
             f"{path}: export format {manifest['format_version']} is newer than this evalwh "
-            f"({evalwh.__version__}) reads; upgrade evalwh"
+            f"({__version__}) reads; upgrade evalwh"
         )
     return manifest
 
@@ -299,7 +299,7 @@ def _check_files(
 
 
 def import_export(
-    wh: Warehouse, directory: str | os.PathLike[str], *, replace: bool = False
+    wh: Store, directory: str | os.PathLike[str], *, replace: bool = False
 ) -> dict[str, int]:
     """Load an evalwh export into the warehouse, in one transaction.
 
@@ -326,7 +326,7 @@ def import_export(
     if unknown:
         raise SchemaError(
             f"{root}: exported by a warehouse with schema migrations {unknown} that this evalwh "
-            f"({evalwh.__version__}) does not have; upgrade evalwh"
+            f"({__version__}) does not have; upgrade evalwh"
         )
     target = _tables(wh.con)
     plan: list[tuple[str, dict[str, Any], list[str], bool]] = []
@@ -397,9 +397,9 @@ _INGEST = "evalwh.queries.ingest"
 _STAGED = {"run_results": "staged_results", "run_topics": "staged_topics"}
 
 
-def _store_staged(wh: Warehouse, tables: list[str]) -> None:
+def _store_staged(wh: Store, tables: list[str]) -> None:
     """Store the imported run results and topics under new keys; rebuild their cache."""
-    from evalwh.ingest import refresh_cache
+    from evalwh.store.ingest import refresh_cache
 
     if "run_topics" not in tables:  # the lists' sizes, from the lines
         wh.con.execute(

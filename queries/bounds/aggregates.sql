@@ -11,7 +11,7 @@
 -- Dempster: on Theta = {R, N} the unnormalised rule multiplies commonalities, Q(A) = sum of
 -- m(B) over B containing A: Q({R}) = prod_t Pl_t({R}), Q({N}) = prod_t Pl_t({N}),
 -- Q(Theta) = prod_t m_t(Theta). Products of 50+ numbers below 1 underflow, so they are kept
--- as logarithms; a zero factor (ln 0) is carried as a count instead. evalwh.bounds turns
+-- as logarithms; a zero factor (ln 0) is carried as a count instead. evalwh.methods.bounds turns
 -- these into normalised masses and the conflict K. certain_rel / certain_nonrel name one
 -- topic with m({R}) = 1 / m({N}) = 1, the witnesses of a total conflict (the first by
 -- list_id, which orders topics by name within a run).

@@ -1,7 +1,7 @@
 -- name: bounds_store
 -- description: Replace the stored bounds of the same collection, runs, measure, aggregations and options with the rows of bd_values.
 -- params: collection_id VARCHAR, measure VARCHAR, qrels_id VARCHAR, rel INTEGER, depth_cap INTEGER
--- bd_values is the aggregated frame registered by evalwh.bounds (one row per run, depth,
+-- bd_values is the aggregated frame registered by evalwh.methods.bounds (one row per run, depth,
 -- aggregation). A recomputation replaces rows with the same key, so a depth stored once
 -- has one current value per option set.
 DELETE FROM bounds AS b

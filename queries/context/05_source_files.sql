@@ -1,7 +1,7 @@
 -- name: eval_source_files
 -- description: Judged rows with running counts for a direct evaluation of run files (nothing stored).
 -- params:
--- ev_files.judged (05_files_store.sql) holds the rows evalwh.direct's reader ranked, runs and
+-- ev_files.judged (05_files_store.sql) holds the rows evalwh.measures.direct's reader ranked, runs and
 -- topics by number. The files the reader left to the general path were ingested into the
 -- evaluation's in-memory warehouse, ranked by trec_ranked and joined by 04_judged_rows.sql
 -- into ev_judged_direct (05_source_direct.sql, run just before). ev_judged_source reads

@@ -1,9 +1,9 @@
 -- name: insert_ranked
 -- description: Store the run files the run-file reader ranked at ingest, by key: their lists, new (topic, document) pairs and lines.
 -- params: collection_id VARCHAR, rows VARCHAR[], documents VARCHAR[]
--- evalwh/_runlines.c has checked and ranked every line in trec_eval's order (trec_ranked's,
+-- evalwh/io/_runlines.c has checked and ranked every line in trec_eval's order (trec_ranked's,
 -- schema/001_core.sql; tests/test_ingest_reader.py holds it to the macro) and given each
--- line the key of its (topic, document) pair (schema/013_keyed_results.sql). evalwh.ingest
+-- line the key of its (topic, document) pair (schema/013_keyed_results.sql). evalwh.store.ingest.keyed
 -- staged, per file, Parquet files of
 --   $rows       list_key, doc_key, score, rank, rank_given (NULL where the rank's own text)
 --   $documents  query_id, doc_id, doc_key: the pairs the file added (maybe none)

@@ -2,7 +2,7 @@
 -- description: Per staged file: line count, counts of each kind of bad line, duplicate documents.
 -- params:
 -- Any non-zero count rejects the file; evalwh then re-reads it to name the first offending
--- line (evalwh.formats.locate_run_error), so this query only has to be right about *whether*
+-- line (evalwh.io.formats.locate_run_error), so this query only has to be right about *whether*
 -- a file is bad, and fast. Scores and tags are only judged on lines with the right fields.
 WITH per_file AS (
     SELECT

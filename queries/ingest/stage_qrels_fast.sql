@@ -5,7 +5,7 @@
 -- only ($delim, a space or a tab): the CSV reader splits the lines (no regular expression
 -- per line). It reads the same as the general split only where no field comes out empty;
 -- split_unsure marks lines where one does (a run of delimiters, a leading or trailing one, a
--- line of delimiters only), and evalwh.ingest then stages the file again with
+-- line of delimiters only), and evalwh.store.ingest.qrels then stages the file again with
 -- stage_qrels.sql. field_count counts up to five fields: enough to tell four from others.
 -- No field can hold a newline, so nullstr = newline keeps empty fields as '' and leaves NULL
 -- only for columns a line does not have. Comments ('#' as first character) are dropped; the

@@ -10,7 +10,7 @@
 --              or trailing one); their files are read again by restage_run_lines.sql, which
 --              splits on any run of whitespace, so false here means "not yet known".
 --   score_ok   the score is a finite decimal number (DuckDB's DOUBLE cast, which also
---              takes '+-5': that one prefix is refused, to match evalwh.formats.is_score).
+--              takes '+-5': that one prefix is refused, to match evalwh.io.formats.is_score).
 --   tag_ok     the tag equals the file's first one.
 -- No field can hold a newline, so nullstr = newline keeps empty fields as '' and leaves NULL
 -- only for columns a line does not have: c7 IS NULL means "no seventh field at all".

@@ -12,7 +12,7 @@
 WITH pool_unjudged AS (
     -- retrieved documents with a negative grade (pooled, not judged): ev_judged leaves them
     -- out, so they come from the ranked lists (ev_ranked) and the qrels set itself. Without
-    -- ranked lists (evalwh.direct's reader) none are seen: there, such a document counts as
+    -- ranked lists (evalwh.measures.direct's reader) none are seen: there, such a document counts as
     -- outside the pool. Condensed lists (-J) have none.
     SELECT r.run_id, r.query_id, r.rank
     FROM ev_ranked AS r

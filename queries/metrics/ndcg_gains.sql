@@ -3,7 +3,7 @@
 -- params: k INTEGER = NULL, dcg VARCHAR = log2 [log2|exp-log2], gains GAINS = NULL
 -- kind: performance
 -- reference: Järvelin & Kekäläinen, TOIS 2002; Burges et al., ICML 2005 (exp-log2); methods §1.4; trec_eval m_ndcg.c, m_ndcg_cut.c (>= 9.0.4)
--- nDCG(dcg=..., gains=...) resolves here (evalwh.catalog): nDCG.sql stays the plain, portable
+-- nDCG(dcg=..., gains=...) resolves here (evalwh.measures.catalog): nDCG.sql stays the plain, portable
 -- query. Gain is the grade itself (not 2^g - 1 unless dcg=exp-log2), a fractional grade as given,
 -- and ignores the relevance threshold. gains={0:0,1:1,2:3} maps grades to gains as trec_eval's
 -- ndcg.0=0,1=1,2=3 does (an unlisted grade keeps its value); a mapped gain may be negative and

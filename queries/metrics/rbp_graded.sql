@@ -3,7 +3,7 @@
 -- params: p DOUBLE = 0.8, k INTEGER = NULL, gain VARCHAR = max [max|trec_eval]
 -- kind: performance
 -- reference: Moffat & Zobel, TOIS 2008; methods §1.5; trec_eval m_rbp.c (10.0) for gain=trec_eval
--- RBP(gain=...) resolves here (evalwh.catalog); RBP itself is binary (grade >= rel). Unjudged
+-- RBP(gain=...) resolves here (evalwh.measures.catalog); RBP itself is binary (grade >= rel). Unjudged
 -- documents contribute nothing. The gain of a judged document:
 --   max        grade / the highest grade of the qrels set: graded RBP as published graded
 --              leaderboards compute it (a fractional grade as given; the threshold plays no part)

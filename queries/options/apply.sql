@@ -3,12 +3,12 @@
 -- params: rel DOUBLE, condensed BOOLEAN
 -- ir_measures' P(rel=2)@10 or AP(judged_only=true) change an option of the evaluation for one
 -- measure. The topic set T and the (run, topic) pairs stay those of the evaluation (ev_pairs,
--- kept as ev_pairs_base by evalwh.evaluation while such measures run), so every mean is over
+-- kept as ev_pairs_base by evalwh.measures.evaluation while such measures run), so every mean is over
 -- the same topics; what changes is which judged documents count as relevant (grade >= rel),
 -- R and N, and, on condensed lists, the ranks (rank among judged documents) and m.
 -- The running counts are re-counted at this threshold (the cached ones are for the
 -- evaluation's threshold); the view names are the context's, so every metric query reads
--- these rows unchanged. evalwh.evaluation restores the context afterwards (restore.sql).
+-- these rows unchanged. evalwh.measures.evaluation restores the context afterwards (restore.sql).
 SET VARIABLE ev_rel = CAST($rel AS DOUBLE);
 SET VARIABLE ev_condensed = CAST($condensed AS BOOLEAN);
 

@@ -5,7 +5,7 @@
 -- error path only (run_checks.sql decides whether a file is bad). A line's problem is the
 -- first of: unreadable, field count, score, tag (with :one_tag), document already on an
 -- earlier line for the topic; the first line with any problem is the one
--- evalwh.formats.locate_run_error names. Lines before it are good, so the tag to compare with
+-- evalwh.io.formats.locate_run_error names. Lines before it are good, so the tag to compare with
 -- is the file's first line's, and a repeated document's first line is the earliest line of
 -- its topic and document.
 WITH lines AS (

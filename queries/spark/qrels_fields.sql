@@ -4,7 +4,7 @@
 -- Spark SQL over spark_lines (text_lines.sql) of one or more qrels files. A line's problem is
 -- the first of: unreadable, field count (four), grade, document judged on an earlier line for
 -- the topic (in any of the files: one qrels set); the first bad line is what
--- evalwh.formats.locate_qrels_error names. A grade is a finite decimal number (integers or
+-- evalwh.io.formats.locate_qrels_error names. A grade is a finite decimal number (integers or
 -- fractions, as the warehouse's DOUBLE grades take them), read by the pattern of
 -- run_fields.sql.
 WITH split AS (

@@ -2,8 +2,8 @@
 -- description: The fields of every run line that is not a comment or blank (unreadable lines kept, without fields).
 -- params:
 -- Spark SQL over spark_lines (text_lines.sql). Fields are split on runs of whitespace (space,
--- tab, vertical tab, form feed), as restage_run_lines.sql and evalwh.formats.split_fields do.
--- A score is read only when it is a finite decimal number as evalwh.formats.is_score takes
+-- tab, vertical tab, form feed), as restage_run_lines.sql and evalwh.io.formats.split_fields do.
+-- A score is read only when it is a finite decimal number as evalwh.io.formats.is_score takes
 -- it (Python's float grammar in ASCII: digits with single underscores between them, an
 -- optional fraction and exponent; no hexadecimal, no 'd'/'f' suffix that Java's parser
 -- would take): the pattern decides, the cast only converts.

@@ -3,7 +3,7 @@
 -- params:
 -- Spark SQL over spark_run_table: file_index, row_number (from 1, the row's position in its
 -- file: Parquet's _metadata.row_index), run_id, query_id, doc_id, score. The checks of
--- evalwh.ingest.ingest_run_frame: a finite score (NULL is none), then no document twice for
+-- evalwh.store.ingest.frames.ingest_run_frame: a finite score (NULL is none), then no document twice for
 -- a topic in a run; a NULL key is refused as an empty field. The first bad row (by file,
 -- then row) is what the error names.
 WITH ordered AS (

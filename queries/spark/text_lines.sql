@@ -6,7 +6,7 @@
 -- Spark's text reader gives it with wholetext. A line's number is therefore its position in
 -- its file, whatever the partitioning (a line reader's row order is not a line number once
 -- a file is split), and one task reads one file.
--- The line grammar is evalwh.formats' (module docstring there): lines end with \n or \r\n,
+-- The line grammar is evalwh.io.formats' (module docstring there): lines end with \n or \r\n,
 -- a leading byte-order mark is dropped, a line holding NUL, a \r that does not end it, or
 -- invalid UTF-8 is unreadable (first of these wins, as in formats._numbered_lines); '#' as
 -- first character is a comment, whitespace only (space, tab, vertical tab, form feed) blank.

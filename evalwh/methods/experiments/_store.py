@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalwh import sql
-from evalwh.warehouse import params_json
+from evalwh.store.connection import params_json
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalwh.warehouse import Warehouse
+    from evalwh.store.connection import Store
 
 # every table keyed by (collection_id, experiment_id), experiments itself last
 TABLES = (
@@ -24,7 +24,7 @@ TABLES = (
 
 
 def replace_experiment(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     experiment_id: str,
     *,

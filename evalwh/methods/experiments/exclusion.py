@@ -9,7 +9,7 @@ from evalwh import sql
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalwh.warehouse import Warehouse
+    from evalwh.store.connection import Store
 
 _QUERIES = "evalwh.queries.experiments"
 CAP = 1000
@@ -17,7 +17,7 @@ SHARE = 0.95
 
 
 def run_exclusion(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     *,
     qrels_id: str = "default",

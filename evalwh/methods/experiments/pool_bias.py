@@ -13,7 +13,7 @@ Q* (methods §3.4) to ``Pool_lambda(S)``, and ``r`` is scored against it (its un
   sample, the MAE of the unadjusted, mixed, adjusted (and sampled) estimates (S2 Tables 2-4).
 
 Scores of all ``I`` samples of a width come from one set-wise SQL pass
-(:func:`evalwh.pools.pooled_scores`, and ``queries/pools/sample_loo_judged.sql`` for
+(:func:`evalwh.methods.pools.pooled_scores`, and ``queries/pools/sample_loo_judged.sql`` for
 Algorithm 1); topic resampling is numpy over an ``I x J x N`` mask. All randomness comes from
 one ``numpy.random.Generator`` seeded with ``seed``, drawn in a fixed order before any
 scoring, and the seed is stored with the results (``schema/009_pool_experiments.sql``).
@@ -27,16 +27,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from evalwh import catalog, pools, sql
+from evalwh.measures import catalog
+from evalwh.methods import pools
+from evalwh import sql
 from evalwh.errors import EvalWhError, InsufficientDataError, NotFoundError
-from evalwh.evaluation import Averaging, Options, Unjudged, build_context
+from evalwh.measures.evaluation import evaluate
+from evalwh.store.context import Averaging, Options, Unjudged, build_context
 from evalwh.stats import adjust as estimators
-from evalwh.warehouse import params_json
+from evalwh.store.connection import params_json
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalwh.warehouse import Warehouse
+    from evalwh.store.connection import Store
 
 Rng = np.random.Generator | int | None
 Progress = Callable[[int, int], None] | None
@@ -181,7 +184,7 @@ def common_topics_errors(true: np.ndarray, unpooled: np.ndarray, topics: np.ndar
     }
 
 
-def _completed_qrels(wh: Warehouse, collection: str, qrels_id: str) -> str:
+def _completed_qrels(wh: Store, collection: str, qrels_id: str) -> str:
     """Q* of the whole collection: reuse ``{qrels_id}-completed`` or build it (methods §3.4)."""
     import json
 
@@ -201,14 +204,14 @@ def _completed_qrels(wh: Warehouse, collection: str, qrels_id: str) -> str:
     return name
 
 
-def _true_scores(wh: Warehouse, collection: str, measure: str, completed: str) -> pd.DataFrame:
+def _true_scores(wh: Store, collection: str, measure: str, completed: str) -> pd.DataFrame:
     """Every run's per-topic score against Q*, wide: one row per run, one column per topic."""
-    frame = wh.evaluate([measure], collection=collection, per_query=True, qrels_id=completed)
+    frame = evaluate(wh, [measure], collection=collection, per_query=True, qrels_id=completed)
     return frame.pivot(index="run_id", columns="query_id", values="value").sort_index(axis=1)
 
 
 def _unpooled(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     keys: list[str],
     new: list[str],
@@ -233,7 +236,7 @@ def _unpooled(
 
 
 def sampled_leave_one_out(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     spec: pd.DataFrame,
     measure: str,
@@ -280,7 +283,7 @@ def sampled_leave_one_out(
     return pd.DataFrame(wide.reset_index()[["sample_id", "member_id", "query_id", "pooled", "left_out"]])
 
 
-def _eligible(wh: Warehouse, collection: str, setting: Setting, true: pd.DataFrame, best_manual: int) -> dict[str, Any]:
+def _eligible(wh: Store, collection: str, setting: Setting, true: pd.DataFrame, best_manual: int) -> dict[str, Any]:
     """The candidate runs of the setting: pool candidates and (manual setting) new-run candidates."""
     runs = list(true.index)
     if setting is Setting.all:
@@ -304,7 +307,7 @@ def _eligible(wh: Warehouse, collection: str, setting: Setting, true: pd.DataFra
 
 
 def run_pool_bias(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     *,
     widths: Sequence[int] = DEFAULT_WIDTHS,
@@ -482,7 +485,7 @@ def run_pool_bias(
     return frames
 
 
-def _store(wh: Warehouse, collection: str, experiment_id: str, frames: dict[str, pd.DataFrame]) -> None:
+def _store(wh: Store, collection: str, experiment_id: str, frames: dict[str, pd.DataFrame]) -> None:
     """Replace every stored row of ``experiment_id`` with ``frames``, atomically."""
     key = {"collection_id": collection, "experiment_id": experiment_id}
     targets = {
@@ -512,7 +515,7 @@ def _store(wh: Warehouse, collection: str, experiment_id: str, frames: dict[str,
                 wh.con.unregister("staged_pool_experiment")
 
 
-def stored_pool_bias(wh: Warehouse, collection: str, *, experiment_id: str | None = None) -> dict[str, pd.DataFrame]:
+def stored_pool_bias(wh: Store, collection: str, *, experiment_id: str | None = None) -> dict[str, pd.DataFrame]:
     """Read a stored pool-bias experiment (default: the latest) back as ``summary`` and ``common_topics``.
 
     Raises:

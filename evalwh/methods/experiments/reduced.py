@@ -20,11 +20,12 @@ import numpy as np
 
 from evalwh import sql
 from evalwh.errors import EvalWhError, NotFoundError
+from evalwh.measures.evaluation import evaluate
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalwh.warehouse import Warehouse
+    from evalwh.store.connection import Store
 
 _QUERIES = "evalwh.queries.experiments"
 DEFAULT_LEVELS: tuple[int, ...] = (*range(100, 9, -5), *range(9, 0, -1))
@@ -157,7 +158,7 @@ def reduced_qrels_id(level: int, seed: int, parent: str = "default") -> str:
 
 
 def store_reduced_qrels(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     *,
     seed: int,
@@ -192,7 +193,7 @@ def store_reduced_qrels(
     """
     import pandas as pd
 
-    from evalwh.warehouse import params_json, sha256_text
+    from evalwh.store.connection import params_json, sha256_text
 
     checked = _check_levels(levels)
     wh.require_collection(collection)
@@ -290,7 +291,7 @@ def level_summary(full_means: pd.DataFrame, level_means: pd.DataFrame) -> pd.Dat
     """
     import pandas as pd
 
-    from evalwh.experiments.tau import kendall_tau
+    from evalwh.methods.experiments.tau import kendall_tau
 
     rows = []
     for (measure, level), part in level_means.groupby(["measure", "level"], sort=False):
@@ -359,7 +360,7 @@ def first_level_below(levels: pd.DataFrame, *, threshold: float = TAU_THRESHOLD)
 
 
 def run_reduced_qrels(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     measures: list[str],
     *,
@@ -401,9 +402,9 @@ def run_reduced_qrels(
     """
     import pandas as pd
 
-    from evalwh.experiments._store import replace_experiment
-    from evalwh.experiments.exclusion import retained_runs, run_exclusion
-    from evalwh.experiments.tau import measure_tau
+    from evalwh.methods.experiments._store import replace_experiment
+    from evalwh.methods.experiments.exclusion import retained_runs, run_exclusion
+    from evalwh.methods.experiments.tau import measure_tau
 
     checked = _check_levels(levels)
     experiment_id = experiment_id or f"reduced-qrels-seed{seed}"
@@ -422,7 +423,7 @@ def run_reduced_qrels(
     if progress:
         progress(0, total)
     columns = ["measure", "run_id", "value"]
-    full = wh.evaluate(measures, collection=collection, runs=runs, qrels_id=qrels_id, rel=rel)[
+    full = evaluate(wh, measures, collection=collection, runs=runs, qrels_id=qrels_id, rel=rel)[
         columns
     ]
     if progress:
@@ -430,7 +431,7 @@ def run_reduced_qrels(
     parts = []
     level_ids = dict(zip(qrels["level"], qrels["qrels_id"], strict=True))
     for done, (level, level_qrels) in enumerate(level_ids.items(), start=2):
-        means = wh.evaluate(
+        means = evaluate(wh, 
             measures, collection=collection, runs=runs, qrels_id=level_qrels, rel=rel
         )[columns]
         parts.append(means.assign(level=int(level), qrels_id=level_qrels))
@@ -477,7 +478,7 @@ def run_reduced_qrels(
 
 
 def stored_levels(
-    wh: Warehouse, collection: str, *, experiment_id: str | None = None
+    wh: Store, collection: str, *, experiment_id: str | None = None
 ) -> pd.DataFrame:
     """The per-level results of a stored reduced-qrels experiment (the latest when None).
 

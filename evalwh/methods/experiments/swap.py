@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from evalwh.errors import InsufficientDataError
+from evalwh.measures.evaluation import evaluate
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalwh.warehouse import Warehouse
+    from evalwh.store.connection import Store
 
 BIN_WIDTH = 0.01
 THRESHOLD = 0.05
@@ -247,7 +248,7 @@ def swap_summary(
 
 
 def run_swap_rates(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     measures: list[str],
     *,
@@ -264,7 +265,7 @@ def run_swap_rates(
 ) -> dict[str, pd.DataFrame]:
     """Run the swap-rate experiment on a collection and keep its results in the warehouse.
 
-    Runs are excluded first (:func:`evalwh.experiments.exclusion.run_exclusion`); the
+    Runs are excluded first (:func:`evalwh.methods.experiments.exclusion.run_exclusion`); the
     measures are evaluated per topic on the retained runs with the qrels set ``qrels_id``;
     ``samples`` topic-set pairs are drawn once from ``numpy.random.default_rng(seed)``.
 
@@ -288,8 +289,8 @@ def run_swap_rates(
         ``{"exclusion", "rates", "summary"}``: tidy frames, also stored in the
         ``experiment_runs``, ``swap_rates`` and ``swap_summary`` tables.
     """
-    from evalwh.experiments._store import replace_experiment
-    from evalwh.experiments.exclusion import retained_runs, run_exclusion
+    from evalwh.methods.experiments._store import replace_experiment
+    from evalwh.methods.experiments.exclusion import retained_runs, run_exclusion
 
     experiment_id = experiment_id or f"swap-rates-seed{seed}-b{samples}"
     total = len(measures) + 2
@@ -303,7 +304,7 @@ def run_swap_rates(
             f"need at least 2 (runs shorter than {cap} documents per topic need a lower --cap; "
             "see evalwh experiment exclusions)"
         )
-    scores = wh.evaluate(
+    scores = evaluate(wh, 
         measures, collection=collection, runs=runs, per_query=True, qrels_id=qrels_id, rel=rel
     )
     scores = scores[["measure", "run_id", "query_id", "value"]]

@@ -21,7 +21,7 @@ def plot_bounds(
 
     Args:
         bands: Aggregated bands of one measure and aggregation, as from
-            :func:`evalwh.bounds.compute_bounds`: ``run_id, measure, kind, depth, lower, upper``.
+            :func:`evalwh.methods.bounds.compute_bounds`: ``run_id, measure, kind, depth, lower, upper``.
         path: The figure file; the format follows the suffix (png, pdf, svg).
         pool_depth: Draw a vertical line at the pool depth, where the bands start to widen.
         title: Figure title.
@@ -84,7 +84,7 @@ def plot_bounds(
         ax.set_title(title)
     fig.tight_layout()
     out = Path(path)
-    from evalwh.plots_experiments import save_figure
+    from evalwh.present.plots.experiments import save_figure
 
     save_figure(fig, out, dpi=fig.dpi)
     plt.close(fig)

@@ -23,7 +23,7 @@ def reduced_qrels_figure(
 
     Args:
         levels: Per (measure, level) rows with ``measure, level, tau, change_pct``, as
-            returned by :func:`evalwh.experiments.reduced.level_summary`.
+            returned by :func:`evalwh.methods.experiments.reduced.level_summary`.
         threshold: Drawn as a dashed line on the tau panel.
         title: Figure title.
 
@@ -70,7 +70,7 @@ def reduced_qrels_figure(
 
 def save_figure(figure: Figure, path: str | os.PathLike[str], *, dpi: int = 100) -> None:
     """Write ``figure`` to ``path`` (format from the extension: png, pdf, svg), whole or not at all."""
-    from evalwh.files import atomic_path
+    from evalwh.io.files import atomic_path
 
     with atomic_path(path) as part:
         figure.savefig(part, dpi=dpi)

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
-    from evalwh.decisions import PairComparison
+    from evalwh.methods.decisions import PairComparison
 
 _LABELS = {"P": "P@d", "AP": "MAP@d", "A_p": "$A_p$@d"}
 _COLOURS = ("#1f77b4", "#d62728")
@@ -44,7 +44,7 @@ def plot_pair(
     pair's case (1, 2, 3a, 3b, 4).
 
     Args:
-        comparison: The output of :func:`evalwh.decisions.compare_runs`.
+        comparison: The output of :func:`evalwh.methods.decisions.compare_runs`.
         path: Where to write the figure; the format follows the suffix (png, pdf, svg).
         title: The figure title; the two run names when None.
 
@@ -97,7 +97,7 @@ def plot_pair(
     axes[-1].set_xticklabels([str(d) for d in depths])
     axes[-1].set_xlabel("depth d (C = case, * = weak)")
     figure.suptitle(title or f"{run_a} vs {run_b}")
-    from evalwh.plots_experiments import save_figure
+    from evalwh.present.plots.experiments import save_figure
 
     save_figure(figure, path, dpi=200)
     return figure
@@ -109,7 +109,7 @@ def plot_runs(
     """Draw every run of a collection ranked by performance at the first depth, with A_p per depth.
 
     Args:
-        profile: The output of :func:`evalwh.decisions.run_profile`.
+        profile: The output of :func:`evalwh.methods.decisions.run_profile`.
         path: Where to write the figure; the format follows the suffix.
         title: The figure title.
 
@@ -149,7 +149,7 @@ def plot_runs(
     ranked_by = _metric_label(str(first["performance"])).removesuffix("@d")
     axes[1].set_xlabel(f"runs ranked by mean {ranked_by}@{depths[0]}")
     figure.suptitle(title or f"{len(order)} runs")
-    from evalwh.plots_experiments import save_figure
+    from evalwh.present.plots.experiments import save_figure
 
     save_figure(figure, path, dpi=200)
     return figure

@@ -1,154 +1,49 @@
 """Gather everything an evaluation report shows, as DataFrames and figures.
 
-One evaluation call (:func:`evalwh.evaluation.evaluate`, per topic) yields every number of
+One evaluation call (:func:`evalwh.measures.evaluation.evaluate`, per topic) yields every number of
 the leaderboard, the decision matrix and the ranked-runs figure: the leaderboard means are
 the per-topic values averaged here exactly as ``queries/reports/means.sql`` does (undefined
 topics left out). The decision matrix uses the vectorised pair tests of
 :mod:`evalwh.stats.decision` over the whole family of runs; the collection overview and the
 unjudged share per rank come from one more pass over the evaluation context (methods §2.7);
-the P@d bounds of the figure pairs from :func:`evalwh.bounds.compute_bounds`.
+the P@d bounds of the figure pairs from :func:`evalwh.methods.bounds.compute_bounds`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from evalwh import __version__, catalog, sql
+from evalwh import sql
+from evalwh._version import __version__
+from evalwh.measures import catalog
 from evalwh.errors import InsufficientDataError, MetricParamError, NotFoundError
 
+from evalwh.present.report.model import (
+    ASSESSMENT_DEPTHS,
+    DEFAULT_DEPTHS,
+    Report,
+    ReportOptions,
+)
+
 if TYPE_CHECKING:
-    from evalwh.warehouse import Warehouse
+    from evalwh.store.connection import Store
 
 _QUERIES = "evalwh.queries.report"
 _REPORTS = "evalwh.queries.reports"
-DEFAULT_MEASURES = ("P@10", "AP", "nDCG@10", "bpref")
-DEFAULT_DEPTHS = (10, 30, 100, 500, 1000)
-ASSESSMENT_DEPTHS = (10, 100)
 # shares of unjudged documents reported in the overview ("from which depth on")
 INCOMPLETE_SHARES = (0.01, 0.10, 0.50)
 
 Progress = Callable[[int, int], None]
 
 
-@dataclass(frozen=True)
-class ReportOptions:
-    """Everything that changes a number in the report; printed in its methods section.
-
-    Attributes:
-        measures: Leaderboard measures (ir_measures grammar); ``MAP`` is accepted for ``AP``.
-        pairing: Decision-matrix pairing: ``P`` (P@d with A_p@d) or ``MAP`` (AP@d with A_p@d).
-        depths: The depths d of the decision matrix and the depth figures; when None,
-            :data:`DEFAULT_DEPTHS` up to the deepest ranking, plus that depth.
-        baseline: Compare every run against this run; None compares all pairs (few runs) or
-            each run with the next one down the leaderboard (many runs).
-        pairs: Pairs of runs to draw (pair and bounds figures); chosen from the leaderboard
-            when empty.
-        test: Significance procedure (:class:`evalwh.stats.significance.Procedure`).
-        correction: Multiple-comparison correction over all pairs of the family.
-        alpha: Significance level.
-        seed: Seed of the randomization test's resamples.
-        n_resamples: Resamples of the randomization test.
-        qrels_id: The qrels set evaluated against.
-        flag_gap: A run is flagged when its mean A_p@d lies more than this below the median
-            run's, at any of :data:`ASSESSMENT_DEPTHS`.
-        max_all_pairs: Without a baseline, list all pairs up to this many; beyond it, list
-            each run against the next one down the leaderboard.
-        pool_depth: The pool depth if known; inferred from pooled runs' judged prefixes when
-            None and run metadata says which runs were pooled.
-        bounds: Draw the P@d bounds (Dempster-Shafer belief and plausibility) of the pairs.
-        figures: Draw the figures (the Markdown report has none).
-        max_rank: Deepest rank of the unjudged-share curve.
-    """
-
-    measures: tuple[str, ...] = DEFAULT_MEASURES
-    pairing: str = "P"
-    depths: tuple[int, ...] | None = None
-    baseline: str | None = None
-    pairs: tuple[tuple[str, str], ...] = ()
-    test: str = "anova"
-    correction: str = "bonferroni"
-    alpha: float = 0.05
-    seed: int | None = 0
-    n_resamples: int = 9999
-    qrels_id: str = "default"
-    flag_gap: float = 0.10
-    max_all_pairs: int = 45
-    pool_depth: int | None = None
-    bounds: bool = True
-    figures: bool = True
-    max_rank: int = 1000
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One figure of the report, as SVG text.
-
-    Attributes:
-        key: A stable identifier (``unjudged``, ``topics``, ``runs``, ``pair-1``, ``bounds-1``).
-        title: The figure's heading.
-        caption: How it was computed.
-        svg: The SVG document.
-    """
-
-    key: str
-    title: str
-    caption: str
-    svg: str
-
-
-@dataclass(frozen=True)
-class Report:
-    """Everything :func:`evalwh.report.render.render_html` lays out.
-
-    Attributes:
-        collection: The collection reported on.
-        options: The options used.
-        generated: When the report was built (UTC, ISO 8601).
-        version: The evalwh version.
-        overview: Collection at a glance: counts, pool depth and how it is known, depths
-            where the unjudged share first reaches 1%, 10%, 50%.
-        topics: Per topic: ``query_id, judged, relevant, unjudged_pooled``.
-        unjudged: Per rank: ``rank, lists, unjudged, share`` (methods §2.7).
-        leaderboard: One row per run, best first: ``position, run_id, pooled``, the measures'
-            means, ``A_p@10, A_p@100``, ``n_topics``, ``flagged``, ``flag``.
-        pairs: The listed pairs, long form: ``run_a, run_b, column, depth`` and the columns of
-            :func:`evalwh.stats.decision.decision_pairs`.
-        pair_mode: ``baseline``, ``all`` or ``adjacent``.
-        proportions: Case proportions over all pairs of the family, one row per column
-            (:func:`evalwh.stats.decision.case_proportions`).
-        figures: The figures, in reading order.
-        qrels: Provenance of the qrels set (source file, sha256, lines).
-        runs: Provenance of the runs (source file, sha256, pooled, depth).
-        methods: ``(what, how)`` lines: how every number was computed.
-        timings: Seconds spent per step.
-    """
-
-    collection: str
-    options: ReportOptions
-    generated: str
-    version: str
-    overview: dict[str, Any]
-    topics: pd.DataFrame
-    unjudged: pd.DataFrame
-    leaderboard: pd.DataFrame
-    pairs: pd.DataFrame
-    pair_mode: str
-    proportions: pd.DataFrame
-    figures: list[Figure]
-    qrels: pd.DataFrame
-    runs: pd.DataFrame
-    methods: list[tuple[str, str]]
-    timings: dict[str, float] = field(default_factory=dict)
-
-
 def build_report(
-    wh: Warehouse,
+    wh: Store,
     collection: str,
     options: ReportOptions | None = None,
     *,
@@ -173,7 +68,7 @@ def build_report(
     Examples:
         >>> import tempfile
         >>> from evalwh import Warehouse
-        >>> from evalwh.report.demo_data import write_demo
+        >>> from evalwh.io.demo_data import write_demo
         >>> files = write_demo(tempfile.mkdtemp(), topics=6, docs_per_topic=60, depth=30,
         ...                    pool_depth=5)
         >>> wh = Warehouse(":memory:")
@@ -185,8 +80,8 @@ def build_report(
     """
     import time
 
-    from evalwh.decisions import pairings
-    from evalwh.evaluation import evaluate
+    from evalwh.methods.decisions import pairings
+    from evalwh.measures.evaluation import evaluate
 
     opts = options if options is not None else ReportOptions()
     clock = time.perf_counter
@@ -267,7 +162,7 @@ def build_report(
     pool_depth = opts.pool_depth if opts.pool_depth is not None else inferred_depth
     bands = None
     if opts.figures and opts.bounds and figure_pairs:
-        from evalwh.bounds import compute_bounds
+        from evalwh.methods.bounds import compute_bounds
 
         wanted = list(dict.fromkeys(r for pair in figure_pairs for r in pair))
         deepest = int(runs_meta.loc[runs_meta["run_id"].isin(wanted), "max_depth"].max())
@@ -285,7 +180,7 @@ def build_report(
     started = clock()
     drawn = []
     if opts.figures:
-        from evalwh.report import figures
+        from evalwh.present.report import figures
 
         drawn += [
             figures.unjudged_figure(unjudged, pool_depth),
@@ -336,10 +231,10 @@ def _leaderboard_measures(specs: Sequence[str]) -> list[str]:
 
 
 def _unjudged_and_pool_depth(
-    wh: Warehouse, collection: str, opts: ReportOptions
+    wh: Store, collection: str, opts: ReportOptions
 ) -> tuple[pd.DataFrame, int | None]:
     """The unjudged share per rank and the pool depth implied by pooled runs, in one context."""
-    from evalwh.evaluation import Averaging, Options, build_context
+    from evalwh.store.context import Averaging, Options, build_context
 
     # every topic of the qrels set, as `evalwh unjudged` does (methods §2.7)
     options = Options(qrels_id=opts.qrels_id, averaging=Averaging.trec_eval_c)
@@ -493,7 +388,7 @@ def _pair_rows(all_pairs: pd.DataFrame, pair: tuple[str, str]) -> pd.DataFrame:
 
 
 def _profile(means: pd.DataFrame, columns: list[tuple[str, str, str, int | None]]) -> pd.DataFrame:
-    """Means per run and depth in :func:`evalwh.decisions.run_profile`'s layout."""
+    """Means per run and depth in :func:`evalwh.methods.decisions.run_profile`'s layout."""
     rows = []
     for _, perf, assess, depth in columns:
         if depth is None:
@@ -619,12 +514,3 @@ def _methods(
             "is unjudged, over lists reaching k (methods §2.7).",
         ),
     ]
-
-
-def options_record(opts: ReportOptions) -> dict[str, Any]:
-    """The options as plain values (for the report's provenance block and JSON)."""
-    record = asdict(opts)
-    record["measures"] = list(opts.measures)
-    record["depths"] = list(opts.depths or ())
-    record["pairs"] = [list(p) for p in opts.pairs]
-    return record

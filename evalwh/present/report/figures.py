@@ -1,7 +1,7 @@
 """The report's figures as SVG text: three of its own, two drawn by evalwh's figure modules.
 
-The pair figure (:func:`evalwh.plots.plot_pair`) and the bounds figure
-(:func:`evalwh.plots_bounds.plot_bounds`) write files; they are drawn into a temporary
+The pair figure (:func:`evalwh.present.plots.pair.plot_pair`) and the bounds figure
+(:func:`evalwh.present.plots.bounds.plot_bounds`) write files; they are drawn into a temporary
 directory as SVG and read back, so the report shows exactly what ``evalwh plot`` draws.
 Fonts are converted to paths (matplotlib's default), so the SVG needs no font files.
 """
@@ -19,7 +19,7 @@ import pandas as pd
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
 
-    from evalwh.report.build import Figure, ReportOptions
+    from evalwh.present.report.model import Figure, ReportOptions
 
 STRONG = "#1b7f6b"
 WEAK = "#d9822b"
@@ -67,7 +67,7 @@ def _drawn(draw: object, *args: object, **kwargs: object) -> str:
 
 def unjudged_figure(unjudged: pd.DataFrame, pool_depth: int | None) -> Figure:
     """The unjudged share per rank (methods §2.7), with the pool depth marked."""
-    from evalwh.report.build import Figure
+    from evalwh.present.report.model import Figure
 
     figure = _figure(7.0, 2.8)
     ax = figure.subplots()
@@ -100,7 +100,7 @@ def unjudged_figure(unjudged: pd.DataFrame, pool_depth: int | None) -> Figure:
 
 def topics_figure(topics: pd.DataFrame) -> Figure:
     """Judged and relevant documents per topic, topics sorted by judged documents."""
-    from evalwh.report.build import Figure
+    from evalwh.present.report.model import Figure
 
     ordered = topics.sort_values(["judged", "query_id"], ascending=[False, True])
     x = range(len(ordered))
@@ -128,7 +128,7 @@ def runs_figure(profile: pd.DataFrame, pairing: str) -> Figure:
     coloured by their rank at the first depth (darkest = best). Up to :data:`LEGEND_RUNS` runs
     are named in a legend beside the axes, never over the lines.
     """
-    from evalwh.report.build import Figure
+    from evalwh.present.report.model import Figure
 
     perf = "P" if pairing == "P" else "MAP"
     first = int(min(profile["depth"].dropna()))
@@ -181,9 +181,9 @@ def pair_figure(
     index: int, rows: pd.DataFrame, intervals: pd.DataFrame, opts: ReportOptions
 ) -> Figure:
     """Performance and assessment of a pair against depth with comparison intervals."""
-    from evalwh.decisions import PairComparison
-    from evalwh.plots import plot_pair
-    from evalwh.report.build import Figure
+    from evalwh.methods.decisions import PairComparison
+    from evalwh.present.plots.pair import plot_pair
+    from evalwh.present.report.model import Figure
 
     run_a, run_b = str(rows["run_a"].iloc[0]), str(rows["run_b"].iloc[0])
     own = intervals[intervals["run_id"].isin([run_a, run_b])]
@@ -200,8 +200,8 @@ def bounds_figure(
     index: int, bands: pd.DataFrame, rows: pd.DataFrame, pool_depth: int | None
 ) -> Figure:
     """The P@d belief-plausibility bands of a pair against depth."""
-    from evalwh.plots_bounds import plot_bounds
-    from evalwh.report.build import Figure
+    from evalwh.present.plots.bounds import plot_bounds
+    from evalwh.present.report.model import Figure
 
     run_a, run_b = str(rows["run_a"].iloc[0]), str(rows["run_b"].iloc[0])
     own = bands[bands["run_id"].isin([run_a, run_b])]

@@ -1,191 +1,128 @@
-"""Lay a :class:`~evalwh.report.build.Report` out as one self-contained HTML file, or Markdown.
+"""Lay a :class:`~evalwh.present.report.model.Report` out as one self-contained HTML file, or Markdown.
 
-The HTML has inline CSS, no scripts, and its figures as ``data:`` URIs (SVG): it opens
-offline and requests nothing. Colour carries meaning only: green for strong verdicts, orange
-for weak ones, red for runs whose rankings are much less assessed than the others'.
+The layout lives in Jinja2 templates shipped with the package, in
+``evalwh/present/report/templates/``: ``report.html.j2`` (one block per section),
+``report.css.j2`` (inlined into its ``<style>``, so the HTML stays one file) and
+``report.md.j2``. The HTML has inline CSS, no scripts, and its figures as ``data:`` URIs (SVG):
+it opens offline and requests nothing. Colour carries meaning only: green for strong verdicts,
+orange for weak ones, red for runs whose rankings are much less assessed than the others'.
+
+This module keeps what a template should not do: format the numbers, choose the classes, put
+the rows together (``_html_context``, ``_markdown_context``), and write the sentences both
+formats print. The HTML environment autoescapes; the only values marked safe
+(:class:`markupsafe.Markup`) are the figures' ``data:`` URIs. A variable a template names but
+the context lacks is an error (``StrictUndefined``), not an empty string.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import math
-from html import escape
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+from markupsafe import Markup
 
 if TYPE_CHECKING:
-    from evalwh.report.build import Report
+    import jinja2
 
-_CSS = """
-:root { --ink:#1f2328; --muted:#656d76; --line:#d8dee4; --soft:#f6f8fa; --accent:#2f6fb0;
-  --strong:#1b7f6b; --strong-bg:#e3f4ef; --weak:#b4630f; --weak-bg:#fdf0e1;
-  --flag:#b42318; --flag-bg:#fdecea; }
-* { box-sizing: border-box; }
-body { margin: 0; color: var(--ink); background: #fff;
-  font: 15px/1.55 -apple-system, "Segoe UI", "Helvetica Neue", Arial, sans-serif; }
-main { max-width: 1120px; margin: 0 auto; padding: 0 28px 64px; }
-header.top { background: #0f2a44; color: #fff; padding: 28px 0 22px; margin-bottom: 8px; }
-header.top .inner { max-width: 1120px; margin: 0 auto; padding: 0 28px; }
-header.top h1 { margin: 0 0 4px; font-size: 26px; font-weight: 650; letter-spacing: -0.01em; }
-header.top p { margin: 0; color: #b8c7d9; font-size: 13.5px; }
-nav { position: sticky; top: 0; background: rgba(255,255,255,0.96);
-  border-bottom: 1px solid var(--line);
-  padding: 8px 0; margin-bottom: 12px; z-index: 2; font-size: 13.5px; }
-nav a { color: var(--accent); text-decoration: none; margin-right: 18px; }
-h2 { font-size: 20px; margin: 36px 0 10px; padding-bottom: 6px;
-  border-bottom: 1px solid var(--line); }
-h3 { font-size: 16px; margin: 24px 0 8px; }
-p.note, .caption { color: var(--muted); font-size: 13px; margin: 6px 0 12px; }
-.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(125px, 1fr));
-  gap: 12px; margin: 14px 0; }
-.card { border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px;
-  background: var(--soft); }
-.card .value { font-size: 24px; font-weight: 650; font-variant-numeric: tabular-nums; }
-.card .label { color: var(--muted); font-size: 12.5px; }
-table { border-collapse: collapse; font-size: 13.5px; font-variant-numeric: tabular-nums;
-  margin: 8px 0 4px; }
-th, td { padding: 5px 10px; border-bottom: 1px solid var(--line); text-align: right;
-  white-space: nowrap; }
-th { font-weight: 600; background: var(--soft); }
-td.text, th.text { text-align: left; }
-tbody tr:hover { background: #f0f5fb; }
-.scroll { overflow-x: auto; }
-td.best { font-weight: 700; }
-tr.flagged td:first-child { box-shadow: inset 3px 0 0 var(--flag); }
-td.low { color: var(--flag); background: var(--flag-bg); font-weight: 600; }
-.flag { color: var(--flag); font-size: 12.5px; white-space: normal; text-align: left; }
-.case { display: inline-block; min-width: 2.6em; padding: 1px 6px; border-radius: 10px;
-  font-weight: 600;
-  font-size: 12.5px; text-align: center; }
-.case.strong { color: var(--strong); background: var(--strong-bg); }
-.case.weak { color: var(--weak); background: var(--weak-bg); }
-.out { color: var(--muted); font-size: 12px; margin-left: 4px; }
-.stats { display: block; color: var(--muted); font-size: 11px; line-height: 1.35;
-  margin-top: 2px; }
-.cases { display: flex; width: 320px; height: 22px; border-radius: 4px; overflow: hidden;
-  border: 1px solid var(--line); }
-.cases span { display: flex; align-items: center; justify-content: center; font-size: 11px;
-  font-weight: 600; overflow: hidden; white-space: nowrap; }
-.cases .c1 { background: #1b7f6b; color: #fff; } .cases .c3a { background: #5fb3a0; color: #fff; }
-.cases .c3b { background: #a8d8cc; color: #1f2328; } .cases .c2 { background: #d9822b; color: #fff; }
-.cases .c4 { background: #f2c38f; color: #1f2328; }
-@media print { .scroll { overflow: visible; } nav { position: static; }
-  * { -webkit-print-color-adjust: exact; print-color-adjust: exact; } }
-.legend span { margin-right: 14px; }
-.bar { display: inline-block; height: 8px; border-radius: 2px; vertical-align: middle;
-  margin-right: 6px; }
-.figures { display: grid; grid-template-columns: repeat(auto-fit, minmax(460px, 1fr));
-  gap: 18px; }
-figure { margin: 0; border: 1px solid var(--line); border-radius: 8px; padding: 12px;
-  background: #fff; }
-figure img { width: 100%; height: auto; display: block; }
-figure.wide { grid-column: 1 / -1; }
-figure.wide img { max-width: 860px; margin: 0 auto; }
-figcaption { margin-top: 6px; }
-figcaption b { display: block; font-size: 14px; }
-dl.methods dt { font-weight: 600; margin-top: 10px; }
-dl.methods dd { margin: 2px 0 0; color: #3d444d; font-size: 14px; }
-code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
-  font-size: 12.5px; }
-details summary { cursor: pointer; color: var(--accent); margin: 8px 0; }
-footer { margin-top: 40px; color: var(--muted); font-size: 12.5px; }
-"""
+    from evalwh.present.report.model import Figure, Report
 
 _MEASURE_LABEL = {"AP": "MAP"}
+_GLANCE_FIGURES = ("unjudged", "topics")  # drawn in the glance section, not under Figures
 
 
 def render_html(report: Report) -> str:
-    """The report as one self-contained HTML document.
+    """The report as one self-contained HTML document (template ``report.html.j2``).
 
     Args:
-        report: The output of :func:`evalwh.report.build.build_report`.
+        report: The output of :func:`evalwh.present.report.build.build_report`.
 
     Returns:
         The HTML text (UTF-8 safe, no external references).
     """
-    o = report.overview
-    title = f"Evaluation report: {report.collection}"
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
-        f'<header class="top"><div class="inner"><h1>{escape(title)}</h1>',
-        f"<p>{o['runs']} runs · {o['topics']} topics · evalwh {escape(report.version)} · "
-        f"generated {escape(report.generated)}</p></div></header>",
-        '<main><nav><a href="#glance">At a glance</a><a href="#leaderboard">Leaderboard</a>'
-        '<a href="#comparisons">Comparisons</a><a href="#figures">Figures</a>'
-        '<a href="#methods">How it was computed</a><a href="#provenance">Provenance</a></nav>',
-        _glance_html(report),
-        _leaderboard_html(report),
-        _comparisons_html(report),
-        _figures_html(report),
-        _methods_html(report),
-        _provenance_html(report),
-        f"<footer>evalwh {escape(report.version)} · one file, no external requests · "
-        f"built in {sum(report.timings.values()):.1f} s</footer>",
-        "</main></body></html>",
-    ]
-    return "\n".join(parts)
+    return _environment().get_template("report.html.j2").render(_html_context(report))
 
 
 def render_markdown(report: Report) -> str:
-    """The report's tables and methods as Markdown (figures are in the HTML report only).
+    """The report's tables and methods as Markdown (template ``report.md.j2``; no figures).
 
     Args:
-        report: The output of :func:`evalwh.report.build.build_report`.
+        report: The output of :func:`evalwh.present.report.build.build_report`.
 
     Returns:
         Markdown text with pipe tables.
     """
+    return _environment().get_template("report.md.j2").render(_markdown_context(report))
+
+
+@functools.cache
+def _environment() -> jinja2.Environment:
+    """The templates' environment, built once per process.
+
+    Autoescaping is on for every template but the Markdown one (``*.md.j2``), including any
+    template name it does not know.
+    """
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("evalwh.present.report", "templates"),
+        autoescape=jinja2.select_autoescape(
+            enabled_extensions=("html.j2", "css.j2"),
+            disabled_extensions=("md.j2",),
+            default_for_string=True,
+            default=True,
+        ),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["md_table"] = _markdown_table
+    return env
+
+
+def _html_context(report: Report) -> dict[str, Any]:
     o = report.overview
-    lines = [
-        f"# Evaluation report: {report.collection}",
-        "",
-        f"{o['runs']} runs, {o['topics']} topics; evalwh {report.version}, "
-        f"generated {report.generated}.",
-        "",
-        "## At a glance",
-        "",
-        *[f"- {label}: {value}" for label, value in _glance_facts(report)],
-        "",
-        _unjudged_sentence(report),
-        "",
-        "## Leaderboard",
-        "",
-        _markdown_table(_leaderboard_display(report)),
-        "",
-        _leaderboard_note(report),
-        "",
-        "## Comparisons",
-        "",
-        _pairs_heading(report),
-        "",
-        _markdown_table(_pairs_display(report, markdown=True)),
-        "",
-        "Cell: case, then the outcomes on performance / assessment (`>>` better, `<<` worse, "
-        "`==` no significant difference). Strong: 1, 3a, 3b; weak (marked `*`): 2, 4.",
-        "",
-        "### Case proportions over all pairs",
-        "",
-        _markdown_table(_proportions_display(report)),
-        "",
-        "## How it was computed",
-        "",
-        *[f"- **{what}**: {how}" for what, how in report.methods],
-        "",
-        "## Provenance",
-        "",
-        *[f"- {label}: {value}" for label, value in _provenance_facts(report)],
-        "",
-        _markdown_table(_runs_provenance(report)),
-        "",
-        "Figures are in the HTML report (`--format html`).",
-        "",
-    ]
-    return "\n".join(lines)
+    figures = [_figure_context(f) for f in report.figures]
+    return {
+        "title": f"Evaluation report: {report.collection}",
+        "runs": o["runs"],
+        "topics": o["topics"],
+        "version": report.version,
+        "generated": report.generated,
+        "built_in": f"{sum(report.timings.values()):.1f}",
+        "glance": _glance_context(report, [f for f in figures if f["key"] in _GLANCE_FIGURES]),
+        "board": _leaderboard_context(report),
+        "pairs": _comparisons_context(report),
+        "proportions": _proportions_context(report),
+        "figures": [f for f in figures if f["key"] not in _GLANCE_FIGURES],
+        "methods": report.methods,
+        "provenance": _provenance_context(report),
+    }
+
+
+def _markdown_context(report: Report) -> dict[str, Any]:
+    o = report.overview
+    return {
+        "collection": report.collection,
+        "runs": o["runs"],
+        "topics": o["topics"],
+        "version": report.version,
+        "generated": report.generated,
+        "glance_facts": _glance_facts(report),
+        "unjudged": _unjudged_sentence(report),
+        "leaderboard": _leaderboard_display(report),
+        "leaderboard_note": _leaderboard_note(report),
+        "pairs_heading": _pairs_heading(report),
+        "pairs": _pairs_display(report),
+        "proportions": _proportions_display(report),
+        "methods": report.methods,
+        "provenance_facts": _provenance_facts(report),
+        "run_files": _runs_provenance(report),
+    }
 
 
 # -- sections -------------------------------------------------------------------------------
@@ -226,7 +163,7 @@ def _unjudged_sentence(report: Report) -> str:
     return f"{head} Unjudged share: {at}." if at else head
 
 
-def _glance_html(report: Report) -> str:
+def _glance_context(report: Report, figures: list[dict[str, Any]]) -> dict[str, Any]:
     o = report.overview
     cards = [
         (f"{o['topics']}", "topics"),
@@ -242,19 +179,12 @@ def _glance_html(report: Report) -> str:
         (f"{share:.0%}" if share is not None else "–", f"unjudged at rank {depth}")
         for depth, share in list(o["unjudged_at_depths"].items())[-2:]
     ]
-    html = ['<section id="glance"><h2>The collection at a glance</h2><div class="cards">']
-    html += [
-        f'<div class="card"><div class="value">{escape(v)}</div>'
-        f'<div class="label">{escape(label)}</div></div>'
-        for v, label in cards
-    ]
-    html.append("</div><ul>")
-    html += [f"<li><b>{escape(k)}</b>: {escape(v)}</li>" for k, v in _glance_facts(report)]
-    html.append(f"</ul><p>{escape(_unjudged_sentence(report))}</p>")
-    html.append('<div class="figures">')
-    html += [_figure_html(f) for f in report.figures if f.key in ("unjudged", "topics")]
-    html.append("</div></section>")
-    return "".join(html)
+    return {
+        "cards": cards,
+        "facts": _glance_facts(report),
+        "unjudged": _unjudged_sentence(report),
+        "figures": figures,
+    }
 
 
 def _leaderboard_display(report: Report) -> pd.DataFrame:
@@ -283,30 +213,19 @@ def _leaderboard_note(report: Report) -> str:
     )
 
 
-def _leaderboard_html(report: Report) -> str:
+def _leaderboard_context(report: Report) -> dict[str, Any]:
+    """The leaderboard's rows with their cells formatted and classed: ``best`` for the best
+    value of a performance measure, ``low`` for a flagged assessment value, and a bar as wide
+    as the first measure's value (60 px for the best)."""
     board = report.leaderboard
     measures = [c for c in board.columns if c not in _BOARD_META and not c.startswith("low ")]
     assess = [m for m in measures if m.startswith("A_p@")]
     perf = [m for m in measures if m not in assess]
     best = {m: board[m].max() for m in perf}
-    head = ['<th class="text">#</th>', '<th class="text">run</th>']
-    has_pooled = board["pooled"].notna().any()
-    if has_pooled:
-        head.append('<th class="text">pooled</th>')
-    head += [f"<th>{escape(_MEASURE_LABEL.get(m, m))}</th>" for m in measures]
-    head += ["<th>topics</th>", '<th class="text">flag</th>']
     top = float(board[perf[0]].max()) or 1.0
     rows = []
     for record in board.to_dict("records"):
-        cells = [
-            f'<td class="text">{record["position"]}</td>',
-            f'<td class="text mono">{escape(str(record["run_id"]))}</td>',
-        ]
-        if has_pooled:
-            pooled = record["pooled"]
-            cells.append(
-                f'<td class="text">{"" if _missing(pooled) else ("yes" if pooled else "no")}</td>'
-            )
+        cells = []
         for m in measures:
             value = record[m]
             classes = []
@@ -314,28 +233,29 @@ def _leaderboard_html(report: Report) -> str:
                 classes.append("best")
             if m in assess and record.get(f"low {m}", False):
                 classes.append("low")
-            bar = ""
+            bar = None
             if m == perf[0] and not _missing(value):
-                width = max(0.0, float(value)) / top * 60
-                bar = f'<span class="bar" style="width:{width:.0f}px;background:#9fbfe0"></span>'
-            cls = f' class="{" ".join(classes)}"' if classes else ""
-            cells.append(f"<td{cls}>{bar}{_number(value)}</td>")
-        cells.append(f"<td>{record['n_topics']}</td>")
-        cells.append(
-            f'<td class="flag">{"⚑ " if record["flagged"] else ""}{escape(record["flag"])}</td>'
+                bar = f"{max(0.0, float(value)) / top * 60:.0f}"
+            cells.append({"classes": " ".join(classes), "bar": bar, "value": _number(value)})
+        pooled = record["pooled"]
+        rows.append(
+            {
+                "position": record["position"],
+                "run": record["run_id"],
+                "pooled": "" if _missing(pooled) else ("yes" if pooled else "no"),
+                "cells": cells,
+                "topics": record["n_topics"],
+                "flagged": bool(record["flagged"]),
+                "flag": record["flag"],
+            }
         )
-        row_class = ' class="flagged"' if record["flagged"] else ""
-        rows.append(f"<tr{row_class}>{''.join(cells)}</tr>")
-    return (
-        '<section id="leaderboard"><h2>Leaderboard</h2>'
-        f'<p class="note">Ranked by mean {escape(_MEASURE_LABEL.get(perf[0], perf[0]))}; the '
-        "best value of each measure in bold. A_p@d (share of the top d that is judged) sits "
-        "beside each run: red cells and ⚑ mark runs whose retrieved documents are much less "
-        "assessed than the others'.</p>"
-        f'<div class="scroll"><table id="leaderboard-table"><thead><tr>{"".join(head)}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>"
-        f'<p class="note">{escape(_leaderboard_note(report))}</p></section>'
-    )
+    return {
+        "ranked_by": _MEASURE_LABEL.get(perf[0], perf[0]),
+        "has_pooled": bool(board["pooled"].notna().any()),
+        "measures": [_MEASURE_LABEL.get(m, m) for m in measures],
+        "rows": rows,
+        "note": _leaderboard_note(report),
+    }
 
 
 def _pairs_heading(report: Report) -> str:
@@ -350,7 +270,7 @@ def _pairs_heading(report: Report) -> str:
     )
 
 
-def _pairs_display(report: Report, *, markdown: bool) -> pd.DataFrame:
+def _pairs_display(report: Report) -> pd.DataFrame:
     pairs = report.pairs
     columns = list(dict.fromkeys(pairs["column"]))
     keys = list(dict.fromkeys(zip(pairs["run_a"], pairs["run_b"], strict=True)))
@@ -366,20 +286,16 @@ def _pairs_display(report: Report, *, markdown: bool) -> pd.DataFrame:
     return out
 
 
-def _comparisons_html(report: Report) -> str:
+def _comparisons_context(report: Report) -> dict[str, Any]:
+    """The listed pairs, one row per pair and one cell per column: the case and its strength
+    (the cell's class), the outcomes, and the means with adjusted p-values, printed as well as
+    in the tooltip (hover alone is lost on paper)."""
     pairs = report.pairs
     columns = list(dict.fromkeys(pairs["column"]))
-    labels = {c: _column_label(pairs, c) for c in columns}
-    head = '<th class="text">run</th><th class="text">vs</th>' + "".join(
-        f"<th>{escape(labels[c])}</th>" for c in columns
-    )
-    body = []
+    rows = []
     for (a, b), group in pairs.groupby(["run_a", "run_b"], sort=False):
         by_column = group.set_index("column")
-        cells = [
-            f'<td class="text mono">{escape(str(a))}</td>',
-            f'<td class="text mono">{escape(str(b))}</td>',
-        ]
+        cells = []
         for c in columns:
             row = by_column.loc[c]
             tip = (
@@ -388,35 +304,26 @@ def _comparisons_html(report: Report) -> str:
                 f"{row['assess_mean_a']:.4f} vs {row['assess_mean_b']:.4f}, adjusted p "
                 f"{_p(row['assess_p_adjusted'])}; {row['n_topics']} topics"
             )
-            # means and adjusted p-values printed in the cell (hover alone is lost on paper)
-            detail = (
-                f"{row['perf_mean_a']:.3f} vs {row['perf_mean_b']:.3f}, p {_p(row['perf_p_adjusted'])}"
-                f"<br>{row['assess_mean_a']:.3f} vs {row['assess_mean_b']:.3f}, "
-                f"p {_p(row['assess_p_adjusted'])}"
-            )
             cells.append(
-                f'<td title="{escape(tip)}"><span class="case {row["strength"]}">'
-                f'{escape(str(row["case"]))}</span><span class="out">'
-                f"{escape(row['perf_outcome'])} {escape(row['assess_outcome'])}</span>"
-                f'<span class="stats">{detail}</span></td>'
+                {
+                    "tip": tip,
+                    "strength": row["strength"],
+                    "case": row["case"],
+                    "perf_outcome": row["perf_outcome"],
+                    "assess_outcome": row["assess_outcome"],
+                    "perf": f"{row['perf_mean_a']:.3f} vs {row['perf_mean_b']:.3f}, "
+                    f"p {_p(row['perf_p_adjusted'])}",
+                    "assess": f"{row['assess_mean_a']:.3f} vs {row['assess_mean_b']:.3f}, "
+                    f"p {_p(row['assess_p_adjusted'])}",
+                }
             )
-        body.append(f"<tr>{''.join(cells)}</tr>")
-    heading = _pairs_heading(report).replace("**", "")
-    legend = (
-        '<p class="legend note"><span><span class="case strong">1 / 3a / 3b</span> strong</span>'
-        '<span><span class="case weak">2 / 4</span> weak</span>'
-        "<span>outcomes: performance then assessment; &gt;&gt; better, &lt;&lt; worse, == no "
-        "significant difference. Under each case: the two runs' means and the adjusted "
-        "p-value, on performance (first line) and on assessment (second line).</span></p>"
-    )
-    return (
-        '<section id="comparisons"><h2>Comparisons: significance and the decision matrix</h2>'
-        f'<p class="note">{escape(heading)} {escape(_test_sentence(report))}</p>{legend}'
-        f'<div class="scroll"><table id="pairs-table"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table></div>"
-        "<h3>Case proportions over all pairs</h3>"
-        f"{_proportions_html(report)}</section>"
-    )
+        rows.append({"a": a, "b": b, "cells": cells})
+    return {
+        "heading": _pairs_heading(report).replace("**", ""),
+        "test": _test_sentence(report),
+        "columns": [_column_label(pairs, c) for c in columns],
+        "rows": rows,
+    }
 
 
 def _test_sentence(report: Report) -> str:
@@ -440,72 +347,48 @@ def _proportions_display(report: Report) -> pd.DataFrame:
     return out
 
 
-def _proportions_html(report: Report) -> str:
-    p = report.proportions
+def _proportions_context(report: Report) -> dict[str, Any]:
+    """One row per column: the shares, and the bar's segments (C1, C3a, C3b, C2, C4), each as
+    wide as its share and labelled when there is room for the label."""
     names = ["C1", "C2", "C3", "C4", "C3a", "C3b", "strong", "weak"]
     segments = [("C1", "c1"), ("C3a", "c3a"), ("C3b", "c3b"), ("C2", "c2"), ("C4", "c4")]
-    head = (
-        '<th class="text">depth</th><th>pairs</th><th class="text">cases</th>'
-        + "".join(f"<th>{n}</th>" for n in names)
-    )
     rows = []
-    for record in p.to_dict("records"):
-        # one bar per depth, 320 px for all pairs: every case a segment as wide as its share,
-        # labelled when there is room for the label
-        bar = "".join(
-            f'<span class="{cls}" style="width:{float(record[name]) * 100:.1f}%" '
-            f'title="{name} {float(record[name]):.2f}">'
-            f"{name if float(record[name]) >= 0.08 else ''}</span>"
-            for name, cls in segments
-            if float(record[name]) > 0
+    for record in report.proportions.to_dict("records"):
+        shares = {name: float(record[name]) for name in names}
+        rows.append(
+            {
+                "label": _column_label(report.pairs, record["column"]),
+                "pairs": int(record["pairs"]),
+                "segments": [
+                    {
+                        "cls": cls,
+                        "width": f"{shares[name] * 100:.1f}",
+                        "title": f"{name} {shares[name]:.2f}",
+                        "label": name if shares[name] >= 0.08 else "",
+                    }
+                    for name, cls in segments
+                    if shares[name] > 0
+                ],
+                "shares": [f"{shares[n]:.2f}" for n in names],
+            }
         )
-        cells = [
-            f'<td class="text">{escape(_column_label(report.pairs, record["column"]))}</td>',
-            f"<td>{int(record['pairs'])}</td>",
-            f'<td class="text"><div class="cases">{bar}</div></td>',
-        ]
-        cells += [f"<td>{float(record[n]):.2f}</td>" for n in names]
-        rows.append(f"<tr>{''.join(cells)}</tr>")
-    return (
-        f'<div class="scroll"><table id="proportions-table"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table></div>"
-        '<p class="note">Share of the pairs in each case; the bar shows C1, C3a, C3b (strong, '
-        "greens) and C2, C4 (weak, oranges) side by side. C3 = C3a + C3b; strong = C1 + C3, "
-        "weak = C2 + C4 (Baillie, Azzopardi and Ruthven).</p>"
-    )
+    return {"names": names, "rows": rows}
 
 
-def _figures_html(report: Report) -> str:
-    figures = [f for f in report.figures if f.key not in ("unjudged", "topics")]
-    return (
-        '<section id="figures"><h2>Figures</h2><div class="figures">'
-        + "".join(_figure_html(f) for f in figures)
-        + "</div></section>"
-    )
-
-
-def _figure_html(figure: Any) -> str:
+def _figure_context(figure: Figure) -> dict[str, Any]:
     data = base64.b64encode(figure.svg.encode()).decode()
-    wide = ' class="wide"' if figure.key == "runs" else ""
-    return (
-        f'<figure id="figure-{escape(figure.key)}"{wide}><img alt="{escape(figure.title)}" '
-        f'src="data:image/svg+xml;base64,{data}"><figcaption><b>{escape(figure.title)}</b>'
-        f'<span class="caption">{escape(figure.caption)}</span></figcaption></figure>'
-    )
-
-
-def _methods_html(report: Report) -> str:
-    items = "".join(
-        f"<dt>{escape(what)}</dt><dd>{escape(how)}</dd>" for what, how in report.methods
-    )
-    return (
-        '<section id="methods"><h2>How it was computed</h2>'
-        f'<dl class="methods">{items}</dl></section>'
-    )
+    return {
+        "key": figure.key,
+        "wide": figure.key == "runs",
+        "title": figure.title,
+        "caption": figure.caption,
+        # safe as it stands: the base64 alphabet holds nothing HTML would escape
+        "src": Markup(f"data:image/svg+xml;base64,{data}"),
+    }
 
 
 def _provenance_facts(report: Report) -> list[tuple[str, str]]:
-    from evalwh.report.build import options_record
+    from evalwh.present.report.model import options_record
 
     q = report.qrels.iloc[0]
     return [
@@ -534,23 +417,13 @@ def _runs_provenance(report: Report) -> pd.DataFrame:
     )
 
 
-def _provenance_html(report: Report) -> str:
-    facts = "".join(
-        f'<li><b>{escape(k)}</b>: <span class="mono">{escape(v)}</span></li>'
-        for k, v in _provenance_facts(report)
-    )
+def _provenance_context(report: Report) -> dict[str, Any]:
     runs = _runs_provenance(report)
-    head = "".join(f'<th class="text">{escape(c)}</th>' for c in runs.columns)
-    rows = "".join(
-        "<tr>" + "".join(f'<td class="text mono">{escape(str(v))}</td>' for v in r) + "</tr>"
-        for r in runs.itertuples(index=False)
-    )
-    return (
-        f'<section id="provenance"><h2>Provenance</h2><ul>{facts}</ul>'
-        f"<details><summary>{len(runs)} run files with their sha256</summary>"
-        f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody>'
-        "</table></div></details></section>"
-    )
+    return {
+        "facts": _provenance_facts(report),
+        "columns": list(runs.columns),
+        "rows": [[str(v) for v in r] for r in runs.itertuples(index=False)],
+    }
 
 
 # -- small helpers --------------------------------------------------------------------------

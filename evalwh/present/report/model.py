@@ -1,0 +1,139 @@
+"""What a report is: its options, its figures and the gathered report, as plain dataclasses.
+
+:mod:`~evalwh.present.report.build` fills a :class:`Report`, :mod:`~evalwh.present.report.figures`
+draws its :class:`Figure` s and :mod:`~evalwh.present.report.render` lays it out (through the
+Jinja2 templates of ``templates/``); all three read these classes and none reads another's
+internals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+DEFAULT_MEASURES = ("P@10", "AP", "nDCG@10", "bpref")
+DEFAULT_DEPTHS = (10, 30, 100, 500, 1000)
+ASSESSMENT_DEPTHS = (10, 100)
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """Everything that changes a number in the report; printed in its methods section.
+
+    Attributes:
+        measures: Leaderboard measures (ir_measures grammar); ``MAP`` is accepted for ``AP``.
+        pairing: Decision-matrix pairing: ``P`` (P@d with A_p@d) or ``MAP`` (AP@d with A_p@d).
+        depths: The depths d of the decision matrix and the depth figures; when None,
+            :data:`DEFAULT_DEPTHS` up to the deepest ranking, plus that depth.
+        baseline: Compare every run against this run; None compares all pairs (few runs) or
+            each run with the next one down the leaderboard (many runs).
+        pairs: Pairs of runs to draw (pair and bounds figures); chosen from the leaderboard
+            when empty.
+        test: Significance procedure (:class:`evalwh.stats.significance.Procedure`).
+        correction: Multiple-comparison correction over all pairs of the family.
+        alpha: Significance level.
+        seed: Seed of the randomization test's resamples.
+        n_resamples: Resamples of the randomization test.
+        qrels_id: The qrels set evaluated against.
+        flag_gap: A run is flagged when its mean A_p@d lies more than this below the median
+            run's, at any of :data:`ASSESSMENT_DEPTHS`.
+        max_all_pairs: Without a baseline, list all pairs up to this many; beyond it, list
+            each run against the next one down the leaderboard.
+        pool_depth: The pool depth if known; inferred from pooled runs' judged prefixes when
+            None and run metadata says which runs were pooled.
+        bounds: Draw the P@d bounds (Dempster-Shafer belief and plausibility) of the pairs.
+        figures: Draw the figures (the Markdown report has none).
+        max_rank: Deepest rank of the unjudged-share curve.
+    """
+
+    measures: tuple[str, ...] = DEFAULT_MEASURES
+    pairing: str = "P"
+    depths: tuple[int, ...] | None = None
+    baseline: str | None = None
+    pairs: tuple[tuple[str, str], ...] = ()
+    test: str = "anova"
+    correction: str = "bonferroni"
+    alpha: float = 0.05
+    seed: int | None = 0
+    n_resamples: int = 9999
+    qrels_id: str = "default"
+    flag_gap: float = 0.10
+    max_all_pairs: int = 45
+    pool_depth: int | None = None
+    bounds: bool = True
+    figures: bool = True
+    max_rank: int = 1000
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure of the report, as SVG text.
+
+    Attributes:
+        key: A stable identifier (``unjudged``, ``topics``, ``runs``, ``pair-1``, ``bounds-1``).
+        title: The figure's heading.
+        caption: How it was computed.
+        svg: The SVG document.
+    """
+
+    key: str
+    title: str
+    caption: str
+    svg: str
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything :func:`evalwh.present.report.render.render_html` lays out.
+
+    Attributes:
+        collection: The collection reported on.
+        options: The options used.
+        generated: When the report was built (UTC, ISO 8601).
+        version: The evalwh version.
+        overview: Collection at a glance: counts, pool depth and how it is known, depths
+            where the unjudged share first reaches 1%, 10%, 50%.
+        topics: Per topic: ``query_id, judged, relevant, unjudged_pooled``.
+        unjudged: Per rank: ``rank, lists, unjudged, share`` (methods §2.7).
+        leaderboard: One row per run, best first: ``position, run_id, pooled``, the measures'
+            means, ``A_p@10, A_p@100``, ``n_topics``, ``flagged``, ``flag``.
+        pairs: The listed pairs, long form: ``run_a, run_b, column, depth`` and the columns of
+            :func:`evalwh.stats.decision.decision_pairs`.
+        pair_mode: ``baseline``, ``all`` or ``adjacent``.
+        proportions: Case proportions over all pairs of the family, one row per column
+            (:func:`evalwh.stats.decision.case_proportions`).
+        figures: The figures, in reading order.
+        qrels: Provenance of the qrels set (source file, sha256, lines).
+        runs: Provenance of the runs (source file, sha256, pooled, depth).
+        methods: ``(what, how)`` lines: how every number was computed.
+        timings: Seconds spent per step.
+    """
+
+    collection: str
+    options: ReportOptions
+    generated: str
+    version: str
+    overview: dict[str, Any]
+    topics: pd.DataFrame
+    unjudged: pd.DataFrame
+    leaderboard: pd.DataFrame
+    pairs: pd.DataFrame
+    pair_mode: str
+    proportions: pd.DataFrame
+    figures: list[Figure]
+    qrels: pd.DataFrame
+    runs: pd.DataFrame
+    methods: list[tuple[str, str]]
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def options_record(opts: ReportOptions) -> dict[str, Any]:
+    """The options as plain values (for the report's provenance block and JSON)."""
+    record = asdict(opts)
+    record["measures"] = list(opts.measures)
+    record["depths"] = list(opts.depths or ())
+    record["pairs"] = [list(p) for p in opts.pairs]
+    return record

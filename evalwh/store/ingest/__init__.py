@@ -1,0 +1,241 @@
+"""Ingest of runs, qrels and run metadata, streamed file by file, the evaluation cache filled.
+
+The three ingests of the warehouse (evalwh.Warehouse.ingest_qrels, ...) are here:
+:func:`ingest_qrels`, :func:`ingest_runs` and :func:`ingest_run_metadata`; what they report,
+:class:`IngestResult` and :data:`Progress`, is in :mod:`.results`. A run ingest goes through
+these steps, all inside the caller's transaction:
+
+1. sniff each file's first data line (its delimiter and tag, hence the run id); standard
+   input and pipes are first copied once to a temporary file (:mod:`.files`: :class:`Spill`,
+   :func:`prepare_run_files`);
+2. skip files whose run is already stored with the same content, and refuse (or, with
+   ``replace``, delete) runs stored with different content (:mod:`.runs`, on the runs table
+   as :mod:`.bookkeeping` keeps it);
+3. read the files in worker threads, two at a time while they are small, with the run-file
+   reader (:mod:`evalwh.io.runreader`, C): it checks and ranks every line, gives each line the
+   key of its (topic, document) pair, and with judgments in the collection finds the judged
+   rows with their running counts (the evaluation cache); each file's rows, all numbers,
+   are staged as Parquet and stored by key (``run_rows``, schema/013_keyed_results.sql) a
+   few million lines at a time, in the background while the next files are read
+   (:mod:`.keyed`: ``Stored``): no second parse, no sort in SQL;
+4. a file the reader leaves (a comment, mixed whitespace, a bad line, ...) goes the general
+   way (:mod:`.general`): DuckDB's CSV reader stages its lines with flags
+   (``stage_run_lines.sql``, ``restage_run_lines.sql``), ``run_checks.sql`` counts bad lines
+   and duplicates (a bad file is re-read in Python to name its first bad line),
+   ``insert_run_results.sql`` ranks it with ``trec_ranked`` and ``store_ranked.sql`` stores it
+   by key;
+5. fill the evaluation cache (``judged_results``) of the new runs for every ingested qrels
+   set, so that the first evaluation reads it as the tenth does, and writes nothing
+   (:mod:`.cache`).
+
+Memory holds the files being read and the collection's (topic, document) pairs, whatever
+the number of files. Runs from a DataFrame (or a Parquet file) are checked and stored by
+:mod:`.frames`, qrels by :mod:`.qrels`, run metadata by :mod:`.metadata`; :mod:`.session`
+holds the settings of a bulk ingest (DuckDB's memory bounded, freed memory kept).
+
+May import: :mod:`evalwh.io`, :mod:`evalwh.store.connection`, :mod:`evalwh.errors`,
+:mod:`evalwh.sql`, and :mod:`evalwh.store.context` (the evaluation's steps, which
+:func:`refresh_cache` replays to fill the cache). The modules import one another directly,
+never this package; this package re-exports the names the rest of evalwh uses.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalwh import sql
+from evalwh.errors import IngestError
+from evalwh.io.frames import standard_columns
+from evalwh.store.ingest.bookkeeping import insert_runs
+from evalwh.store.ingest.cache import fingerprint, refresh_cache
+from evalwh.store.ingest.files import READ_ERRORS, RunFile, Spill, group_batches, prepare_run_files
+from evalwh.store.ingest.frames import ingest_run_frame
+from evalwh.store.ingest.metadata import run_metadata_frame
+from evalwh.store.ingest.qrels import ingest_qrels_source
+from evalwh.store.ingest.results import IngestResult, Progress
+from evalwh.store.ingest.runs import ingest_prepared, ingest_run_files
+from evalwh.store.ingest.session import KEEP_FREED, bulk_session, keep_freed_memory
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalwh.store.connection import Store
+
+__all__ = [
+    # the three ingests of the warehouse, and what they report
+    "ingest_qrels",
+    "ingest_runs",
+    "ingest_run_metadata",
+    "IngestResult",
+    "Progress",
+    # used elsewhere in evalwh (the direct evaluation, trec_eval, transfer, the CLI)
+    "KEEP_FREED",
+    "READ_ERRORS",
+    "RunFile",
+    "Spill",
+    "fingerprint",
+    "group_batches",
+    "ingest_prepared",
+    "insert_runs",
+    "keep_freed_memory",
+    "prepare_run_files",
+    "refresh_cache",
+]
+
+_INGEST = "evalwh.queries.ingest"
+
+
+# -- the three ingests of the warehouse (evalwh.Warehouse.ingest_qrels, ...) -------------
+
+
+def ingest_qrels(
+    wh: Store,
+    source: str | os.PathLike[str] | pd.DataFrame,
+    *,
+    collection: str,
+    qrels_id: str = "default",
+    replace: bool = False,
+) -> IngestResult:
+    """Ingest TREC qrels (``qid iter docid rel``) from a file or a DataFrame.
+
+    A DataFrame (or a ``.parquet`` file) needs ``query_id, doc_id, relevance``
+    (``iteration`` optional), or another layout of :mod:`evalwh.io.frames` (PyTerrier's
+    ``qid, docno, label``). The whole ingest is one transaction: a rejected input leaves the
+    warehouse unchanged.
+
+    Args:
+        source: A qrels file (plain or ``.gz``) or a DataFrame.
+        collection: The collection the judgments belong to (created if new).
+        qrels_id: Name of the qrels set within the collection.
+        replace: Replace an existing qrels set of the same name with different content.
+
+    Returns:
+        What happened: ingested, replaced, or unchanged (same content already there).
+
+    Raises:
+        IngestError: naming file, line and problem, for malformed input.
+    """
+    from evalwh.io.frames import is_table_file, read_table
+
+    if is_table_file(source):
+        source = read_table(source)  # type: ignore[arg-type]
+    with bulk_session(wh), wh.transaction():
+        return ingest_qrels_source(wh, source, collection, qrels_id=qrels_id, replace=replace)
+
+
+def ingest_runs(
+    wh: Store,
+    sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | pd.DataFrame,
+    *,
+    collection: str,
+    run_id: str | None = None,
+    replace: bool = False,
+    ignore_extra_fields: bool = False,
+    progress: Progress | None = None,
+) -> list[IngestResult]:
+    """Ingest TREC run files (``qid Q0 docid rank score tag``) or a DataFrame.
+
+    Files are parsed by DuckDB's CSV reader in batches; ranks are materialised in
+    trec_eval's order. The whole call is one transaction: if any file is rejected,
+    nothing is ingested.
+
+    Args:
+        sources: Run files (plain or ``.gz``; ``.parquet`` files are read as DataFrames),
+            or a DataFrame with ``query_id, doc_id, score`` (or another layout of
+            :mod:`evalwh.io.frames`) and either ``run_id`` or the ``run_id`` argument.
+        collection: The collection the runs belong to (created if new).
+        run_id: Name the run, instead of the tag column (one file only).
+        replace: Replace an existing run of the same id whose content differs.
+        ignore_extra_fields: Accept run lines with more than six fields.
+        progress: Called with (files done, files in all) as batches finish.
+
+    Returns:
+        One result per run.
+
+    Raises:
+        IngestError: naming file, line and problem, for malformed input or a clash.
+    """
+    from evalwh.io.frames import is_table_file, read_table
+
+    with bulk_session(wh), wh.transaction():
+        wh.ensure_collection(collection)
+        if not isinstance(sources, (str, os.PathLike, list, tuple)):
+            return ingest_run_frame(wh, sources, collection, run_id=run_id, replace=replace)
+        paths = [Path(sources)] if isinstance(sources, (str, os.PathLike)) else [Path(s) for s in sources]
+        tables = [p for p in paths if is_table_file(p)]
+        if tables:
+            # Parquet files: DataFrames in any layout evalwh.io.frames accepts, one run per
+            # run_id value (or named by run_id=, else by the file's stem)
+            results = []
+            for path in tables:
+                frame = standard_columns(read_table(path), "run", label=str(path))
+                name = run_id or (None if "run_id" in frame.columns else path.stem)
+                results += ingest_run_frame(wh, frame, collection, run_id=name, replace=replace)
+            paths = [p for p in paths if not is_table_file(p)]
+            if not paths:
+                return results
+            return results + ingest_run_files(
+                wh, paths, collection, run_id=run_id, replace=replace,
+                ignore_extra_fields=ignore_extra_fields, progress=progress,
+            )  # fmt: skip
+        return ingest_run_files(
+            wh,
+            paths,
+            collection,
+            run_id=run_id,
+            replace=replace,
+            ignore_extra_fields=ignore_extra_fields,
+            progress=progress,
+        )
+
+
+def ingest_run_metadata(
+    wh: Store,
+    source: str | os.PathLike[str] | pd.DataFrame,
+    *,
+    collection: str,
+    allow_unknown_runs: bool = False,
+) -> int:
+    """Attach group, type and pooled flags to ingested runs from a TSV file or DataFrame.
+
+    The table needs a run id column (``run_id`` or ``runtag``) and any of ``group``
+    (or ``group_name``), ``type`` (or ``run_type``), ``pooled`` (or ``judged_pooled``,
+    1/0 or true/false). Every row fills every column; a run listed twice has the same
+    values both times.
+
+    Args:
+        source: A tab-separated file with a header, or a DataFrame.
+        collection: The collection whose runs get the metadata.
+        allow_unknown_runs: Skip rows for runs the collection does not have (else an error).
+
+    Returns:
+        The number of runs updated.
+
+    Raises:
+        IngestError: naming file and line (or DataFrame row, from 1) and the problem.
+    """
+    wh.require_collection(collection)
+    frame = run_metadata_frame(source)
+    known = set(wh.run_ids(collection))
+    unknown = ~frame["run_id"].isin(known)
+    if unknown.any() and not allow_unknown_runs:
+        row = frame[unknown].iloc[0]
+        label = str(source) if isinstance(source, (str, os.PathLike)) else "DataFrame"
+        raise IngestError(
+            label,
+            int(row["line"]),
+            f"run {row['run_id']!r} is not in collection {collection!r} "
+            "(ingest it first, or allow unknown runs to skip such rows)",
+        )
+    with wh.transaction():
+        wh.con.register("staged_metadata", frame)
+        try:
+            updated = wh.con.execute(
+                sql.query(_INGEST, "update_run_metadata").text, {"collection_id": collection}
+            ).fetchone()
+        finally:
+            wh.con.unregister("staged_metadata")
+    return int(updated[0]) if updated else 0

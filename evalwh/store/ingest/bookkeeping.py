@@ -1,0 +1,68 @@
+"""The runs a collection stores, as an ingest keeps them: looked up, added, deleted, refused.
+
+A run stored with the same content (its sha256) is left unchanged; one stored with different
+content is refused (:func:`_clash`) or, with ``replace``, deleted (:func:`_delete_run`) and
+ingested again. Every way in adds its runs' entries with :func:`insert_runs`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from evalwh import sql
+from evalwh.errors import IngestError
+
+if TYPE_CHECKING:
+    from evalwh.store.connection import Store
+
+_INGEST = "evalwh.queries.ingest"
+
+
+def _stored_runs(wh: Store, collection: str) -> dict[str, tuple[str, int]]:
+    """sha256 and line count of each stored run of the collection."""
+    rows = wh.con.execute(
+        "SELECT run_id, sha256, line_count FROM runs WHERE collection_id = ?", [collection]
+    ).fetchall()
+    return {run_id: (digest, lines) for run_id, digest, lines in rows}
+
+
+def insert_runs(wh: Store, rows: list[list[Any]]) -> None:
+    """Add runs rows: (collection_id, run_id, tag, source_file, sha256, line_count) each.
+
+    One statement over the columns as lists (executemany costs a round trip per row).
+    """
+    if rows:
+        names = ("c", "r", "t", "s", "h", "n")
+        columns = zip(names, zip(*rows, strict=True), strict=True)
+        wh.con.execute(
+            "INSERT INTO runs (collection_id, run_id, tag, source_file, sha256, line_count)"
+            " SELECT unnest($c), unnest($r), unnest($t), unnest($s), unnest($h), unnest($n)",
+            {name: list(values) for name, values in columns},
+        )
+
+
+def _delete_run(wh: Store, collection: str, run_id: str) -> None:
+    """Delete a stored run: its rows and cache by key, then its lists, builds and entry.
+
+    Its (topic, document) pairs are noted: :func:`_drop_unused_pairs` drops, once the
+    command's deletions are done, those no other run's line refers to.
+    """
+    key = {"collection_id": collection, "run_id": run_id}
+    wh.run(sql.query(_INGEST, "delete_run"), key)
+
+
+def _drop_unused_pairs(wh: Store) -> None:
+    """Drop the pairs of the runs deleted by this command that no line refers to any more.
+
+    Before any new key is given (the reader's dictionary is loaded after it).
+    """
+    wh.run(sql.query(_INGEST, "drop_unused_pairs"))
+
+
+def _clash(label: str, run_id: str, collection: str) -> IngestError:
+    return IngestError(
+        label,
+        None,
+        f"run {run_id!r} already exists in collection {collection!r} with different "
+        "content; use --replace to replace it",
+    )
