@@ -8,4 +8,7 @@
 
 The statistics are pure functions over tidy DataFrames with an explicit ``rng``; the
 ``run_*`` functions read from and store into a warehouse.
+
+May import: what :mod:`evalwh.methods` may, and :mod:`evalwh.methods.pools` (the pool-bias
+experiments simulate pools).
 """

@@ -29,10 +29,9 @@ def plot_bounds(
     Returns:
         The path written.
     """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib import rcParams
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
     from evalwh.errors import InsufficientDataError
 
@@ -40,8 +39,10 @@ def plot_bounds(
         raise InsufficientDataError("plot bounds: no bands to draw; check the runs and the measure")
     measure = str(bands["measure"].iloc[0])
     scenario = "kind" in bands.columns and (bands["kind"] == "scenario").any()
-    fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=100)
-    colors = itertools.cycle(plt.rcParams["axes.prop_cycle"].by_key()["color"])
+    fig = Figure(figsize=(6.4, 4.0), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    colors = itertools.cycle(rcParams["axes.prop_cycle"].by_key()["color"])
     for color, (run, frame) in zip(colors, bands.groupby("run_id", sort=True), strict=False):
         frame = frame.sort_values("depth")
         upper_name = f"{measure}_allrel (scenario)" if scenario else "upper"
@@ -87,5 +88,4 @@ def plot_bounds(
     from evalwh.present.plots.experiments import save_figure
 
     save_figure(fig, out, dpi=fig.dpi)
-    plt.close(fig)
     return out

@@ -4,6 +4,9 @@
 :func:`render_markdown` lay them out. The layout lives in the Jinja2 templates of
 ``templates/`` (``report.html.j2``, ``report.css.j2``, ``report.md.j2``), shipped as package
 data; ``render.py`` prepares the values they print.
+
+May import: what :mod:`evalwh.present` may (the methods, statistics, measures and store), and
+:mod:`evalwh.present.plots` for the figures it shares with ``evalwh plot``.
 """
 
 from __future__ import annotations
