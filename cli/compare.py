@@ -13,7 +13,6 @@ from evalwh.cli._decision_options import (
     AlphaOption,
     AssessmentOption,
     CorrectionChoice,
-    CorrectionOption,
     DepthsOption,
     FullOption,
     PairingMeasureOption,
