@@ -184,7 +184,7 @@ SECTION_SIGN = re.compile(r"§\s?(\d+(?:\.\d+)*)")
 PAPER_BEFORE = re.compile(r"\bS\d+\s?\(?$")
 ANCHOR = re.compile(r"\{\s*#s(\d+(?:\.\d+)*)\s*\}")
 CITING = ["evalwh", "cli", "queries", "schema", "docs", "bench"]
-SUFFIXES = {".py", ".sql", ".md", ".html", ".js", ".css", ".c"}
+SUFFIXES = {".py", ".sql", ".md", ".html", ".js", ".css", ".c", ".j2"}
 
 
 def _citations(text: str) -> list[tuple[int, str, int]]:
