@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int, int], None]
 PathLike = str | os.PathLike[str]
-DEPTHS = (10, 30, 100, 500, 1000)
 
 
 def _names(value: str | Iterable[str] | None) -> list[str]:
@@ -189,13 +188,14 @@ class Warehouse(Store):
 
     def compare_decision(
         self, run_a: str, run_b: str, *, collection: str | None = None, measure: str = "P",
-        depths: Sequence[int] = DEPTHS, full: bool = True, assessment: str = "A_p", all_runs: bool = False,
+        depths: Sequence[int] | None = None, full: bool = True, assessment: str = "A_p", all_runs: bool = False,
         test: str = "anova", correction: str | None = None, alpha: float = 0.05, qrels_id: str = "default",
         resamples: int = 10_000, seed: int | None = None,
     ) -> PairComparison:  # fmt: skip
         """The decision matrix of two runs per depth: ``evalwh compare A B --decision``.
 
-        The pair is tested alone, or within every run of the collection with ``all_runs``;
+        The pair is tested alone, or within every run of the collection with ``all_runs``; at
+        ``depths`` (None: the default grid, 10, 30, 100, 500 and 1000);
         ``correction`` None is Bonferroni (none for the Tukey tests). See
         :func:`evalwh.methods.decisions.compare_runs`; ``.pairs`` is what the command prints.
         """
@@ -204,21 +204,22 @@ class Warehouse(Store):
 
         collection = self.default_collection(collection)
         return compare_runs(
-            self, collection, run_a, run_b, measure=measure, depths=list(depths), full=full,
+            self, collection, run_a, run_b, measure=measure, depths=None if depths is None else list(depths), full=full,
             assessment=assessment, runs=self.run_ids(collection) if all_runs else [run_a, run_b], test=test,
             correction=default_correction(test, "bonferroni").value if correction is None else correction,
             alpha=alpha, qrels_id=qrels_id, n_resamples=resamples, rng=seed,
         )  # fmt: skip
 
     def matrix(
-        self, *, collection: str | None = None, measure: str = "P", depths: Sequence[int] = DEPTHS,
+        self, *, collection: str | None = None, measure: str = "P", depths: Sequence[int] | None = None,
         full: bool = True, assessment: str = "A_p", runs: Sequence[str] | None = None, test: str = "anova",
         correction: str | None = None, alpha: float = 0.05, qrels_id: str = "default", resamples: int = 9999,
         seed: int | None = None, store: bool = True, progress: Progress | None = None,
     ) -> DecisionMatrix:  # fmt: skip
         """Classify every pair of runs at every depth: ``evalwh matrix``.
 
-        ``correction`` None is Bonferroni (none for the Tukey tests); ``store`` keeps pairs and
+        ``depths`` None is the default grid (10, 30, 100, 500, 1000), ``correction`` None is
+        Bonferroni (none for the Tukey tests); ``store`` keeps pairs and
         proportions in the warehouse, as the command does unless ``--no-store``. Returns the
         :class:`~evalwh.methods.decisions.DecisionMatrix` (``summary``, ``table`` and
         ``pairs``: the command's three layouts) of :func:`evalwh.methods.decisions.decision_matrix`.
@@ -227,7 +228,8 @@ class Warehouse(Store):
         from evalwh.stats.significance import default_correction
 
         return decision_matrix(
-            self, self.default_collection(collection), measure=measure, depths=list(depths), full=full,
+            self, self.default_collection(collection), measure=measure,
+            depths=None if depths is None else list(depths), full=full,
             assessment=assessment, runs=runs, test=test,
             correction=default_correction(test, "bonferroni").value if correction is None else correction,
             alpha=alpha, qrels_id=qrels_id, n_resamples=resamples, rng=seed, store=store, progress=progress,
@@ -428,7 +430,7 @@ class Warehouse(Store):
 
     def report(
         self, path: PathLike | None = None, *, collection: str | None = None, format: str = "html",
-        measures: Sequence[str] = ("P@10", "AP", "nDCG@10", "bpref"), pairing: str = "P",
+        measures: Sequence[str] | None = None, pairing: str = "P",
         depths: Sequence[int] | None = None, baseline: str | None = None, pairs: Sequence[tuple[str, str]] = (),
         test: str = "anova", correction: str = "bonferroni", alpha: float = 0.05, seed: int = 0,
         resamples: int = 9999, qrels_id: str = "default", flag_gap: float = 0.10, pool_depth: int | None = None,
@@ -453,11 +455,13 @@ class Warehouse(Store):
         """
         from evalwh.errors import EvalWhError
         from evalwh.present.report import ReportOptions, build_report, render_html, render_markdown
+        from evalwh.present.report.model import DEFAULT_MEASURES
 
         if format not in ("html", "md"):
             raise EvalWhError(f"report: format {format!r}: give html or md")
         options = ReportOptions(
-            measures=tuple(measures), pairing=pairing, depths=None if depths is None else tuple(depths),
+            measures=DEFAULT_MEASURES if measures is None else tuple(measures), pairing=pairing,
+            depths=None if depths is None else tuple(depths),
             baseline=baseline, pairs=tuple((a, b) for a, b in pairs), test=test, correction=correction, alpha=alpha,
             seed=seed, n_resamples=resamples, qrels_id=qrels_id, flag_gap=flag_gap, pool_depth=pool_depth,
             bounds=bounds, figures=format == "html",
