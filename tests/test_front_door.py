@@ -122,6 +122,21 @@ def test_compare_equals_the_statistics_on_the_same_scores(demo: DemoFiles, optio
     assert chosen["correction"] == options.get("correction", "none" if options.get("test") == "tukey" else "holm")
 
 
+def test_compare_t_is_scipys_paired_t(demo: DemoFiles):
+    """The front door's default test, checked outside evalwh: scipy's paired t on the same topics."""
+    from scipy import stats
+
+    result = evalwh.compare(demo.qrels, demo.runs[:2], ["AP"], baseline="bm25")
+    per_topic = evalwh.evaluate(demo.qrels, demo.runs[:2], ["AP"], per_query=True)
+    table = per_topic.pivot(index="query_id", columns="run_id", values="value")
+    (other,) = [run for run in table.columns if run != "bm25"]
+    expected = stats.ttest_rel(table[other], table["bm25"])
+    (row,) = result.pairs.itertuples()
+    assert (row.run_a, row.run_b, row.n_topics) == (other, "bm25", len(table))
+    assert row.p_value == pytest.approx(expected.pvalue, rel=1e-10)
+    assert row.mean_diff == pytest.approx((table[other] - table["bm25"]).mean(), rel=1e-12)
+
+
 def test_compare_on_files_equals_compare_in_the_warehouse(demo: DemoFiles, stored: Warehouse):
     files = evalwh.compare(demo.qrels, demo.runs, ["AP", "P@10"], baseline="bm25")
     warehouse = stored.compare(["AP", "P@10"], baseline="bm25")  # every run of the only collection
