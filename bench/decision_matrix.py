@@ -27,7 +27,7 @@ def main() -> None:
     test = sys.argv[3] if len(sys.argv) > 3 else "anova"
     with Warehouse(path, read_only=True) as wh:
         runs = wh.run_ids(collection)
-        specs = [f"{m}@{d}" for m in ("P", "AP", "A_p") for d in DEPTHS] + ["AP", "AA"]
+        specs = [f"{m}@{d}" for m in ("P", "AP", "A_p") for d in DEPTHS] + ["AP", "AA", "A_p@200"]
         start = time.perf_counter()
         scores = wh.evaluate(specs, collection=collection, per_query=True)
         read = time.perf_counter() - start
@@ -62,6 +62,25 @@ def main() -> None:
             .to_string(index=False)
         )
     print(f"\nKendall tau_b, MAP vs A_p@1000: {tau['tau']:.3f} over {tau['n_runs']} runs")
+    _deeper_assessment(by, runs, test)
+
+
+def _deeper_assessment(by: dict[str, pd.DataFrame], runs: list[str], test: str) -> None:
+    """S1's @100 column against P@100 paired with A_p of deeper lists (docs/reproductions.md)."""
+    judged = by["A_p@100"].groupby("run_id")["value"].min()
+    fully = set(judged[judged >= 1 - 1e-12].index)
+    rows = []
+    for depth in (100, 200, 500, 1000):
+        pairs = decision.decision_pairs(by["P@100"], by[f"A_p@{depth}"], test=test, runs=runs, rng=1)
+        if depth == 100:
+            both = pairs["run_a"].isin(fully) & pairs["run_b"].isin(fully)
+            forced = int((both & pairs["case"].isin(["3a", "3b"])).sum())
+            print(
+                f"\n{len(fully)} runs have A_p@100 = 1 on every topic; {forced} of their pairs are case 3 "
+                f"under same-depth pairing ({forced / len(pairs):.3f} of all pairs)"
+            )
+        rows.append(decision.case_proportions(pairs.assign(collection_id="", column=f"P@100 / A_p@{depth}"), by=["collection_id", "column"]))
+    print(pd.concat(rows)[["column", "C1", "C2", "C3", "C4"]].round(3).to_string(index=False))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,9 @@ from evalwh.cli import sql as sql_cmd
 from evalwh.cli import spark as spark_cmd
 from evalwh.cli import trec_eval as trec_eval_cmd
 from evalwh.cli._errors import DEBUG
+from evalwh.cli._help import fold_long_words
+
+fold_long_words()
 
 app = typer.Typer(
     name="evalwh",

@@ -60,8 +60,6 @@ def adjust(
             store=store,
             progress=progress,
         )
-    if fmt is OutputFormat.table:
-        frame = frame.T.reset_index().set_axis(["field", "value"], axis=1).astype(str)
     render(frame, fmt, output, title=f"pooling-bias adjustment of {run}")
 
 

@@ -143,7 +143,11 @@ def report(
         written = write_demo(DEMO_DIR)
         qrels, files, run_metadata = written.qrels, written.runs, written.metadata
         collection = collection or "demo"
-        typer.echo(f"demo collection written to {DEMO_DIR}/", err=True)
+        typer.echo(
+            f"demo: qrels and runs written to ./{DEMO_DIR}/ and ingested into {db} (collection "
+            f"{collection}); both stay for `evalwh eval --db {db}` and are yours to delete",
+            err=True,
+        )
     if files and qrels is None:
         raise EvalWhError("report: run files need their qrels; give --qrels FILE")
     if collection is None:

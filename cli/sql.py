@@ -97,7 +97,10 @@ def sql(
     params = dict(adhoc.parse_param(p) for p in param or [])
     with Warehouse(db, hardened=True) if write else Warehouse.open_reader(db, sandbox=True) as wh:
         frame = wh.sql(text, params, write=write)
+        note = adhoc.empty_note(wh.con, text) if frame.empty and not write else None
     render(frame, fmt, output)
+    if note:
+        typer.echo(f"note: {note}", err=True)
 
 
 def register(app: typer.Typer) -> None:

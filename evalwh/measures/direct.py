@@ -126,12 +126,21 @@ def evaluate_files(
             if truncate_grades:
                 wh.con.execute("UPDATE qrels SET relevance = trunc(relevance) WHERE relevance <> trunc(relevance)")
             general = reader.store(wh)
-            return _evaluate(
+            frame = _evaluate(
                 wh, general, spill, parsed, options, per_query, ignore_extra_fields,
                 typed_names=typed_names, then=then,
             )  # fmt: skip
+            return in_given_order(frame, [f.run_id for f in files])
     finally:
         spill.close()
+
+
+def in_given_order(frame: pd.DataFrame, run_ids: Sequence[str]) -> pd.DataFrame:
+    """The rows of ``frame`` with runs in the order their files were given, as trec_eval and
+    ir_measures print them (topics and measures keep their order within a run)."""
+    place = {run_id: i for i, run_id in enumerate(dict.fromkeys(run_ids))}
+    rank = frame["run_id"].map(place).fillna(len(place))
+    return frame.iloc[rank.argsort(kind="stable")].reset_index(drop=True)
 
 
 def has_frames(runs: object) -> bool:

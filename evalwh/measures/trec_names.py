@@ -28,14 +28,15 @@ class NamedMeasure(catalog.Measure):
     """A measure reported under the name the user gave it (``P_10`` rather than ``P@10``)."""
 
     label: str = ""
+    printed: str = ""
 
     def __str__(self) -> str:
         return self.label
 
     @property
     def trec_name(self) -> str:
-        """The name as given (it is trec_eval's)."""
-        return self.label
+        """The name trec_eval prints (``ndcg_cut_10`` for ``-m ndcg_cut.10``), not the name as typed."""
+        return self.printed or self.label
 
 
 def parse(spec: str) -> list[catalog.Measure] | None:
@@ -58,5 +59,5 @@ def parse(spec: str) -> list[catalog.Measure] | None:
         raise MetricParamError(f"{spec}: {error.message.splitlines()[0].removeprefix('trec_eval: ')}") from None
     if len(printed) == 1:
         (only,) = printed
-        return [NamedMeasure(only.measure.metric, only.measure.values, label=text)]  # type: ignore[union-attr]
-    return [NamedMeasure(p.measure.metric, p.measure.values, label=p.name) for p in printed]  # type: ignore[union-attr]
+        return [NamedMeasure(only.measure.metric, only.measure.values, label=text, printed=only.name)]  # type: ignore[union-attr]
+    return [NamedMeasure(p.measure.metric, p.measure.values, label=p.name, printed=p.name) for p in printed]  # type: ignore[union-attr]

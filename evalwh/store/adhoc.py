@@ -425,3 +425,30 @@ def schema(wh: Store, relation: str | None = None) -> pd.DataFrame:
         raise NotFoundError(f"no table or view {relation!r}{hint} (evalwh schema lists them)")
     one = columns[columns["relation"] == relation]
     return pd.DataFrame(one[["column", "type", "description"]].reset_index(drop=True))
+
+
+def empty_note(con: duckdb.DuckDBPyConnection, text: str) -> str | None:
+    """Why a query's empty answer may be no surprise: a relation it reads holds stored results
+    only a command with ``--store`` (or another command) fills, and holds none yet.
+
+    The reason is the relation's own description (``evalwh schema``), so a note never
+    disagrees with the documentation. None when every relation the query reads has rows.
+    """
+    with _quiet_sqlglot():
+        try:
+            trees = [t for t in sqlglot.parse(text, read="duckdb") if t is not None]
+        except (ParseError, TokenError):
+            return None
+    names = {t.name.lower() for tree in trees for t in tree.find_all(exp.Table) if isinstance(t.this, exp.Identifier)}
+    if not names:
+        return None
+    described = con.execute(
+        "SELECT table_name, comment FROM duckdb_tables() WHERE schema_name = 'main' "
+        "UNION ALL SELECT view_name, comment FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal"
+    ).fetchall()
+    for name, comment in sorted(described):
+        stored = comment is not None and ("filled" in comment or "empty until" in comment)
+        if stored and name.lower() in names:
+            if con.execute(f"SELECT count(*) FROM (SELECT 1 FROM {name} LIMIT 1)").fetchone()[0] == 0:  # noqa: S608 (a catalog name)
+                return f"{name} is empty: {comment}"
+    return None

@@ -72,15 +72,18 @@ def plot_bounds(
             xycoords=("data", "axes fraction"),
             xytext=(3, -12),
             textcoords="offset points",
-            fontsize=8,
+            fontsize="small",
             color="grey",
         )
     ax.set_xscale("log")
+    from evalwh.present.plots.experiments import plain_log_axis
+
+    plain_log_axis(ax)
     ax.set_xlabel("depth d")
     ax.set_ylabel(measure)
     ax.set_ylim(0, 1)
     ax.grid(True, which="major", alpha=0.3)
-    ax.legend(fontsize=7, loc="center left")
+    ax.legend(fontsize="small", loc="center left")
     if title:
         ax.set_title(title)
     fig.tight_layout()

@@ -7,7 +7,7 @@ display and no global state are needed.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,3 +74,15 @@ def save_figure(figure: Figure, path: str | os.PathLike[str], *, dpi: int = 100)
 
     with atomic_path(path) as part:
         figure.savefig(part, dpi=dpi)
+
+
+def plain_log_axis(ax: Any) -> None:
+    """Label a log-scaled x-axis with plain numbers (1, 10, 100, 1000), not powers of ten.
+
+    Depths and ranks read as numbers; matplotlib's default writes 10² with a superscript in a
+    smaller size, which is hard to read on a page. Minor ticks stay unlabelled.
+    """
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())

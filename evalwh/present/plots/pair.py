@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from evalwh.methods.decisions import PairComparison
 
-_LABELS = {"P": "P@d", "AP": "MAP@d", "A_p": "$A_p$@d"}
+_LABELS = {"P": "P@d", "AP": "MAP@d", "A_p": "A_p@d"}  # as the tables write it (no mathtext subscript)
 _COLOURS = ("#1f77b4", "#d62728")
 
 
@@ -57,6 +57,8 @@ def plot_pair(
         from evalwh.errors import InsufficientDataError
 
         raise InsufficientDataError("plot compare: no depths to plot; give at least one depth")
+    from evalwh.present.plots.experiments import plain_log_axis
+
     run_a, run_b = pairs["run_a"].iloc[0], pairs["run_b"].iloc[0]
     figure, axes = _figure(6.0, 5.5, 2)
     for ax, kind in zip(axes, ("performance", "assessment"), strict=True):
@@ -78,6 +80,7 @@ def plot_pair(
                 label=str(run),
             )
         ax.set_xscale("log")
+        plain_log_axis(ax)
         ax.set_ylabel(_metric_label(str(rows["measure"].iloc[0])))
         ax.grid(True, alpha=0.3)
     depths = pairs["depth"].astype(int).tolist()
@@ -91,7 +94,7 @@ def plot_pair(
             textcoords="offset points",
             ha="center",
             va="bottom",
-            fontsize=8,
+            fontsize="small",
         )
     axes[-1].set_xticks(depths)
     axes[-1].set_xticklabels([str(d) for d in depths])
@@ -145,7 +148,7 @@ def plot_runs(
             )
         ax.set_ylabel(f"mean {_metric_label(str(first[kind]))}")
         ax.grid(True, alpha=0.3)
-    axes[1].legend(loc="best", frameon=False, ncols=min(len(depths), 5), fontsize=8)
+    axes[1].legend(loc="best", frameon=False, ncols=min(len(depths), 5), fontsize="small")
     ranked_by = _metric_label(str(first["performance"])).removesuffix("@d")
     axes[1].set_xlabel(f"runs ranked by mean {ranked_by}@{depths[0]}")
     figure.suptitle(title or f"{len(order)} runs")

@@ -263,12 +263,16 @@ def _leaderboard(
     runs_meta: pd.DataFrame,
     flag_gap: float,
 ) -> pd.DataFrame:
-    """One row per run: measures, assessment beside them, and the less-assessed flag."""
+    """One row per run: measures, assessment beside them, and the less-assessed flag.
+
+    The flag looks at what a run retrieved (A_p_ret@d: judged share of min(d, m) documents):
+    a short ranking whose documents are all judged is not less assessed, although its A_p@d
+    counts the missing positions as not assessed. So the board shows A_p_ret@d beside A_p@d,
+    and marks (``low A_p_ret@d``) the value the flag is about.
+    """
     wide = means.pivot(index="run_id", columns="measure", values="value")
-    board = wide[list(dict.fromkeys([*measures, *assess_specs]))].copy()
-    # the flag looks at what a run retrieved (A_p_ret@d: judged share of min(d, m) documents):
-    # a short ranking whose documents are all judged is not less assessed, although its
-    # A_p@d counts the missing positions as not assessed
+    retrieved_specs = [spec.replace("A_p@", "A_p_ret@") for spec in assess_specs]
+    board = wide[list(dict.fromkeys([*measures, *assess_specs, *retrieved_specs]))].copy()
     retrieved = {spec: wide[spec.replace("A_p@", "A_p_ret@")] for spec in assess_specs}
     n_topics = means[means["measure"] == measures[0]].set_index("run_id")["n_topics"]
     board["n_topics"] = n_topics.reindex(board.index).astype("int64")
@@ -287,7 +291,7 @@ def _leaderboard(
         name = spec.replace("A_p@", "A_p_ret@")
         text = name + " " + share.map("{:.2f}".format) + f" (median {median:.2f})"
         notes.append(text.where(low, ""))
-        board[f"low {spec}"] = low.to_numpy()
+        board[f"low {name}"] = low.to_numpy()
     board["flag"] = ["; ".join(n for n in row if n) for row in zip(*notes, strict=True)]
     board["flagged"] = board["flag"] != ""
     return board.reset_index(drop=True)

@@ -8,11 +8,13 @@ Fonts are converted to paths (matplotlib's default), so the SVG needs no font fi
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import pandas as pd
 
@@ -21,13 +23,40 @@ if TYPE_CHECKING:
 
     from evalwh.present.report.model import Figure, ReportOptions
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 STRONG = "#1b7f6b"
 WEAK = "#d9822b"
 INK = "#30363d"
 MUTED = "#8b949e"
 ACCENT = "#2f6fb0"
-# fixed ids and no timestamp: the same data draws byte-identical SVG
-_RC = {"svg.hashsalt": "evalwh-report", "svg.fonttype": "path"}
+# fixed ids and no timestamp: the same data draws byte-identical SVG; 12 pt text, so that
+# "small" (10 pt) labels and legends stay at least MIN_TEXT_PX on the page (below)
+_RC = {"svg.hashsalt": "evalwh-report", "svg.fonttype": "path", "font.size": 12}
+
+MIN_TEXT_PX = 10
+"""No text of a figure is smaller than this many CSS pixels on the page at its design width."""
+COLUMN_PX = 497
+"""Width of a figure's image in a two-column grid of the report at its full width (1120 px
+main column, report.css.j2): (1064 - 18) / 2 minus the figure's padding and border. A figure
+of W inches (W x 72 SVG units) is drawn at COLUMN_PX / (W x 72) pixels per point there."""
+WIDE_PX = 860
+"""Width of a wide figure's image (``figure.wide img`` in report.css.j2)."""
+
+
+def _report_style(draw: Callable[P, R]) -> Callable[P, R]:
+    """Draw under the report's matplotlib settings (:data:`_RC`): a text takes its size when
+    it is created, so the settings must hold while the figure is drawn, not only when saved."""
+
+    @functools.wraps(draw)
+    def drawn(*args: P.args, **kwargs: P.kwargs) -> R:
+        import matplotlib
+
+        with matplotlib.rc_context(_RC):
+            return draw(*args, **kwargs)
+
+    return drawn
 
 
 def _figure(width: float, height: float) -> MplFigure:
@@ -65,11 +94,13 @@ def _drawn(draw: object, *args: object, **kwargs: object) -> str:
         return _strip_prolog(path.read_text())
 
 
+@_report_style
 def unjudged_figure(unjudged: pd.DataFrame, pool_depth: int | None) -> Figure:
     """The unjudged share per rank (methods §2.7), with the pool depth marked."""
+    from evalwh.present.plots.experiments import plain_log_axis
     from evalwh.present.report.model import Figure
 
-    figure = _figure(7.0, 2.8)
+    figure = _figure(6.4, 2.6)
     ax = figure.subplots()
     ax.fill_between(unjudged["rank"], unjudged["share"], color=ACCENT, alpha=0.18, linewidth=0)
     ax.plot(unjudged["rank"], unjudged["share"], color=ACCENT, linewidth=1.6)
@@ -81,11 +112,12 @@ def unjudged_figure(unjudged: pd.DataFrame, pool_depth: int | None) -> Figure:
             xycoords=("data", "axes fraction"),
             xytext=(4, 0),
             textcoords="offset points",
-            fontsize=8,
+            fontsize="small",
             color=INK,
             va="top",
         )
     ax.set_xscale("log")
+    plain_log_axis(ax)
     ax.set_ylim(0, 1)
     ax.set_xlim(1, max(int(unjudged["rank"].max()), 2))
     ax.set_xlabel("rank k")
@@ -98,20 +130,21 @@ def unjudged_figure(unjudged: pd.DataFrame, pool_depth: int | None) -> Figure:
     return Figure("unjudged", "Unjudged share per rank", caption, to_svg(figure))
 
 
+@_report_style
 def topics_figure(topics: pd.DataFrame) -> Figure:
     """Judged and relevant documents per topic, topics sorted by judged documents."""
     from evalwh.present.report.model import Figure
 
     ordered = topics.sort_values(["judged", "query_id"], ascending=[False, True])
     x = range(len(ordered))
-    figure = _figure(7.0, 2.6)
+    figure = _figure(6.4, 2.4)
     ax = figure.subplots()
     ax.bar(x, ordered["judged"], color="#c9d6e3", width=0.85, label="judged")
     ax.bar(x, ordered["relevant"], color=ACCENT, width=0.85, label="relevant")
     ax.set_xticks([])
     ax.set_xlabel(f"{len(ordered)} topics, most judged first")
     ax.set_ylabel("documents")
-    ax.legend(frameon=False, fontsize=8, loc="upper right")
+    ax.legend(frameon=False, fontsize="small", loc="upper right")
     _tidy(ax)
     caption = "Judged (grade >= 0) and relevant (grade >= 1) documents of each topic."
     return Figure("topics", "Judgments per topic", caption, to_svg(figure))
@@ -121,6 +154,7 @@ LEGEND_RUNS = 12
 """The runs figure names every run in a legend beside the axes up to this many runs."""
 
 
+@_report_style
 def runs_figure(profile: pd.DataFrame, pairing: str) -> Figure:
     """Every run's mean performance and A_p against depth: one line per run, depths on the x-axis.
 
@@ -171,12 +205,13 @@ def draw_runs(profile: pd.DataFrame, perf: str) -> MplFigure:
     axes[1].set_xlabel("depth d")
     if named:
         axes[0].legend(
-            loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8,
-            title=f"by {perf}@{depths[0]}", title_fontsize=8,
+            loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small",
+            title=f"by {perf}@{depths[0]}", title_fontsize="small",
         )  # fmt: skip
     return figure
 
 
+@_report_style
 def pair_figure(
     index: int, rows: pd.DataFrame, intervals: pd.DataFrame, opts: ReportOptions
 ) -> Figure:
@@ -196,6 +231,7 @@ def pair_figure(
     return Figure(f"pair-{index}", f"{run_a} vs {run_b}", caption, svg)
 
 
+@_report_style
 def bounds_figure(
     index: int, bands: pd.DataFrame, rows: pd.DataFrame, pool_depth: int | None
 ) -> Figure:

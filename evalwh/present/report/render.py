@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from evalwh.present.report.model import Figure, Report
 
-_MEASURE_LABEL = {"AP": "MAP"}
+_MEASURE_LABEL = {"AP": "MAP", "AA": "MAA"}
 _GLANCE_FIGURES = ("unjudged", "topics")  # drawn in the glance section, not under Figures
 
 
@@ -117,6 +117,7 @@ def _markdown_context(report: Report) -> dict[str, Any]:
         "leaderboard": _leaderboard_display(report),
         "leaderboard_note": _leaderboard_note(report),
         "pairs_heading": _pairs_heading(report),
+        "pairs_test": _test_sentence(report),
         "pairs": _pairs_display(report),
         "proportions": _proportions_display(report),
         "methods": report.methods,
@@ -208,8 +209,10 @@ def _leaderboard_note(report: Report) -> str:
     gap = report.options.flag_gap
     return (
         f"{flagged} run(s) flagged: of the documents they retrieved, a share judged (mean "
-        f"A_p_ret@10 or A_p_ret@100) more than {gap:.2f} below the median run's. Their "
-        "comparisons with better-assessed runs are the ones to distrust."
+        f"A_p_ret@10 or A_p_ret@100, the red cells) more than {gap:.2f} below the median run's. "
+        "Their comparisons with better-assessed runs are the ones to distrust. A low A_p@d "
+        "beside a high A_p_ret@d is a short run: the positions it did not fill count as not "
+        "judged in A_p@d, but it is not flagged, because what it returned was judged."
     )
 
 
@@ -219,7 +222,7 @@ def _leaderboard_context(report: Report) -> dict[str, Any]:
     as the first measure's value (60 px for the best)."""
     board = report.leaderboard
     measures = [c for c in board.columns if c not in _BOARD_META and not c.startswith("low ")]
-    assess = [m for m in measures if m.startswith("A_p@")]
+    assess = [m for m in measures if m.startswith(("A_p@", "A_p_ret@"))]
     perf = [m for m in measures if m not in assess]
     best = {m: board[m].max() for m in perf}
     top = float(board[perf[0]].max()) or 1.0
@@ -311,10 +314,10 @@ def _comparisons_context(report: Report) -> dict[str, Any]:
                     "case": row["case"],
                     "perf_outcome": row["perf_outcome"],
                     "assess_outcome": row["assess_outcome"],
-                    "perf": f"{row['perf_mean_a']:.3f} vs {row['perf_mean_b']:.3f}, "
-                    f"p {_p(row['perf_p_adjusted'])}",
-                    "assess": f"{row['assess_mean_a']:.3f} vs {row['assess_mean_b']:.3f}, "
-                    f"p {_p(row['assess_p_adjusted'])}",
+                    "perf": f"{_short(row['performance'])} {row['perf_mean_a']:.3f} vs "
+                    f"{row['perf_mean_b']:.3f}, p {_p(row['perf_p_adjusted'])}",
+                    "assess": f"{_short(row['assessment'])} {row['assess_mean_a']:.3f} vs "
+                    f"{row['assess_mean_b']:.3f}, p {_p(row['assess_p_adjusted'])}",
                 }
             )
         rows.append({"a": a, "b": b, "cells": cells})
@@ -326,11 +329,35 @@ def _comparisons_context(report: Report) -> dict[str, Any]:
     }
 
 
+_TEST_NAMES = {
+    "anova": "one-way ANOVA over all runs as a gate, then pairwise t-tests with its pooled error",
+    "t": "paired t-test",
+    "anova2": "two-way ANOVA (runs, topics as blocks) as a gate, then pairwise t-tests with its error",
+    "wilcoxon": "Wilcoxon signed-rank test",
+    "sign": "sign test",
+    "randomization": "paired randomisation test",
+}
+
+
+def _short(measure: object) -> str:
+    """A measure's name for a cell's label: MAP for AP, as the columns say."""
+    return _MEASURE_LABEL.get(str(measure), str(measure))
+
+
 def _test_sentence(report: Report) -> str:
+    """Which test and correction decided every outcome, and what "==" means under them."""
     opts = report.options
+    n_runs = len(report.leaderboard)
+    family = n_runs * (n_runs - 1) // 2
+    test = _TEST_NAMES.get(opts.test, opts.test)
+    correction = "no correction" if opts.correction in (None, "none") else f"{opts.correction} correction"
     return (
-        f"Test {opts.test}, {opts.correction} correction, alpha {opts.alpha}; pairing "
-        f"{'P@d with A_p@d' if opts.pairing == 'P' else 'MAP@d with A_p@d'}, and MAP with MAA."
+        f"Test: {test}, {correction} over the {family:,} pairs of the {n_runs} runs, alpha "
+        f"{opts.alpha}; pairing {'P@d with A_p@d' if opts.pairing == 'P' else 'MAP@d with A_p@d'}, "
+        f"and MAP with MAA. \"==\" means the difference is not significant at alpha {opts.alpha} "
+        f"after correcting for all {family:,} pairs, not that the runs are equal: the more runs, "
+        "the larger a difference must be (this is the protocol of Baillie et al.; a paired "
+        "t-test or fewer runs, e.g. evalwh matrix --test t or --runs, finds more differences)."
     )
 
 
