@@ -108,7 +108,8 @@ def test_migrations_are_applied_once_in_order(tmp_path):
 # Migrations that move data from one layout to another: each runs once, in its own
 # transaction (Warehouse._migrate), so it is never half applied; a second run finds the new
 # layout. tests/test_evaluation.py upgrades an old warehouse through it.
-_ONE_WAY = {"013_keyed_results", "014_judged_spans"}
+# 015 adds the provenance columns of qrels_sets and marks the sets already there: once.
+_ONE_WAY = {"013_keyed_results", "014_judged_spans", "015_judgment_provenance"}
 
 
 def test_schema_files_are_idempotent():
