@@ -24,6 +24,11 @@ CORE_TABLES = {
         "parent_qrels_id",
         "params",
         "created_at",
+        "source",
+        "judge",
+        "model",
+        "prompt_sha256",
+        "round",
     ],
     "qrels": ["collection_id", "qrels_id", "query_id", "iteration", "doc_id", "relevance"],
     "runs": [
