@@ -72,7 +72,12 @@ def test_core_tables_and_columns(wh):
 
 
 # Tables stored by key (schema/013_keyed_results.sql) reach their collection through the key.
-_BY_KEY = {"run_rows": ("list_key", "run_topics"), "judged_results": ("build_key", "judged_builds")}
+# A judging prompt is stored once however many sets (of any collection) used it, keyed by hash.
+_BY_KEY = {
+    "run_rows": ("list_key", "run_topics"),
+    "judged_results": ("build_key", "judged_builds"),
+    "judgment_prompts": ("prompt_sha256", "qrels_sets"),
+}
 
 
 def test_every_table_carries_the_collection(wh):
