@@ -112,6 +112,7 @@ class Warehouse(Store):
         per_query: bool = False, depths: Sequence[int] | None = None, qrels_id: str = "default", rel: int = 1,
         unjudged: str = "nonrelevant", depth_cap: int | None = None, float32_ties: bool = False,
         averaging: str = "default", store: bool = False, typed_names: bool = False, wide: bool = False,
+        fill: str | Sequence[str] = (),
     ) -> pd.DataFrame:  # fmt: skip
         """Evaluate runs of a collection: ``evalwh eval``.
 
@@ -119,6 +120,8 @@ class Warehouse(Store):
         run). The result is long (``run_id, measure, value, n_topics, ...``, or per ``query_id``
         with ``per_query=True``); with ``wide=True`` one row per run (and topic) and one column
         per measure, in the order asked for (:func:`evalwh.measures.evaluation.wide_form`).
+        ``fill`` names sets whose labels fill the pairs ``qrels_id`` did not judge, in order
+        (``--fill``); the ``qrels_id`` column then reads ``A+B``.
         """
         from evalwh.measures.evaluation import evaluate, wide_form
 
@@ -126,24 +129,25 @@ class Warehouse(Store):
             self, _names(measures), collection=self.default_collection(collection), runs=runs,
             per_query=per_query, depths=depths, qrels_id=qrels_id, rel=rel, unjudged=unjudged,
             depth_cap=depth_cap, float32_ties=float32_ties, averaging=averaging, store=store,
-            typed_names=typed_names,
+            typed_names=typed_names, fill=_names(fill),
         )  # fmt: skip
         return wide_form(frame) if wide else frame
 
     def unjudged(
         self, *, collection: str | None = None, qrels_id: str = "default", max_rank: int = 1000,
-        ranks: Sequence[int] | None = None,
+        ranks: Sequence[int] | None = None, fill: str | Sequence[str] = (),
     ) -> pd.DataFrame:  # fmt: skip
         """The unjudged share of all runs' documents per rank: ``evalwh unjudged``.
 
         ``rank, lists, unjudged, share`` up to ``max_rank``, or at ``ranks`` only
-        (:func:`evalwh.measures.evaluation.unjudged_share`).
+        (:func:`evalwh.measures.evaluation.unjudged_share`); ``fill`` as in :meth:`evaluate`.
         """
         from evalwh.measures.evaluation import unjudged_share
 
         wanted = list(ranks or [])
         frame = unjudged_share(
-            self, self.default_collection(collection), qrels_id=qrels_id, max_rank=max(wanted) if wanted else max_rank
+            self, self.default_collection(collection), qrels_id=qrels_id, max_rank=max(wanted) if wanted else max_rank,
+            fill=_names(fill),
         )
         return frame[frame["rank"].isin(wanted)].reset_index(drop=True) if wanted else frame
 
