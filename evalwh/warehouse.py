@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from evalwh.store.connection import Store
 
@@ -68,16 +68,54 @@ class Warehouse(Store):
 
     # -- ingest (evalwh ingest qrels | runs | run-metadata) ---------------------------------
 
+    @overload
     def ingest_qrels(
-        self, source: PathLike | pd.DataFrame, *, collection: str | None = None, qrels_id: str = "default",
-        replace: bool = False,
-    ) -> IngestResult:  # fmt: skip
-        """Ingest a qrels file or DataFrame (:func:`evalwh.store.ingest.ingest_qrels`); ``evalwh ingest qrels``."""
+        self, sources: PathLike | pd.DataFrame, /, *, collection: str | None = None, qrels_id: str | None = None,
+        replace: bool = False, source: str = "human", judge: str | None = None, model: str | None = None,
+        prompt: PathLike | None = None, round: int | None = None,
+    ) -> IngestResult: ...  # fmt: skip
+    @overload
+    def ingest_qrels(
+        self, sources: Sequence[PathLike], /, *, collection: str | None = None, qrels_id: str | None = None,
+        replace: bool = False, source: str = "human", judge: str | None = None, model: str | None = None,
+        prompt: PathLike | None = None, round: int | None = None,
+    ) -> list[IngestResult]: ...  # fmt: skip
+    def ingest_qrels(
+        self, sources: PathLike | Sequence[PathLike] | pd.DataFrame, /, *, collection: str | None = None,
+        qrels_id: str | None = None, replace: bool = False, source: str = "human", judge: str | None = None,
+        model: str | None = None, prompt: PathLike | None = None, round: int | None = None,
+    ) -> IngestResult | list[IngestResult]:  # fmt: skip
+        """Ingest qrels or judgment files, or a DataFrame, with their provenance: ``evalwh ingest qrels``.
+
+        ``wh.ingest_qrels(paths, source="llm", judge=..., model=..., prompt=..., round=...)``:
+        ``source`` says who made the labels (``human``, the default, ``llm`` or ``inferred``),
+        ``prompt`` is a file holding the judging prompt. One file or DataFrame makes the set
+        ``qrels_id`` (``"default"`` when not given) and returns one result; a list of files
+        makes one set per file, named by its stem, and returns a list; all in one transaction.
+        See :func:`evalwh.store.ingest.ingest_qrels`.
+        """
         from evalwh.store import ingest
 
         return ingest.ingest_qrels(
-            self, source, collection=self.default_collection(collection), qrels_id=qrels_id, replace=replace
-        )
+            self, sources, collection=self.default_collection(collection), qrels_id=qrels_id, replace=replace,
+            source=source, judge=judge, model=model, prompt=prompt, round=round,
+        )  # fmt: skip
+
+    def qrels_sets(self, collection: str | None = None) -> pd.DataFrame:
+        """The qrels sets of a collection with their provenance and sizes: ``evalwh qrels``.
+
+        One row per set: ``qrels_id, source, judge, model, prompt_sha256, round, topics,
+        pairs`` (judged, grade >= 0), ``relevant`` (grade >= 1), ``file``, ``created_at``
+        (``queries/reports/qrels_sets.sql``).
+        """
+        from evalwh import sql
+
+        collection = self.default_collection(collection)
+        self.require_collection(collection)
+        frame = self.df(sql.query("evalwh.queries.reports", "qrels_sets"), {"collection_id": collection})
+        # a set without a round shows nothing there, as a set without a judge does
+        frame["round"] = frame["round"].astype(object).where(frame["round"].notna(), None)
+        return frame
 
     def ingest_runs(
         self, sources: PathLike | Sequence[PathLike] | pd.DataFrame, *, collection: str | None = None,
