@@ -41,6 +41,7 @@ def confusion(
     labels: ArrayLike,
     *,
     groups: ArrayLike | None = None,
+    n_groups: int | None = None,
     categories: ArrayLike | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Confusion matrices of two aligned label arrays, one per group.
@@ -49,6 +50,7 @@ def confusion(
         reference: The reference's grade of each pair.
         labels: The other set's grade of the same pairs.
         groups: A group number (0, 1, ...) per pair, e.g. the topic; None: one group.
+        n_groups: How many groups (those without pairs get zeros); None: the largest number + 1.
         categories: The categories, increasing; None: the distinct grades of both arrays.
 
     Returns:
@@ -68,7 +70,10 @@ def confusion(
         )
     cats = np.unique(np.concatenate([a, b])) if categories is None else np.asarray(categories, dtype=np.float64)
     g = np.zeros(len(a), dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64)
-    n_groups = int(g.max()) + 1 if len(g) else 1
+    if n_groups is None:
+        n_groups = int(g.max()) + 1 if len(g) else 1
+    elif len(g) and (g.min() < 0 or g.max() >= n_groups):
+        raise InsufficientDataError(f"agreement: group numbers must lie in 0..{n_groups - 1}")
     k = len(cats)
     i = np.searchsorted(cats, a)
     j = np.searchsorted(cats, b)
@@ -78,10 +83,9 @@ def confusion(
     return cats, flat.reshape(n_groups, k, k).astype(np.float64)
 
 
-def _weights(k: int, weights: str) -> NDArray[np.float64]:
-    """Disagreement weights on category positions: 0 on the diagonal."""
-    pos = np.arange(k, dtype=np.float64)
-    diff = np.abs(pos[:, None] - pos[None, :])
+def _weights(positions: NDArray[np.float64], weights: str) -> NDArray[np.float64]:
+    """Disagreement weights on category positions, per group: shape ``(G, K, K)``, 0 on the diagonal."""
+    diff = np.abs(positions[:, :, None] - positions[:, None, :])
     if weights == "none":
         return (diff > 0).astype(np.float64)
     if weights == "linear":
@@ -91,19 +95,40 @@ def _weights(k: int, weights: str) -> NDArray[np.float64]:
     raise InsufficientDataError(f"kappa: weights {weights!r}: give one of {', '.join(KAPPA_WEIGHTS)}")
 
 
-def kappa_from_counts(counts: NDArray[np.float64], *, weights: str = "none") -> NDArray[np.float64]:
+def positions(counts: NDArray[np.float64], scopes: ArrayLike | None = None) -> NDArray[np.float64]:
+    """Each category's position among the categories used within its group's scope: ``(G, K)``.
+
+    Weighted kappa weighs disagreements by how far apart two categories lie among the
+    categories in use (as scikit-learn does with its sorted labels). A scope is the set of
+    groups whose categories count together: per label set, say, so that every topic of one
+    set weighs with the same positions. None: all groups form one scope. A category no group
+    of the scope uses gets a position too, never used (its counts are zero).
+    """
+    n_groups = counts.shape[0]
+    scope = np.zeros(n_groups, dtype=np.int64) if scopes is None else np.asarray(scopes, dtype=np.int64)
+    used = (counts.sum(axis=2) + counts.sum(axis=1)) > 0  # (G, K)
+    per_scope = np.zeros((int(scope.max(initial=0)) + 1, counts.shape[1]), dtype=np.int64)
+    np.add.at(per_scope, scope, used.astype(np.int64))
+    place = np.cumsum(per_scope > 0, axis=1) - 1
+    return place[scope].astype(np.float64)
+
+
+def kappa_from_counts(
+    counts: NDArray[np.float64], *, weights: str = "none", scopes: ArrayLike | None = None
+) -> NDArray[np.float64]:
     """Cohen's kappa of each confusion matrix in ``counts`` (shape ``(G, K, K)``).
 
-    ``1 - sum(w * observed) / sum(w * expected)``, expected from the two margins; NaN where the
-    expected disagreement is zero (a side with one category, or no pairs).
+    ``1 - sum(w * observed) / sum(w * expected)``, expected from the two margins, weights on
+    the categories' :func:`positions` within each group's scope; NaN where the expected
+    disagreement is zero (a side with one category, or no pairs).
     """
-    w = _weights(counts.shape[-1], weights)
+    w = _weights(positions(counts, scopes), weights)
     n = counts.sum(axis=(1, 2))
     rows = counts.sum(axis=2)
     cols = counts.sum(axis=1)
-    observed = np.einsum("gij,ij->g", counts, w)
+    observed = np.einsum("gij,gij->g", counts, w)
     with np.errstate(divide="ignore", invalid="ignore"):
-        expected = np.einsum("gi,gj,ij->g", rows, cols, w) / n
+        expected = np.einsum("gi,gj,gij->g", rows, cols, w) / n
         value = 1.0 - observed / expected
     return np.where((n > 0) & (expected > 0), value, np.nan)
 
@@ -157,18 +182,20 @@ def agreement_from_counts(counts: NDArray[np.float64]) -> NDArray[np.float64]:
 
 def undefined_reason(counts: NDArray[np.float64], categories: NDArray[np.float64]) -> list[str]:
     """Why kappa (and alpha) cannot be computed for each confusion matrix, or '' when they can."""
-    reasons = []
     rows = counts.sum(axis=2) > 0
     cols = counts.sum(axis=1) > 0
-    for g in range(counts.shape[0]):
+    reasons = [""] * counts.shape[0]
+    # only the groups with a side of at most one category need words
+    for g in np.flatnonzero((rows.sum(axis=1) <= 1) | (cols.sum(axis=1) <= 1)):
         if not rows[g].any():
-            reasons.append("no shared pairs")
+            reasons[g] = "no shared pairs"
             continue
-        sides = []
-        for name, present in (("the reference", rows[g]), ("the set", cols[g])):
-            if present.sum() == 1:
-                sides.append(f"{name} has one grade ({_grade(categories[present][0])})")
-        reasons.append("kappa undefined: " + " and ".join(sides) if sides else "")
+        sides = [
+            f"{name} has one grade ({_grade(categories[present][0])})"
+            for name, present in (("the reference", rows[g]), ("the set", cols[g]))
+            if present.sum() == 1
+        ]
+        reasons[g] = "kappa undefined: " + " and ".join(sides)
     return reasons
 
 
@@ -176,14 +203,16 @@ def _grade(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
-def statistics_from_counts(counts: NDArray[np.float64], categories: NDArray[np.float64]) -> dict[str, NDArray[np.float64]]:
+def statistics_from_counts(
+    counts: NDArray[np.float64], categories: NDArray[np.float64], *, scopes: ArrayLike | None = None
+) -> dict[str, NDArray[np.float64]]:
     """Every agreement statistic of each confusion matrix: name -> array over groups."""
     out = {
         "pairs": counts.sum(axis=(1, 2)),
         "agreement": agreement_from_counts(counts),
-        "kappa": kappa_from_counts(counts),
-        "kappa_linear": kappa_from_counts(counts, weights="linear"),
-        "kappa_quadratic": kappa_from_counts(counts, weights="quadratic"),
+        "kappa": kappa_from_counts(counts, scopes=scopes),
+        "kappa_linear": kappa_from_counts(counts, weights="linear", scopes=scopes),
+        "kappa_quadratic": kappa_from_counts(counts, weights="quadratic", scopes=scopes),
     }
     for level in ALPHA_LEVELS:
         out[f"alpha_{level}"] = alpha_from_counts(counts, categories, level=level)
@@ -203,6 +232,7 @@ def agreement_table(
     *,
     groups: ArrayLike | None = None,
     n_groups: int | None = None,
+    scopes: ArrayLike | None = None,
     binary_at: float | None = None,
 ) -> pd.DataFrame:
     """Every agreement statistic of two aligned label arrays, per group.
@@ -212,6 +242,8 @@ def agreement_table(
         labels: The other set's grade of the same pairs.
         groups: A group number per pair (0, 1, ...); None: one group of all pairs.
         n_groups: How many groups (a group without pairs gets a row too); None: from ``groups``.
+        scopes: Per group, the scope whose categories the weighted kappas' positions come
+            from (:func:`positions`); None: the categories of all pairs.
         binary_at: Also the statistics of grade >= this (``kappa_binary``, ``agreement_binary``).
 
     Returns:
@@ -229,12 +261,8 @@ def agreement_table(
 
     a = np.asarray(reference, dtype=np.float64)
     g = np.zeros(len(a), dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64)
-    if n_groups is not None and len(g) and g.max() >= n_groups:
-        raise InsufficientDataError("agreement: a group number is not below n_groups")
-    cats, counts = confusion(a, labels, groups=g)
-    if n_groups is not None and counts.shape[0] < n_groups:
-        counts = np.concatenate([counts, np.zeros((n_groups - counts.shape[0], *counts.shape[1:]))])
-    frame = pd.DataFrame({"group": np.arange(counts.shape[0]), **statistics_from_counts(counts, cats)})
+    cats, counts = confusion(a, labels, groups=g, n_groups=n_groups)
+    frame = pd.DataFrame({"group": np.arange(counts.shape[0]), **statistics_from_counts(counts, cats, scopes=scopes)})
     frame["pairs"] = frame["pairs"].astype(np.int64)
     notes = undefined_reason(counts, cats)
     if binary_at is not None:
