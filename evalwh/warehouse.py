@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from evalwh.methods.decisions import DecisionMatrix, PairComparison
+    from evalwh.methods.judgments import Sensitivity
     from evalwh.stats.compare import Comparison
     from evalwh.store.ingest import IngestResult
 
@@ -466,6 +467,46 @@ class Warehouse(Store):
             seed=seed, measure=measure, pool_depth=pool_depth, handling=handling,
             setting="manual-vs-automatic" if manual_vs_automatic else "all", qrels_id=qrels_id,
             experiment_id=experiment_id, progress=progress,
+        )  # fmt: skip
+
+    # -- judgments (evalwh agreement | sensitivity) --------------------------------------------
+
+    def agreement(
+        self, reference: str, sets: str | Iterable[str], *, collection: str | None = None,
+        binary_at: float | None = None, per_query: bool = False, layout: str = "summary",
+    ) -> pd.DataFrame:  # fmt: skip
+        """Label sets against a reference on the pairs both judged: ``evalwh agreement``.
+
+        Percent agreement, Cohen's kappa (unweighted, linear, quadratic) and Krippendorff's
+        alpha (nominal, ordinal, interval), with ``binary_at`` also on grade >= it; per set, or
+        per set and topic, or the confusion matrices (``layout="confusion"``). See
+        :func:`evalwh.methods.judgments.agreement`.
+        """
+        from evalwh.methods.judgments import agreement
+
+        return agreement(
+            self, self.default_collection(collection), reference, _names(sets), binary_at=binary_at,
+            per_query=per_query, layout=layout,
+        )  # fmt: skip
+
+    def sensitivity(
+        self, sets: Sequence[str], measures: str | Iterable[str] = ("AP", "nDCG@10", "P@10", "bpref"), *,
+        collection: str | None = None, reference: str | None = None, runs: Sequence[str] | None = None,
+        rbo_p: float = 0.9, top_k: int = 10, resamples: int = 1000, confidence: float = 0.95, seed: int | None = None,
+    ) -> Sensitivity:  # fmt: skip
+        """How the ranking of the runs moves between label sets: ``evalwh sensitivity``.
+
+        ``sets`` are qrels sets or compositions ``A+B`` (A's labels, B's where A has none);
+        the first (or ``reference``) is the reference. Returns the
+        :class:`~evalwh.methods.judgments.Sensitivity` of
+        :func:`evalwh.methods.judgments.sensitivity`: ``summary`` (tau_b with its bootstrap
+        interval, tau_ap, RBO, top-k overlap, largest rank change), ``runs`` and ``sets``.
+        """
+        from evalwh.methods.judgments import sensitivity
+
+        return sensitivity(
+            self, self.default_collection(collection), list(sets), _names(measures), reference=reference, runs=runs,
+            rbo_p=rbo_p, top_k=top_k, resamples=resamples, confidence=confidence, seed=seed,
         )  # fmt: skip
 
     # -- report (evalwh report) ---------------------------------------------------------------
