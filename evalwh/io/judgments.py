@@ -138,7 +138,10 @@ def _record(raw: str, label: str, number: int) -> Mapping[str, Any]:
     try:
         record = json.loads(raw)
     except json.JSONDecodeError as error:
-        raise IngestError(label, number, f"not a judgment record: not JSON ({error.msg})") from None
+        if not raw.lstrip().startswith("{"):
+            raise IngestError(label, number, "not a judgment record: not a JSON object") from None
+        problem = f"the JSON object is broken ({error.msg} at column {error.colno})"
+        raise IngestError(label, number, f"not a judgment record: {problem}") from None
     if not isinstance(record, dict):
         raise IngestError(label, number, f"not a judgment record: a JSON {_kind(record)}, not an object")
     return record
