@@ -330,14 +330,23 @@ def _bootstrap(
     rng: np.random.Generator,
 ) -> tuple[float, float]:
     """The bootstrap interval for tau_b from both sets' per-topic values of one measure."""
+    import pandas as pd
+
     mine = [f[f["measure"] == measure] for f in (reference, other)]
-    topic_ids = sorted(set(mine[0]["query_id"]) | set(mine[1]["query_id"]))
-    if not topic_ids:
+    topic_ids = pd.Index(sorted(set(mine[0]["query_id"]) | set(mine[1]["query_id"])))
+    if topic_ids.empty:
         return float("nan"), float("nan")
-    mats = [f.pivot_table(index="run_id", columns="query_id", values="value", sort=False) for f in mine]
-    mats = [m.reindex(index=run_ids, columns=topic_ids) for m in mats]
-    masks = [np.isin(topic_ids, f["query_id"].unique()) for f in mine]
+    runs = pd.Index(run_ids)
+    mats, masks = [], []
+    for frame in mine:
+        # runs x topics; a (run, topic) the evaluation has no row for counts as 0
+        row, col = runs.get_indexer(frame["run_id"]), topic_ids.get_indexer(frame["query_id"])
+        keep = row >= 0
+        matrix = np.zeros((len(runs), len(topic_ids)))
+        matrix[row[keep], col[keep]] = frame["value"].to_numpy(dtype=np.float64)[keep]
+        mats.append(matrix)
+        masks.append(np.isin(np.arange(len(topic_ids)), col))
     return rankings.bootstrap_tau(
-        mats[0].to_numpy(), mats[1].to_numpy(), reference_topics=masks[0], other_topics=masks[1],
+        mats[0], mats[1], reference_topics=masks[0], other_topics=masks[1],
         resamples=resamples, confidence=confidence, rng=rng,
     )  # fmt: skip

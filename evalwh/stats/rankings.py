@@ -26,8 +26,8 @@ from evalwh.errors import InsufficientDataError
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, NDArray
 
-# bootstrap replicates per chunk: keeps the (chunk, runs, runs) sign arrays near 16 MB
-_CHUNK_CELLS = 2_000_000
+# bootstrap replicates per chunk: keeps the (chunk, run pairs) difference arrays near 32 MB
+_CHUNK_CELLS = 4_000_000
 
 
 def _pair(reference: ArrayLike, other: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -147,13 +147,19 @@ def top_k_overlap(reference: ArrayLike, other: ArrayLike, k: int, *, names: Arra
 def _tau_b_rows(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
     """tau_b of each row pair of ``a`` and ``b`` (shape ``(B, n)``): concordance over all pairs.
 
-    With s = sign differences, tau_b = sum(s_a s_b) / sqrt(sum(s_a^2) sum(s_b^2)): the sums of
-    squares count the pairs not tied on each side, as in tau_b's denominator.
+    With s the signs of the differences over the pairs i < j, tau_b = sum(s_a s_b) /
+    sqrt(#(s_a != 0) #(s_b != 0)): the counts of nonzero signs are the pairs not tied on each
+    side, tau_b's denominator.
     """
-    sa = np.sign(a[:, :, None] - a[:, None, :])
-    sb = np.sign(b[:, :, None] - b[:, None, :])
-    num = np.einsum("bij,bij->b", sa, sb)
-    den = np.sqrt(np.einsum("bij,bij->b", sa, sa) * np.einsum("bij,bij->b", sb, sb))
+    i, j = np.triu_indices(a.shape[1], k=1)
+    sa = a[:, i]
+    sa -= a[:, j]
+    np.sign(sa, out=sa)
+    sb = b[:, i]
+    sb -= b[:, j]
+    np.sign(sb, out=sb)
+    num = np.einsum("bp,bp->b", sa, sb)
+    den = np.sqrt(np.count_nonzero(sa, axis=1).astype(np.float64) * np.count_nonzero(sb, axis=1))
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(den > 0, num / den, np.nan)
 
@@ -212,7 +218,7 @@ def bootstrap_tau(
     with np.errstate(divide="ignore", invalid="ignore"):
         means_x = (counts @ x.T) / (counts @ mask_x.astype(np.float64))[:, None]
         means_y = (counts @ y.T) / (counts @ mask_y.astype(np.float64))[:, None]
-    chunk = max(1, _CHUNK_CELLS // max(runs * runs, 1))
+    chunk = max(1, _CHUNK_CELLS // max(runs * (runs - 1) // 2, 1))
     taus = np.concatenate(
         [_tau_b_rows(means_x[i : i + chunk], means_y[i : i + chunk]) for i in range(0, resamples, chunk)]
     )
