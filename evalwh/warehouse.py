@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from evalwh.methods.decisions import DecisionMatrix, PairComparison
     from evalwh.methods.judgments import Sensitivity
+    from evalwh.methods.label_uncertainty import LabelUncertainty
     from evalwh.stats.compare import Comparison
     from evalwh.store.ingest import IngestResult
 
@@ -397,6 +398,29 @@ class Warehouse(Store):
         if compare and chosen is not None:
             frame = compare_bands(frame, chosen[0], chosen[1])
         return frame
+
+    def label_uncertainty(
+        self, reference: str, machine: str, measures: str | Iterable[str], *, collection: str | None = None,
+        runs: Sequence[str] | None = None, samples: int = 1000, seed: int | None = 1, level: float = 0.95,
+        prior: float = 1.0, resample_confusion: bool = False, confusion: pd.DataFrame | None = None, rel: int = 1,
+        per_query: bool = False, pairs: bool = False,
+    ) -> LabelUncertainty:  # fmt: skip
+        """Scores under ``reference`` filled by ``machine``, with the machine labels' uncertainty.
+
+        ``evalwh label-uncertainty``: the judge's confusion matrix, estimated on the pairs both
+        sets judged (Dirichlet ``prior`` per cell) or given as ``confusion``, is propagated by
+        ``samples`` Monte Carlo replicates (``seed``) to each run's ``P@k``, ``nDCG[@k]`` and
+        ``AP[@k]``: ``.runs`` (value, mean, sd, central ``level`` interval), ``.topics`` with
+        ``per_query``, ``.pairs`` (swap probabilities) with ``pairs``, ``.confusion``. See
+        :func:`evalwh.methods.label_uncertainty.label_uncertainty`.
+        """
+        from evalwh.methods.label_uncertainty import label_uncertainty
+
+        return label_uncertainty(
+            self, self.default_collection(collection), reference=reference, machine=machine,
+            measures=_names(measures), runs=runs, samples=samples, seed=seed, level=level, prior=prior,
+            resample_confusion=resample_confusion, confusion=confusion, rel=rel, per_query=per_query, pairs=pairs,
+        )  # fmt: skip
 
     # -- experiments (evalwh experiment ...) --------------------------------------------------
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 _QUERIES = "evalwh.queries.label_uncertainty"
 FAMILIES = ("p", "ndcg", "ap")
 FEW_SHARED_PAIRS = 30  # below this the confusion matrix is mostly prior: warn
-BLOCK = 16  # replicates drawn from one child generator: the draws do not depend on chunking
+BLOCK = 4  # replicates drawn from one child generator: the draws do not depend on chunking
 CELL_BUDGET = 1 << 22  # judged positions x replicates held at once (about 32 MB per array)
 
 
@@ -292,62 +292,69 @@ class _Scorer:
         self.relevant_grade = data.grades >= rel
         self.positive = np.where(data.grades > 0, data.grades, 0.0)
         self.list_topic = np.tile(np.arange(self.n_topics), len(data.run_ids))
-        # positions per depth: a subset of the rows, with where each list's stretch starts
+        # positions per depth: a subset of the rows, where each list's stretch starts, and
+        # per position its machine document (or H's fixed relevance and gain) and weights
         self.subsets: dict[int | None, dict[str, np.ndarray]] = {}
         for m in measures:
             if m.k in self.subsets:
                 continue
-            keep = np.ones(len(data.row_rank), bool) if m.k is None else data.row_rank <= m.k
+            keep = np.flatnonzero(np.ones(len(data.row_rank), bool) if m.k is None else data.row_rank <= m.k)
             lists = data.row_list[keep]
             starts = np.flatnonzero(np.r_[True, lists[1:] != lists[:-1]]) if len(lists) else np.zeros(0, np.int64)
+            doc = data.row_doc[keep]
+            fixed = np.maximum(data.row_grade[keep], 0)
+            rank = data.row_rank[keep].astype(np.float64)
             self.subsets[m.k] = {
-                "rows": np.flatnonzero(keep),
-                "lists": lists[starts] if len(lists) else np.zeros(0, np.int64),
+                "lists": lists[starts],
                 "starts": starts,
-                "first": np.repeat(starts, np.diff(np.r_[starts, len(lists)])),
+                "machine": doc >= 0,
+                "doc": np.maximum(doc, 0),
+                "fixed_relevant": self.relevant_grade[fixed] & (doc < 0),
+                "fixed_gain": np.where(doc < 0, self.positive[fixed], 0.0),
+                "inverse_rank": 1.0 / rank,
+                "discount": 1.0 / np.log2(rank + 1.0),
             }
         # the ideal list's discount, summed: disc[n] = sum_{i <= n} 1 / log2(i + 1)
         deepest = int(data.ref_counts.sum(axis=1).max(initial=0)) + len(data.doc_topic) + 1
         self.discount = np.r_[0.0, np.cumsum(1.0 / np.log2(np.arange(2, deepest + 2)))]
-        self.depth_memory = max((len(s["rows"]) for s in self.subsets.values()), default=0)
+        self.depth_memory = max((len(s["doc"]) for s in self.subsets.values()), default=0)
 
     def scores(self, labels: np.ndarray) -> dict[str, np.ndarray]:
         """``labels``: (replicates, machine documents) grade indices; returns (replicates, lists) per measure."""
-        data = self.data
         b = labels.shape[0]
         topic_counts = self._topic_counts(labels)  # (b, topics, grades)
+        relevant_doc = self.relevant_grade[labels]  # (b, machine documents)
         out = {}
         for m in self.measures:
-            subset = self.subsets[m.k]
-            rows = subset["rows"]
-            doc = data.row_doc[rows]
-            grade = np.where(doc >= 0, labels[:, np.maximum(doc, 0)], data.row_grade[rows][None, :])  # (b, n)
-            rank = data.row_rank[rows]
-            if m.family == "p":
-                per_list = self._sum(self.relevant_grade[grade].astype(np.float64), subset, b)
-                out[m.label] = per_list / m.k
-            elif m.family == "ndcg":
-                dcg = self._sum(self.positive[grade] / np.log2(rank + 1.0), subset, b)
+            s = self.subsets[m.k]
+            if m.family == "ndcg":
+                gain = np.where(s["machine"], self.positive[labels][:, s["doc"]], s["fixed_gain"])
+                dcg = self._sum(gain * s["discount"], s, b)
                 ideal = self._ideal(topic_counts, m.k)[:, self.list_topic]
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    out[m.label] = np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), 0.0)
-            else:
-                relevant = self.relevant_grade[grade]
-                running = np.cumsum(relevant, axis=1, dtype=np.int64)
-                # relevant at or above the row within its list: less what the lists before hold
-                first = subset["first"]
-                so_far = running - np.where(first > 0, running[:, np.maximum(first - 1, 0)], 0)
-                precision = np.where(relevant, so_far / rank, 0.0)
-                total = self._sum(precision, subset, b)
-                r = (topic_counts * self.relevant_grade).sum(axis=2)[:, self.list_topic]
-                out[m.label] = np.where(r > 0, total / np.where(r > 0, r, 1), 0.0)
+                out[m.label] = np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), 0.0)
+                continue
+            relevant = np.where(s["machine"], relevant_doc[:, s["doc"]], s["fixed_relevant"])  # (b, n)
+            if m.family == "p":
+                out[m.label] = self._sum(relevant, s, b, dtype=np.int64) / m.k
+                continue
+            # AP: relevant at or above each position within its list. Cancel each list's total
+            # at the next list's first position, so that one cumulative sum restarts per list.
+            counts = relevant.astype(np.int32)
+            if len(s["starts"]) > 1:
+                totals = np.add.reduceat(counts, s["starts"], axis=1)
+                counts[:, s["starts"][1:]] -= totals[:, :-1]
+            so_far = np.cumsum(counts, axis=1, dtype=np.int32)
+            precision = np.where(relevant, so_far * s["inverse_rank"], 0.0)
+            total = self._sum(precision, s, b)
+            r = (topic_counts * self.relevant_grade).sum(axis=2)[:, self.list_topic]
+            out[m.label] = np.where(r > 0, total / np.where(r > 0, r, 1), 0.0)
         return out
 
-    def _sum(self, values: np.ndarray, subset: dict[str, np.ndarray], b: int) -> np.ndarray:
-        """Per-list sums of (b, rows) values as (b, lists); lists without rows are 0."""
+    def _sum(self, values: np.ndarray, subset: dict[str, np.ndarray], b: int, dtype: Any = np.float64) -> np.ndarray:
+        """Per-list sums of (b, positions) values as (b, lists); lists without positions are 0."""
         out = np.zeros((b, self.data.n_lists))
         if len(subset["starts"]):
-            out[:, subset["lists"]] = np.add.reduceat(values, subset["starts"], axis=1)
+            out[:, subset["lists"]] = np.add.reduceat(values, subset["starts"], axis=1, dtype=dtype)
         return out
 
     def _topic_counts(self, labels: np.ndarray) -> np.ndarray:
@@ -516,11 +523,9 @@ def _expected_precision(data: _Collection, matrix: Confusion, machine_rows: np.n
     for m in chosen:
         if m.family != "p":
             continue
-        subset = scorer.subsets[m.k]
-        doc = data.row_doc[subset["rows"]]
-        fixed = scorer.relevant_grade[np.maximum(data.row_grade[subset["rows"]], 0)]
-        chance = np.where(doc >= 0, p_relevant[np.maximum(doc, 0)], fixed.astype(float))
-        out[m.label] = scorer._sum(chance[None, :], subset, 1)[0] / m.k
+        s = scorer.subsets[m.k]
+        chance = np.where(s["machine"], p_relevant[s["doc"]], s["fixed_relevant"].astype(float))
+        out[m.label] = scorer._sum(chance[None, :], s, 1)[0] / m.k
     return out
 
 
