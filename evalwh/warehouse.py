@@ -496,20 +496,21 @@ class Warehouse(Store):
     # -- judgments (evalwh agreement | sensitivity) --------------------------------------------
 
     def agreement(
-        self, reference: str, sets: str | Iterable[str], *, collection: str | None = None,
+        self, reference: str, sets: str | Iterable[str] | None = None, *, collection: str | None = None,
         binary_at: float | None = None, per_query: bool = False, layout: str = "summary",
     ) -> pd.DataFrame:  # fmt: skip
         """Label sets against a reference on the pairs both judged: ``evalwh agreement``.
 
         Percent agreement, Cohen's kappa (unweighted, linear, quadratic) and Krippendorff's
         alpha (nominal, ordinal, interval), with ``binary_at`` also on grade >= it; per set, or
-        per set and topic, or the confusion matrices (``layout="confusion"``). See
-        :func:`evalwh.methods.judgments.agreement`.
+        per set and topic, or the confusion matrices (``layout="confusion"``); ``sets`` None is
+        every other set. See :func:`evalwh.methods.judgments.agreement`.
         """
         from evalwh.methods.judgments import agreement
 
         return agreement(
-            self, self.default_collection(collection), reference, _names(sets), binary_at=binary_at,
+            self, self.default_collection(collection), reference, None if sets is None else _names(sets),
+            binary_at=binary_at,
             per_query=per_query, layout=layout,
         )  # fmt: skip
 

@@ -52,9 +52,9 @@ def check_sets(store: Store, collection: str, names: Sequence[str], *, command: 
         if name not in known:
             close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
             hint = f" Did you mean {' or '.join(close)}?" if close else ""
+            listed = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
             raise NotFoundError(
-                f"{command}: collection {collection!r} has no qrels set {name!r}.{hint} "
-                f"(its sets: {', '.join(known) or 'none'})"
+                f"{command}: collection {collection!r} has no qrels set {name!r}.{hint} (its sets: {listed or 'none'})"
             )
 
 
@@ -62,7 +62,7 @@ def agreement(
     store: Store,
     collection: str,
     reference: str,
-    sets: Sequence[str],
+    sets: Sequence[str] | None,
     *,
     binary_at: float | None = None,
     per_query: bool = False,
@@ -74,7 +74,8 @@ def agreement(
         store: The warehouse.
         collection: The collection.
         reference: The reference qrels set (the rows of confusion matrices).
-        sets: The label sets compared with it (the reference itself may be among them).
+        sets: The label sets compared with it (the reference itself may be among them);
+            None: every other set of the collection.
         binary_at: Also compare grade >= this on both sides (``kappa_binary``, ``agreement_binary``).
         per_query: One row per set and topic (every topic either side judged).
         layout: ``summary`` (the statistics) or ``confusion`` (one row per set and reference
@@ -107,9 +108,14 @@ def agreement(
     """
     import pandas as pd
 
+    if sets is None:
+        check_sets(store, collection, [reference], command="agreement")
+        sets = [name for name in known_sets(store, collection) if name != reference]
     names = list(dict.fromkeys(sets))
     if not names:
-        raise MetricParamError("agreement: give at least one label set to compare with the reference")
+        raise MetricParamError(
+            f"agreement: no label set to compare with {reference!r}; name one, or ingest another qrels set"
+        )
     if layout not in LAYOUTS:
         raise MetricParamError(f"agreement: layout {layout!r}: give one of {', '.join(LAYOUTS)}")
     check_sets(store, collection, [reference, *names], command="agreement")
