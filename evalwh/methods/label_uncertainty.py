@@ -4,16 +4,16 @@ A reference label set ``H`` (human assessors, possibly incomplete) is filled by 
 ``M`` (an LLM judge, say): a document ``H`` judged keeps its grade, a document only ``M``
 judged is not taken at its word but as evidence of known reliability. The judge's confusion
 matrix ``P(human grade | machine grade)`` is estimated on the pairs both sets judged,
-smoothed by a symmetric Dirichlet prior (methods §10.2). Each Monte Carlo replicate draws,
+smoothed by a symmetric Dirichlet prior (methods §12.2). Each Monte Carlo replicate draws,
 for every document only ``M`` judged, one human-equivalent grade from the row of its machine
 grade; every run is scored on those labels, so the runs of one replicate share them
-(methods §10.1). Over the replicates each run (and topic) gets a mean, a standard deviation
+(methods §12.1). Over the replicates each run (and topic) gets a mean, a standard deviation
 and a central interval, and each pair of runs the probability that the replicates order them
-the other way round (methods §10.4).
+the other way round (methods §12.4).
 
 Measures: ``P@k``, ``nDCG`` / ``nDCG@k`` (gain = grade) and ``AP`` / ``AP@k``. The number of
 relevant documents ``R`` (AP's denominator) and the ideal gain vector (nDCG's) are drawn too:
-they count every document of the topic only ``M`` judged, retrieved or not (methods §10.3).
+they count every document of the topic only ``M`` judged, retrieved or not (methods §12.3).
 Documents neither set judged are non-relevant, as every measure takes them (methods §3.1).
 
 The rankings' judged positions come from SQL (``queries/label_uncertainty/``); the replicates
@@ -86,7 +86,7 @@ def estimate_confusion(
     *,
     prior: float = 1.0,
 ) -> Confusion:
-    """Estimate ``P(human | machine)`` from shared pairs with a symmetric Dirichlet prior (methods §10.2).
+    """Estimate ``P(human | machine)`` from shared pairs with a symmetric Dirichlet prior (methods §12.2).
 
     ``P[i, j] = (n_ij + prior) / (n_i + prior * G)`` over the ``G`` human grades: the posterior
     mean under a Dirichlet(prior) row prior (``prior = 1``: Laplace's rule; 0: the raw shares).
@@ -381,7 +381,7 @@ def _draw(confusion: Confusion, machine_rows: np.ndarray, col_to_grade: np.ndarr
     """(count, documents) grade indices: each document's human-equivalent grade, drawn from its row."""
     uniform = rng.random((count, len(machine_rows)))
     if resample:
-        # one confusion per replicate from the rows' Dirichlet posteriors (methods §10.2)
+        # one confusion per replicate from the rows' Dirichlet posteriors (methods §12.2)
         alpha = confusion.counts + confusion.prior
         gamma = rng.standard_gamma(np.broadcast_to(alpha, (count, *alpha.shape)))
         cumulative = np.cumsum(gamma / gamma.sum(axis=2, keepdims=True), axis=2)[:, machine_rows, :-1]
@@ -443,7 +443,7 @@ def label_uncertainty(
         samples: Monte Carlo replicates.
         seed: Seed of the replicates (None: fresh entropy).
         level: Coverage of the central interval ``[lower, upper]``.
-        prior: Dirichlet concentration added to each confusion cell (methods §10.2).
+        prior: Dirichlet concentration added to each confusion cell (methods §12.2).
         resample_confusion: Draw a confusion matrix per replicate from the rows' Dirichlet
             posteriors, carrying the estimation uncertainty of the matrix too.
         confusion: A matrix to use instead of the estimate (index: machine grades, columns:

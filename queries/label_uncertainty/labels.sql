@@ -1,7 +1,7 @@
 -- name: lu_labels
 -- description: The composed labels of a reference set H filled by a machine set M: one row per judged (topic, document), with the topic set and numbers for both.
 -- params: collection_id VARCHAR, reference VARCHAR, machine VARCHAR, rel DOUBLE
--- reference: methods §10.1
+-- reference: methods §12.1
 -- A document judged by H (grade >= 0) keeps H's grade; a document only M judged carries
 -- M's grade, which the label-uncertainty model replaces by a random human-equivalent grade.
 -- Negative grades ("pooled, not judged") count as no judgment on either side, as in every

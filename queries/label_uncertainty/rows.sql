@@ -1,7 +1,7 @@
 -- name: lu_rows
 -- description: The judged positions of every evaluated ranking down to max_depth (all ranks when NULL), each with its label source.
 -- params: collection_id VARCHAR, max_depth INTEGER
--- reference: methods §10.1
+-- reference: methods §12.1
 -- One row per (run, topic, rank) whose document H or M judged, sorted by run, topic and
 -- rank. A row judged by H has its fixed grade (reference_grade) and doc_no NULL; a row
 -- only M judged has the doc_no of lu_machine_docs, whose drawn grade it takes in each

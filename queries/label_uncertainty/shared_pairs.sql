@@ -1,7 +1,7 @@
 -- name: lu_shared_pairs
 -- description: The confusion counts of the machine set against the reference: pairs both judged, by (machine grade, reference grade).
 -- params:
--- reference: methods §10.2
+-- reference: methods §12.2
 -- Every pair of the collection both sets judged (grade >= 0 on both sides) counts, in any
 -- topic: the confusion matrix is the judge's, not a topic's.
 SELECT machine_grade, reference_grade, CAST(count(*) AS INTEGER) AS pairs
