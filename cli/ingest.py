@@ -46,8 +46,7 @@ def qrels(
 ) -> None:
     """Ingest qrels files into a collection, with their provenance (atomic, idempotent).
 
-    One file makes the set --qrels-id (default 'default'); several make one set each, named by
-    the file's stem, all in one transaction.
+    One file makes the set --qrels-id (default 'default'); several make one set each, named by the file's stem.
 
     Example: evalwh ingest qrels judges/*.txt --collection llmjudge --source llm
     """
