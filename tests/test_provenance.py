@@ -439,3 +439,25 @@ def test_parser_accepts_or_names_a_line(data):
         assert len(parsed) >= 1
         assert len(set(zip(parsed.query_id, parsed.doc_id))) == len(parsed)
         assert Counter(parsed.line).most_common(1)[0][1] == 1
+
+
+def test_provenance_travels_with_an_export(tmp_path):
+    """Export and import keep each set's provenance, details and prompts; a prompt stays stored once."""
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("Grade the passage 0-3.")
+    path = jsonl(tmp_path / "umbrela.jsonl", UMBRELA)
+    qrels = tmp_path / "q.qrels"
+    qrels.write_text(QRELS)
+    with Warehouse(tmp_path / "a.duckdb") as a:
+        a.ingest_qrels(path, collection="c", qrels_id="umbrela", source="llm", model="gpt-4o", prompt=prompt)
+        expected = a.qrels_sets("c").drop(columns="created_at")
+        details = a.query("SELECT * FROM judgment_details ORDER BY ALL")
+        a.export(tmp_path / "out")
+    with Warehouse(tmp_path / "b.duckdb") as b:
+        # the other warehouse already holds the same prompt, for a set of another collection
+        b.ingest_qrels(qrels, collection="other", source="human", prompt=prompt)
+        b.import_export(tmp_path / "out")
+        assert b.qrels_sets("c").drop(columns="created_at").equals(expected)
+        assert b.query("SELECT * FROM judgment_details ORDER BY ALL").equals(details)
+        prompts = b.query("SELECT prompt_sha256 FROM judgment_prompts").prompt_sha256
+        assert len(prompts) == prompts.nunique() == 3  # the set's, and the two rendered ones
