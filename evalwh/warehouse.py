@@ -197,7 +197,7 @@ class Warehouse(Store):
         self, measures: str | Iterable[str], runs: Sequence[str] | None = None, *,
         collection: str | None = None, baseline: str | Sequence[str] | None = None, all_runs: bool = False,
         all_pairs: bool = False, test: str = "t", correction: str | None = None, alpha: float = 0.05, resamples: int = 10_000,
-        seed: int | None = None, qrels_id: str = "default",
+        seed: int | None = None, qrels_id: str = "default", fill: str | Sequence[str] = (),
     ) -> Comparison:  # fmt: skip
         """Paired tests between stored runs on any measures: ``evalwh compare``.
 
@@ -216,6 +216,8 @@ class Warehouse(Store):
             resamples: Resamples of the resampling tests.
             seed: Seed of the resampling tests.
             qrels_id: The qrels set (``--qrels``).
+            fill: Sets whose labels fill the pairs ``qrels_id`` did not judge, in order
+                (``--fill``); ``pairs`` and ``runs`` then carry ``qrels_id`` ``A+B``.
 
         Returns:
             The :class:`~evalwh.stats.compare.Comparison` of
@@ -226,7 +228,8 @@ class Warehouse(Store):
 
         return compare_collection(
             self, self.default_collection(collection), _names(measures), list(runs or []),
-            baselines=_names(baseline), all_runs=all_runs or runs is None, qrels_id=qrels_id, all_pairs=all_pairs,
+            baselines=_names(baseline), all_runs=all_runs or runs is None, qrels_id=qrels_id, fill=_names(fill),
+            all_pairs=all_pairs,
             test=test, correction=correction, alpha=alpha, n_resamples=resamples, rng=seed,
         )  # fmt: skip
 
@@ -234,7 +237,7 @@ class Warehouse(Store):
         self, run_a: str, run_b: str, *, collection: str | None = None, measure: str = "P",
         depths: Sequence[int] | None = None, full: bool = True, assessment: str = "A_p", all_runs: bool = False,
         test: str = "anova", correction: str | None = None, alpha: float = 0.05, qrels_id: str = "default",
-        resamples: int = 10_000, seed: int | None = None,
+        resamples: int = 10_000, seed: int | None = None, fill: str | Sequence[str] = (),
     ) -> PairComparison:  # fmt: skip
         """The decision matrix of two runs per depth: ``evalwh compare A B --decision``.
 
@@ -242,6 +245,7 @@ class Warehouse(Store):
         ``depths`` (None: the default grid, 10, 30, 100, 500 and 1000);
         ``correction`` None is Bonferroni (none for the Tukey tests). See
         :func:`evalwh.methods.decisions.compare_runs`; ``.pairs`` is what the command prints.
+        ``fill``: sets that fill the pairs ``qrels_id`` did not judge, as in :meth:`evaluate`.
         """
         from evalwh.methods.decisions import compare_runs
         from evalwh.stats.significance import default_correction
@@ -251,7 +255,7 @@ class Warehouse(Store):
             self, collection, run_a, run_b, measure=measure, depths=None if depths is None else list(depths), full=full,
             assessment=assessment, runs=self.run_ids(collection) if all_runs else [run_a, run_b], test=test,
             correction=default_correction(test, "bonferroni").value if correction is None else correction,
-            alpha=alpha, qrels_id=qrels_id, n_resamples=resamples, rng=seed,
+            alpha=alpha, qrels_id=qrels_id, fill=_names(fill), n_resamples=resamples, rng=seed,
         )  # fmt: skip
 
     def matrix(
@@ -259,6 +263,7 @@ class Warehouse(Store):
         full: bool = True, assessment: str = "A_p", runs: Sequence[str] | None = None, test: str = "anova",
         correction: str | None = None, alpha: float = 0.05, qrels_id: str = "default", resamples: int = 9999,
         seed: int | None = None, store: bool = True, progress: Progress | None = None,
+        fill: str | Sequence[str] = (),
     ) -> DecisionMatrix:  # fmt: skip
         """Classify every pair of runs at every depth: ``evalwh matrix``.
 
@@ -267,6 +272,7 @@ class Warehouse(Store):
         proportions in the warehouse, as the command does unless ``--no-store``. Returns the
         :class:`~evalwh.methods.decisions.DecisionMatrix` (``summary``, ``table`` and
         ``pairs``: the command's three layouts) of :func:`evalwh.methods.decisions.decision_matrix`.
+        ``fill``: sets that fill the pairs ``qrels_id`` did not judge, as in :meth:`evaluate`.
         """
         from evalwh.methods.decisions import decision_matrix
         from evalwh.stats.significance import default_correction
@@ -276,7 +282,8 @@ class Warehouse(Store):
             depths=None if depths is None else list(depths), full=full,
             assessment=assessment, runs=runs, test=test,
             correction=default_correction(test, "bonferroni").value if correction is None else correction,
-            alpha=alpha, qrels_id=qrels_id, n_resamples=resamples, rng=seed, store=store, progress=progress,
+            alpha=alpha, qrels_id=qrels_id, fill=_names(fill), n_resamples=resamples, rng=seed, store=store,
+            progress=progress,
         )  # fmt: skip
 
     def kendall(
@@ -373,13 +380,14 @@ class Warehouse(Store):
         self, runs: Sequence[str] | None = None, *, collection: str | None = None, measure: str = "P",
         depths: Sequence[int] | None = None, every_rank: bool = False, max_depth: int = 1000,
         aggregation: str = "mean", compare: bool = False, per_query: bool = False, qrels_id: str = "default",
-        rel: int = 1, store: bool = False,
+        rel: int = 1, store: bool = False, fill: str | Sequence[str] = (),
     ) -> pd.DataFrame:  # fmt: skip
         """Lower and upper values per run across depth: ``evalwh bounds``.
 
         ``aggregation`` is ``mean`` or ``dempster``; ``store`` keeps both aggregates in the
         bounds table; ``compare`` (two runs) says per depth whether one is certainly better.
         See :func:`evalwh.methods.bounds.compute_bounds` and :func:`evalwh.methods.bounds.compare`.
+        ``fill``: sets that fill the pairs ``qrels_id`` did not judge, as in :meth:`evaluate`.
         """
         from evalwh.errors import MetricParamError
         from evalwh.methods.bounds import compare as compare_bands
@@ -392,6 +400,7 @@ class Warehouse(Store):
             self, collection=self.default_collection(collection), measure=measure, runs=chosen,
             depths=None if depths is None else list(depths), every_rank=every_rank, max_depth=max_depth,
             aggregation=None if store else aggregation, per_query=per_query, qrels_id=qrels_id, rel=rel, store=store,
+            fill=_names(fill),
         )  # fmt: skip
         if store and not per_query:
             frame = frame[frame["aggregation"] == aggregation]
