@@ -551,15 +551,17 @@ class Warehouse(Store):
         depths: Sequence[int] | None = None, baseline: str | None = None, pairs: Sequence[tuple[str, str]] = (),
         test: str = "anova", correction: str = "bonferroni", alpha: float = 0.05, seed: int = 0,
         resamples: int = 9999, qrels_id: str = "default", flag_gap: float = 0.10, pool_depth: int | None = None,
-        bounds: bool = True, progress: Progress | None = None,
+        bounds: bool = True, progress: Progress | None = None, fill: str | Sequence[str] = (),
     ) -> str:  # fmt: skip
         """The evaluation report of a collection: ``evalwh report``.
 
         The other arguments are the command's options, with its defaults: ``measures`` of the
         leaderboard, the decision matrix's ``pairing`` (``P`` or ``MAP``) and ``depths``, a
         ``baseline``, the ``pairs`` to draw, ``test``, ``correction``, ``alpha``, ``seed``,
-        ``resamples``, ``qrels_id``, ``flag_gap``, ``pool_depth`` and ``bounds``
-        (:class:`~evalwh.present.report.ReportOptions`).
+        ``resamples``, ``qrels_id``, ``flag_gap``, ``pool_depth``, ``bounds`` and ``fill`` (sets
+        that fill the pairs ``qrels_id`` did not judge, as in :meth:`evaluate`)
+        (:class:`~evalwh.present.report.ReportOptions`). A collection with more than one label
+        set gets a judgments section.
 
         Args:
             path: Write the report to this file (atomically); None writes nothing.
@@ -581,7 +583,7 @@ class Warehouse(Store):
             depths=None if depths is None else tuple(depths),
             baseline=baseline, pairs=tuple((a, b) for a, b in pairs), test=test, correction=correction, alpha=alpha,
             seed=seed, n_resamples=resamples, qrels_id=qrels_id, flag_gap=flag_gap, pool_depth=pool_depth,
-            bounds=bounds, figures=format == "html",
+            bounds=bounds, figures=format == "html", fill=tuple(_names(fill)),
         )  # fmt: skip
         result = build_report(self, self.default_collection(collection), options, progress=progress)
         text = render_html(result) if format == "html" else render_markdown(result)
