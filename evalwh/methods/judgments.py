@@ -50,7 +50,9 @@ def check_sets(store: Store, collection: str, names: Sequence[str], *, command: 
     known = known_sets(store, collection)
     for name in names:
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+            folded = {k.lower(): k for k in known}
+            close = difflib.get_close_matches(name.lower(), list(folded), n=3, cutoff=0.5)
+            close = [folded[c] for c in close]
             hint = f" Did you mean {' or '.join(close)}?" if close else ""
             listed = ", ".join(known[:10]) + (f" and {len(known) - 10} more" if len(known) > 10 else "")
             raise NotFoundError(

@@ -178,7 +178,8 @@ def bootstrap_tau(
 
     Each replicate draws the topics with replacement (one ``(resamples, topics)`` index
     matrix), takes each run's mean over the drawn topics under both label sets by one matrix
-    product per side, and computes tau_b between the two mean vectors.
+    product per side (rounded to 12 decimals, so that equal means tie whatever the order of
+    summation), and computes tau_b between the two mean vectors.
 
     Args:
         reference: Per-topic scores under the reference, shape ``(runs, topics)``.
@@ -218,6 +219,9 @@ def bootstrap_tau(
     with np.errstate(divide="ignore", invalid="ignore"):
         means_x = (counts @ x.T) / (counts @ mask_x.astype(np.float64))[:, None]
         means_y = (counts @ y.T) / (counts @ mask_y.astype(np.float64))[:, None]
+    # two runs with the same values on the drawn topics tie; summing in another order must not
+    # split them by a rounding error, so the means are compared at 12 decimals
+    means_x, means_y = np.round(means_x, 12), np.round(means_y, 12)
     chunk = max(1, _CHUNK_CELLS // max(runs * (runs - 1) // 2, 1))
     taus = np.concatenate(
         [_tau_b_rows(means_x[i : i + chunk], means_y[i : i + chunk]) for i in range(0, resamples, chunk)]
