@@ -297,7 +297,7 @@ def test_trec8_depth10_filled(trec8_copy: Path) -> None:
         assert np.allclose(merged["value"], merged["value_eval"], atol=1e-12)
         assert np.allclose(merged["upper"], merged["lower"], atol=1e-12)
         # the noisy judge: the confusion is the one it was built with, on the shared pairs
-        result = wh.label_uncertainty("depth10", "noisy", ["P@30", "AP"], runs=runs, samples=400, seed=1, pairs=True)
+        result = wh.label_uncertainty("depth10", "noisy", ["P@30", "nDCG@30"], runs=runs, samples=400, seed=1, pairs=True)
     confusion = result.confusion.set_index(["machine_grade", "human_grade"])
     assert confusion.pairs.sum() > 10_000
     rows = result.runs.set_index(["run_id", "measure"])
