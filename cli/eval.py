@@ -120,10 +120,10 @@ def evaluate(
     if qrels is not None:
         if not files:
             raise MetricParamError("--qrels needs run files: evalwh eval --qrels QRELS RUN [RUN ...]")
-        if run or store or qrels_id != "default" or fill:
-            raise MetricParamError(
-                "--run, --store, --qrels-id and --fill apply to a warehouse (--collection), not to --qrels"
-            )
+        if run or store or qrels_id != "default":
+            raise MetricParamError("--run, --store and --qrels-id apply to a warehouse (--collection), not to --qrels")
+        if fill:
+            raise MetricParamError("--fill composes stored qrels sets (--qrels-id); it does not apply to --qrels")
     elif files:
         raise MetricParamError("run files as arguments go with --qrels; ingest them to evaluate a collection")
     elif collection is None:

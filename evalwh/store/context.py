@@ -93,9 +93,9 @@ def check_qrels_sets(wh: Store, collection: str, names: Sequence[str]) -> None:
         if name not in known:
             folded = {k.lower(): k for k in known}
             close = [folded[c] for c in difflib.get_close_matches(name.lower(), list(folded), n=3, cutoff=0.5)]
-            hint = f" Did you mean {' or '.join(close)}?" if close else ""
+            hint = f". Did you mean {' or '.join(close)}?" if close else ""
             listed = ", ".join(known) or "none; ingest qrels first"
-            raise NotFoundError(f"collection {collection!r} has no qrels set {name!r}.{hint} (it has: {listed})")
+            raise NotFoundError(f"collection {collection!r} has no qrels set {name!r}{hint} (it has: {listed})")
 
 
 def build_context(wh: Store, collection: str, runs: Sequence[str] | None, options: Options) -> None:

@@ -1,6 +1,6 @@
 -- name: A_p_source
--- description: Judged share by provenance: documents in the top k whose label came from a set of the given source (human, llm, inferred, derived), or unjudged ones (none), divided by k.
--- params: k INTEGER, source VARCHAR [human|llm|inferred|derived|none]
+-- description: Judged share by provenance: documents in the top k whose label came from a set of the given source (source=human, llm, inferred, derived), or unjudged ones (source=none), divided by k.
+-- params: k INTEGER, source VARCHAR = NULL [human|llm|inferred|derived|none]
 -- kind: assessment
 -- unjudged: nonrelevant
 -- reference: methods §2.2 (A_p) split by the source of each label (docs/judgments.md)
@@ -10,10 +10,11 @@
 -- context says which (ev_judged_sources: 07_sources.sql, 07_sources_composed.sql). source=none
 -- is the rest: (k - judged) / k, unjudged documents and the positions a run shorter than k
 -- leaves empty (methods §9.1). Summed over the four sources and none, the shares are 1.
+-- Without source= every judged document counts: A_p itself.
 WITH assessed AS (
     SELECT run_id, query_id, count(*) AS judged
     FROM ev_judged_sources
-    WHERE rank <= $k AND ($source = 'none' OR source = $source)
+    WHERE rank <= $k AND ($source IS NULL OR $source = 'none' OR source = $source)
     GROUP BY run_id, query_id
 )
 SELECT
