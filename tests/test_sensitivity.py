@@ -94,6 +94,19 @@ def test_tau_ap_equals_its_definition(pair: tuple[list[int], list[int]]) -> None
     assert rankings.tau_ap(x, x) == pytest.approx(1.0)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 3), min_size=2, max_size=12))
+def test_tau_ap_of_a_tied_ranking_with_itself_is_one(values: list[int]) -> None:
+    x = np.array(values, dtype=float)
+    assert rankings.tau_ap(x, x) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_tau_ap_ties_in_the_walked_ranking_cost_half_a_pair() -> None:
+    # reference a > b > c; the walked ranking ties a and b at the top: of the two orders,
+    # a b c has tau_ap 1 and b a c has 2/2 * (0 + 1) - 1 = 0; the expectation is 1/2
+    assert rankings.tau_ap([3, 2, 1], [2, 2, 1]) == pytest.approx(0.5)
+
+
 # -- RBO --------------------------------------------------------------------------------------
 
 

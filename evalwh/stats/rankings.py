@@ -8,7 +8,8 @@ the items; :func:`bootstrap_tau` is vectorised over the resamples too.
 * :func:`tau_ap`: Yilmaz, Aslam and Robertson's AP correlation (SIGIR 2008): top-weighted and
   asymmetric (the reference is the truth, the other ranking is walked from the top); with ties
   in the other ranking it is Urbano and Marrero's tau_AP_a (ICTIR 2017), the expectation over
-  the orders of each tie group, which equals tau_ap without ties.
+  the orders of each tie group, which equals tau_ap without ties (a pair tied in both
+  rankings agrees).
 * :func:`rbo`: Webber, Moffat and Zobel's rank-biased overlap (TOIS 2010), the extrapolated
   RBO_ext of two lists of the same length, persistence ``p``; tied scores are ordered by the
   items' names, the same on both sides.
@@ -67,7 +68,8 @@ def tau_ap(reference: ArrayLike, other: ArrayLike) -> float:
     the i - 1 items above it that the reference also ranks above it; tau_ap is twice the
     mean of these shares minus one. A pair tied in the reference is not concordant. Ties in
     ``other`` follow Urbano and Marrero's tau_AP_a: the expected value over every order of
-    each tie group.
+    each tie group; a pair tied in both rankings counts as agreeing (their tau_AP_a assumes
+    a reference without ties), so any ranking has tau_ap 1 against itself.
 
     Examples:
         >>> tau_ap([4, 3, 2, 1], [4, 3, 2, 1]), tau_ap([4, 3, 2, 1], [1, 2, 3, 4])
@@ -86,8 +88,14 @@ def tau_ap(reference: ArrayLike, other: ArrayLike) -> float:
     # mean of 1/(position - 1) over the positions p..p+t-1 the item may take in its tie group
     top = p == 1
     weight = np.where(top, 0.0, (harmonic[p + t - 2] - harmonic[np.maximum(p - 2, 0)]) / t)
-    # concordant pairs within the tie group, in expectation over its orders (half of them)
-    within = ((t - 1) - (p - 1) * (harmonic[p + t - 2] - harmonic[p - 1])) / (2.0 * t)
+    # concordant pairs within the tie group, in expectation over its orders: a pair the
+    # reference orders agrees in half of them; a pair the reference ties too agrees always
+    # (evalwh's choice, so that a ranking with ties has tau_ap 1 against itself)
+    same_y = y[None, :] == y[:, None]
+    both = (same_y & (x[None, :] == x[:, None])).sum(axis=1) - 1
+    pairs = t * (t - 1)
+    tied = np.divide(same_y @ both, pairs, out=np.zeros(n), where=pairs > 0)
+    within = ((t - 1) - (p - 1) * (harmonic[p + t - 2] - harmonic[p - 1])) / (2.0 * t) * (1.0 + tied)
     return float(2.0 / (n - 1) * (np.sum(above * weight) + np.sum(within)) - 1.0)
 
 
