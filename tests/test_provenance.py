@@ -461,3 +461,21 @@ def test_provenance_travels_with_an_export(tmp_path):
         assert b.query("SELECT * FROM judgment_details ORDER BY ALL").equals(details)
         prompts = b.query("SELECT prompt_sha256 FROM judgment_prompts").prompt_sha256
         assert len(prompts) == prompts.nunique() == 3  # the set's, and the two rendered ones
+
+
+def test_a_given_prompt_and_the_records_own(tmp_path):
+    """--prompt names the set's prompt; records carrying another keep theirs, one carrying it does not."""
+    template = tmp_path / "template.txt"
+    template.write_text("Grade the passage 0-3.")
+    same = [{"qid": "q", "docid": f"p{i}", "judgment": 1, "prompt": "Grade the passage 0-3."} for i in range(2)]
+    other = [{"qid": "q", "docid": f"p{i}", "judgment": 1, "prompt": "Another prompt."} for i in range(2)]
+    with Warehouse(":memory:") as wh:
+        wh.ingest_qrels(jsonl(tmp_path / "same.jsonl", same), collection="c", qrels_id="same", prompt=template)
+        wh.ingest_qrels(jsonl(tmp_path / "other.jsonl", other), collection="c", qrels_id="other", prompt=template)
+        digest = hashlib.sha256(b"Grade the passage 0-3.").hexdigest()
+        assert wh.qrels_sets("c").prompt_sha256.tolist() == [digest, digest]
+        kept = wh.query(
+            "SELECT qrels_id, p.prompt, count(*) AS n FROM judgment_details JOIN judgment_prompts AS p"
+            " USING (prompt_sha256) GROUP BY ALL"
+        )
+        assert kept.values.tolist() == [["other", "Another prompt.", 2]]

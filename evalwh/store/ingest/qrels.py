@@ -11,6 +11,7 @@ for it (:func:`evalwh.store.ingest.cache.refresh_cache`).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -196,12 +197,13 @@ def _ingest_judgments(
     )
     prompts = {p for p in judgments.prompt if p is not None}
     common = prompts.pop() if len(prompts) == 1 and None not in judgments.prompt else None
+    common_sha256 = hashlib.sha256(common.encode("utf-8")).hexdigest() if common is not None else None
     if common is not None and provenance.prompt_sha256 is None:
-        # every record carries the same prompt: it is the set's prompt
-        digest = hashlib.sha256(common.encode("utf-8")).hexdigest()
-        store_prompt(wh, common, digest, label)
-        provenance = Provenance(provenance.source, provenance.judge, provenance.model, digest, provenance.round)
-    details = _details_frame(judgments, keep_prompts=common is None or provenance.prompt_sha256 is None)
+        # every record carries the same prompt, and no other was given: it is the set's prompt
+        store_prompt(wh, common, common_sha256, label)  # type: ignore[arg-type]
+        provenance = dataclasses.replace(provenance, prompt_sha256=common_sha256)
+    # each judgment keeps its own prompt unless it is the set's
+    details = _details_frame(judgments, keep_prompts=common is None or common_sha256 != provenance.prompt_sha256)
     file_digest = hashlib.sha256(data).hexdigest()
     return _ingest_qrels(
         wh, frame, label, collection, qrels_id, replace, provenance, digest=file_digest, details=details
