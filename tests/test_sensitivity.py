@@ -219,6 +219,29 @@ def test_sets_ranked_by_how_well_they_reproduce(twins: Path) -> None:
     assert np.isnan(result.summary["tau_b_low"]).all()  # no bootstrap asked for
 
 
+def test_a_composed_set_ranks_as_its_merged_labels(twins: Path, tmp_path: Path) -> None:
+    """``D+A``: D's labels (topic 1 only, two of them flipped), A's where D has none."""
+    db = tmp_path / "composed.duckdb"
+    shutil.copy(twins, db)
+    d = pd.DataFrame({"query_id": ["1"] * 3, "doc_id": list("abc"), "relevance": [0, 1, 1]})
+    merged = pd.DataFrame(
+        {"query_id": ["1"] * 4 + ["2"] * 4, "doc_id": list("abcdabcd"), "relevance": [0, 1, 1, 0, 0, 1, 1, 0]}
+    )
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(d, collection="t", qrels_id="D")
+        wh.ingest_qrels(merged, collection="t", qrels_id="DA")
+    with Warehouse.open_reader(db) as wh:
+        result = wh.sensitivity(["A", "D+A", "DA"], ["AP", "P@2"], resamples=0)
+    runs = result.runs
+    assert runs["D+A_score"].tolist() == runs["DA_score"].tolist()
+    assert runs["D+A_rank"].tolist() == runs["DA_rank"].tolist()
+    by_set = result.summary.set_index(["qrels_id", "measure"])
+    for measure in ("AP", "P@2"):
+        assert by_set.loc[("D+A", measure), "kendall_tau_b"] == by_set.loc[("DA", measure), "kendall_tau_b"]
+    with Warehouse.open_reader(db) as wh, pytest.raises(NotFoundError, match="no qrels set 'E'"):
+        wh.sensitivity(["A", "D+E"], "AP")
+
+
 def test_unknown_set(twins: Path) -> None:
     with Warehouse.open_reader(twins) as wh, pytest.raises(NotFoundError, match="no qrels set 'D'"):
         wh.sensitivity(["A", "D"], "AP")
