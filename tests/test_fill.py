@@ -217,3 +217,110 @@ def _ranking(scores: dict[tuple[str, str], float], topic: str) -> list[tuple[str
     """One topic's (topic, document) pairs by score descending, then doc_id descending (evalwh's order)."""
     rows = [(p, s) for p, s in scores.items() if p[0] == topic]
     return [p for p, _ in sorted(rows, key=lambda item: (item[1], item[0][1]), reverse=True)]
+
+
+# -- compare, matrix, bounds and the report under a composition --------------------------------
+
+
+@pytest.fixture
+def two_sets(tmp_path: Path) -> Path:
+    """A small warehouse with a human set A, an LLM set B that fills it, and three runs."""
+    a = {("1", "a"): 1, ("1", "b"): -1, ("2", "a"): 0, ("2", "b"): 1, ("3", "c"): 1}
+    b = {("1", "a"): 0, ("1", "b"): 1, ("1", "c"): 1, ("2", "c"): 2, ("3", "z"): 1, ("3", "c"): 0}
+    runs = {
+        "r1": {("1", "a"): 3.0, ("1", "b"): 2.0, ("1", "c"): 1.0, ("2", "a"): 2.0, ("2", "c"): 1.0, ("3", "z"): 1.0},
+        "r2": {("1", "b"): 3.0, ("1", "a"): 2.0, ("2", "b"): 2.0, ("3", "c"): 2.0, ("3", "q"): 1.0},
+        "r3": {("1", "c"): 3.0, ("1", "x"): 2.0, ("2", "c"): 2.0, ("2", "b"): 1.0, ("3", "c"): 1.0},
+    }
+    path = tmp_path / "w.duckdb"
+    with Warehouse(path) as wh:
+        for name, grades in (("A", a), ("B", b)):
+            frame = pd.DataFrame([(q, d, g) for (q, d), g in grades.items()], columns=["query_id", "doc_id", "relevance"])
+            wh.ingest_qrels(frame, collection="c", qrels_id=name)
+        for run, scores in runs.items():
+            frame = pd.DataFrame([(q, d, s) for (q, d), s in scores.items()], columns=["query_id", "doc_id", "score"])
+            wh.ingest_runs(frame, collection="c", run_id=run)
+        wh.con.execute("UPDATE qrels_sets SET source = 'llm', model = 'a model' WHERE qrels_id = 'B'")
+        merged_labels = merged(*(wh.sql(f"SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = '{n}'") for n in "AB"))
+        wh.ingest_qrels(merged_labels, collection="c", qrels_id="merged")
+        wh.con.execute("UPDATE qrels_sets SET kind = 'derived' WHERE qrels_id = 'merged'")  # (not a label set)
+    return path
+
+
+def test_compare_matrix_and_bounds_use_the_composition(two_sets: Path) -> None:
+    with Warehouse(two_sets) as wh:
+        composed = wh.compare(["P@2", "AP"], qrels_id="A", fill="B", test="t")
+        plain = wh.compare(["P@2", "AP"], qrels_id="merged", test="t")
+        assert set(composed.pairs["qrels_id"]) == {"A+B"} and "qrels_id" not in plain.pairs
+        columns = ["measure", "run_a", "run_b", "mean_a", "mean_b", "p_value"]
+        pd.testing.assert_frame_equal(composed.pairs[columns], plain.pairs[columns])
+        matrix = wh.matrix(qrels_id="A", fill=["B"], depths=[1, 2], full=False, test="t", store=True)
+        same = wh.matrix(qrels_id="merged", depths=[1, 2], full=False, test="t", store=False)
+        assert set(matrix.pairs["qrels_id"]) == {"A+B"}
+        pd.testing.assert_frame_equal(matrix.summary, same.summary)
+        stored = wh.sql("SELECT DISTINCT qrels_id FROM decision_pairs").qrels_id.tolist()
+        assert stored == ["A+B"]
+        bands = wh.bounds(qrels_id="A", fill="B", depths=[1, 2, 3], store=True)
+        merged_bands = wh.bounds(qrels_id="merged", depths=[1, 2, 3])
+        assert set(bands["qrels_id"]) == {"A+B"}
+        cols = ["run_id", "depth", "lower", "upper"]
+        pd.testing.assert_frame_equal(bands[cols].reset_index(drop=True), merged_bands[cols].reset_index(drop=True))
+        assert wh.sql("SELECT DISTINCT qrels_id FROM bounds").qrels_id.tolist() == ["A+B"]
+
+
+def test_cli_fill_on_compare_and_bounds(two_sets: Path) -> None:
+    with Warehouse(two_sets) as wh:  # A as the default set: compare's option naming it is being renamed
+        for table in ("qrels", "qrels_sets"):
+            wh.con.execute(f"UPDATE {table} SET qrels_id = 'default' WHERE qrels_id = 'A'")
+    pairs = invoke("compare", "--db", str(two_sets), "-c", "c", "--all-runs", "--fill", "B", "-m", "AP", "-f", "csv")
+    assert set(pairs["qrels_id"]) == {"default+B"} and len(pairs) == 3
+    decision = invoke("compare", "r1", "r2", "--decision", "--db", str(two_sets), "-c", "c", "--fill", "B", "-d", "1,2", "-f", "csv")
+    assert set(decision["qrels_id"]) == {"default+B"}
+    bands = invoke("bounds", "--db", str(two_sets), "-c", "c", "--fill", "B", "--depths", "1,2", "-f", "csv")
+    assert set(bands["qrels_id"]) == {"default+B"}
+    matrix = invoke("matrix", "--db", str(two_sets), "-c", "c", "--fill", "B", "-d", "1,2", "--layout", "pairs", "-f", "csv")
+    assert set(matrix["qrels_id"]) == {"default+B"}
+
+
+def test_report_judgments_section(two_sets: Path) -> None:
+    from evalwh.present.report import ReportOptions, build_report, render_markdown
+
+    with Warehouse(two_sets) as wh:
+        report = build_report(wh, "c", ReportOptions(depths=(1, 2), figures=False, qrels_id="A", fill=("B",)))
+        merged_means = wh.evaluate(["P@10"], qrels_id="merged")
+        per_set = {name: wh.evaluate(["P@10"], qrels_id=name) for name in ("A", "B")}
+        shares = wh.evaluate([f"A_p(source={s})@10" for s in ("human", "llm", "none")], qrels_id="A", fill="B",
+                             wide=True, typed_names=True)  # fmt: skip
+    j = report.judgments
+    assert j is not None and j.reference == "A+B"
+    assert j.provenance["qrels_id"].tolist() == ["A", "B"]  # the derived set is no label set
+    assert j.provenance.set_index("qrels_id")["source"].to_dict() == {"A": "human", "B": "llm"}
+    assert j.agreement is not None and j.agreement["qrels_id"].tolist() == ["B"]
+    # the reference ranking is the report's leaderboard, evaluated with A+B = the merged labels
+    board = report.leaderboard.set_index("run_id")["P@10"]
+    assert board.sort_index().tolist() == pytest.approx(merged_means.set_index("run_id")["value"].sort_index().tolist())
+    for name, means in per_set.items():
+        rows = j.rankings[j.rankings["qrels_id"] == name].set_index("run_id")
+        scores = means.set_index("run_id")["value"]
+        assert rows["score"].sort_index().tolist() == pytest.approx(scores.sort_index().tolist())
+        expected = scores.reset_index().sort_values(["value", "run_id"], ascending=[False, True])["run_id"].tolist()
+        assert rows.sort_values("rank").index.tolist() == expected
+        assert (rows["change"] == rows["rank"] - rows["reference_rank"]).all()
+    got = j.shares.set_index("run_id")
+    assert got[["human", "llm", "none"]].sum(axis=1).tolist() == pytest.approx([1.0] * len(got))
+    want = shares.set_index("run_id")
+    for source in ("human", "llm", "none"):
+        assert got[source].sort_index().tolist() == pytest.approx(want[f"A_p(source={source})@10"].sort_index().tolist())
+    text = render_markdown(report)
+    assert "## Judgments: the label sets side by side" in text and "| B | llm |" in text
+    assert "qrels set 'A+B'" in text
+
+
+def test_a_report_of_one_label_set_has_no_judgments_section(two_sets: Path) -> None:
+    from evalwh.present.report import ReportOptions, build_report, render_markdown
+
+    with Warehouse(two_sets) as wh:
+        wh.con.execute("DELETE FROM qrels_sets WHERE qrels_id = 'B'")
+        report = build_report(wh, "c", ReportOptions(depths=(1, 2), figures=False, qrels_id="A"))
+    assert report.judgments is None
+    assert "Judgments" not in render_markdown(report)
