@@ -196,6 +196,17 @@ def test_seed_reproducibility(small: Warehouse) -> None:
     pd.testing.assert_frame_equal(alone.runs, one.runs[one.runs.measure == "P@3"].reset_index(drop=True))
 
 
+def test_results_do_not_depend_on_how_the_work_is_split(small: Warehouse, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stretches of a few positions and chunks of one block give the same numbers as one piece."""
+    from evalwh.methods import label_uncertainty as module
+
+    whole = small.label_uncertainty("human", "llm", MEASURES, confusion=MATRIX, samples=41, seed=8, per_query=True)
+    monkeypatch.setattr(module, "CELL_BUDGET", 5)
+    monkeypatch.setattr(module, "LABEL_BUDGET", 1)
+    split = small.label_uncertainty("human", "llm", MEASURES, confusion=MATRIX, samples=41, seed=8, per_query=True)
+    pd.testing.assert_frame_equal(whole.topics, split.topics, check_exact=False, rtol=0, atol=1e-12)
+
+
 # -- the confusion matrix ---------------------------------------------------------------------
 
 

@@ -42,7 +42,8 @@ _QUERIES = "evalwh.queries.label_uncertainty"
 FAMILIES = ("p", "ndcg", "ap")
 FEW_SHARED_PAIRS = 30  # below this the confusion matrix is mostly prior: warn
 BLOCK = 4  # replicates drawn from one child generator: the draws do not depend on chunking
-CELL_BUDGET = 1 << 22  # judged positions x replicates held at once (about 32 MB per array)
+CELL_BUDGET = 1 << 22  # judged positions x replicates held at once (32 MB per float array)
+LABEL_BUDGET = 1 << 22  # machine documents x replicates drawn at once
 
 
 class FewSharedPairsWarning(UserWarning):
@@ -317,45 +318,78 @@ class _Scorer:
         # the ideal list's discount, summed: disc[n] = sum_{i <= n} 1 / log2(i + 1)
         deepest = int(data.ref_counts.sum(axis=1).max(initial=0)) + len(data.doc_topic) + 1
         self.discount = np.r_[0.0, np.cumsum(1.0 / np.log2(np.arange(2, deepest + 2)))]
-        self.depth_memory = max((len(s["doc"]) for s in self.subsets.values()), default=0)
 
     def scores(self, labels: np.ndarray) -> dict[str, np.ndarray]:
-        """``labels``: (replicates, machine documents) grade indices; returns (replicates, lists) per measure."""
+        """``labels``: (replicates, machine documents) grade indices; returns (replicates, lists) per measure.
+
+        Positions are the first axis of the arrays below and replicates the second, so that
+        gathering a document's draws, the per-list sums and the running counts each move whole
+        rows of replicates. The positions are taken a stretch of whole lists at a time, so
+        that no array holds more than about ``CELL_BUDGET`` cells.
+        """
         b = labels.shape[0]
         topic_counts = self._topic_counts(labels)  # (b, topics, grades)
-        relevant_doc = self.relevant_grade[labels]  # (b, machine documents)
+        drawn = np.ascontiguousarray(labels.T)  # (machine documents, b)
+        relevant_doc = self.relevant_grade[drawn]
+        gain_doc = self.positive[drawn] if any(m.family == "ndcg" for m in self.measures) else None
+        relevant_topic = (topic_counts * self.relevant_grade).sum(axis=2)  # R per replicate and topic
         out = {}
         for m in self.measures:
             s = self.subsets[m.k]
-            if m.family == "ndcg":
-                gain = np.where(s["machine"], self.positive[labels][:, s["doc"]], s["fixed_gain"])
-                dcg = self._sum(gain * s["discount"], s, b)
-                ideal = self._ideal(topic_counts, m.k)[:, self.list_topic]
-                out[m.label] = np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), 0.0)
-                continue
-            relevant = np.where(s["machine"], relevant_doc[:, s["doc"]], s["fixed_relevant"])  # (b, n)
+            sums = np.zeros((self.data.n_lists, b))
+            for first, end in self._stretches(s, b):
+                rows = slice(int(s["starts"][first]), int(s["starts"][end]) if end < len(s["starts"]) else len(s["doc"]))
+                starts = s["starts"][first:end] - rows.start
+                machine, doc = s["machine"][rows, None], s["doc"][rows]
+                if m.family == "ndcg":
+                    values = np.where(machine, gain_doc[doc], s["fixed_gain"][rows, None])  # type: ignore[index]
+                    values *= s["discount"][rows, None]
+                else:
+                    relevant = np.where(machine, relevant_doc[doc], s["fixed_relevant"][rows, None])
+                    values = relevant if m.family == "p" else self._precision(relevant, starts, s["inverse_rank"][rows])
+                sums[s["lists"][first:end]] = np.add.reduceat(values, starts, axis=0, dtype=np.float64)
+            sums = sums.T
             if m.family == "p":
-                out[m.label] = self._sum(relevant, s, b, dtype=np.int64) / m.k
-                continue
-            # AP: relevant at or above each position within its list. Cancel each list's total
-            # at the next list's first position, so that one cumulative sum restarts per list.
-            counts = relevant.astype(np.int32)
-            if len(s["starts"]) > 1:
-                totals = np.add.reduceat(counts, s["starts"], axis=1)
-                counts[:, s["starts"][1:]] -= totals[:, :-1]
-            so_far = np.cumsum(counts, axis=1, dtype=np.int32)
-            precision = np.where(relevant, so_far * s["inverse_rank"], 0.0)
-            total = self._sum(precision, s, b)
-            r = (topic_counts * self.relevant_grade).sum(axis=2)[:, self.list_topic]
-            out[m.label] = np.where(r > 0, total / np.where(r > 0, r, 1), 0.0)
+                out[m.label] = sums / m.k
+            elif m.family == "ndcg":
+                ideal = self._ideal(topic_counts, m.k)[:, self.list_topic]
+                out[m.label] = np.where(ideal > 0, sums / np.where(ideal > 0, ideal, 1.0), 0.0)
+            else:
+                r = relevant_topic[:, self.list_topic]
+                out[m.label] = np.where(r > 0, sums / np.where(r > 0, r, 1), 0.0)
         return out
 
-    def _sum(self, values: np.ndarray, subset: dict[str, np.ndarray], b: int, dtype: Any = np.float64) -> np.ndarray:
-        """Per-list sums of (b, positions) values as (b, lists); lists without positions are 0."""
-        out = np.zeros((b, self.data.n_lists))
+    @staticmethod
+    def _precision(relevant: np.ndarray, starts: np.ndarray, inverse_rank: np.ndarray) -> np.ndarray:
+        """AP's precision at each relevant position (0 elsewhere) of a stretch of whole lists.
+
+        The relevant at or above each position within its list: each list's total is cancelled
+        at the next list's first position, so that one cumulative sum restarts per list.
+        """
+        counts = relevant.astype(np.int32)
+        if len(starts) > 1:
+            counts[starts[1:]] -= np.add.reduceat(counts, starts, axis=0)[:-1]
+        precision = np.cumsum(counts, axis=0, dtype=np.int32) * inverse_rank[:, None]
+        precision *= relevant
+        return precision
+
+    @staticmethod
+    def _stretches(subset: dict[str, np.ndarray], b: int) -> list[tuple[int, int]]:
+        """Ranges [first, end) of the subset's lists (with positions) holding about CELL_BUDGET / b positions each."""
+        starts = subset["starts"]
+        if not len(starts):
+            return []
+        step = max(1, CELL_BUDGET // max(1, b))
+        cuts = np.unique(np.r_[np.searchsorted(starts, np.arange(0, len(subset["doc"]), step), side="right") - 1, len(starts)])
+        cuts = cuts[cuts >= 0]
+        return list(zip(cuts[:-1].tolist(), cuts[1:].tolist(), strict=True))
+
+    def _sum(self, values: np.ndarray, subset: dict[str, np.ndarray], b: int) -> np.ndarray:
+        """Per-list sums of (positions, b) values as (b, lists); lists without positions are 0."""
+        out = np.zeros((self.data.n_lists, b))
         if len(subset["starts"]):
-            out[:, subset["lists"]] = np.add.reduceat(values, subset["starts"], axis=1, dtype=dtype)
-        return out
+            out[subset["lists"]] = np.add.reduceat(values, subset["starts"], axis=0, dtype=np.float64)
+        return out.T
 
     def _topic_counts(self, labels: np.ndarray) -> np.ndarray:
         """(b, topics, grades): H's fixed counts plus the machine documents' drawn grades."""
@@ -491,14 +525,14 @@ def label_uncertainty(
         raise MetricParamError(f"label uncertainty: the confusion matrix has no row for machine grade(s) {unknown.tolist()}")
     machine_rows = np.searchsorted(matrix.machine_grades, machine_values)
     _index_grades(data, matrix)
-    col_to_grade = np.searchsorted(data.grades, matrix.human_grades)
+    col_to_grade = np.searchsorted(data.grades, matrix.human_grades).astype(np.int16 if len(data.grades) < 1 << 15 else np.int64)
     scorer = _Scorer(data, chosen, rel)
 
     point = scorer.scores(data.doc_machine[None, :])  # M's own grades: the composed evaluation
     replicates = {m.label: np.empty((samples, data.n_lists)) for m in chosen}
     n_blocks = -(-samples // BLOCK)
     streams = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(n_blocks)]
-    per_chunk = max(1, CELL_BUDGET // max(1, scorer.depth_memory, len(machine_rows)) // BLOCK)
+    per_chunk = max(1, LABEL_BUDGET // max(1, len(machine_rows)) // BLOCK)
     for first in range(0, n_blocks, per_chunk):
         blocks = range(first, min(n_blocks, first + per_chunk))
         sizes = [min(BLOCK, samples - i * BLOCK) for i in blocks]
@@ -525,7 +559,7 @@ def _expected_precision(data: _Collection, matrix: Confusion, machine_rows: np.n
             continue
         s = scorer.subsets[m.k]
         chance = np.where(s["machine"], p_relevant[s["doc"]], s["fixed_relevant"].astype(float))
-        out[m.label] = scorer._sum(chance[None, :], s, 1)[0] / m.k
+        out[m.label] = scorer._sum(chance[:, None], s, 1)[0] / m.k
     return out
 
 
