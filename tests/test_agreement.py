@@ -165,7 +165,7 @@ def test_confusion_layout(small: Path) -> None:
         frame = wh.agreement("human", ["llm", "human"], layout="confusion")
     assert list(frame.columns) == ["qrels_id", "reference", "0", "1", "2"]
     llm = frame[frame["qrels_id"] == "llm"]
-    assert llm[["reference", "0", "1", "2"]].values.tolist() == [[0, 1, 0, 0], [1, 0, 1, 1], [2, 0, 0, 1]]
+    assert llm[["reference", "0", "1", "2"]].values.tolist() == [["0", 1, 0, 0], ["1", 0, 1, 1], ["2", 0, 0, 1]]
     human = frame[frame["qrels_id"] == "human"].set_index("reference")
     assert human[["0", "1", "2"]].to_numpy().trace() == 7  # the diagonal: every pair agrees
 

@@ -207,6 +207,7 @@ def test_a_set_against_a_copy_of_itself(twins: Path) -> None:
     assert summary["kendall_tau_b"].tolist() == [1.0, 1.0]
     assert summary["rbo"].tolist() == pytest.approx([1.0, 1.0])
     assert summary["max_rank_change"].tolist() == [0, 0]
+    assert summary["max_change_run"].tolist() == ["", ""]  # no run moved
     assert summary[["tau_b_low", "tau_b_high"]].to_numpy().tolist() == [[1.0, 1.0], [1.0, 1.0]]
     assert (result.runs["B_change"] == 0).all()
 

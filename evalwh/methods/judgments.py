@@ -81,7 +81,7 @@ def agreement(
         binary_at: Also compare grade >= this on both sides (``kappa_binary``, ``agreement_binary``).
         per_query: One row per set and topic (every topic either side judged).
         layout: ``summary`` (the statistics) or ``confusion`` (one row per set and reference
-            grade, one column per grade of the set, counts of shared pairs).
+            grade, one column per grade of any set, counts of shared pairs; grades as text).
 
     Returns:
         ``summary``: ``qrels_id, [query_id,] pairs, only_reference, only_set, agreement, kappa,
@@ -165,6 +165,7 @@ def _confusion(pairs: dict[str, Any], names: list[str]) -> pd.DataFrame:
     table.columns = [_grade(c) for c in table.columns]
     table = table.reset_index().sort_values(["set_index", "reference"])
     table.insert(0, "qrels_id", [names[i] for i in table["set_index"]])
+    table["reference"] = [_grade(g) for g in table["reference"]]
     return table.drop(columns="set_index").reset_index(drop=True)
 
 
@@ -183,7 +184,8 @@ class Sensitivity:
     Attributes:
         summary: One row per (set, measure): ``reference, qrels_id, measure, runs, kendall_tau_b,
             tau_b_low, tau_b_high, tau_ap, rbo, rbo_p, top_k, top_k_overlap, max_rank_change,
-            max_change_run`` (the interval is the bootstrap's over topics).
+            max_change_run`` (the interval is the bootstrap's over topics; no run is named
+            when none moved).
         runs: One row per (measure, run): ``measure, run_id``, then ``score`` and ``rank``
             under each set (``<set>_score``, ``<set>_rank``) and the rank change from the
             reference's (``<set>_change``, positive: the run moved down).
@@ -316,7 +318,8 @@ def sensitivity(
                 "tau_ap": rankings.tau_ap(ref_scores, other), "rbo": rankings.rbo(ref_scores, other, p=rbo_p, names=run_ids),
                 "rbo_p": rbo_p, "top_k": min(top_k, len(run_ids)),
                 "top_k_overlap": rankings.top_k_overlap(ref_scores, other, top_k, names=run_ids),
-                "max_rank_change": int(change[biggest]), "max_change_run": str(run_ids[biggest]),
+                "max_rank_change": int(change[biggest]),
+                "max_change_run": str(run_ids[biggest]) if change[biggest] else "",
             })  # fmt: skip
         run_frames.append(per_run)
     summary = pd.DataFrame(summary_rows)
