@@ -94,6 +94,10 @@ def test_identity_confusion_is_the_composed_evaluation(small: Warehouse) -> None
     for column in ("value", "mean", "lower", "upper"):
         assert np.allclose(got[column], got["value_eval"], rtol=0, atol=1e-12), column
     assert np.allclose(got["sd"], 0.0, atol=1e-12)
+    # the same as the composition ``evaluate(..., fill=)`` builds itself
+    composed = small.evaluate(MEASURES, qrels_id="human", fill="llm", per_query=True)
+    both = composed.merge(expected, on=["run_id", "query_id", "measure"], suffixes=("", "_merged"))
+    assert len(both) == len(expected) and np.allclose(both["value"], both["value_merged"], atol=1e-12)
     means = expected.groupby(["run_id", "measure"], as_index=False)["value"].mean()
     runs = result.runs.merge(means, on=["run_id", "measure"], suffixes=("", "_eval"))
     assert np.allclose(runs["value"], runs["value_eval"], atol=1e-12)

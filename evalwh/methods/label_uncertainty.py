@@ -201,7 +201,7 @@ class _Collection:
     row_list: np.ndarray  # per judged position, sorted by list and rank: list number
     row_rank: np.ndarray
     row_doc: np.ndarray  # machine document number, -1 for a position H judged
-    row_grade: np.ndarray  # index into grades of H's grade (unused where row_doc >= 0)
+    row_grade: np.ndarray  # H's grade, then its index in grades (-1 where row_doc >= 0)
 
     @property
     def n_lists(self) -> int:
