@@ -253,3 +253,14 @@ def test_matches_references_on_random_labels(pair: tuple[np.ndarray, np.ndarray]
         assert ag.krippendorff_alpha(a, b, level=level) == pytest.approx(
             krippendorff.alpha(reliability_data=np.vstack([a, b]), level_of_measurement=level), abs=1e-9
         )
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    import evalwh.methods.judgments
+    import evalwh.stats.rankings
+
+    for module in (ag, evalwh.stats.rankings, evalwh.methods.judgments):
+        failures, tried = doctest.testmod(module)
+        assert tried > 0 and failures == 0, module.__name__
