@@ -22,9 +22,6 @@ from evalwh.cli._render import render
 if TYPE_CHECKING:
     import pandas as pd
 
-DEFAULT_MEASURES = ["AP", "nDCG@10", "P@10", "bpref"]
-
-
 class AgreementLayout(str, enum.Enum):
     """What ``evalwh agreement`` prints."""
 
@@ -111,7 +108,8 @@ def sensitivity(
     ],
     collection: CollectionOption = None,
     measure: Annotated[
-        list[str] | None, typer.Option("--measure", "-m", help="Measure spec (AP, nDCG@10, ...); repeatable.")
+        list[str] | None,
+        typer.Option("--measure", "-m", help="Measure spec; repeatable (default: AP, nDCG@10, P@10 and bpref)."),
     ] = None,
     run: Annotated[list[str] | None, typer.Option("--run", help="Rank only this run; repeatable.")] = None,
     rbo_p: Annotated[float, typer.Option("--rbo-p", help="RBO's persistence p (0 < p < 1).")] = 0.9,
@@ -139,10 +137,11 @@ def sensitivity(
     """
     from evalwh.warehouse import Warehouse
 
+    chosen = {"measures": measure} if measure else {}  # none: the Warehouse method's defaults
     with Warehouse.open_reader(db) as wh:
         result = wh.sensitivity(
-            qrels_id, measure or DEFAULT_MEASURES, collection=collection, runs=run, rbo_p=rbo_p, top_k=top_k,
-            resamples=bootstrap, confidence=confidence, seed=seed,
+            qrels_id, collection=collection, runs=run, rbo_p=rbo_p, top_k=top_k, resamples=bootstrap,
+            confidence=confidence, seed=seed, **chosen,
         )  # fmt: skip
     frame = {"summary": result.summary, "runs": result.runs, "sets": result.sets}[layout.value]
     render(frame, fmt, output, title=f"{collection}: rankings under each label set against {qrels_id[0]}")
