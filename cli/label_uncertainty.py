@@ -29,12 +29,12 @@ def label_uncertainty(
     collection: CollectionOption = None,
     measure: Annotated[
         list[str] | None,
-        typer.Option("--measure", "-m", help="P@k, nDCG, nDCG@k, AP or AP@k; repeatable [default: P@10, nDCG@10, AP]."),
+        typer.Option("--measure", "-m", help="P@k, nDCG, nDCG@k, AP or AP@k; repeatable (default: P@10, nDCG@10 and AP)."),
     ] = None,
     run: Annotated[list[str] | None, typer.Option("--run", "-r", help="Only this run; repeatable.")] = None,
     samples: Annotated[int, typer.Option("--samples", help="Monte Carlo replicates.")] = 1000,
     seed: Annotated[int | None, typer.Option("--seed", help="Seed of the replicates (none: fresh each time).")] = 1,
-    level: Annotated[float, typer.Option("--level", help="Coverage of the central interval [lower, upper].")] = 0.95,
+    level: Annotated[float, typer.Option("--level", help="Coverage of the central interval (lower to upper).")] = 0.95,
     prior: Annotated[
         float, typer.Option("--prior", help="Dirichlet prior added to every cell of the confusion matrix (0: none).")
     ] = 1.0,
