@@ -160,6 +160,16 @@ def test_counts_each_side_lacks(small: Path) -> None:
     assert np.isnan(topics.loc[1, "kappa"])
 
 
+def test_swapping_the_reference_swaps_only_the_counts(small: Path) -> None:
+    with Warehouse.open_reader(small) as wh:
+        one = wh.agreement("human", "llm", binary_at=1).iloc[0]
+        two = wh.agreement("llm", "human", binary_at=1).iloc[0]
+    assert (one["only_reference"], one["only_set"]) == (two["only_set"], two["only_reference"])
+    for column in ("pairs", "agreement", "kappa", "kappa_linear", "kappa_quadratic", "alpha_nominal",
+                   "alpha_ordinal", "alpha_interval", "kappa_binary", "agreement_binary"):  # fmt: skip
+        assert one[column] == pytest.approx(two[column], abs=1e-12), column
+
+
 def test_confusion_layout(small: Path) -> None:
     with Warehouse.open_reader(small) as wh:
         frame = wh.agreement("human", ["llm", "human"], layout="confusion")
