@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from evalwh import Warehouse
@@ -102,6 +104,39 @@ def test_identity_confusion_is_the_composed_evaluation(small: Warehouse) -> None
     runs = result.runs.merge(means, on=["run_id", "measure"], suffixes=("", "_eval"))
     assert np.allclose(runs["value"], runs["value_eval"], atol=1e-12)
     assert np.allclose(runs["upper"] - runs["lower"], 0.0, atol=1e-12)
+
+
+_DOCS = [f"d{i}" for i in range(8)]
+_LABEL = st.one_of(st.none(), st.sampled_from([0, 1, 2]))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    human=st.lists(_LABEL, min_size=16, max_size=16),
+    machine=st.lists(_LABEL, min_size=16, max_size=16),
+    rankings=st.lists(st.permutations(_DOCS + ["u1", "u2"]), min_size=2, max_size=2),
+)
+def test_identity_is_the_composition_for_any_labels(human, machine, rankings) -> None:
+    """Under any labels (None: not judged), the identity matrix gives evaluate(fill=) exactly."""
+    pairs = [(q, d) for q in ("1", "2") for d in _DOCS]
+    h = _frame([(q, d, g) for (q, d), g in zip(pairs, human, strict=True) if g is not None])
+    m = _frame([(q, d, g) for (q, d), g in zip(pairs, machine, strict=True) if g is not None])
+    composed = _merged(h, m)
+    if h.empty or m.empty or not (composed.relevance >= 1).any():
+        return  # nothing to fill, or no topic to score: refused elsewhere
+    wh = Warehouse(":memory:")
+    wh.ingest_qrels(h, collection="c", qrels_id="human")
+    wh.ingest_qrels(m, collection="c", qrels_id="llm")
+    for n, ranking in enumerate(rankings):
+        rows = [(q, d, float(10 - i)) for q in ("1", "2") for i, d in enumerate(ranking[: 6 + n])]
+        wh.ingest_runs(pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]), run_id=f"r{n}")
+    identity = pd.DataFrame(np.eye(3), index=GRADES, columns=GRADES)
+    result = wh.label_uncertainty("human", "llm", MEASURES, confusion=identity, samples=3, per_query=True)
+    expected = wh.evaluate(MEASURES, qrels_id="human", fill="llm", per_query=True)
+    got = result.topics.merge(expected, on=["run_id", "query_id", "measure"], suffixes=("", "_eval"))
+    assert len(got) == len(expected) == len(result.topics)
+    assert np.allclose(got["mean"], got["value_eval"], atol=1e-12)
+    assert np.allclose(got["value"], got["value_eval"], atol=1e-12)
 
 
 def test_value_does_not_depend_on_the_confusion(small: Warehouse) -> None:
