@@ -198,13 +198,17 @@ class Sensitivity:
     sets: pd.DataFrame
 
 
-def parse_set(name: str) -> tuple[str, tuple[str, ...]]:
+def parse_set(name: str, known: Sequence[str] = ()) -> tuple[str, tuple[str, ...]]:
     """A label set name, or a composition ``A+B+C`` (A's labels, then B's, then C's): (A, (B, C)).
 
+    A name in ``known`` (the collection's sets) is a set even if it holds a ``+``.
+
     Examples:
-        >>> parse_set("depth10+full"), parse_set("human")
-        (('depth10', ('full',)), ('human', ()))
+        >>> parse_set("depth10+full"), parse_set("human"), parse_set("a+b", known=["a+b"])
+        (('depth10', ('full',)), ('human', ()), ('a+b', ()))
     """
+    if name in known:
+        return name, ()
     parts = [part.strip() for part in name.split("+")]
     if any(not part for part in parts):
         raise MetricParamError(f"sensitivity: label set {name!r}: give A or A+B (A filled by B's labels)")
@@ -212,11 +216,12 @@ def parse_set(name: str) -> tuple[str, tuple[str, ...]]:
 
 
 def _evaluate(
-    store: Store, collection: str, name: str, measures: list[str], runs: Sequence[str] | None, per_query: bool
-) -> pd.DataFrame:
+    store: Store, collection: str, name: str, known: list[str], measures: list[str], runs: Sequence[str] | None,
+    per_query: bool,
+) -> pd.DataFrame:  # fmt: skip
     from evalwh.measures.evaluation import evaluate
 
-    base, fill = parse_set(name)
+    base, fill = parse_set(name, known)
     options: dict[str, Any] = {"fill": fill} if fill else {}
     return evaluate(
         store, measures, collection=collection, runs=runs, qrels_id=base, per_query=per_query, typed_names=True,
@@ -275,14 +280,15 @@ def sensitivity(
         raise MetricParamError("sensitivity: give at least two label sets (the first is the reference)")
     if not measures:
         raise MetricParamError("sensitivity: give at least one measure")
-    check_sets(store, collection, sorted({p for n in names for p in (parse_set(n)[0], *parse_set(n)[1])}),
-               command="sensitivity")  # fmt: skip
+    known = known_sets(store, collection)
+    parts = [(base, *fill) for base, fill in (parse_set(n, known) for n in names)]
+    check_sets(store, collection, list(dict.fromkeys(p for group in parts for p in group)), command="sensitivity")
     means: dict[str, pd.DataFrame] = {}
     topics: dict[str, pd.DataFrame] = {}
     for name in names:
-        means[name] = _evaluate(store, collection, name, list(measures), runs, per_query=False)
+        means[name] = _evaluate(store, collection, name, known, list(measures), runs, per_query=False)
         if resamples:
-            topics[name] = _evaluate(store, collection, name, list(measures), runs, per_query=True)
+            topics[name] = _evaluate(store, collection, name, known, list(measures), runs, per_query=True)
     measure_names = list(dict.fromkeys(means[ref]["measure"]))
     rng = np.random.default_rng(seed)
     summary_rows: list[dict[str, Any]] = []
