@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from evalwh.store.connection import Store
 
 _QUERIES = "evalwh.queries.judgments"
+SCORE_DECIMALS = 12
+"""Mean scores are compared at this many decimals when runs are ranked (methods §11.4)."""
 LAYOUTS = ("summary", "confusion")
 STATISTICS = (
     "agreement", "kappa", "kappa_linear", "kappa_quadratic", "alpha_nominal", "alpha_ordinal", "alpha_interval",
@@ -247,7 +249,8 @@ def sensitivity(
 
     Each set (or composition ``A+B``) evaluates the runs on every measure; each set's ranking
     is compared with the reference's: Kendall's tau_b (the same as :func:`scipy.stats.kendalltau`
-    on the two mean vectors ``evalwh eval`` prints), a percentile bootstrap interval for it
+    on the two mean vectors ``evalwh eval`` prints, rounded to :data:`SCORE_DECIMALS` decimals
+    so that equal means tie), a percentile bootstrap interval for it
     over topics, tau_ap with the reference as the truth, RBO_ext with persistence ``rbo_p``,
     the share of the reference's top ``top_k`` kept, and the largest rank change.
 
@@ -304,11 +307,14 @@ def sensitivity(
             )
         run_ids = score.index.to_numpy(dtype=str)
         per_run = pd.DataFrame({"measure": measure, "run_id": run_ids})
-        ref_scores = score[ref].to_numpy()
+        # runs are ranked on means rounded to 12 decimals: two runs with the same per-topic
+        # values tie, whatever rounding error the order of summation left in their means
+        ranked = score.round(SCORE_DECIMALS)
+        ref_scores = ranked[ref].to_numpy()
         ref_ranks = rankings.ranks(ref_scores)
         for name in names:
-            other = score[name].to_numpy()
-            per_run[f"{name}_score"] = other
+            other = ranked[name].to_numpy()
+            per_run[f"{name}_score"] = score[name].to_numpy()
             per_run[f"{name}_rank"] = rankings.ranks(other)
             if name == ref:
                 continue
