@@ -193,6 +193,17 @@ def test_ap_counts_unretrieved_machine_documents_in_r() -> None:
     assert row.loc["P@2", "expected"] == pytest.approx(0.875, abs=1e-12)
 
 
+def test_a_machine_set_without_holes_to_fill_changes_nothing(small: Warehouse) -> None:
+    """M judged only pairs H judged: every replicate is H's own evaluation (found by hypothesis)."""
+    small.ingest_qrels(_frame([r for r in MACHINE if not r[1].startswith("m")]), collection="c", qrels_id="echo")
+    with pytest.warns(FewSharedPairsWarning):
+        result = small.label_uncertainty("human", "echo", MEASURES, samples=5, per_query=True)
+    expected = small.evaluate(MEASURES, qrels_id="human", per_query=True)
+    got = result.topics.merge(expected, on=["run_id", "query_id", "measure"], suffixes=("", "_eval"))
+    assert len(got) == len(expected)
+    assert np.allclose(got[["value", "mean", "lower", "upper"]].to_numpy(), got[["value_eval"]].to_numpy(), atol=1e-12)
+
+
 # -- swaps, seeds ---------------------------------------------------------------------------------
 
 

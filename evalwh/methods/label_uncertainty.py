@@ -329,7 +329,8 @@ class _Scorer:
         """
         b = labels.shape[0]
         topic_counts = self._topic_counts(labels)  # (b, topics, grades)
-        drawn = np.ascontiguousarray(labels.T)  # (machine documents, b)
+        # (machine documents, b); one row that no position reads when no document is drawn
+        drawn = np.ascontiguousarray(labels.T) if labels.shape[1] else np.zeros((1, b), dtype=labels.dtype)
         relevant_doc = self.relevant_grade[drawn]
         gain_doc = self.positive[drawn] if any(m.family == "ndcg" for m in self.measures) else None
         relevant_topic = (topic_counts * self.relevant_grade).sum(axis=2)  # R per replicate and topic
@@ -558,7 +559,8 @@ def _expected_precision(data: _Collection, matrix: Confusion, machine_rows: np.n
         if m.family != "p":
             continue
         s = scorer.subsets[m.k]
-        chance = np.where(s["machine"], p_relevant[s["doc"]], s["fixed_relevant"].astype(float))
+        machine = p_relevant[s["doc"]] if len(p_relevant) else np.zeros(len(s["doc"]))  # (none: all H's)
+        chance = np.where(s["machine"], machine, s["fixed_relevant"].astype(float))
         out[m.label] = scorer._sum(chance[:, None], s, 1)[0] / m.k
     return out
 
