@@ -13,7 +13,9 @@ import typer
 from evalwh.cli import eval as eval_cmd
 from evalwh.cli import demo, info, ingest
 from evalwh.cli import bounds as bounds_cmd
+from evalwh.cli import label_uncertainty as label_uncertainty_cmd
 from evalwh.cli import experiment as experiment_cmd
+from evalwh.cli import judgments as judgments_cmd
 from evalwh.cli import compare as compare_commands
 from evalwh.cli import pool as pool_cmd
 from evalwh.cli import report as report_cmd
@@ -62,5 +64,7 @@ pool_cmd.register(app)
 sql_cmd.register(app)
 report_cmd.register(app)
 bounds_cmd.register(app)
+label_uncertainty_cmd.register(app)
 demo.register(app)
 trec_eval_cmd.register(app)
+judgments_cmd.register(app)

@@ -100,3 +100,13 @@ OutputOption = Annotated[
     typer.Option("--output", "-o", help="Write to this file instead of standard output.", dir_okay=False),
 ]
 DEFAULT_DB = Path("evalwh.duckdb")
+FillOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--fill",
+        help="A stored qrels set whose labels fill the (topic, document) pairs the evaluated set did "
+        "not judge (grade >= 0); repeatable, the first given fills first. Results then name "
+        "the sets used: qrels_id A+B.",
+        show_default=False,
+    ),
+]

@@ -11,6 +11,7 @@ from evalwh.cli._options import (
     DEFAULT_DB,
     CollectionOption,
     DbOption,
+    FillOption,
     FormatOption,
     OutputFormat,
     OutputOption,
@@ -97,6 +98,7 @@ def bounds(
         bool, typer.Option("--per-query", "-q", help="Per-topic bands instead of aggregates.")
     ] = False,
     qrels_id: QrelsIdOption = "default",
+    fill: FillOption = None,
     rel: RelOption = 1,
     store: Annotated[
         bool,
@@ -131,11 +133,13 @@ def bounds(
             qrels_id=qrels_id,
             rel=rel,
             store=store,
+            fill=fill or [],
         )
     if fmt is OutputFormat.table:
         # the terminal is narrow: leave out the constant collection and the all-empty columns
         frame = frame.drop(columns=["collection_id"], errors="ignore").dropna(axis=1, how="all")
-    render(frame.reset_index(drop=True), fmt, output, title=f"bounds of {measure} in {collection}")
+    title = f"bounds of {measure} in {collection}" + (f", qrels {'+'.join([qrels_id, *fill])}" if fill else "")
+    render(frame.reset_index(drop=True), fmt, output, title=title)
 
 
 def register(app: typer.Typer) -> None:

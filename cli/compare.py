@@ -32,6 +32,7 @@ from evalwh.cli._options import (
     DEFAULT_DB,
     CollectionOption,
     DbOption,
+    FillOption,
     FormatOption,
     OutputFormat,
     OutputOption,
@@ -149,6 +150,7 @@ def compare(
     ] = None,
     full: FullOption = True,
     qrels: QrelsOption = "default",
+    fill: FillOption = None,
     seed: SeedOption = None,
     resamples: ResamplesOption = 10_000,
     all_columns: Annotated[
@@ -182,6 +184,7 @@ def compare(
         _decision_compare(
             run_list, collection, measures, depths, assessment, full, test, correction, alpha,
             all_runs, qrels, seed, resamples, all_columns, db, fmt, output,
+            fill=fill or [],
         )  # fmt: skip
         return
     from evalwh.errors import EvalWhError
@@ -217,6 +220,7 @@ def compare(
                 measures or ["AP"], run_list, collection=collection, baseline=base, all_runs=all_runs,
                 all_pairs=all_pairs, test=chosen_test, correction=options["correction"], alpha=alpha,
                 resamples=resamples, seed=seed, qrels_id=qrels,
+                fill=fill or [],
             )  # fmt: skip
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
@@ -254,12 +258,17 @@ def _print_comparison(result, layout, all_columns, fmt, output) -> None:  # type
         frame = result.anova.merge(result.families[["measure", "v_e", "moe"]], on="measure")
         render(frame, fmt, output, title=f"two-way ANOVA ({title})")
         return
-    frame = result.pairs if all_columns else result.pairs[_COMPARE_COLUMNS]
+    frame = result.pairs if all_columns else result.pairs[_with_qrels(result.pairs, _COMPARE_COLUMNS)]
     if fmt is OutputFormat.table and not all_columns:
         frame = _compact(frame, round(100 * (1 - float(family["alpha"]))))
         if len(frame) <= 4:  # a few comparisons read better as columns, on any terminal
             frame = _transposed(frame)
     render(frame, fmt, output, title=title)
+
+
+def _with_qrels(frame, columns: list[str]) -> list[str]:  # type: ignore[no-untyped-def]
+    """The columns shown, after the label sets used when a composition (--fill) named them."""
+    return ["qrels_id", *columns] if "qrels_id" in frame.columns else columns
 
 
 def _transposed(frame):  # type: ignore[no-untyped-def]
@@ -313,6 +322,7 @@ def _write_text(text: str, output: Path | None) -> None:
 def _decision_compare(  # type: ignore[no-untyped-def]
     runs, collection, measures, depths, assessment, full, test, correction, alpha, all_runs,
     qrels, seed, resamples, all_columns, db, fmt, output,
+    fill=(),
 ) -> None:
     """`compare --decision`: two runs, performance and assessment outcomes and the case per depth."""
     from evalwh.errors import EvalWhError
@@ -336,8 +346,9 @@ def _decision_compare(  # type: ignore[no-untyped-def]
             depths=parse_depths(depths or DEFAULT_DEPTHS), full=full, assessment=assessment or "A_p",
             all_runs=all_runs, test=chosen_test, correction=chosen_correction, alpha=alpha,
             qrels_id=qrels, resamples=resamples, seed=seed,
+            fill=fill,
         )  # fmt: skip
-    frame = result.pairs if all_columns else result.pairs[_PAIR_COLUMNS]
+    frame = result.pairs if all_columns else result.pairs[_with_qrels(result.pairs, _PAIR_COLUMNS)]
     render(
         frame,
         fmt,
@@ -365,6 +376,7 @@ def matrix(
     alpha: AlphaOption = 0.05,
     runs: RunsOption = None,
     qrels: QrelsOption = "default",
+    fill: FillOption = None,
     seed: SeedOption = None,
     resamples: ResamplesOption = 9999,
     layout: Annotated[
@@ -401,6 +413,7 @@ def matrix(
             collection=collection, measure=measure, depths=parse_depths(depths), full=full,
             assessment=assessment, runs=parse_runs(runs), test=test.value, correction=chosen.value,
             alpha=alpha, qrels_id=qrels, resamples=resamples, seed=seed, store=store, progress=bar,
+            fill=fill or [],
         )  # fmt: skip
     if layout is Layout.pairs:
         frame = result.pairs

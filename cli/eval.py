@@ -15,6 +15,7 @@ from evalwh.cli._options import (
     DEFAULT_DB,
     CollectionOption,
     DbOption,
+    FillOption,
     OutputFormat,
     OutputOption,
     default_collection,
@@ -76,6 +77,7 @@ def evaluate(
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="One value per topic instead of means.")] = False,
     depths: Annotated[str | None, typer.Option("--depths", help="Comma-separated depths for measures given without @k.")] = None,
     qrels_id: Annotated[str, typer.Option("--qrels-id", help="Qrels set to evaluate against.")] = "default",
+    fill: FillOption = None,
     rel: Annotated[int, typer.Option("--rel", "-l", help="Relevance threshold: grade >= rel is relevant (trec_eval -l).")] = 1,
     unjudged: Annotated[
         str, typer.Option("--unjudged", help="nonrelevant (assumed) or condensed (removed; trec_eval -J).")
@@ -104,6 +106,7 @@ def evaluate(
 
     Example: evalwh eval --collection trec8 -m P@10 -m AP -m nDCG@10 -m A_p@100
     Example: evalwh eval --qrels qrels.txt runs/* -m P@10 -m AP --format trec
+    Example: evalwh eval -c trec8 --qrels-id depth10 --fill full -m AP -m 'A_p(source=human)@10'
     """
     from evalwh.errors import EvalWhError, MetricParamError
     from evalwh.store.context import Averaging, Unjudged
@@ -119,6 +122,8 @@ def evaluate(
             raise MetricParamError("--qrels needs run files: evalwh eval --qrels QRELS RUN [RUN ...]")
         if run or store or qrels_id != "default":
             raise MetricParamError("--run, --store and --qrels-id apply to a warehouse (--collection), not to --qrels")
+        if fill:
+            raise MetricParamError("--fill composes stored qrels sets (--qrels-id); it does not apply to --qrels")
     elif files:
         raise MetricParamError("run files as arguments go with --qrels; ingest them to evaluate a collection")
     elif collection is None:
@@ -147,7 +152,7 @@ def evaluate(
 
         # a reader unless --store: any number of evaluations at once, also on a read-only disk
         wh = Warehouse(db) if store else Warehouse.open_reader(db)
-        stored = dict(collection=collection, runs=run, qrels_id=qrels_id, **options)
+        stored = dict(collection=collection, runs=run, qrels_id=qrels_id, fill=fill or [], **options)
 
         def evaluated(specs: list[str], by_topic: bool) -> pd.DataFrame:
             return wh.evaluate(specs, per_query=by_topic, store=store, typed_names=True, **stored)
@@ -159,7 +164,7 @@ def evaluate(
             ).fetchone()
             return (int(row[0]), row[1]) if row else None
 
-        name = f"{collection}: qrels {qrels_id}"
+        name = f"{collection}: qrels {'+'.join([qrels_id, *(fill or [])])}"
 
     def compute(specs: list[str], by_topic: bool) -> pd.DataFrame:
         frame = evaluated(specs, by_topic)
@@ -271,6 +276,7 @@ def register(app: typer.Typer) -> None:
 def unjudged(
     collection: CollectionOption = None,
     qrels_id: Annotated[str, typer.Option("--qrels-id", help="Qrels set that decides what is judged.")] = "default",
+    fill: FillOption = None,
     max_rank: Annotated[int, typer.Option("--max-rank", help="Deepest rank reported.")] = 1000,
     ranks: Annotated[
         str | None, typer.Option("--ranks", help="Only these ranks, comma-separated (e.g. 1,10,100,1000).")
@@ -287,5 +293,5 @@ def unjudged(
 
     wanted = _depths(ranks)
     with Warehouse.open_reader(db) as wh:
-        frame = wh.unjudged(collection=collection, qrels_id=qrels_id, max_rank=max_rank, ranks=wanted)
+        frame = wh.unjudged(collection=collection, qrels_id=qrels_id, max_rank=max_rank, ranks=wanted, fill=fill or [])
     render(frame, fmt, output, title=f"unjudged share per rank, {collection}")

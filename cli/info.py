@@ -1,4 +1,4 @@
-"""evalwh collections | runs: what the warehouse holds."""
+"""evalwh collections | runs | qrels: what the warehouse holds."""
 
 from __future__ import annotations
 
@@ -43,7 +43,26 @@ def runs(
         render(wh.runs(collection), fmt, output, title=f"runs of {collection}")
 
 
+@handle_errors
+@default_collection
+def qrels(
+    collection: CollectionOption = None,
+    db: DbOption = DEFAULT_DB,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """List the qrels sets of a collection: provenance (source, judge, model, prompt, round), topics, pairs, relevant, file.
+
+    Example: evalwh qrels --collection llmjudge
+    """
+    from evalwh.warehouse import Warehouse
+
+    with Warehouse.open_reader(db) as wh:
+        render(wh.qrels_sets(collection), fmt, output, title=f"qrels sets of {collection}")
+
+
 def register(app: typer.Typer) -> None:
     """Add the commands of this module to the root app."""
     app.command("collections")(collections)
     app.command("runs")(runs)
+    app.command("qrels")(qrels)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from pathlib import Path
 from typing import Annotated
 
@@ -14,27 +15,66 @@ from evalwh.cli._progress import progress_bar
 app = typer.Typer(help="Load qrels, runs and run metadata into the warehouse.", no_args_is_help=True)
 
 
+class Source(str, enum.Enum):
+    """Who made a qrels set's labels (qrels_sets.source; evalwh marks its own sets 'derived')."""
+
+    human = "human"
+    llm = "llm"
+    inferred = "inferred"
+
+
 @app.command("qrels")
 @handle_errors
 @default_collection
 def qrels(
-    file: Annotated[Path, typer.Argument(help="TREC qrels file (qid iter docid rel), plain or .gz.")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(help="TREC qrels files (qid iter docid rel) or JSON-lines judgment records, plain or .gz."),
+    ],
     collection: CollectionOption = None,
-    qrels_id: Annotated[str, typer.Option("--qrels-id", help="Name of this qrels set in the collection.")] = "default",
-    replace: Annotated[bool, typer.Option("--replace", help="Replace a qrels set of the same name.")] = False,
+    qrels_id: Annotated[
+        str | None,
+        typer.Option("--qrels-id", help="Name of the set (one file; default 'default'). Several files: each its stem."),
+    ] = None,
+    source: Annotated[Source, typer.Option("--source", help="Who made the labels.")] = Source.human,
+    judge: Annotated[str | None, typer.Option("--judge", help="Who judged: assessor group, team or tool.")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="The model that produced the labels.")] = None,
+    prompt: Annotated[Path | None, typer.Option("--prompt", help="File holding the judging prompt (stored once).")] = None,
+    round: Annotated[int | None, typer.Option("--round", min=0, help="Round or iteration of judging.")] = None,
+    replace: Annotated[bool, typer.Option("--replace", help="Replace qrels sets of the same name.")] = False,
     db: DbOption = DEFAULT_DB,
 ) -> None:
-    """Ingest a qrels file into a collection (atomic, idempotent).
+    """Ingest qrels files into a collection, with their provenance (atomic, idempotent).
 
-    Example: evalwh ingest qrels trec8.qrels --collection trec8
+    One file makes the set --qrels-id (default 'default'); several make one set each, named by the file's stem.
+
+    Example: evalwh ingest qrels judges/*.txt --collection llmjudge --source llm
     """
     from evalwh.io.formats import require_file
     from evalwh.warehouse import Warehouse
 
-    require_file(file)  # before opening: a mistyped name must not create a warehouse file
+    for file in files:
+        require_file(file)  # before opening: a mistyped name must not create a warehouse file
+    if prompt is not None:
+        require_file(prompt)
     with Warehouse(db) as wh:
-        result = wh.ingest_qrels(file, collection=collection, qrels_id=qrels_id, replace=replace)
-    typer.echo(result.message())
+        results = wh.ingest_qrels(
+            files if len(files) > 1 else files[0],
+            collection=collection,
+            qrels_id=qrels_id,
+            replace=replace,
+            source=source.value,
+            judge=judge,
+            model=model,
+            prompt=prompt,
+            round=round,
+        )
+    results = results if isinstance(results, list) else [results]
+    for result in results:
+        typer.echo(result.message())
+    if len(results) > 1:
+        new = sum(r.status != "unchanged" for r in results)
+        typer.echo(f"{new} of {len(results)} qrels sets ingested or replaced, {len(results) - new} unchanged")
 
 
 @app.command("runs")

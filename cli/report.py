@@ -19,7 +19,7 @@ from evalwh.cli._decision_options import (
     parse_runs,
 )
 from evalwh.cli._errors import handle_errors
-from evalwh.cli._options import DEFAULT_DB, DbOption, only_collection
+from evalwh.cli._options import DEFAULT_DB, DbOption, FillOption, only_collection
 from evalwh.cli._progress import progress_bar
 
 DEMO_DIR = Path("evalwh-demo")
@@ -96,6 +96,7 @@ def report(
     qrels_id: Annotated[
         str, typer.Option("--qrels-id", help="Qrels set to evaluate against.")
     ] = "default",
+    fill: FillOption = None,
     flag_gap: Annotated[
         float,
         typer.Option(
@@ -169,6 +170,7 @@ def report(
         flag_gap=flag_gap,
         pool_depth=pool_depth,
         bounds=bounds,
+        fill=tuple(fill or ()),
     )
     ingesting = qrels is not None or bool(files) or run_metadata is not None
     with Warehouse(db) if ingesting else Warehouse.open_reader(db) as wh:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from evalwh.store.connection import Store
 
@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from evalwh.methods.decisions import DecisionMatrix, PairComparison
+    from evalwh.methods.judgments import Sensitivity
+    from evalwh.methods.label_uncertainty import LabelUncertainty
     from evalwh.stats.compare import Comparison
     from evalwh.store.ingest import IngestResult
 
@@ -68,16 +70,54 @@ class Warehouse(Store):
 
     # -- ingest (evalwh ingest qrels | runs | run-metadata) ---------------------------------
 
+    @overload
     def ingest_qrels(
-        self, source: PathLike | pd.DataFrame, *, collection: str | None = None, qrels_id: str = "default",
-        replace: bool = False,
-    ) -> IngestResult:  # fmt: skip
-        """Ingest a qrels file or DataFrame (:func:`evalwh.store.ingest.ingest_qrels`); ``evalwh ingest qrels``."""
+        self, sources: PathLike | pd.DataFrame, /, *, collection: str | None = None, qrels_id: str | None = None,
+        replace: bool = False, source: str = "human", judge: str | None = None, model: str | None = None,
+        prompt: PathLike | None = None, round: int | None = None,
+    ) -> IngestResult: ...  # fmt: skip
+    @overload
+    def ingest_qrels(
+        self, sources: Sequence[PathLike], /, *, collection: str | None = None, qrels_id: str | None = None,
+        replace: bool = False, source: str = "human", judge: str | None = None, model: str | None = None,
+        prompt: PathLike | None = None, round: int | None = None,
+    ) -> list[IngestResult]: ...  # fmt: skip
+    def ingest_qrels(
+        self, sources: PathLike | Sequence[PathLike] | pd.DataFrame, /, *, collection: str | None = None,
+        qrels_id: str | None = None, replace: bool = False, source: str = "human", judge: str | None = None,
+        model: str | None = None, prompt: PathLike | None = None, round: int | None = None,
+    ) -> IngestResult | list[IngestResult]:  # fmt: skip
+        """Ingest qrels or judgment files, or a DataFrame, with their provenance: ``evalwh ingest qrels``.
+
+        ``wh.ingest_qrels(paths, source="llm", judge=..., model=..., prompt=..., round=...)``:
+        ``source`` says who made the labels (``human``, the default, ``llm`` or ``inferred``),
+        ``prompt`` is a file holding the judging prompt. One file or DataFrame makes the set
+        ``qrels_id`` (``"default"`` when not given) and returns one result; a list of files
+        makes one set per file, named by its stem, and returns a list; all in one transaction.
+        See :func:`evalwh.store.ingest.ingest_qrels`.
+        """
         from evalwh.store import ingest
 
         return ingest.ingest_qrels(
-            self, source, collection=self.default_collection(collection), qrels_id=qrels_id, replace=replace
-        )
+            self, sources, collection=self.default_collection(collection), qrels_id=qrels_id, replace=replace,
+            source=source, judge=judge, model=model, prompt=prompt, round=round,
+        )  # fmt: skip
+
+    def qrels_sets(self, collection: str | None = None) -> pd.DataFrame:
+        """The qrels sets of a collection with their provenance and sizes: ``evalwh qrels``.
+
+        One row per set: ``qrels_id, source, judge, model, prompt_sha256, round, topics,
+        pairs`` (judged, grade >= 0), ``relevant`` (grade >= 1), ``file``, ``created_at``
+        (``queries/reports/qrels_sets.sql``).
+        """
+        from evalwh import sql
+
+        collection = self.default_collection(collection)
+        self.require_collection(collection)
+        frame = self.df(sql.query("evalwh.queries.reports", "qrels_sets"), {"collection_id": collection})
+        # a set without a round shows nothing there, as a set without a judge does
+        frame["round"] = frame["round"].astype(object).where(frame["round"].notna(), None)
+        return frame
 
     def ingest_runs(
         self, sources: PathLike | Sequence[PathLike] | pd.DataFrame, *, collection: str | None = None,
@@ -112,6 +152,7 @@ class Warehouse(Store):
         per_query: bool = False, depths: Sequence[int] | None = None, qrels_id: str = "default", rel: int = 1,
         unjudged: str = "nonrelevant", depth_cap: int | None = None, float32_ties: bool = False,
         averaging: str = "default", store: bool = False, typed_names: bool = False, wide: bool = False,
+        fill: str | Sequence[str] = (),
     ) -> pd.DataFrame:  # fmt: skip
         """Evaluate runs of a collection: ``evalwh eval``.
 
@@ -119,6 +160,8 @@ class Warehouse(Store):
         run). The result is long (``run_id, measure, value, n_topics, ...``, or per ``query_id``
         with ``per_query=True``); with ``wide=True`` one row per run (and topic) and one column
         per measure, in the order asked for (:func:`evalwh.measures.evaluation.wide_form`).
+        ``fill`` names sets whose labels fill the pairs ``qrels_id`` did not judge, in order
+        (``--fill``); the ``qrels_id`` column then reads ``A+B``.
         """
         from evalwh.measures.evaluation import evaluate, wide_form
 
@@ -126,24 +169,25 @@ class Warehouse(Store):
             self, _names(measures), collection=self.default_collection(collection), runs=runs,
             per_query=per_query, depths=depths, qrels_id=qrels_id, rel=rel, unjudged=unjudged,
             depth_cap=depth_cap, float32_ties=float32_ties, averaging=averaging, store=store,
-            typed_names=typed_names,
+            typed_names=typed_names, fill=_names(fill),
         )  # fmt: skip
         return wide_form(frame) if wide else frame
 
     def unjudged(
         self, *, collection: str | None = None, qrels_id: str = "default", max_rank: int = 1000,
-        ranks: Sequence[int] | None = None,
+        ranks: Sequence[int] | None = None, fill: str | Sequence[str] = (),
     ) -> pd.DataFrame:  # fmt: skip
         """The unjudged share of all runs' documents per rank: ``evalwh unjudged``.
 
         ``rank, lists, unjudged, share`` up to ``max_rank``, or at ``ranks`` only
-        (:func:`evalwh.measures.evaluation.unjudged_share`).
+        (:func:`evalwh.measures.evaluation.unjudged_share`); ``fill`` as in :meth:`evaluate`.
         """
         from evalwh.measures.evaluation import unjudged_share
 
         wanted = list(ranks or [])
         frame = unjudged_share(
-            self, self.default_collection(collection), qrels_id=qrels_id, max_rank=max(wanted) if wanted else max_rank
+            self, self.default_collection(collection), qrels_id=qrels_id, max_rank=max(wanted) if wanted else max_rank,
+            fill=_names(fill),
         )
         return frame[frame["rank"].isin(wanted)].reset_index(drop=True) if wanted else frame
 
@@ -153,7 +197,7 @@ class Warehouse(Store):
         self, measures: str | Iterable[str], runs: Sequence[str] | None = None, *,
         collection: str | None = None, baseline: str | Sequence[str] | None = None, all_runs: bool = False,
         all_pairs: bool = False, test: str = "t", correction: str | None = None, alpha: float = 0.05, resamples: int = 10_000,
-        seed: int | None = None, qrels_id: str = "default",
+        seed: int | None = None, qrels_id: str = "default", fill: str | Sequence[str] = (),
     ) -> Comparison:  # fmt: skip
         """Paired tests between stored runs on any measures: ``evalwh compare``.
 
@@ -172,6 +216,8 @@ class Warehouse(Store):
             resamples: Resamples of the resampling tests.
             seed: Seed of the resampling tests.
             qrels_id: The qrels set (``--qrels``).
+            fill: Sets whose labels fill the pairs ``qrels_id`` did not judge, in order
+                (``--fill``); ``pairs`` and ``runs`` then carry ``qrels_id`` ``A+B``.
 
         Returns:
             The :class:`~evalwh.stats.compare.Comparison` of
@@ -182,7 +228,8 @@ class Warehouse(Store):
 
         return compare_collection(
             self, self.default_collection(collection), _names(measures), list(runs or []),
-            baselines=_names(baseline), all_runs=all_runs or runs is None, qrels_id=qrels_id, all_pairs=all_pairs,
+            baselines=_names(baseline), all_runs=all_runs or runs is None, qrels_id=qrels_id, fill=_names(fill),
+            all_pairs=all_pairs,
             test=test, correction=correction, alpha=alpha, n_resamples=resamples, rng=seed,
         )  # fmt: skip
 
@@ -190,7 +237,7 @@ class Warehouse(Store):
         self, run_a: str, run_b: str, *, collection: str | None = None, measure: str = "P",
         depths: Sequence[int] | None = None, full: bool = True, assessment: str = "A_p", all_runs: bool = False,
         test: str = "anova", correction: str | None = None, alpha: float = 0.05, qrels_id: str = "default",
-        resamples: int = 10_000, seed: int | None = None,
+        resamples: int = 10_000, seed: int | None = None, fill: str | Sequence[str] = (),
     ) -> PairComparison:  # fmt: skip
         """The decision matrix of two runs per depth: ``evalwh compare A B --decision``.
 
@@ -198,6 +245,7 @@ class Warehouse(Store):
         ``depths`` (None: the default grid, 10, 30, 100, 500 and 1000);
         ``correction`` None is Bonferroni (none for the Tukey tests). See
         :func:`evalwh.methods.decisions.compare_runs`; ``.pairs`` is what the command prints.
+        ``fill``: sets that fill the pairs ``qrels_id`` did not judge, as in :meth:`evaluate`.
         """
         from evalwh.methods.decisions import compare_runs
         from evalwh.stats.significance import default_correction
@@ -207,7 +255,7 @@ class Warehouse(Store):
             self, collection, run_a, run_b, measure=measure, depths=None if depths is None else list(depths), full=full,
             assessment=assessment, runs=self.run_ids(collection) if all_runs else [run_a, run_b], test=test,
             correction=default_correction(test, "bonferroni").value if correction is None else correction,
-            alpha=alpha, qrels_id=qrels_id, n_resamples=resamples, rng=seed,
+            alpha=alpha, qrels_id=qrels_id, fill=_names(fill), n_resamples=resamples, rng=seed,
         )  # fmt: skip
 
     def matrix(
@@ -215,6 +263,7 @@ class Warehouse(Store):
         full: bool = True, assessment: str = "A_p", runs: Sequence[str] | None = None, test: str = "anova",
         correction: str | None = None, alpha: float = 0.05, qrels_id: str = "default", resamples: int = 9999,
         seed: int | None = None, store: bool = True, progress: Progress | None = None,
+        fill: str | Sequence[str] = (),
     ) -> DecisionMatrix:  # fmt: skip
         """Classify every pair of runs at every depth: ``evalwh matrix``.
 
@@ -223,6 +272,7 @@ class Warehouse(Store):
         proportions in the warehouse, as the command does unless ``--no-store``. Returns the
         :class:`~evalwh.methods.decisions.DecisionMatrix` (``summary``, ``table`` and
         ``pairs``: the command's three layouts) of :func:`evalwh.methods.decisions.decision_matrix`.
+        ``fill``: sets that fill the pairs ``qrels_id`` did not judge, as in :meth:`evaluate`.
         """
         from evalwh.methods.decisions import decision_matrix
         from evalwh.stats.significance import default_correction
@@ -232,7 +282,8 @@ class Warehouse(Store):
             depths=None if depths is None else list(depths), full=full,
             assessment=assessment, runs=runs, test=test,
             correction=default_correction(test, "bonferroni").value if correction is None else correction,
-            alpha=alpha, qrels_id=qrels_id, n_resamples=resamples, rng=seed, store=store, progress=progress,
+            alpha=alpha, qrels_id=qrels_id, fill=_names(fill), n_resamples=resamples, rng=seed, store=store,
+            progress=progress,
         )  # fmt: skip
 
     def kendall(
@@ -329,13 +380,14 @@ class Warehouse(Store):
         self, runs: Sequence[str] | None = None, *, collection: str | None = None, measure: str = "P",
         depths: Sequence[int] | None = None, every_rank: bool = False, max_depth: int = 1000,
         aggregation: str = "mean", compare: bool = False, per_query: bool = False, qrels_id: str = "default",
-        rel: int = 1, store: bool = False,
+        rel: int = 1, store: bool = False, fill: str | Sequence[str] = (),
     ) -> pd.DataFrame:  # fmt: skip
         """Lower and upper values per run across depth: ``evalwh bounds``.
 
         ``aggregation`` is ``mean`` or ``dempster``; ``store`` keeps both aggregates in the
         bounds table; ``compare`` (two runs) says per depth whether one is certainly better.
         See :func:`evalwh.methods.bounds.compute_bounds` and :func:`evalwh.methods.bounds.compare`.
+        ``fill``: sets that fill the pairs ``qrels_id`` did not judge, as in :meth:`evaluate`.
         """
         from evalwh.errors import MetricParamError
         from evalwh.methods.bounds import compare as compare_bands
@@ -348,12 +400,36 @@ class Warehouse(Store):
             self, collection=self.default_collection(collection), measure=measure, runs=chosen,
             depths=None if depths is None else list(depths), every_rank=every_rank, max_depth=max_depth,
             aggregation=None if store else aggregation, per_query=per_query, qrels_id=qrels_id, rel=rel, store=store,
+            fill=_names(fill),
         )  # fmt: skip
         if store and not per_query:
             frame = frame[frame["aggregation"] == aggregation]
         if compare and chosen is not None:
             frame = compare_bands(frame, chosen[0], chosen[1])
         return frame
+
+    def label_uncertainty(
+        self, reference: str, machine: str, measures: str | Iterable[str], *, collection: str | None = None,
+        runs: Sequence[str] | None = None, samples: int = 1000, seed: int | None = 1, level: float = 0.95,
+        prior: float = 1.0, resample_confusion: bool = False, confusion: pd.DataFrame | None = None, rel: int = 1,
+        per_query: bool = False, pairs: bool = False,
+    ) -> LabelUncertainty:  # fmt: skip
+        """Scores under ``reference`` filled by ``machine``, with the machine labels' uncertainty.
+
+        ``evalwh label-uncertainty``: the judge's confusion matrix, estimated on the pairs both
+        sets judged (Dirichlet ``prior`` per cell) or given as ``confusion``, is propagated by
+        ``samples`` Monte Carlo replicates (``seed``) to each run's ``P@k``, ``nDCG[@k]`` and
+        ``AP[@k]``: ``.runs`` (value, mean, sd, central ``level`` interval), ``.topics`` with
+        ``per_query``, ``.pairs`` (swap probabilities) with ``pairs``, ``.confusion``. See
+        :func:`evalwh.methods.label_uncertainty.label_uncertainty`.
+        """
+        from evalwh.methods.label_uncertainty import label_uncertainty
+
+        return label_uncertainty(
+            self, self.default_collection(collection), reference=reference, machine=machine,
+            measures=_names(measures), runs=runs, samples=samples, seed=seed, level=level, prior=prior,
+            resample_confusion=resample_confusion, confusion=confusion, rel=rel, per_query=per_query, pairs=pairs,
+        )  # fmt: skip
 
     # -- experiments (evalwh experiment ...) --------------------------------------------------
 
@@ -426,6 +502,47 @@ class Warehouse(Store):
             experiment_id=experiment_id, progress=progress,
         )  # fmt: skip
 
+    # -- judgments (evalwh agreement | sensitivity) --------------------------------------------
+
+    def agreement(
+        self, reference: str, sets: str | Iterable[str] | None = None, *, collection: str | None = None,
+        binary_at: float | None = None, per_query: bool = False, layout: str = "summary",
+    ) -> pd.DataFrame:  # fmt: skip
+        """Label sets against a reference on the pairs both judged: ``evalwh agreement``.
+
+        Percent agreement, Cohen's kappa (unweighted, linear, quadratic) and Krippendorff's
+        alpha (nominal, ordinal, interval), with ``binary_at`` also on grade >= it; per set, or
+        per set and topic, or the confusion matrices (``layout="confusion"``); ``sets`` None is
+        every other set. See :func:`evalwh.methods.judgments.agreement`.
+        """
+        from evalwh.methods.judgments import agreement
+
+        return agreement(
+            self, self.default_collection(collection), reference, None if sets is None else _names(sets),
+            binary_at=binary_at,
+            per_query=per_query, layout=layout,
+        )  # fmt: skip
+
+    def sensitivity(
+        self, sets: Sequence[str], measures: str | Iterable[str] = ("AP", "nDCG@10", "P@10", "bpref"), *,
+        collection: str | None = None, reference: str | None = None, runs: Sequence[str] | None = None,
+        rbo_p: float = 0.9, top_k: int = 10, resamples: int = 1000, confidence: float = 0.95, seed: int | None = None,
+    ) -> Sensitivity:  # fmt: skip
+        """How the ranking of the runs moves between label sets: ``evalwh sensitivity``.
+
+        ``sets`` are qrels sets or compositions ``A+B`` (A's labels, B's where A has none);
+        the first (or ``reference``) is the reference. Returns the
+        :class:`~evalwh.methods.judgments.Sensitivity` of
+        :func:`evalwh.methods.judgments.sensitivity`: ``summary`` (tau_b with its bootstrap
+        interval, tau_ap, RBO, top-k overlap, largest rank change), ``runs`` and ``sets``.
+        """
+        from evalwh.methods.judgments import sensitivity
+
+        return sensitivity(
+            self, self.default_collection(collection), list(sets), _names(measures), reference=reference, runs=runs,
+            rbo_p=rbo_p, top_k=top_k, resamples=resamples, confidence=confidence, seed=seed,
+        )  # fmt: skip
+
     # -- report (evalwh report) ---------------------------------------------------------------
 
     def report(
@@ -434,15 +551,17 @@ class Warehouse(Store):
         depths: Sequence[int] | None = None, baseline: str | None = None, pairs: Sequence[tuple[str, str]] = (),
         test: str = "anova", correction: str = "bonferroni", alpha: float = 0.05, seed: int = 0,
         resamples: int = 9999, qrels_id: str = "default", flag_gap: float = 0.10, pool_depth: int | None = None,
-        bounds: bool = True, progress: Progress | None = None,
+        bounds: bool = True, progress: Progress | None = None, fill: str | Sequence[str] = (),
     ) -> str:  # fmt: skip
         """The evaluation report of a collection: ``evalwh report``.
 
         The other arguments are the command's options, with its defaults: ``measures`` of the
         leaderboard, the decision matrix's ``pairing`` (``P`` or ``MAP``) and ``depths``, a
         ``baseline``, the ``pairs`` to draw, ``test``, ``correction``, ``alpha``, ``seed``,
-        ``resamples``, ``qrels_id``, ``flag_gap``, ``pool_depth`` and ``bounds``
-        (:class:`~evalwh.present.report.ReportOptions`).
+        ``resamples``, ``qrels_id``, ``flag_gap``, ``pool_depth``, ``bounds`` and ``fill`` (sets
+        that fill the pairs ``qrels_id`` did not judge, as in :meth:`evaluate`)
+        (:class:`~evalwh.present.report.ReportOptions`). A collection with more than one label
+        set gets a judgments section.
 
         Args:
             path: Write the report to this file (atomically); None writes nothing.
@@ -464,7 +583,7 @@ class Warehouse(Store):
             depths=None if depths is None else tuple(depths),
             baseline=baseline, pairs=tuple((a, b) for a, b in pairs), test=test, correction=correction, alpha=alpha,
             seed=seed, n_resamples=resamples, qrels_id=qrels_id, flag_gap=flag_gap, pool_depth=pool_depth,
-            bounds=bounds, figures=format == "html",
+            bounds=bounds, figures=format == "html", fill=tuple(_names(fill)),
         )  # fmt: skip
         result = build_report(self, self.default_collection(collection), options, progress=progress)
         text = render_html(result) if format == "html" else render_markdown(result)

@@ -24,6 +24,11 @@ CORE_TABLES = {
         "parent_qrels_id",
         "params",
         "created_at",
+        "source",
+        "judge",
+        "model",
+        "prompt_sha256",
+        "round",
     ],
     "qrels": ["collection_id", "qrels_id", "query_id", "iteration", "doc_id", "relevance"],
     "runs": [
@@ -67,7 +72,12 @@ def test_core_tables_and_columns(wh):
 
 
 # Tables stored by key (schema/013_keyed_results.sql) reach their collection through the key.
-_BY_KEY = {"run_rows": ("list_key", "run_topics"), "judged_results": ("build_key", "judged_builds")}
+# A judging prompt is stored once however many sets (of any collection) used it, keyed by hash.
+_BY_KEY = {
+    "run_rows": ("list_key", "run_topics"),
+    "judged_results": ("build_key", "judged_builds"),
+    "judgment_prompts": ("prompt_sha256", "qrels_sets"),
+}
 
 
 def test_every_table_carries_the_collection(wh):
@@ -108,7 +118,8 @@ def test_migrations_are_applied_once_in_order(tmp_path):
 # Migrations that move data from one layout to another: each runs once, in its own
 # transaction (Warehouse._migrate), so it is never half applied; a second run finds the new
 # layout. tests/test_evaluation.py upgrades an old warehouse through it.
-_ONE_WAY = {"013_keyed_results", "014_judged_spans"}
+# 015 adds the provenance columns of qrels_sets and marks the sets already there: once.
+_ONE_WAY = {"013_keyed_results", "014_judged_spans", "015_judgment_provenance"}
 
 
 def test_schema_files_are_idempotent():

@@ -427,6 +427,8 @@ def _resolve(name: str, args: list[str]) -> tuple[Metric, str]:
         return lookup("nDCG_gains"), "k"  # (nDCG's own query stays plain and portable)
     if metric.name == "RBP" and "gain" in keys:
         return lookup("RBP_graded"), "k"
+    if metric.name == "A_p" and "source" in keys:
+        return lookup("A_p_source"), "k"  # (the judged share by provenance source)
     return metric, "k"
 
 

@@ -47,6 +47,7 @@ def evaluate(
     averaging: Averaging | str = Averaging.default,
     store: bool = False,
     typed_names: bool = False,
+    fill: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Evaluate runs of a collection with the given measures.
 
@@ -66,11 +67,15 @@ def evaluate(
         store: Also keep the results in the warehouse's ``results`` table.
         typed_names: Report each measure under the name it was given (``map``,
             ``RBP(p=0.8)@10``) instead of its canonical one (``AP``, ``RBP@10``).
+        fill: Qrels sets whose labels fill the (topic, document) pairs ``qrels_id`` did not
+            judge, in order: the first set with a non-negative grade for a pair labels it
+            (``queries/context/01_qrels_composed.sql``).
 
     Returns:
         Long form. Per topic: ``collection_id, run_id, query_id, measure, value`` plus the
         option columns. Means: ``collection_id, run_id, measure, value, n_topics,
-        n_undefined`` plus the option columns.
+        n_undefined`` plus the option columns. The ``qrels_id`` column names the sets used:
+        ``A``, or ``A+B`` for A filled from B.
 
     Raises:
         UnknownMetricError, MetricParamError: for bad measure specs.
@@ -94,6 +99,7 @@ def evaluate(
         depth_cap=depth_cap,
         float32_ties=float32_ties,
         averaging=Averaging(averaging),
+        fill=_fill(fill),
     )
     parsed = parse_measures(measures, depths, options)
     _import_pandas_meanwhile()  # (beside the context's queries too, not only the metrics')
@@ -102,6 +108,13 @@ def evaluate(
         return compute(
             wh, collection, parsed, options, per_query=per_query, store=store, typed_names=typed_names
         )
+
+
+def _fill(fill: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The fill sets as a tuple (one name alone is one set, not its characters)."""
+    if fill is None:
+        return ()
+    return (fill,) if isinstance(fill, str) else tuple(fill)
 
 
 def parse_measures(
@@ -323,7 +336,7 @@ def _store(wh: Store, collection: str, values: Any, means: pd.DataFrame | None, 
 
 
 def unjudged_share(
-    wh: Store, collection: str, *, qrels_id: str = "default", max_rank: int = 1000
+    wh: Store, collection: str, *, qrels_id: str = "default", max_rank: int = 1000, fill: Sequence[str] = ()
 ) -> pd.DataFrame:
     """The unjudged share per rank over all runs and qrels topics of a collection (methods §2.7).
 
@@ -332,12 +345,13 @@ def unjudged_share(
         collection: The collection.
         qrels_id: The qrels set that decides what is judged.
         max_rank: The deepest rank reported.
+        fill: Sets that fill the pairs ``qrels_id`` did not judge (as :func:`evaluate`).
 
     Returns:
         ``rank, lists, unjudged, share``: at each rank, the (run, topic) lists that reach it,
         how many hold an unjudged document there, and the ratio.
     """
-    options = Options(qrels_id=qrels_id, averaging=Averaging.trec_eval_c)
+    options = Options(qrels_id=qrels_id, averaging=Averaging.trec_eval_c, fill=_fill(fill))
     with wh.transaction():
         build_context(wh, collection, None, options)
         return wh.df(sql.query(_REPORTS, "unjudged_share"), {"max_rank": max_rank})

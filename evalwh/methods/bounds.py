@@ -349,6 +349,7 @@ def compute_bounds(
     rel: int = 1,
     depth_cap: int | None = None,
     store: bool = False,
+    fill: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Lower and upper values of a measure per run across a depth grid, computed in SQL.
 
@@ -367,6 +368,10 @@ def compute_bounds(
         rel: Relevance threshold; also the gain a relabelled document gets in nDCG_allrel.
         depth_cap: Keep only the first documents of each ranking (trec_eval -M).
         store: Keep the aggregates in the ``bounds`` table (replacing the same key).
+        fill: Sets whose labels fill the pairs ``qrels_id`` did not judge, in order
+            (:func:`evalwh.measures.evaluation.evaluate`): fewer holes, narrower bounds. The
+            rows then carry a ``qrels_id`` column naming the sets (``A+B``), the key they are
+            stored under.
 
     Returns:
         Aggregates: ``collection_id, run_id, measure, kind, depth, aggregation, lower, upper,
@@ -395,7 +400,7 @@ def compute_bounds(
     family = _FAMILIES[key]
     grid = _grid(depths, every_rank, max_depth)
     wanted = _aggregations(aggregation, family, label)
-    options = Options(qrels_id=qrels_id, rel=rel, depth_cap=depth_cap)
+    options = Options(qrels_id=qrels_id, rel=rel, depth_cap=depth_cap, fill=tuple(fill))
     query_params: dict[str, Any] = {
         "depths": grid,
         "max_depth": max(grid),
@@ -412,6 +417,8 @@ def compute_bounds(
             frame.insert(0, "collection_id", collection)
             frame.insert(3, "measure", label)
             frame.insert(4, "kind", family.kind.value)
+            if fill:
+                frame.insert(1, "qrels_id", options.qrels_label)
             return frame
         # one pass over the (never stored) cells yields both aggregations
         aggregates = wh.df(sql.query(_BOUNDS, "aggregates"))
@@ -451,6 +458,8 @@ def compute_bounds(
             _store(wh, collection, label, frame, options)
     frame.insert(0, "collection_id", collection)
     frame.insert(2, "measure", label)
+    if fill:
+        frame.insert(1, "qrels_id", options.qrels_label)
     return frame
 
 
@@ -462,7 +471,7 @@ def _store(wh: Store, collection: str, label: str, frame: pd.DataFrame, options:
             {
                 "collection_id": collection,
                 "measure": label,
-                "qrels_id": options.qrels_id,
+                "qrels_id": options.qrels_label,
                 "rel": options.rel,
                 "depth_cap": options.depth_cap,
             },

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalwh.errors import NotFoundError
 from evalwh.measures.evaluation import evaluate
+from evalwh.store.context import composition_label
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -57,10 +58,11 @@ def collection_scores(
     runs: Sequence[str],
     *,
     qrels_id: str = "default",
+    fill: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Per-topic scores ``run_id, query_id, measure, value`` of ``runs`` on ``measures``."""
     frame = evaluate(wh, 
-        list(measures), collection=collection, runs=list(runs), per_query=True, qrels_id=qrels_id
+        list(measures), collection=collection, runs=list(runs), per_query=True, qrels_id=qrels_id, fill=fill
     )
     return frame[["run_id", "query_id", "measure", "value"]]
 
@@ -74,6 +76,7 @@ def compare_collection(
     baselines: Sequence[str] = (),
     all_runs: bool = False,
     qrels_id: str = "default",
+    fill: Sequence[str] = (),
     **options: Any,
 ) -> Comparison:
     """Compare runs of a collection on ``measures`` (see :func:`evalwh.stats.compare.compare`).
@@ -86,6 +89,9 @@ def compare_collection(
         baselines: Runs every other run is compared with.
         all_runs: Add every run of the collection to the family.
         qrels_id: The qrels set.
+        fill: Sets whose labels fill the pairs ``qrels_id`` did not judge, in order
+            (:func:`evalwh.measures.evaluation.evaluate`); ``pairs`` and ``runs`` then carry
+            a ``qrels_id`` column naming the sets (``A+B``).
         **options: ``all_pairs, test, correction, alpha, n_resamples, rng`` of
             :func:`~evalwh.stats.compare.compare`.
 
@@ -106,6 +112,10 @@ def compare_collection(
     from evalwh.stats.compare import compare
 
     family = family_runs(wh, collection, runs, baselines, all_runs=all_runs)
-    scores = collection_scores(wh, collection, measures, family, qrels_id=qrels_id)
+    scores = collection_scores(wh, collection, measures, family, qrels_id=qrels_id, fill=fill)
     chosen = list(dict.fromkeys(scores["measure"]))
-    return compare(scores, runs=family, measures=chosen, baselines=baselines, **options)
+    result = compare(scores, runs=family, measures=chosen, baselines=baselines, **options)
+    if fill:
+        for frame in (result.pairs, result.runs):
+            frame.insert(0, "qrels_id", composition_label(qrels_id, fill))
+    return result

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from evalwh import sql
 from evalwh.errors import MetricParamError, NotFoundError
 from evalwh.measures.evaluation import evaluate
+from evalwh.store.context import composition_label
 
 if TYPE_CHECKING:
     import numpy as np
@@ -164,6 +165,7 @@ def decision_matrix(
     correction: str = "bonferroni",
     alpha: float = 0.05,
     qrels_id: str = "default",
+    fill: Sequence[str] = (),
     n_resamples: int = 9999,
     rng: np.random.Generator | int | None = None,
     store: bool = False,
@@ -187,6 +189,9 @@ def decision_matrix(
             column (``none`` for the Tukey procedures).
         alpha: Significance level.
         qrels_id: The qrels set to evaluate against.
+        fill: Sets whose labels fill the pairs ``qrels_id`` did not judge, in order
+            (:func:`evalwh.measures.evaluation.evaluate`); the pairs then carry a
+            ``qrels_id`` column naming the sets (``A+B``), which is also the key they are stored under.
         n_resamples: Resamples of the randomization test.
         rng: Random generator or seed (resampling tests only).
         store: Keep pairs and proportions in ``decision_pairs`` and ``decision_summary``.
@@ -221,7 +226,7 @@ def decision_matrix(
 
     columns = pairings(measure, depths, full=full, assessment=assessment)
     family = list(runs) if runs is not None else wh.run_ids(collection)
-    scores = _per_topic(wh, collection, columns, family, qrels_id)
+    scores = _per_topic(wh, collection, columns, family, qrels_id, fill)
     frames = []
     for done, (label, perf, assess, depth) in enumerate(columns, start=1):
         pairs = decision.decision_pairs(
@@ -244,6 +249,8 @@ def decision_matrix(
             progress(done, len(columns))
     all_pairs = pd.concat(frames, ignore_index=True)
     all_pairs["depth"] = all_pairs["depth"].astype("Int64")
+    if fill:
+        all_pairs.insert(0, "qrels_id", composition_label(qrels_id, fill))
     all_pairs.insert(0, "collection_id", collection)
     summary = decision.case_proportions(
         all_pairs, by=["collection_id", "column", "performance", "assessment", "depth"]
@@ -252,7 +259,8 @@ def decision_matrix(
     key = run_set_key(family)
     if store:
         _store(
-            wh, collection, all_pairs, summary, key, len(family), test, correction, alpha, qrels_id
+            wh, collection, all_pairs, summary, key, len(family), test, correction, alpha,
+            composition_label(qrels_id, fill),
         )
     return DecisionMatrix(all_pairs, summary, table, key)
 
@@ -272,6 +280,7 @@ def compare_runs(
     correction: str = "bonferroni",
     alpha: float = 0.05,
     qrels_id: str = "default",
+    fill: Sequence[str] = (),
     n_resamples: int = 9999,
     rng: np.random.Generator | int | None = None,
 ) -> PairComparison:
@@ -296,6 +305,7 @@ def compare_runs(
         correction: As in :func:`decision_matrix`.
         alpha: Significance level.
         qrels_id: The qrels set.
+        fill: Sets that fill the pairs ``qrels_id`` did not judge, as in :func:`decision_matrix`.
         n_resamples: Resamples of the randomization test.
         rng: Random generator or seed.
 
@@ -334,7 +344,7 @@ def compare_runs(
     # the pair first, so that the pair (run_a, run_b) keeps its orientation
     order = [run_a, run_b, *[r for r in family if r not in (run_a, run_b)]]
     columns = pairings(measure, depths, full=full, assessment=assessment)
-    scores = _per_topic(wh, collection, columns, order, qrels_id)
+    scores = _per_topic(wh, collection, columns, order, qrels_id, fill)
     rows = []
     intervals = []
     for label, perf, assess, depth in columns:
@@ -369,6 +379,8 @@ def compare_runs(
             intervals.append(ci)
     out = pd.concat(rows, ignore_index=True)
     out["depth"] = out["depth"].astype("Int64")
+    if fill:
+        out.insert(0, "qrels_id", composition_label(qrels_id, fill))
     out.insert(0, "collection_id", collection)
     ci_frame = pd.concat(intervals, ignore_index=True)
     ci_frame["depth"] = ci_frame["depth"].astype("Int64")
@@ -383,6 +395,7 @@ def run_profile(
     depths: Sequence[int] | None = DEFAULT_DEPTHS,
     runs: Sequence[str] | None = None,
     qrels_id: str = "default",
+    fill: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Mean performance and assessment per run and depth (the papers' collection figures).
 
@@ -401,7 +414,7 @@ def run_profile(
     """
     columns = pairings(measure, depths, full=False)
     specs = [spec for _, perf, assess, _ in columns for spec in (perf, assess)]
-    means = evaluate(wh, specs, collection=collection, runs=runs, qrels_id=qrels_id)
+    means = evaluate(wh, specs, collection=collection, runs=runs, qrels_id=qrels_id, fill=fill)
     depth_of = {spec: d for _, perf, assess, d in columns for spec in (perf, assess)}
     kind_of = {perf: "performance" for _, perf, _, _ in columns} | {
         a: "assessment" for _, _, a, _ in columns
@@ -420,6 +433,7 @@ def rank_correlation(
     y: str = "A_p@1000",
     runs: Sequence[str] | None = None,
     qrels_id: str = "default",
+    fill: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Kendall's tau_b between the run rankings by two measures (methods §4.5).
 
@@ -442,7 +456,7 @@ def rank_correlation(
     """
     from evalwh.stats import significance
 
-    means = evaluate(wh, [x, y], collection=collection, runs=runs, qrels_id=qrels_id)
+    means = evaluate(wh, [x, y], collection=collection, runs=runs, qrels_id=qrels_id, fill=fill)
     series = {m: g.set_index("run_id")["value"] for m, g in means.groupby("measure")}
     names = list(dict.fromkeys(means["measure"]))
     result = significance.kendall_tau(series[names[0]], series[names[-1]])
@@ -475,10 +489,11 @@ def _per_topic(
     columns: list[tuple[str, str, str, int | None]],
     runs: list[str],
     qrels_id: str,
+    fill: Sequence[str] = (),
 ) -> pd.DataFrame:
     """Per-topic values of every measure of the columns, in one evaluation."""
     specs = list(dict.fromkeys(spec for _, perf, assess, _ in columns for spec in (perf, assess)))
-    frame = evaluate(wh, specs, collection=collection, runs=runs, per_query=True, qrels_id=qrels_id)
+    frame = evaluate(wh, specs, collection=collection, runs=runs, per_query=True, qrels_id=qrels_id, fill=fill)
     return frame[["run_id", "query_id", "measure", "value"]]
 
 

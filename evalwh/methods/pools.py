@@ -175,7 +175,7 @@ def build_pool(
         ).fetchone()
         wh.con.execute(
             "INSERT INTO qrels_sets (collection_id, qrels_id, kind, source_file, sha256, line_count,"
-            " parent_qrels_id, params) VALUES (?, ?, 'derived', ?, ?, ?, ?, ?)",
+            " parent_qrels_id, params, source) VALUES (?, ?, 'derived', ?, ?, ?, ?, ?, 'derived')",
             [
                 collection,
                 pool_id,
@@ -287,7 +287,7 @@ def complete_qrels(
         judged, relevant = (int(counts[0]), int(counts[1])) if counts else (0, 0)
         wh.con.execute(
             "INSERT INTO qrels_sets (collection_id, qrels_id, kind, source_file, sha256, line_count,"
-            " parent_qrels_id, params) VALUES (?, ?, 'derived', ?, ?, ?, ?, ?)",
+            " parent_qrels_id, params, source) VALUES (?, ?, 'derived', ?, ?, ?, ?, ?, 'derived')",
             [
                 collection,
                 completed_id,

@@ -393,6 +393,9 @@ def evaluate(
     own = [str(m) for m in parsed if m.options or any(p.type == "GAINS" and m.params[p.name] is not None for p in m.metric.params)]
     if own:  # (evaluation.compute re-derives the context for these; this path does not)
         raise MetricParamError(f"{', '.join(own)}: rel=, judged_only= and gain maps are not supported on Spark")
+    by_source = [str(m) for m in parsed if "ev_judged_sources" in m.metric.file.text]
+    if by_source:  # (the provenance of label sets, qrels_sets, is not among the exported tables)
+        raise MetricParamError(f"{', '.join(by_source)}: the judged share by source is not supported on Spark")
     for relation, query in context_sql(collection, runs, options, dialect="spark"):
         # Materialise each step and cut its lineage: a DataFrame keeps its analysed plan, so a
         # step may read the relation it replaces, and every metric query plans against small

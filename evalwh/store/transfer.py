@@ -356,6 +356,11 @@ def import_export(
             partitioned = entry.get("partitioned_by") == PARTITION
             where = f" WHERE list_contains($collections, {PARTITION})" if partitioned else ""
             params = {"collections": collections} if partitioned else {}
+            if table == "judgment_prompts":
+                # prompts are shared by every collection, stored once by hash: add the new ones
+                _import_prompts(wh, files)
+                imported[table] = sum(int(f["rows"]) for f in entry["files"])
+                continue
             clash = wh.con.execute(f"SELECT count(*) FROM {quoted}{where}", params).fetchall()[0]
             if clash[0]:
                 if not replace:
@@ -390,7 +395,23 @@ def import_export(
             imported[table] = sum(int(f["rows"]) for f in entry["files"])
         if any(table in _BY_KEY for table, *_ in plan):
             _store_staged(wh, [table for table, *_ in plan])
+        # an export made before migration 015 has no provenance: its sets are marked as 015 does
+        wh.con.execute(
+            "UPDATE qrels_sets SET source = CASE WHEN kind = 'derived' THEN 'derived' ELSE 'human' END"
+            " WHERE source IS NULL"
+        )
     return imported
+
+
+def _import_prompts(wh: Store, files: list[str]) -> None:
+    """Add the exported judging prompts this warehouse lacks (a prompt is stored once, by hash)."""
+    if files:
+        wh.con.execute(
+            "INSERT INTO judgment_prompts (prompt_sha256, prompt, source_file)"
+            " SELECT prompt_sha256, any_value(prompt), any_value(source_file) FROM read_parquet($files)"
+            " WHERE prompt_sha256 NOT IN (SELECT prompt_sha256 FROM judgment_prompts) GROUP BY prompt_sha256",
+            {"files": files},
+        )
 
 
 _INGEST = "evalwh.queries.ingest"

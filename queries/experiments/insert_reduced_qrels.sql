@@ -16,8 +16,9 @@ SELECT $collection_id, qrels_id, query_id, iteration, doc_id, relevance
 FROM reduced_rows
 ORDER BY qrels_id, query_id, doc_id;
 
+-- evalwh made these sets from another: their source is 'derived' (schema 015)
 INSERT INTO qrels_sets (
-    collection_id, qrels_id, kind, source_file, sha256, line_count, parent_qrels_id, params
+    collection_id, qrels_id, kind, source_file, sha256, line_count, parent_qrels_id, params, source
 )
-SELECT $collection_id, qrels_id, 'derived', source_file, sha256, line_count, $parent_qrels_id, params
+SELECT $collection_id, qrels_id, 'derived', source_file, sha256, line_count, $parent_qrels_id, params, 'derived'
 FROM reduced_sets;

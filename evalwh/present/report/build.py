@@ -121,10 +121,19 @@ def build_report(
             f"report: collection {collection!r} has no qrels set {opts.qrels_id!r}; "
             "evalwh ingest qrels adds one"
         )
-    topics = wh.df(
-        sql.query(_QUERIES, "topics"),
-        {"collection_id": collection, "qrels_id": opts.qrels_id, "rel": 1},
-    )
+    if opts.fill:  # (the sets are checked, with a did-you-mean, as the evaluation checks them)
+        from evalwh.store.context import check_qrels_sets
+
+        check_qrels_sets(wh, collection, opts.fill)
+        topics = wh.df(
+            sql.query(_QUERIES, "topics_composed"),
+            {"collection_id": collection, "qrels_ids": [opts.qrels_id, *opts.fill], "rel": 1},
+        )
+    else:
+        topics = wh.df(
+            sql.query(_QUERIES, "topics"),
+            {"collection_id": collection, "qrels_id": opts.qrels_id, "rel": 1},
+        )
     unjudged, inferred_depth = _unjudged_and_pool_depth(wh, collection, opts)
     step("collection", started)
 
@@ -135,10 +144,13 @@ def build_report(
     retrieved_specs = [f"A_p_ret@{d}" for d in ASSESSMENT_DEPTHS]
     decision_specs = [spec for _, perf, assess, _ in columns for spec in (perf, assess)]
     specs = list(dict.fromkeys([*measures, *assess_specs, *retrieved_specs, *decision_specs]))
-    scores = evaluate(wh, specs, collection=collection, per_query=True, qrels_id=opts.qrels_id)
+    scores = evaluate(wh, specs, collection=collection, per_query=True, qrels_id=opts.qrels_id, fill=opts.fill)
     scores = scores[["run_id", "query_id", "measure", "value"]]
     means = _means(scores, specs)
     leaderboard = _leaderboard(means, measures, assess_specs, runs_meta, opts.flag_gap)
+    from evalwh.present.report.judgments import build_judgments
+
+    judgments = build_judgments(wh, collection, opts, leaderboard, measures[0])
     step("evaluation", started)
 
     started = clock()
@@ -174,6 +186,7 @@ def build_report(
             depths=_log_grid(max(deepest, 1)),
             aggregation="mean",
             qrels_id=opts.qrels_id,
+            fill=opts.fill,
         )
     step("bounds", started)
 
@@ -212,6 +225,7 @@ def build_report(
         runs=runs_meta,
         methods=_methods(opts, measures, len(order), len(all_pairs) // len(columns), mode),
         timings=timings,
+        judgments=judgments,
     )
 
 
@@ -237,7 +251,7 @@ def _unjudged_and_pool_depth(
     from evalwh.store.context import Averaging, Options, build_context
 
     # every topic of the qrels set, as `evalwh unjudged` does (methods §2.7)
-    options = Options(qrels_id=opts.qrels_id, averaging=Averaging.trec_eval_c)
+    options = Options(qrels_id=opts.qrels_id, averaging=Averaging.trec_eval_c, fill=opts.fill)
     with wh.transaction():
         build_context(wh, collection, None, options)
         share = wh.df(sql.query(_REPORTS, "unjudged_share"), {"max_rank": opts.max_rank})
@@ -480,7 +494,7 @@ def _methods(
         (
             "Measures",
             f"{', '.join(measures)}: means over topics with at least one relevant document "
-            f"(methods §0.4); qrels set {opts.qrels_id!r}, relevant = grade >= 1, unjudged "
+            f"(methods §0.4); qrels set {opts.qrels_label!r}{_filled(opts)}, relevant = grade >= 1, unjudged "
             "documents count as non-relevant, a topic a run did not answer scores as an empty "
             "ranking. AP's mean is MAP.",
         ),
@@ -518,3 +532,13 @@ def _methods(
             "is unjudged, over lists reaching k (methods §2.7).",
         ),
     ]
+
+
+def _filled(opts: ReportOptions) -> str:
+    """How a composition's labels were chosen, for the methods line (empty for one set)."""
+    if not opts.fill:
+        return ""
+    return (
+        f" ({opts.qrels_id}'s labels; a document it did not judge takes the label of the first "
+        f"of {', '.join(opts.fill)} that judged it, grade >= 0)"
+    )

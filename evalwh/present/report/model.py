@@ -38,6 +38,9 @@ class ReportOptions:
         seed: Seed of the randomization test's resamples.
         n_resamples: Resamples of the randomization test.
         qrels_id: The qrels set evaluated against.
+        fill: Sets whose labels fill the pairs ``qrels_id`` did not judge, in order
+            (:func:`evalwh.measures.evaluation.evaluate`); the report then evaluates against
+            the composition ``A+B``.
         flag_gap: A run is flagged when its mean A_p@d lies more than this below the median
             run's, at any of :data:`ASSESSMENT_DEPTHS`.
         max_all_pairs: Without a baseline, list all pairs up to this many; beyond it, list
@@ -66,6 +69,44 @@ class ReportOptions:
     bounds: bool = True
     figures: bool = True
     max_rank: int = 1000
+    fill: tuple[str, ...] = ()
+
+    @property
+    def qrels_label(self) -> str:
+        """The label sets the report evaluates with: ``A``, or ``A+B`` when B fills A."""
+        return "+".join((self.qrels_id, *self.fill))
+
+
+@dataclass(frozen=True)
+class Judgments:
+    """The judgments section: a collection's label sets side by side (when it has several).
+
+    Attributes:
+        reference: The label sets the report evaluates with (``A`` or ``A+B``).
+        measure: The measure the sets' leaderboards rank by (the leaderboard's first).
+        depth: The depth of the judged shares by source.
+        provenance: One row per label set: ``qrels_id, source, judge, model, prompt_sha256,
+            round, topics, pairs, relevant, source_file``.
+        agreement: :func:`evalwh.methods.judgments.agreement` of every other label set with
+            the report's set ``qrels_id``; None when it could not be computed (``note`` says why).
+        rankings: Long form, one row per label set and run: ``qrels_id, run_id, score, rank,
+            reference_rank, change`` (change = rank under the set - rank under the reference).
+        shifts: One row per label set: ``qrels_id, kendall_tau, mean_abs_change,
+            largest_change, run, top_run``.
+        shares: One row per run (leaderboard order): ``run_id`` and the mean share of the top
+            ``depth`` judged by each source of the reference's sets, and unjudged (``none``).
+        note: A sentence for the reader (why agreement is missing, which sets were left out).
+    """
+
+    reference: str
+    measure: str
+    depth: int
+    provenance: pd.DataFrame
+    agreement: pd.DataFrame | None
+    rankings: pd.DataFrame
+    shifts: pd.DataFrame
+    shares: pd.DataFrame
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -110,6 +151,7 @@ class Report:
         runs: Provenance of the runs (source file, sha256, pooled, depth).
         methods: ``(what, how)`` lines: how every number was computed.
         timings: Seconds spent per step.
+        judgments: The judgments section, when the collection has more than one label set.
     """
 
     collection: str
@@ -128,6 +170,7 @@ class Report:
     runs: pd.DataFrame
     methods: list[tuple[str, str]]
     timings: dict[str, float] = field(default_factory=dict)
+    judgments: Judgments | None = None
 
 
 def options_record(opts: ReportOptions) -> dict[str, Any]:
@@ -136,4 +179,8 @@ def options_record(opts: ReportOptions) -> dict[str, Any]:
     record["measures"] = list(opts.measures)
     record["depths"] = list(opts.depths or ())
     record["pairs"] = [list(p) for p in opts.pairs]
+    if opts.fill:
+        record["fill"] = list(opts.fill)
+    else:
+        del record["fill"]  # (a report of one set reads as it always did)
     return record

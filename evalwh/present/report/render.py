@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from markupsafe import Markup
 
+from evalwh.present.report.judgments import judgments_context
+
 if TYPE_CHECKING:
     import jinja2
 
@@ -101,6 +103,7 @@ def _html_context(report: Report) -> dict[str, Any]:
         "figures": [f for f in figures if f["key"] not in _GLANCE_FIGURES],
         "methods": report.methods,
         "provenance": _provenance_context(report),
+        "judgments": judgments_context(report.judgments),
     }
 
 
@@ -123,6 +126,7 @@ def _markdown_context(report: Report) -> dict[str, Any]:
         "methods": report.methods,
         "provenance_facts": _provenance_facts(report),
         "run_files": _runs_provenance(report),
+        "judgments": judgments_context(report.judgments),
     }
 
 

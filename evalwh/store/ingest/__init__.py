@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalwh import sql
-from evalwh.errors import IngestError
+from evalwh.errors import EvalWhError, IngestError
 from evalwh.io.frames import standard_columns
 from evalwh.store.ingest.bookkeeping import insert_runs
 from evalwh.store.ingest.cache import fingerprint, refresh_cache
@@ -93,37 +93,103 @@ _INGEST = "evalwh.queries.ingest"
 
 def ingest_qrels(
     wh: Store,
-    source: str | os.PathLike[str] | pd.DataFrame,
+    sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | pd.DataFrame,
     *,
     collection: str,
-    qrels_id: str = "default",
+    qrels_id: str | None = None,
     replace: bool = False,
-) -> IngestResult:
-    """Ingest TREC qrels (``qid iter docid rel``) from a file or a DataFrame.
+    source: str = "human",
+    judge: str | None = None,
+    model: str | None = None,
+    prompt: str | os.PathLike[str] | None = None,
+    round: int | None = None,
+) -> IngestResult | list[IngestResult]:
+    """Ingest TREC qrels (``qid iter docid rel``) or judgment records from files or a DataFrame.
 
-    A DataFrame (or a ``.parquet`` file) needs ``query_id, doc_id, relevance``
-    (``iteration`` optional), or another layout of :mod:`evalwh.io.frames` (PyTerrier's
-    ``qid, docno, label``). The whole ingest is one transaction: a rejected input leaves the
-    warehouse unchanged.
+    A file is TREC qrels, or JSON lines of judgment records (UMBRELA's; see
+    :mod:`evalwh.io.judgments`) when its name ends in ``.jsonl``, ``.json`` or ``.ndjson``
+    or its first character is ``{``. A DataFrame (or a ``.parquet`` file) needs
+    ``query_id, doc_id, relevance`` (``iteration`` optional), or another layout of
+    :mod:`evalwh.io.frames` (PyTerrier's ``qid, docno, label``). One source makes the set
+    ``qrels_id`` (``"default"`` when not given); several files make one set each, named by
+    the file's stem (``judges/Olz-gpt4o.txt`` is ``Olz-gpt4o``). Every set gets the same
+    provenance. The whole ingest is one transaction: a rejected input leaves the warehouse
+    unchanged.
 
     Args:
-        source: A qrels file (plain or ``.gz``) or a DataFrame.
+        sources: A qrels file (plain or ``.gz``), several, or a DataFrame.
         collection: The collection the judgments belong to (created if new).
-        qrels_id: Name of the qrels set within the collection.
-        replace: Replace an existing qrels set of the same name with different content.
+        qrels_id: Name of the qrels set within the collection (one source only).
+        replace: Replace an existing qrels set of the same name with different content or
+            provenance.
+        source: Who made the labels: ``human``, ``llm`` or ``inferred``.
+        judge: An assessor group, team or tool name.
+        model: The model that produced the labels.
+        prompt: A file holding the judging prompt; its text is stored once, by sha256.
+        round: The round or iteration of judging.
 
     Returns:
-        What happened: ingested, replaced, or unchanged (same content already there).
+        What happened to each set (one result for one source, a list for a list of several):
+        ingested, replaced, or unchanged (same content and provenance already there).
 
     Raises:
         IngestError: naming file, line and problem, for malformed input.
+        EvalWhError: for a bad name, source, judge, model or round, ``qrels_id`` given with
+            several files, or two files of the same stem.
     """
     from evalwh.io.frames import is_table_file, read_table
+    from evalwh.store.ingest.qrels import Provenance, check_name, check_provenance, read_prompt, store_prompt
 
-    if is_table_file(source):
-        source = read_table(source)  # type: ignore[arg-type]
+    several = isinstance(sources, (list, tuple)) and len(sources) != 1
+    if isinstance(sources, (list, tuple)):
+        if not sources:
+            raise EvalWhError("no qrels file given")
+        items: list[str | os.PathLike[str] | pd.DataFrame] = list(sources)
+    else:
+        items = [sources]
+    if several:
+        if qrels_id is not None:
+            raise EvalWhError(
+                "--qrels-id names the set of one file; with several files each set is named by its "
+                "file's stem (ingest the file alone to name it)"
+            )
+        names = [_stem(item) for item in items]
+        first: dict[str, str | os.PathLike[str] | pd.DataFrame] = {}
+        for item, name in zip(items, names):
+            if name in first:
+                raise EvalWhError(
+                    f"{first[name]} and {item} both have the stem {name!r}, and a set is named by its "
+                    "file's stem: ingest one of them alone with --qrels-id"
+                )
+            first[name] = item
+            check_name(name, f"qrels id (the stem of {item})")
+    else:
+        names = [check_name(qrels_id if qrels_id is not None else "default", "qrels id")]
+    check_provenance(source, judge, model, round)
+    prompt_text = read_prompt(prompt) if prompt is not None else None
+    provenance = Provenance(source, judge, model, prompt_text[1] if prompt_text else None, round)
+    results = []
     with bulk_session(wh), wh.transaction():
-        return ingest_qrels_source(wh, source, collection, qrels_id=qrels_id, replace=replace)
+        if prompt_text is not None:
+            store_prompt(wh, prompt_text[0], prompt_text[1], prompt_text[2])
+        for item, name in zip(items, names):
+            if is_table_file(item):
+                item = read_table(item)  # type: ignore[arg-type]
+            results.append(
+                ingest_qrels_source(wh, item, collection, qrels_id=name, replace=replace, provenance=provenance)
+            )
+    return results if isinstance(sources, (list, tuple)) else results[0]
+
+
+def _stem(item: str | os.PathLike[str] | pd.DataFrame) -> str:
+    """The name of the set a file makes among several: its name without ``.gz`` and extension."""
+    if not isinstance(item, (str, os.PathLike)):
+        raise EvalWhError("a DataFrame among several sources has no name: ingest it alone with qrels_id")
+    path = Path(item)
+    if str(path) == "-":
+        raise EvalWhError("standard input has no name: ingest it alone with --qrels-id")
+    name = path.name.removesuffix(".gz")
+    return name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
 
 
 def ingest_runs(

@@ -1,19 +1,29 @@
-"""Qrels on their way in: a file split by DuckDB's CSV reader and checked in SQL, or a DataFrame.
+"""Qrels on their way in: a file split by DuckDB's CSV reader and checked in SQL, JSON-lines
+judgment records (:mod:`evalwh.io.judgments`), or a DataFrame.
 
-A qrels set replaces one of the same name only with ``replace``; once stored, the evaluation
-cache of the runs already stored is filled for it (:func:`evalwh.store.ingest.cache.refresh_cache`).
+Each set carries its provenance (:class:`Provenance`: source, judge, model, prompt, round;
+schema/015_judgment_provenance.sql): a prompt's text is stored once in ``judgment_prompts``
+by its sha256, and what a judgment record holds besides its grade (a raw score, reasoning,
+the prompt as sent) goes to ``judgment_details``. A qrels set replaces one of the same name
+only with ``replace``; once stored, the evaluation cache of the runs already stored is filled
+for it (:func:`evalwh.store.ingest.cache.refresh_cache`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import os
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalwh import sql
-from evalwh.errors import IngestError, QueryError
+from evalwh.errors import EvalWhError, IngestError, QueryError
 from evalwh.io import formats
 from evalwh.io.frames import standard_columns
+from evalwh.io.judgments import Judgments, is_jsonl, parse_judgments
 from evalwh.store.ingest.cache import refresh_cache
 from evalwh.store.ingest.files import READ_ERRORS, Spill
 from evalwh.store.ingest.frames import _first_duplicate, _show, check_frame_ids, frame_sha256
@@ -25,6 +35,90 @@ if TYPE_CHECKING:
     from evalwh.store.connection import Store
 
 _INGEST = "evalwh.queries.ingest"
+
+SOURCES = ("human", "llm", "inferred")  # what an ingest may say; 'derived' is evalwh's own
+_SPACE = re.compile(r"[ \t\n\r\x0b\x0c\x00]")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a qrels set's labels came from (the columns of ``qrels_sets``, schema/015).
+
+    Attributes:
+        source: ``human`` (assessors), ``llm`` (an LLM judge) or ``inferred`` (a method that
+            infers labels); evalwh marks the sets it makes itself ``derived``.
+        judge: Who judged: an assessor group, a team, a tool.
+        model: The model that produced the labels.
+        prompt_sha256: The sha256 of the prompt's text, stored in ``judgment_prompts``.
+        round: The round or iteration of judging.
+    """
+
+    source: str = "human"
+    judge: str | None = None
+    model: str | None = None
+    prompt_sha256: str | None = None
+    round: int | None = None
+
+    def row(self) -> list[Any]:
+        """The values of ``source, judge, model, prompt_sha256, round``."""
+        return [self.source, self.judge, self.model, self.prompt_sha256, self.round]
+
+
+def check_name(value: str, what: str) -> str:
+    """Refuse a name given as an option that no TREC file could hold: empty, or with whitespace.
+
+    Raises:
+        EvalWhError: naming the option's value and the rule.
+    """
+    if not value:
+        raise EvalWhError(f"{what} is empty")
+    if _SPACE.search(value):
+        raise EvalWhError(f"{what} {value!r} holds whitespace or a NUL byte, which no TREC file can hold")
+    return value
+
+
+def check_provenance(source: str, judge: str | None, model: str | None, round: int | None) -> None:
+    """Refuse a source other than human, llm or inferred, an empty judge or model, a negative round."""
+    if source not in SOURCES:
+        raise EvalWhError(f"source {source!r} is not one of {', '.join(SOURCES)}")
+    for value, what in ((judge, "judge"), (model, "model")):
+        if value is not None and not value.strip():
+            raise EvalWhError(f"{what} is empty")
+        if value is not None and re.search(r"[\n\r\x00]", value):
+            raise EvalWhError(f"{what} {value!r} holds a line break or a NUL byte")
+    if round is not None and (isinstance(round, bool) or not isinstance(round, int) or round < 0):
+        raise EvalWhError(f"round {round!r} is not a whole number >= 0")
+
+
+def read_prompt(path: str | os.PathLike[str]) -> tuple[str, str, str]:
+    """A prompt file's text, its sha256 (of the UTF-8 bytes) and how the file is named.
+
+    Raises:
+        IngestError: naming the file when it is missing, unreadable, not UTF-8 or empty.
+    """
+    given = Path(path)
+    label = str(given)
+    formats.require_file(given)
+    try:
+        data = formats.read_bytes(given)
+    except READ_ERRORS as error:
+        raise IngestError(label, None, f"cannot read the prompt file: {error}") from None
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        raise IngestError(label, None, "the prompt file is not UTF-8 text") from None
+    if not text.strip():
+        raise IngestError(label, None, "the prompt file is empty")
+    return text, hashlib.sha256(text.encode("utf-8")).hexdigest(), label
+
+
+def store_prompt(wh: Store, text: str, digest: str, source_file: str | None) -> None:
+    """Store a prompt's text once: nothing happens when its sha256 is already there."""
+    wh.con.execute(
+        "INSERT INTO judgment_prompts (prompt_sha256, prompt, source_file) SELECT ?, ?, ?"
+        " WHERE NOT EXISTS (SELECT 1 FROM judgment_prompts WHERE prompt_sha256 = ?)",
+        [digest, text, source_file, digest],
+    )
 
 
 def _stage_qrels(wh: Store, path: Path, delimiter: str | None) -> None:
@@ -44,21 +138,93 @@ def ingest_qrels_source(
     *,
     qrels_id: str,
     replace: bool,
+    provenance: Provenance | None = None,
 ) -> IngestResult:
-    """Ingest a qrels file or DataFrame inside the caller's transaction.
+    """Ingest a qrels file (TREC or JSON lines) or DataFrame inside the caller's transaction.
 
     See :meth:`evalwh.warehouse.Warehouse.ingest_qrels`.
     """
+    provenance = provenance or Provenance()
     if isinstance(source, (str, os.PathLike)):
         spill = Spill()
         try:
             path = Path(source)
             formats.require_file(path)
             readable = spill.copy(path) if formats.needs_copy(path) else path
-            return _ingest_qrels(wh, readable, formats.label(path), collection, qrels_id, replace)
+            label = formats.label(path)
+            if _is_jsonl(readable, path, label):
+                return _ingest_judgments(wh, readable, label, collection, qrels_id, replace, provenance)
+            return _ingest_qrels(wh, readable, label, collection, qrels_id, replace, provenance)
         finally:
             spill.close()
-    return _ingest_qrels(wh, source, "DataFrame", collection, qrels_id, replace)
+    return _ingest_qrels(wh, source, "DataFrame", collection, qrels_id, replace, provenance)
+
+
+def _is_jsonl(readable: Path, given: Path, label: str) -> bool:
+    """Whether a file holds JSON-lines judgment records (by its name or its first bytes)."""
+    try:
+        with formats.open_binary(readable) as handle:
+            head = handle.read(1 << 16)
+    except READ_ERRORS as error:
+        raise IngestError(label, None, f"cannot read the file: {error}") from None
+    return is_jsonl(given, head)
+
+
+def _ingest_judgments(
+    wh: Store,
+    path: Path,
+    label: str,
+    collection: str,
+    qrels_id: str,
+    replace: bool,
+    provenance: Provenance,
+) -> IngestResult:
+    """Ingest a JSON-lines file of judgment records (:mod:`evalwh.io.judgments`)."""
+    import pandas as pd
+
+    try:
+        data = formats.read_bytes(path)
+    except READ_ERRORS as error:
+        raise IngestError(label, None, f"cannot read the file: {error}") from None
+    judgments = parse_judgments(data, label)
+    frame = pd.DataFrame(
+        {
+            "query_id": judgments.query_id,
+            "iteration": "0",
+            "doc_id": judgments.doc_id,
+            "relevance": judgments.relevance,
+        }
+    )
+    prompts = {p for p in judgments.prompt if p is not None}
+    common = prompts.pop() if len(prompts) == 1 and None not in judgments.prompt else None
+    common_sha256 = hashlib.sha256(common.encode("utf-8")).hexdigest() if common is not None else None
+    if common is not None and provenance.prompt_sha256 is None:
+        # every record carries the same prompt, and no other was given: it is the set's prompt
+        store_prompt(wh, common, common_sha256, label)  # type: ignore[arg-type]
+        provenance = dataclasses.replace(provenance, prompt_sha256=common_sha256)
+    # each judgment keeps its own prompt unless it is the set's
+    details = _details_frame(judgments, keep_prompts=common is None or common_sha256 != provenance.prompt_sha256)
+    file_digest = hashlib.sha256(data).hexdigest()
+    return _ingest_qrels(
+        wh, frame, label, collection, qrels_id, replace, provenance, digest=file_digest, details=details
+    )
+
+
+def _details_frame(judgments: Judgments, *, keep_prompts: bool) -> pd.DataFrame | None:
+    """What the records hold besides the grade, one row per record that holds any of it."""
+    import pandas as pd
+
+    frame = pd.DataFrame(
+        {
+            "query_id": judgments.query_id,
+            "doc_id": judgments.doc_id,
+            "score": pd.array(judgments.score, dtype="Float64"),
+            "reasoning": pd.array(judgments.reasoning, dtype="string"),
+            "prompt": pd.array(judgments.prompt if keep_prompts else [None] * len(judgments), dtype="string"),
+        }
+    )
+    kept = frame[frame[["score", "reasoning", "prompt"]].notna().any(axis=1)]
+    return kept if len(kept) else None
 
 
 def _ingest_qrels(
@@ -68,8 +234,16 @@ def _ingest_qrels(
     collection: str,
     qrels_id: str,
     replace: bool,
+    provenance: Provenance,
+    *,
+    digest: str | None = None,
+    details: pd.DataFrame | None = None,
 ) -> IngestResult:
-    """Ingest a qrels file (``source``, named ``label`` in messages) or DataFrame."""
+    """Ingest a qrels file (``source``, named ``label`` in messages) or DataFrame.
+
+    ``digest`` names the content of a DataFrame read from a file (JSON lines), whose
+    ``details`` (raw scores, reasoning, prompts) go to ``judgment_details``.
+    """
     if isinstance(source, Path):
         path = source
         try:
@@ -83,15 +257,16 @@ def _ingest_qrels(
         stage: Any = path
     else:
         stage = _qrels_frame(source)
-        digest = frame_sha256(stage)
+        digest = digest or frame_sha256(stage)
 
     # fetchall, not fetchone: DuckDB refuses other work while a result is unfinished
     stored = wh.con.execute(
-        "SELECT sha256, line_count FROM qrels_sets WHERE collection_id = ? AND qrels_id = ?",
+        "SELECT sha256, line_count, source, judge, model, prompt_sha256, round FROM qrels_sets"
+        " WHERE collection_id = ? AND qrels_id = ?",
         [collection, qrels_id],
     ).fetchall()
     existing = stored[0] if stored else None
-    if existing is not None and existing[0] == digest:
+    if existing is not None and [existing[0], *existing[2:]] == [digest, *provenance.row()]:
         return IngestResult("qrels", qrels_id, label, "unchanged", int(existing[1]))
 
     if isinstance(stage, Path):
@@ -122,13 +297,14 @@ def _ingest_qrels(
     status = "ingested"
     if existing is not None:
         if not replace:
+            what = "content" if existing[0] != digest else "provenance (source, judge, model, prompt, round)"
             raise IngestError(
                 label,
                 None,
                 f"qrels {qrels_id!r} of collection {collection!r} already exists with "
-                "different content; use --replace to replace it",
+                f"different {what}; use --replace to replace it",
             )
-        for table in ("qrels", "qrels_sets"):
+        for table in ("qrels", "qrels_sets", "judgment_details"):
             # table names come from the fixed tuple above, values are parameters
             wh.con.execute(
                 f"DELETE FROM {table} WHERE collection_id = ? AND qrels_id = ?",
@@ -138,11 +314,20 @@ def _ingest_qrels(
     wh.ensure_collection(collection)
     wh.run(sql.query(_INGEST, "insert_qrels"), {"collection_id": collection, "qrels_id": qrels_id})
     wh.con.execute(
-        "INSERT INTO qrels_sets (collection_id, qrels_id, kind, source_file, sha256, line_count)"
-        " VALUES (?, ?, 'ingested', ?, ?, ?)",
-        [collection, qrels_id, label, digest, line_count],
+        "INSERT INTO qrels_sets (collection_id, qrels_id, kind, source_file, sha256, line_count,"
+        " source, judge, model, prompt_sha256, round) VALUES (?, ?, 'ingested', ?, ?, ?, ?, ?, ?, ?, ?)",
+        [collection, qrels_id, label, digest, line_count, *provenance.row()],
     )
     wh.con.execute("DROP TABLE IF EXISTS staged_qrels")
+    if details is not None:
+        wh.con.register("staged_details", details)
+        try:
+            wh.run(
+                sql.query(_INGEST, "insert_judgment_details"),
+                {"collection_id": collection, "qrels_id": qrels_id, "source_file": label},
+            )
+        finally:
+            wh.con.unregister("staged_details")
     # the evaluation cache of the runs already stored, for these judgments (see JudgedCache)
     runs = wh.con.execute("SELECT count(*) FROM runs WHERE collection_id = ?", [collection])
     if runs.fetchall()[0][0]:

@@ -1,0 +1,153 @@
+"""evalwh agreement | sensitivity: label sets against each other (methods §11)."""
+
+from __future__ import annotations
+
+import enum
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from evalwh.cli._errors import handle_errors
+from evalwh.cli._options import (
+    DEFAULT_DB,
+    CollectionOption,
+    DbOption,
+    FormatOption,
+    OutputFormat,
+    OutputOption,
+    default_collection,
+)
+from evalwh.cli._render import render
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+class AgreementLayout(str, enum.Enum):
+    """What ``evalwh agreement`` prints."""
+
+    summary = "summary"
+    confusion = "confusion"
+
+
+class SensitivityLayout(str, enum.Enum):
+    """What ``evalwh sensitivity`` prints."""
+
+    summary = "summary"
+    runs = "runs"
+    sets = "sets"
+
+
+def _warn(frame: pd.DataFrame, keys: list[str]) -> None:
+    """Each row's note (an undefined kappa, too few shared pairs) as a warning line on stderr."""
+    for row in frame[frame["note"] != ""].itertuples(index=False):
+        where = " ".join(str(getattr(row, key)) for key in keys)
+        typer.echo(f"warning: {where}: {row.note}", err=True)
+
+
+@handle_errors
+@default_collection
+def agreement(
+    reference: Annotated[str, typer.Option("--reference", help="The reference qrels set (e.g. the human labels).")],
+    sets: Annotated[
+        list[str] | None,
+        typer.Argument(help="Label sets (qrels ids) to compare with the reference; none: every other set.", show_default=False),
+    ] = None,
+    collection: CollectionOption = None,
+    binary_at: Annotated[
+        float | None,
+        typer.Option("--binary-at", help="Also compare relevant (grade >= G) against not: kappa_binary, agreement_binary."),
+    ] = None,
+    per_query: Annotated[bool, typer.Option("--per-query", "-q", help="One row per set and topic.")] = False,
+    layout: Annotated[
+        AgreementLayout, typer.Option("--layout", help="summary (the statistics) or confusion (counts per grade pair).")
+    ] = AgreementLayout.summary,
+    sort: Annotated[
+        str | None, typer.Option("--sort", help="Sort the summary by this column, largest first (e.g. kappa).")
+    ] = None,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Compare label sets with a reference on the pairs both judged: agreement, Cohen's kappa, Krippendorff's alpha.
+
+    Each set gets percent agreement, Cohen's kappa (unweighted, linear and quadratic weights)
+    and Krippendorff's alpha (nominal, ordinal, interval), and how many pairs only one side
+    judged. An undefined kappa (one grade on a side) or fewer than 30 shared pairs is noted
+    in the table and warned about on stderr.
+
+    Example: evalwh agreement -c llmjudge --reference human --binary-at 2 --sort kappa
+    """
+    from evalwh.errors import MetricParamError
+    from evalwh.warehouse import Warehouse
+
+    with Warehouse.open_reader(db) as wh:
+        frame = wh.agreement(
+            reference, sets or None, collection=collection, binary_at=binary_at, per_query=per_query,
+            layout=layout.value,
+        )  # fmt: skip
+    if layout is AgreementLayout.confusion:
+        render(frame, fmt, output, title=f"{collection}: shared pairs per grade, rows {reference}, columns the set")
+        return
+    if sort is not None:
+        if sort not in frame.columns:
+            raise MetricParamError(f"--sort {sort!r}: not a column; give one of {', '.join(frame.columns)}")
+        frame = frame.sort_values(sort, ascending=sort in ("qrels_id", "query_id"), kind="stable", na_position="last")
+    _warn(frame, ["qrels_id", "query_id"] if per_query else ["qrels_id"])
+    render(frame, fmt, output, title=f"{collection}: agreement with {reference}")
+
+
+@handle_errors
+@default_collection
+def sensitivity(
+    qrels_id: Annotated[
+        list[str],
+        typer.Option(
+            "--qrels-id",
+            help="A label set, or A+B (A's labels, B's where A has none); repeatable, the first is the reference.",
+        ),
+    ],
+    collection: CollectionOption = None,
+    measure: Annotated[
+        list[str] | None,
+        typer.Option("--measure", "-m", help="Measure spec; repeatable (default: AP, nDCG@10, P@10 and bpref)."),
+    ] = None,
+    run: Annotated[list[str] | None, typer.Option("--run", help="Rank only this run; repeatable.")] = None,
+    rbo_p: Annotated[float, typer.Option("--rbo-p", help="RBO's persistence p (0 < p < 1).")] = 0.9,
+    top_k: Annotated[int, typer.Option("--top-k", help="Depth of the top-k overlap.")] = 10,
+    bootstrap: Annotated[
+        int, typer.Option("--bootstrap", help="Bootstrap samples over topics for tau_b's interval (0: none).")
+    ] = 1000,
+    confidence: Annotated[float, typer.Option("--confidence", help="Coverage of the bootstrap interval.")] = 0.95,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the bootstrap (none: fresh each run).")] = None,
+    layout: Annotated[
+        SensitivityLayout,
+        typer.Option("--layout", help="summary (per set and measure), runs (rank and score per set) or sets (ranked)."),
+    ] = SensitivityLayout.summary,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Show how the ranking of the runs moves when the label set changes: tau_b, tau_ap, RBO, rank changes.
+
+    The first --qrels-id is the reference; every other set's ranking of the runs is compared
+    with it per measure: Kendall's tau_b with a bootstrap interval over topics, tau_ap (the
+    reference as the truth), RBO, the top-k overlap and the largest rank change.
+
+    Example: evalwh sensitivity -c trec8 --qrels-id full --qrels-id depth10 -m AP -m nDCG@10 --seed 1
+    """
+    from evalwh.warehouse import Warehouse
+
+    chosen = {"measures": measure} if measure else {}  # none: the Warehouse method's defaults
+    with Warehouse.open_reader(db) as wh:
+        result = wh.sensitivity(
+            qrels_id, collection=collection, runs=run, rbo_p=rbo_p, top_k=top_k, resamples=bootstrap,
+            confidence=confidence, seed=seed, **chosen,
+        )  # fmt: skip
+    frame = {"summary": result.summary, "runs": result.runs, "sets": result.sets}[layout.value]
+    render(frame, fmt, output, title=f"{collection}: rankings under each label set against {qrels_id[0]}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the commands of this module to the root app."""
+    app.command("agreement")(agreement)
+    app.command("sensitivity")(sensitivity)

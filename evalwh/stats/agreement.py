@@ -1,0 +1,321 @@
+"""Agreement between two label sets on the pairs both judged (methods §11.1-§11.3).
+
+The input is two aligned arrays of grades: the reference's and the other set's label of the
+same (topic, document) pairs. The categories are the distinct grades of both sides, in
+increasing order (fractional grades are categories of their own). Everything is computed from
+confusion matrices, stacked as an array of shape ``(groups, K, K)`` so that one call scores
+every topic (or every label set) at once:
+
+* percent agreement: the share of pairs with the same grade;
+* Cohen's kappa, unweighted and with linear or quadratic disagreement weights on the
+  categories' positions (as :func:`sklearn.metrics.cohen_kappa_score` weighs its labels);
+* Krippendorff's alpha for two coders at the nominal, ordinal and interval levels (the
+  interval level uses the grades' values, the ordinal level their order and frequencies).
+
+A statistic is undefined when its chance term is zero (one category on a side for kappa, one
+category in all for alpha); the table functions leave it empty and say why in ``note``, the
+scalar functions raise :class:`~evalwh.errors.InsufficientDataError`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from evalwh.errors import InsufficientDataError
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from numpy.typing import ArrayLike, NDArray
+
+FEW_PAIRS = 30
+"""Fewer shared pairs than this make every agreement statistic a warning case."""
+
+KAPPA_WEIGHTS = ("none", "linear", "quadratic")
+ALPHA_LEVELS = ("nominal", "ordinal", "interval")
+
+
+def confusion(
+    reference: ArrayLike,
+    labels: ArrayLike,
+    *,
+    groups: ArrayLike | None = None,
+    n_groups: int | None = None,
+    categories: ArrayLike | None = None,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Confusion matrices of two aligned label arrays, one per group.
+
+    Args:
+        reference: The reference's grade of each pair.
+        labels: The other set's grade of the same pairs.
+        groups: A group number (0, 1, ...) per pair, e.g. the topic; None: one group.
+        n_groups: How many groups (those without pairs get zeros); None: the largest number + 1.
+        categories: The categories, increasing; None: the distinct grades of both arrays.
+
+    Returns:
+        ``(categories, counts)``: counts has shape ``(groups, K, K)``, rows the reference's
+        category and columns the other set's.
+
+    Examples:
+        >>> cats, counts = confusion([0, 1, 1, 2], [0, 1, 2, 2])
+        >>> cats.tolist(), counts[0].tolist()
+        ([0.0, 1.0, 2.0], [[1.0, 0.0, 0.0], [0.0, 1.0, 1.0], [0.0, 0.0, 1.0]])
+    """
+    a = np.asarray(reference, dtype=np.float64)
+    b = np.asarray(labels, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise InsufficientDataError(
+            f"agreement: the two label arrays must be 1-d and aligned; got shapes {a.shape} and {b.shape}"
+        )
+    cats = np.unique(np.concatenate([a, b])) if categories is None else np.asarray(categories, dtype=np.float64)
+    g = np.zeros(len(a), dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64)
+    if n_groups is None:
+        n_groups = int(g.max()) + 1 if len(g) else 1
+    elif len(g) and (g.min() < 0 or g.max() >= n_groups):
+        raise InsufficientDataError(f"agreement: group numbers must lie in 0..{n_groups - 1}")
+    k = len(cats)
+    i = np.searchsorted(cats, a)
+    j = np.searchsorted(cats, b)
+    if len(a) and (i.max(initial=0) >= k or j.max(initial=0) >= k or (cats[i] != a).any() or (cats[j] != b).any()):
+        raise InsufficientDataError("agreement: a grade is not among the categories given")
+    flat = np.bincount((g * k + i) * k + j, minlength=n_groups * k * k)
+    return cats, flat.reshape(n_groups, k, k).astype(np.float64)
+
+
+def _weights(positions: NDArray[np.float64], weights: str) -> NDArray[np.float64]:
+    """Disagreement weights on category positions, per group: shape ``(G, K, K)``, 0 on the diagonal."""
+    diff = np.abs(positions[:, :, None] - positions[:, None, :])
+    if weights == "none":
+        return (diff > 0).astype(np.float64)
+    if weights == "linear":
+        return diff
+    if weights == "quadratic":
+        return diff**2
+    raise InsufficientDataError(f"kappa: weights {weights!r}: give one of {', '.join(KAPPA_WEIGHTS)}")
+
+
+def positions(counts: NDArray[np.float64], scopes: ArrayLike | None = None) -> NDArray[np.float64]:
+    """Each category's position among the categories used within its group's scope: ``(G, K)``.
+
+    Weighted kappa weighs disagreements by how far apart two categories lie among the
+    categories in use (as scikit-learn does with its sorted labels). A scope is the set of
+    groups whose categories count together: per label set, say, so that every topic of one
+    set weighs with the same positions. None: all groups form one scope. A category no group
+    of the scope uses gets a position too, never used (its counts are zero).
+    """
+    n_groups = counts.shape[0]
+    scope = np.zeros(n_groups, dtype=np.int64) if scopes is None else np.asarray(scopes, dtype=np.int64)
+    used = (counts.sum(axis=2) + counts.sum(axis=1)) > 0  # (G, K)
+    per_scope = np.zeros((int(scope.max(initial=0)) + 1, counts.shape[1]), dtype=np.int64)
+    np.add.at(per_scope, scope, used.astype(np.int64))
+    place = np.cumsum(per_scope > 0, axis=1) - 1
+    return place[scope].astype(np.float64)
+
+
+def kappa_from_counts(
+    counts: NDArray[np.float64], *, weights: str = "none", scopes: ArrayLike | None = None
+) -> NDArray[np.float64]:
+    """Cohen's kappa of each confusion matrix in ``counts`` (shape ``(G, K, K)``).
+
+    ``1 - sum(w * observed) / sum(w * expected)``, expected from the two margins, weights on
+    the categories' :func:`positions` within each group's scope; NaN where the expected
+    disagreement is zero (a side with one category, or no pairs).
+    """
+    w = _weights(positions(counts, scopes), weights)
+    n = counts.sum(axis=(1, 2))
+    rows = counts.sum(axis=2)
+    cols = counts.sum(axis=1)
+    observed = np.einsum("gij,gij->g", counts, w)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = np.einsum("gi,gj,gij->g", rows, cols, w) / n
+        value = 1.0 - observed / expected
+    return np.where((n > 0) & (expected > 0), value, np.nan)
+
+
+def _alpha_delta(coincidence: NDArray[np.float64], values: NDArray[np.float64], level: str) -> NDArray[np.float64]:
+    """Squared distance between categories per group: shape ``(G, K, K)``."""
+    k = len(values)
+    g = coincidence.shape[0]
+    if level == "nominal":
+        return np.broadcast_to((~np.eye(k, dtype=bool)).astype(np.float64), (g, k, k))
+    if level == "interval":
+        return np.broadcast_to((values[:, None] - values[None, :]) ** 2, (g, k, k))
+    if level == "ordinal":
+        # Krippendorff's ordinal metric: the frequencies between two categories, each end
+        # counted half: (sum_{c<=x<=k} n_x - (n_c + n_k) / 2)^2
+        n_c = coincidence.sum(axis=2)
+        cum = np.cumsum(n_c, axis=1)
+        lo = np.minimum.outer(np.arange(k), np.arange(k))
+        hi = np.maximum.outer(np.arange(k), np.arange(k))
+        between = cum[:, hi] - cum[:, lo] + n_c[:, lo]
+        return (between - (n_c[:, lo] + n_c[:, hi]) / 2.0) ** 2
+    raise InsufficientDataError(f"alpha: level {level!r}: give one of {', '.join(ALPHA_LEVELS)}")
+
+
+def alpha_from_counts(
+    counts: NDArray[np.float64], categories: NDArray[np.float64], *, level: str = "nominal"
+) -> NDArray[np.float64]:
+    """Krippendorff's alpha of two coders for each confusion matrix in ``counts``.
+
+    Each pair is a unit with two values; the coincidence matrix is ``C + C^T`` and
+    ``alpha = 1 - (n - 1) * sum(o * delta) / sum(n_c n_k delta)`` with ``n = 2 * pairs``.
+    NaN where the expected disagreement is zero (one category in all, or no pairs).
+    """
+    coincidence = counts + np.transpose(counts, (0, 2, 1))
+    delta = _alpha_delta(coincidence, np.asarray(categories, dtype=np.float64), level)
+    n = coincidence.sum(axis=(1, 2))
+    marg = coincidence.sum(axis=2)
+    observed = np.einsum("gij,gij->g", coincidence, delta)
+    expected = np.einsum("gi,gj,gij->g", marg, marg, delta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = 1.0 - (n - 1.0) * observed / expected
+    return np.where((n > 0) & (expected > 0), value, np.nan)
+
+
+def agreement_from_counts(counts: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The share of pairs on the diagonal of each confusion matrix (NaN without pairs)."""
+    n = counts.sum(axis=(1, 2))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(n > 0, np.trace(counts, axis1=1, axis2=2) / n, np.nan)
+
+
+def undefined_reason(counts: NDArray[np.float64], categories: NDArray[np.float64]) -> list[str]:
+    """Why kappa (and alpha) cannot be computed for each confusion matrix, or '' when they can."""
+    rows = counts.sum(axis=2) > 0
+    cols = counts.sum(axis=1) > 0
+    reasons = [""] * counts.shape[0]
+    # only the groups with a side of at most one category need words
+    for g in np.flatnonzero((rows.sum(axis=1) <= 1) | (cols.sum(axis=1) <= 1)):
+        if not rows[g].any():
+            reasons[g] = "no shared pairs"
+            continue
+        sides = [
+            f"{name} has one grade ({_grade(categories[present][0])})"
+            for name, present in (("the reference", rows[g]), ("the set", cols[g]))
+            if present.sum() == 1
+        ]
+        reasons[g] = "kappa undefined: " + " and ".join(sides)
+    return reasons
+
+
+def _grade(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def statistics_from_counts(
+    counts: NDArray[np.float64], categories: NDArray[np.float64], *, scopes: ArrayLike | None = None
+) -> dict[str, NDArray[np.float64]]:
+    """Every agreement statistic of each confusion matrix: name -> array over groups."""
+    out = {
+        "pairs": counts.sum(axis=(1, 2)),
+        "agreement": agreement_from_counts(counts),
+        "kappa": kappa_from_counts(counts, scopes=scopes),
+        "kappa_linear": kappa_from_counts(counts, weights="linear", scopes=scopes),
+        "kappa_quadratic": kappa_from_counts(counts, weights="quadratic", scopes=scopes),
+    }
+    for level in ALPHA_LEVELS:
+        out[f"alpha_{level}"] = alpha_from_counts(counts, categories, level=level)
+    return out
+
+
+def binary_counts(counts: NDArray[np.float64], categories: NDArray[np.float64], at: float) -> NDArray[np.float64]:
+    """Collapse confusion matrices to 2 x 2: grade < ``at`` (0) against grade >= ``at`` (1)."""
+    hot = (np.asarray(categories) >= at).astype(np.float64)
+    onehot = np.stack([1.0 - hot, hot], axis=1)  # (K, 2)
+    return np.einsum("gij,ia,jb->gab", counts, onehot, onehot)
+
+
+def agreement_table(
+    reference: ArrayLike,
+    labels: ArrayLike,
+    *,
+    groups: ArrayLike | None = None,
+    n_groups: int | None = None,
+    scopes: ArrayLike | None = None,
+    binary_at: float | None = None,
+) -> pd.DataFrame:
+    """Every agreement statistic of two aligned label arrays, per group.
+
+    Args:
+        reference: The reference's grade of each pair.
+        labels: The other set's grade of the same pairs.
+        groups: A group number per pair (0, 1, ...); None: one group of all pairs.
+        n_groups: How many groups (a group without pairs gets a row too); None: from ``groups``.
+        scopes: Per group, the scope whose categories the weighted kappas' positions come
+            from (:func:`positions`); None: the categories of all pairs.
+        binary_at: Also the statistics of grade >= this (``kappa_binary``, ``agreement_binary``).
+
+    Returns:
+        One row per group: ``group, pairs, agreement, kappa, kappa_linear, kappa_quadratic,
+        alpha_nominal, alpha_ordinal, alpha_interval`` (``, kappa_binary, agreement_binary``),
+        ``note``. A statistic that is undefined is NaN and ``note`` says why; fewer than
+        :data:`FEW_PAIRS` pairs are noted too.
+
+    Examples:
+        >>> table = agreement_table([0, 1, 2, 2, 1, 0], [0, 1, 2, 1, 1, 1])
+        >>> round(float(table.loc[0, "kappa"]), 4), round(float(table.loc[0, "agreement"]), 4)
+        (0.5, 0.6667)
+    """
+    import pandas as pd
+
+    a = np.asarray(reference, dtype=np.float64)
+    g = np.zeros(len(a), dtype=np.int64) if groups is None else np.asarray(groups, dtype=np.int64)
+    cats, counts = confusion(a, labels, groups=g, n_groups=n_groups)
+    frame = pd.DataFrame({"group": np.arange(counts.shape[0]), **statistics_from_counts(counts, cats, scopes=scopes)})
+    frame["pairs"] = frame["pairs"].astype(np.int64)
+    notes = undefined_reason(counts, cats)
+    if binary_at is not None:
+        two = binary_counts(counts, cats, binary_at)
+        frame["kappa_binary"] = kappa_from_counts(two)
+        frame["agreement_binary"] = agreement_from_counts(two)
+        binary_notes = undefined_reason(two, np.array([0.0, 1.0]))
+        notes = [
+            n if not b or b == n else "; ".join(x for x in (n, f"binary at {_grade(binary_at)}: {b}") if x)
+            for n, b in zip(notes, binary_notes, strict=True)
+        ]
+    few = [
+        f"only {int(p)} shared pairs (under {FEW_PAIRS}): the statistics are unreliable" if 0 < p < FEW_PAIRS else ""
+        for p in frame["pairs"]
+    ]
+    frame["note"] = ["; ".join(x for x in (n, f) if x) for n, f in zip(notes, few, strict=True)]
+    return frame
+
+
+def _one(reference: ArrayLike, labels: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    cats, counts = confusion(reference, labels)
+    reason = undefined_reason(counts, cats)[0]
+    if reason:
+        raise InsufficientDataError(reason)
+    return cats, counts
+
+
+def cohen_kappa(reference: ArrayLike, labels: ArrayLike, *, weights: str = "none") -> float:
+    """Cohen's kappa of two aligned label arrays (``weights``: none, linear or quadratic).
+
+    Raises:
+        InsufficientDataError: when a side has one category only (kappa is 0/0).
+
+    Examples:
+        >>> round(cohen_kappa([0, 1, 2, 2, 1, 0], [0, 1, 2, 1, 1, 1], weights="quadratic"), 4)
+        0.6667
+    """
+    cats, counts = _one(reference, labels)
+    return float(kappa_from_counts(counts, weights=weights)[0])
+
+
+def krippendorff_alpha(reference: ArrayLike, labels: ArrayLike, *, level: str = "nominal") -> float:
+    """Krippendorff's alpha of two coders who both labelled every pair (``level``: nominal, ordinal, interval).
+
+    Raises:
+        InsufficientDataError: when both sides together use one category only.
+
+    Examples:
+        >>> round(krippendorff_alpha([0, 1, 2, 2, 1, 0], [0, 1, 2, 1, 1, 1], level="interval"), 4)
+        0.6944
+    """
+    cats, counts = confusion(reference, labels)
+    value = float(alpha_from_counts(counts, cats, level=level)[0])
+    if np.isnan(value):
+        raise InsufficientDataError("alpha undefined: the pairs use one grade only, or there are none")
+    return value

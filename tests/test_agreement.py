@@ -1,0 +1,276 @@
+"""Agreement between label sets: evalwh.stats.agreement, evalwh agreement, on LLMJudge and small cases.
+
+The references are scikit-learn's ``cohen_kappa_score`` and the ``krippendorff`` package,
+fed with the pairs read straight from the files (pandas merge), not from the warehouse.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import krippendorff
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import SHARED_DATA
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import cohen_kappa_score
+from typer.testing import CliRunner
+
+from evalwh import Warehouse
+from evalwh.cli import app
+from evalwh.errors import InsufficientDataError, NotFoundError
+from evalwh.stats import agreement as ag
+
+LLMJUDGE = SHARED_DATA / "llmjudge"
+runner = CliRunner(env={"COLUMNS": "200", "TERMINAL_WIDTH": "200"})
+
+
+def _read(path: Path) -> pd.DataFrame:
+    return pd.read_csv(
+        path, sep=r"\s+", header=None, names=["query_id", "iteration", "doc_id", "relevance"],
+        dtype={"query_id": str, "doc_id": str, "relevance": float},
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def llmjudge(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The human test labels and the 33 LLM label sets, one qrels set each."""
+    if not LLMJUDGE.is_dir():
+        pytest.skip(f"{LLMJUDGE} is not there (CI checks out ../shared beside the repository)")
+    db = tmp_path_factory.mktemp("llmjudge") / "llm.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(LLMJUDGE / "human.test.qrels", collection="llmjudge", qrels_id="human")
+        for path in sorted((LLMJUDGE / "judges").glob("*.txt")):
+            wh.ingest_qrels(path, collection="llmjudge", qrels_id=path.stem)
+    return db
+
+
+def _judges() -> list[Path]:
+    return sorted((LLMJUDGE / "judges").glob("*.txt")) if LLMJUDGE.is_dir() else []
+
+
+@pytest.fixture(scope="module")
+def table(llmjudge: Path) -> pd.DataFrame:
+    with Warehouse.open_reader(llmjudge) as wh:
+        return wh.agreement("human", binary_at=2).set_index("qrels_id")
+
+
+def _codes(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Grades as category positions (scikit-learn accepts no fractional labels; order is kept)."""
+    _, inverse = np.unique(np.concatenate([a, b]), return_inverse=True)
+    return inverse[: len(a)], inverse[len(a) :]
+
+
+def test_all_33_sets_are_compared(table: pd.DataFrame) -> None:
+    assert len(table) == 33 == len(_judges())
+    assert (table["pairs"] == 4423).all()
+    assert (table[["only_reference", "only_set"]] == 0).all().all()
+    assert (table["note"] == "").all()
+
+
+@pytest.mark.parametrize("path", _judges(), ids=lambda p: p.stem)
+def test_llmjudge_against_references(table: pd.DataFrame, path: Path) -> None:
+    human = _read(LLMJUDGE / "human.test.qrels")
+    merged = human.merge(_read(path), on=["query_id", "doc_id"], suffixes=("_h", "_j"))
+    a, b = merged["relevance_h"].to_numpy(), merged["relevance_j"].to_numpy()
+    row = table.loc[path.stem]
+    assert row["pairs"] == len(merged)
+    ca, cb = _codes(a, b)
+    assert row["kappa"] == pytest.approx(cohen_kappa_score(ca, cb), abs=1e-12)
+    assert row["kappa_linear"] == pytest.approx(cohen_kappa_score(ca, cb, weights="linear"), abs=1e-12)
+    assert row["kappa_quadratic"] == pytest.approx(cohen_kappa_score(ca, cb, weights="quadratic"), abs=1e-12)
+    assert row["agreement"] == pytest.approx(np.mean(a == b), abs=1e-15)
+    assert row["kappa_binary"] == pytest.approx(cohen_kappa_score(a >= 2, b >= 2), abs=1e-12)
+    assert row["agreement_binary"] == pytest.approx(np.mean((a >= 2) == (b >= 2)), abs=1e-15)
+    data = np.vstack([a, b])
+    for level in ("nominal", "ordinal", "interval"):
+        expected = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+        assert row[f"alpha_{level}"] == pytest.approx(expected, abs=1e-9), level
+
+
+def test_per_query_matches_references(llmjudge: Path) -> None:
+    """Per topic, weights take the positions of the categories the set uses overall."""
+    with Warehouse.open_reader(llmjudge) as wh:
+        frame = wh.agreement("human", ["RMITIR-llama70B", "Olz-gpt4o"], per_query=True)
+    human = _read(LLMJUDGE / "human.test.qrels")
+    assert len(frame) == 2 * human["query_id"].nunique()
+    for name, mine in frame.groupby("qrels_id"):
+        merged = human.merge(_read(LLMJUDGE / "judges" / f"{name}.txt"), on=["query_id", "doc_id"])
+        labels = np.unique(np.concatenate([merged["relevance_x"], merged["relevance_y"]]))
+        for row in mine.itertuples():
+            topic = merged[merged["query_id"] == row.query_id]
+            a, b = topic["relevance_x"].to_numpy(), topic["relevance_y"].to_numpy()
+            assert row.pairs == len(topic)
+            if len(np.unique(a)) < 2 or len(np.unique(b)) < 2:
+                assert np.isnan(row.kappa) and "kappa undefined" in row.note
+                continue
+            ca, cb = np.searchsorted(labels, a), np.searchsorted(labels, b)
+            full = np.arange(len(labels))
+            assert row.kappa == pytest.approx(cohen_kappa_score(ca, cb, labels=full), abs=1e-12)
+            assert row.kappa_linear == pytest.approx(cohen_kappa_score(ca, cb, labels=full, weights="linear"), abs=1e-12)
+            assert row.alpha_ordinal == pytest.approx(
+                krippendorff.alpha(reliability_data=np.vstack([a, b]), level_of_measurement="ordinal"), abs=1e-9
+            )
+
+
+def test_cli_sorted_table(llmjudge: Path) -> None:
+    result = runner.invoke(
+        app, ["agreement", "-c", "llmjudge", "--reference", "human", "--sort", "kappa", "-f", "csv", "--db", str(llmjudge)]
+    )
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(io.StringIO(result.stdout))
+    assert len(frame) == 33
+    assert frame["kappa"].is_monotonic_decreasing
+    # the range PROVENANCE.md reports: TREMA-nuggets 0.06 to willia-umbrela1 0.29
+    assert frame["qrels_id"].iloc[0] == "willia-umbrela1" and round(frame["kappa"].iloc[0], 2) == 0.29
+    assert frame["qrels_id"].iloc[-1] == "TREMA-nuggets" and round(frame["kappa"].iloc[-1], 2) == 0.06
+
+
+# -- small cases ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Path:
+    """Two topics; the set misses one reference pair, adds one, and has a negative grade."""
+    db = tmp_path / "small.duckdb"
+    ref = pd.DataFrame({"query_id": ["1"] * 4 + ["2"] * 3, "doc_id": list("abcdxyz"), "relevance": [0, 1, 2, 2, 0, 1, 1]})
+    other = pd.DataFrame(
+        {"query_id": ["1"] * 4 + ["2"] * 3, "doc_id": list("abceyzw"), "relevance": [0, 2, 2, 1, 1, -1, 0]}
+    )
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(ref, collection="c", qrels_id="human")
+        wh.ingest_qrels(other, collection="c", qrels_id="llm")
+    return db
+
+
+def test_counts_each_side_lacks(small: Path) -> None:
+    with Warehouse.open_reader(small) as wh:
+        total = wh.agreement("human", "llm")
+        topics = wh.agreement("human", ["llm"], per_query=True)
+    # shared: 1/a 1/b 1/c 2/y (2/z is -1 on the set's side: not judged)
+    assert total[["pairs", "only_reference", "only_set"]].values.tolist() == [[4, 3, 2]]
+    assert topics[["query_id", "pairs", "only_reference", "only_set"]].values.tolist() == [
+        ["1", 3, 1, 1], ["2", 1, 2, 1],
+    ]  # fmt: skip
+    assert "only 4 shared pairs (under 30)" in total.loc[0, "note"]
+    assert "kappa undefined: the reference has one grade (1) and the set has one grade (1)" in topics.loc[1, "note"]
+    assert np.isnan(topics.loc[1, "kappa"])
+
+
+def test_swapping_the_reference_swaps_only_the_counts(small: Path) -> None:
+    with Warehouse.open_reader(small) as wh:
+        one = wh.agreement("human", "llm", binary_at=1).iloc[0]
+        two = wh.agreement("llm", "human", binary_at=1).iloc[0]
+    assert (one["only_reference"], one["only_set"]) == (two["only_set"], two["only_reference"])
+    for column in ("pairs", "agreement", "kappa", "kappa_linear", "kappa_quadratic", "alpha_nominal",
+                   "alpha_ordinal", "alpha_interval", "kappa_binary", "agreement_binary"):  # fmt: skip
+        assert one[column] == pytest.approx(two[column], abs=1e-12), column
+
+
+def test_confusion_layout(small: Path) -> None:
+    with Warehouse.open_reader(small) as wh:
+        frame = wh.agreement("human", ["llm", "human"], layout="confusion")
+    assert list(frame.columns) == ["qrels_id", "reference", "0", "1", "2"]
+    llm = frame[frame["qrels_id"] == "llm"]
+    assert llm[["reference", "0", "1", "2"]].values.tolist() == [["0", 1, 0, 0], ["1", 0, 1, 1], ["2", 0, 0, 1]]
+    human = frame[frame["qrels_id"] == "human"].set_index("reference")
+    assert human[["0", "1", "2"]].to_numpy().trace() == 7  # the diagonal: every pair agrees
+
+
+def test_unknown_set_did_you_mean(small: Path) -> None:
+    with Warehouse.open_reader(small) as wh, pytest.raises(NotFoundError, match="Did you mean llm"):
+        wh.agreement("human", ["lml"])
+    result = runner.invoke(app, ["agreement", "-c", "c", "--reference", "humna", "--db", str(small)])
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "Error: agreement: collection 'c' has no qrels set 'humna'. Did you mean human? (its sets: human, llm)"
+    )
+
+
+def test_cli_warns_on_few_pairs(small: Path) -> None:
+    result = runner.invoke(app, ["agreement", "-c", "c", "--reference", "human", "llm", "--db", str(small)])
+    assert result.exit_code == 0
+    assert "warning: llm: only 4 shared pairs (under 30): the statistics are unreliable" in result.stderr
+
+
+def test_scalar_functions_say_why_undefined() -> None:
+    with pytest.raises(InsufficientDataError, match=r"kappa undefined: the reference has one grade \(2\)"):
+        ag.cohen_kappa([2, 2, 2], [0, 1, 2])
+    with pytest.raises(InsufficientDataError, match="alpha undefined"):
+        ag.krippendorff_alpha([1, 1], [1, 1])
+
+
+def test_fractional_grades_are_categories() -> None:
+    a = np.array([0, 0.5, 1, 2, 0.5, 1, 0, 2])
+    b = np.array([0, 1, 1, 2, 0.5, 0.5, 0, 1])
+    ca, cb = _codes(a, b)
+    assert ag.cohen_kappa(a, b, weights="linear") == pytest.approx(cohen_kappa_score(ca, cb, weights="linear"))
+    assert ag.krippendorff_alpha(a, b, level="interval") == pytest.approx(
+        krippendorff.alpha(reliability_data=np.vstack([a, b]), level_of_measurement="interval")
+    )
+
+
+# -- properties -------------------------------------------------------------------------------
+
+grades = st.sampled_from([0.0, 1.0, 2.0, 3.0, 0.5])
+
+
+@st.composite
+def label_pairs(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray]:
+    n = draw(st.integers(2, 40))
+    a = draw(st.lists(grades, min_size=n, max_size=n))
+    b = draw(st.lists(grades, min_size=n, max_size=n))
+    return np.array(a), np.array(b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(label_pairs())
+def test_kappa_and_alpha_are_symmetric(pair: tuple[np.ndarray, np.ndarray]) -> None:
+    a, b = pair
+    one, two = ag.agreement_table(a, b), ag.agreement_table(b, a)
+    columns = ["agreement", "kappa", "kappa_linear", "kappa_quadratic", "alpha_nominal", "alpha_ordinal", "alpha_interval"]
+    np.testing.assert_allclose(one[columns].to_numpy(), two[columns].to_numpy(), rtol=1e-9, atol=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(label_pairs())
+def test_identical_sets_agree_fully(pair: tuple[np.ndarray, np.ndarray]) -> None:
+    a, _ = pair
+    row = ag.agreement_table(a, a).iloc[0]
+    assert row["agreement"] == 1.0
+    if len(np.unique(a)) >= 2:
+        for column in ("kappa", "kappa_linear", "kappa_quadratic", "alpha_nominal", "alpha_ordinal", "alpha_interval"):
+            assert row[column] == pytest.approx(1.0), column
+    else:
+        assert np.isnan(row["kappa"]) and row["note"].startswith("kappa undefined")
+
+
+@settings(max_examples=100, deadline=None)
+@given(label_pairs())
+def test_matches_references_on_random_labels(pair: tuple[np.ndarray, np.ndarray]) -> None:
+    a, b = pair
+    if len(np.unique(a)) < 2 or len(np.unique(b)) < 2:
+        return
+    ca, cb = _codes(a, b)
+    for weights in ("linear", "quadratic"):
+        assert ag.cohen_kappa(a, b, weights=weights) == pytest.approx(
+            cohen_kappa_score(ca, cb, weights=weights), abs=1e-12
+        )
+    for level in ("nominal", "ordinal", "interval"):
+        assert ag.krippendorff_alpha(a, b, level=level) == pytest.approx(
+            krippendorff.alpha(reliability_data=np.vstack([a, b]), level_of_measurement=level), abs=1e-9
+        )
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    import evalwh.methods.judgments
+    import evalwh.stats.rankings
+
+    for module in (ag, evalwh.stats.rankings, evalwh.methods.judgments):
+        failures, tried = doctest.testmod(module)
+        assert tried > 0 and failures == 0, module.__name__
