@@ -136,9 +136,11 @@ def compare(
     """Compare runs with paired significance tests, storing nothing: ``evalwh compare``.
 
     The runs are evaluated per topic (as :func:`evaluate` with ``per_query=True``), then
-    compared per measure as ``evalwh compare`` compares (:func:`evalwh.stats.compare.compare`):
-    the family is every run, aligned on the topics every run has (the others are dropped,
-    and a note says so); the correction runs over the comparisons of one measure.
+    compared per measure as ``evalwh compare --qrels QRELS RUN...`` compares
+    (:func:`evalwh.stats.compare.compare`): the family is every run, the baselines first and
+    then the runs in the order given (a file is named by its tag), aligned on the topics every
+    run has (the others are dropped, and a note says so); the correction runs over the
+    comparisons of one measure.
 
     Args:
         qrels, runs: As :func:`evaluate`.
@@ -188,12 +190,35 @@ def compare(
     )  # fmt: skip
     scores = scores[["run_id", "query_id", "measure", "value"]]
     baselines = [baseline] if isinstance(baseline, str) else list(baseline or [])
-    # as `evalwh compare --scores ... -b B`: the baselines first, then every other run, sorted
-    family = list(dict.fromkeys([*baselines, *sorted(scores["run_id"].unique())])) if baselines else None
+    # as `evalwh compare -b B RUN...`: the baselines first, then the runs in the order given
+    family = list(dict.fromkeys([*baselines, *_given_order(runs, scores)]))
     return compare_scores(
         scores, runs=family, measures=list(dict.fromkeys(scores["measure"])), baselines=baselines,
         all_pairs=all_pairs, test=test, correction=correction, alpha=alpha, n_resamples=resamples, rng=seed,
     )  # fmt: skip
+
+
+def _given_order(runs: Runs, scores: pd.DataFrame) -> list[str]:
+    """The run ids in the order the runs were given: a file's tag (its first line's), a mapping's
+    keys; runs the files name otherwise (a file holding several tags, standard input) follow, sorted."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from evalwh.io import formats
+
+    order: list[str] = []
+    if isinstance(runs, Mapping):
+        order = [str(name) for name in runs]
+    elif not isinstance(runs, pd.DataFrame):
+        for item in _runs(runs):  # type: ignore[union-attr]
+            if isinstance(item, (str, os.PathLike)) and not formats.needs_copy(Path(item)):
+                first = formats.first_data_line(Path(item))
+                if first is not None and len(first.fields) >= formats.RUN_FIELDS:
+                    order.append(first.fields[formats.RUN_FIELDS - 1])
+    present = set(scores["run_id"])
+    given = [r for r in dict.fromkeys(order) if r in present]
+    return given + sorted(present - set(given))
 
 
 def paper_table(comparison: Comparison, format: str = "latex", *, digits: int = 4) -> str:

@@ -1,0 +1,132 @@
+"""evalwh compare straight from run files (--qrels FILE), --qrels-id, and one layout per format
+(issue #28, items 1 and 3)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import evalwh
+from evalwh import Warehouse
+from evalwh.cli import app
+from evalwh.io.demo_data import DemoFiles, write_demo
+from tests.conftest import TREC8
+
+runner = CliRunner(env={"COLUMNS": "200", "TERMINAL_WIDTH": "200"})
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoFiles:
+    return write_demo(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture(scope="module")
+def demo_db(demo: DemoFiles, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("wh") / "demo.duckdb"
+    with Warehouse(path) as wh:
+        wh.ingest_qrels(demo.qrels, collection="demo")
+        wh.ingest_runs(demo.runs, collection="demo")
+    return path
+
+
+def _run(demo: DemoFiles, name: str) -> str:
+    return str(next(p for p in demo.runs if p.name == f"{name}.txt"))
+
+
+def test_compare_from_files_equals_compare_in_the_warehouse(demo: DemoFiles, demo_db: Path) -> None:
+    files = [_run(demo, n) for n in ("dense", "bm25", "splade")]
+    options = ["-b", "bm25", "-m", "AP", "-m", "nDCG@10", "-t", "wilcoxon", "--correction", "bh", "-f", "csv"]
+    code, direct, err = invoke("compare", "--qrels", str(demo.qrels), *files, *options)
+    assert code == 0, err
+    code, stored, err = invoke("compare", "dense", "splade", "-c", "demo", "--db", str(demo_db), *options)
+    assert code == 0, err
+    pd.testing.assert_frame_equal(pd.read_csv(io.StringIO(direct)), pd.read_csv(io.StringIO(stored)))
+
+
+def test_compare_from_files_keeps_the_given_order(demo: DemoFiles) -> None:
+    files = [_run(demo, n) for n in ("splade", "bm25", "dense")]
+    code, out, err = invoke("compare", "--qrels", str(demo.qrels), *files, "-m", "AP", "-f", "csv")
+    assert code == 0, err
+    pairs = pd.read_csv(io.StringIO(out))[["run_a", "run_b"]].values.tolist()
+    assert pairs == [["splade", "bm25"], ["splade", "dense"], ["bm25", "dense"]]
+    result = evalwh.compare(demo.qrels, files, ["AP"])
+    assert result.pairs[["run_a", "run_b"]].values.tolist() == pairs
+
+
+@pytest.mark.parametrize("fmt", ["latex", "markdown", "json"])
+def test_compare_from_files_takes_every_format(demo: DemoFiles, fmt: str) -> None:
+    files = [_run(demo, n) for n in ("bm25", "dense")]
+    code, out, err = invoke("compare", "--qrels", str(demo.qrels), *files, "-b", "bm25", "-f", fmt)
+    assert code == 0, err
+    assert "dense" in out
+
+
+def test_qrels_naming_a_stored_set_says_qrels_id(demo: DemoFiles, demo_db: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)  # "default" is no file here
+    code, out, err = invoke("compare", "--qrels", "default", "dense", "bm25", "--db", str(demo_db))
+    assert code == 1
+    assert err == (
+        f"Error: --qrels takes a qrels file now; 'default' is a qrels set stored in {demo_db}: "
+        "use --qrels-id default\n"
+    )
+    code, out, err = invoke("compare", "dense", "bm25", "-c", "demo", "--qrels-id", "default", "--db", str(demo_db))
+    assert code == 0, err
+    code, _, err = invoke("compare", "--qrels", "nothing", "x.txt", "--db", str(demo_db))
+    assert (code, err) == (1, "Error: --qrels nothing: no such qrels file (a stored qrels set is --qrels-id NAME)\n")
+
+
+@pytest.mark.parametrize("command", [["matrix"], ["kendall"], ["plot", "runs", "-o", "x.png"]])
+def test_warehouse_commands_refuse_a_qrels_file_in_one_line(demo: DemoFiles, command: list[str]) -> None:
+    code, _, err = invoke(*command, "--qrels", str(demo.qrels), "--db", "absent.duckdb")
+    assert code == 1
+    assert err.startswith(f"Error: {command[-1] if command[0] != 'plot' else 'plot runs'} reads a warehouse")
+    assert err.count("\n") == 1
+
+
+def test_compare_with_qrels_refuses_warehouse_options(demo: DemoFiles) -> None:
+    code, _, err = invoke("compare", "--qrels", str(demo.qrels), _run(demo, "bm25"), "-c", "demo")
+    assert code == 1 and err.count("\n") == 1 and "no warehouse" in err
+
+
+def test_piped_output_has_the_same_columns_for_2_and_12_pairs(demo: DemoFiles) -> None:
+    two = [_run(demo, n) for n in ("bm25", "dense")]
+    four = [_run(demo, n) for n in ("bm25", "dense", "splade", "hybrid")]
+    headers = []
+    for files, extra in ((two, []), (four, ["-m", "nDCG@10"])):
+        code, out, err = invoke("compare", "--qrels", str(demo.qrels), *files, "-m", "AP", *extra)
+        assert code == 0, err
+        lines = out.splitlines()
+        assert lines[0].startswith("# t, holm, alpha 0.05; 95% paired t interval")
+        headers.append(lines[1].split())
+        assert len(lines) == 2 + (1 if files is two else 12)
+    assert headers[0] == headers[1]
+    assert headers[0][:3] == ["measure", "run_a", "run_b"]
+
+
+def test_layout_wide_is_one_column_per_comparison(demo: DemoFiles) -> None:
+    files = [_run(demo, n) for n in ("bm25", "dense", "splade")]
+    code, out, err = invoke("compare", "--qrels", str(demo.qrels), *files, "-m", "AP", "--layout", "wide", "-f", "csv")
+    assert code == 0, err
+    frame = pd.read_csv(io.StringIO(out))
+    assert list(frame.columns)[1:] == ["bm25 vs dense", "bm25 vs splade", "dense vs splade"]
+    code, out, err = invoke("compare", "--qrels", str(demo.qrels), *files, "-m", "AP", "--layout", "long", "-f", "csv")
+    assert len(pd.read_csv(io.StringIO(out))) == 3
+
+
+@pytest.mark.skipif(not TREC8.is_dir(), reason="TREC-8 data not beside the checkout")
+def test_trec8_compare_from_files_prints_the_published_p() -> None:
+    runs = [str(TREC8 / "runs" / f"input.{r}.gz") for r in ("INQ604", "ok8amxc")]
+    code, out, err = invoke("compare", "--qrels", str(TREC8 / "trec8.qrels"), *runs, "-m", "AP")
+    assert code == 0, err
+    row = out.splitlines()[2].split()
+    assert row[:3] == ["AP", "INQ604", "ok8amxc"]
+    assert "0.005133" in row
