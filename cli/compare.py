@@ -63,6 +63,13 @@ class CompareLayout(str, enum.Enum):
     anova = "anova"  # per measure: the two-way ANOVA table and the MOE
 
 
+class PaperMarks(str, enum.Enum):
+    """The significance marks of a paper table."""
+
+    letters = "letters"
+    arrows = "arrows"
+
+
 _PAIR_COLUMNS = [
     "column", "run_a", "run_b", "n_topics", "perf_mean_a", "perf_mean_b", "perf_p_adjusted",
     "perf_outcome", "assess_mean_a", "assess_mean_b", "assess_p_adjusted", "assess_outcome",
@@ -159,8 +166,16 @@ def compare(
         ),
     ] = None,
     compact: Annotated[
-        bool, typer.Option("--compact", help="Paper tables: means and significance marks only.")
+        bool, typer.Option("--compact", help="Paper tables: means only (the best bold), no significance marks.")
     ] = False,
+    marks: Annotated[
+        PaperMarks,
+        typer.Option(
+            "--marks",
+            help="Paper tables: letters (the runs a run is significantly better than) or arrows "
+            "(up or down against the baselines).",
+        ),
+    ] = PaperMarks.letters,
     decision: Annotated[
         bool,
         typer.Option(
@@ -264,7 +279,9 @@ def compare(
             )  # fmt: skip
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
-    _print_comparison(result, layout, all_columns, compact, fmt, output)
+    if marks is PaperMarks.arrows and not base:
+        raise EvalWhError("compare --marks arrows marks differences from baselines: give -b RUN")
+    _print_comparison(result, layout, all_columns, compact, marks.value, fmt, output)
 
 
 def _split_names(names: list[str] | None) -> list[str] | None:
@@ -274,7 +291,7 @@ def _split_names(names: list[str] | None) -> list[str] | None:
     return [part.strip() for item in names for part in item.split(",") if part.strip()]
 
 
-def _print_comparison(result, layout, all_columns, compact, fmt, output) -> None:  # type: ignore[no-untyped-def]
+def _print_comparison(result, layout, all_columns, compact, marks, fmt, output) -> None:  # type: ignore[no-untyped-def]
     """Print a Comparison in the chosen layout and format.
 
     The layout never depends on how many comparisons there are: long form in pipes and
@@ -294,14 +311,14 @@ def _print_comparison(result, layout, all_columns, compact, fmt, output) -> None
         layout = CompareLayout.paper
     if layout is CompareLayout.paper:
         if fmt is OutputFormat.markdown:
-            _write_text(paper_table.to_markdown(result, compact=compact), output)
+            _write_text(paper_table.to_markdown(result, compact=compact, marks=marks), output)
             return
         if fmt is OutputFormat.latex:
-            _write_text(paper_table.to_latex(result, compact=compact), output)
+            _write_text(paper_table.to_latex(result, compact=compact, marks=marks), output)
             return
         if fmt is OutputFormat.table:
-            shown = paper_table.display_frame(result, compact=compact)
-            render(shown, fmt, output, title=paper_table.caption(result, compact=compact))
+            shown = paper_table.display_frame(result, compact=compact, marks=marks)
+            render(shown, fmt, output, title=paper_table.caption(result, compact=compact, marks=marks))
             return
         render(paper_table.paper_frame(result), fmt, output)
         return

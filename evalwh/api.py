@@ -18,7 +18,7 @@ Examples:
     >>> result = evalwh.compare(files.qrels, files.runs, ["AP"], baseline="bm25")
     >>> result.pairs[["run_a", "run_b", "p_adjusted", "reject"]].shape
     (7, 4)
-    >>> evalwh.paper_table(result, "latex").startswith("\\begin{table}")
+    >>> evalwh.paper_table(result, "latex").startswith("% evalwh paper table; needs \\usepackage{booktabs}")
     True
 """
 
@@ -221,28 +221,33 @@ def _given_order(runs: Runs, scores: pd.DataFrame) -> list[str]:
     return given + sorted(present - set(given))
 
 
-def paper_table(comparison: Comparison, format: str = "latex", *, digits: int = 4) -> str:
+def paper_table(
+    comparison: Comparison, format: str = "latex", *, digits: int = 4, compact: bool = False, marks: str = "letters"
+) -> str:
     """A comparison as a paper's table: ``evalwh compare ... -f latex`` (or ``-f markdown``).
 
-    One row per run: per measure its mean and interval, and per baseline the topics won and
-    lost and a marker (``†``, ``‡``, ...) where the difference is significant after the
-    correction (:mod:`evalwh.present.paper_table`).
+    One row per run, lettered ``a``, ``b``, ...; one column per measure holding the mean, bold
+    where it is the best, and the letters of the runs it is significantly better than after
+    the correction; the caption names the test, the correction and alpha
+    (:mod:`evalwh.present.paper_table`).
 
     Args:
-        comparison: What :func:`compare` or :meth:`evalwh.Warehouse.compare` returned, with a
-            baseline.
-        format: ``latex`` (a ``booktabs`` table that compiles in a plain ``article``) or
-            ``markdown`` (a pipe table with the caption below it).
+        comparison: What :func:`compare` or :meth:`evalwh.Warehouse.compare` returned.
+        format: ``latex`` (a ``booktabs`` table that compiles in a plain ``article``; its
+            first line names the package) or ``markdown`` (a pipe table, the caption below).
         digits: Decimals of the means.
+        compact: Means only (the best still bold), no marks.
+        marks: ``letters`` (the runs a run beats) or ``arrows`` (an up or down marker where a
+            run is significantly better or worse than a baseline).
 
     Raises:
-        EvalWhError: for another format.
+        EvalWhError: for another format or marks.
     """
     from evalwh.errors import EvalWhError
     from evalwh.present import paper_table as tables
 
     if format == "latex":
-        return tables.to_latex(comparison, digits=digits)
+        return tables.to_latex(comparison, digits=digits, compact=compact, marks=marks)
     if format == "markdown":
-        return tables.to_markdown(comparison, digits=digits)
+        return tables.to_markdown(comparison, digits=digits, compact=compact, marks=marks)
     raise EvalWhError(f"paper_table: format {format!r}: give latex or markdown")

@@ -130,3 +130,29 @@ def test_trec8_compare_from_files_prints_the_published_p() -> None:
     row = out.splitlines()[2].split()
     assert row[:3] == ["AP", "INQ604", "ok8amxc"]
     assert "0.005133" in row
+
+
+@pytest.mark.skipif(not TREC8.is_dir(), reason="TREC-8 data not beside the checkout")
+def test_trec8_paper_table_has_a_column_per_measure_a_bold_best_and_letters(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    runs = [str(TREC8 / "runs" / f"input.{r}.gz") for r in ("INQ604", "ok8amxc", "CL99SD")]
+    table = tmp_path / "table.tex"
+    code, _, err = invoke("compare", "--qrels", str(TREC8 / "trec8.qrels"), "-b", "INQ604", *runs,
+                          "-m", "AP", "-m", "P@10", "-f", "latex", "-o", str(table))  # fmt: skip
+    assert code == 0, err
+    text = table.read_text()
+    assert " & Run & AP & P@10 \\\\" in text.splitlines()
+    rows = {line.split(" & ")[1]: line for line in text.splitlines() if line[:4] in ("a & ", "b & ", "c & ")}
+    assert rows["CL99SD"] == r"c & CL99SD & \textbf{0.3537}$^{a}$ & \textbf{0.7020}$^{a}$ \\"
+    assert rows["ok8amxc"] == r"b & ok8amxc & 0.3169$^{a}$ & 0.5500 \\"
+    assert "Paired t-test, Holm correction over the comparisons of a measure, alpha 0.05." in text
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex is not installed (apt-get install -y texlive-latex-base texlive-latex-recommended)")
+    (tmp_path / "paper.tex").write_text(
+        "\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n\\input{table.tex}\n\\end{document}\n"
+    )
+    result = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "paper.tex"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert result.returncode == 0, result.stdout[-2000:]
