@@ -267,7 +267,7 @@ def test_compare_paper_table_markdown(tmp_path: Path) -> None:
     assert code == 0, err
     lines = out.splitlines()
     assert lines[0] == "|  | Run | nDCG@10 |"
-    assert lines[2] == "| a | bm25 | " + lines[2].split(" | ")[2] + " |"
+    assert lines[2].startswith("| a | bm25 | ") and lines[2].count(" | ") == 2
     assert "Paired t-test, Holm correction over the comparisons of a measure, alpha 0.05." in out
 
 

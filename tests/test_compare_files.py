@@ -156,3 +156,34 @@ def test_trec8_paper_table_has_a_column_per_measure_a_bold_best_and_letters(tmp_
     result = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "paper.tex"],
                             cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
     assert result.returncode == 0, result.stdout[-2000:]
+
+
+def test_compare_scores_reads_a_two_run_trec_eval_q_file(demo: DemoFiles, tmp_path: Path) -> None:
+    files = [_run(demo, n) for n in ("bm25", "dense")]
+    code, out, err = invoke("trec_eval", "-q", "-m", "runid", "-m", "map", str(demo.qrels), *files)
+    assert code == 0, err
+    scores = tmp_path / "pq.txt"
+    scores.write_text(out)
+    code, out, err = invoke("compare", "--scores", str(scores), "-b", "bm25", "-m", "map", "-f", "csv")
+    assert code == 0, err
+    row = pd.read_csv(io.StringIO(out)).iloc[0]
+    direct = pd.read_csv(io.StringIO(invoke("compare", "--qrels", str(demo.qrels), *files, "-b", "bm25", "-f", "csv")[1])).iloc[0]
+    assert (row["run_a"], row["run_b"]) == ("dense", "bm25")
+    assert row["p_value"] == pytest.approx(direct["p_value"], abs=2e-3)  # trec_eval prints 4 decimals
+    code, plain, err = invoke("trec_eval", "-q", "-m", "map", str(demo.qrels), *files)
+    scores.write_text(plain)
+    code, out, err = invoke("compare", "--scores", str(scores), "--names", "bm25,dense", "-b", "bm25", "-f", "csv")
+    assert code == 0, err
+    assert pd.read_csv(io.StringIO(out))[["run_a", "run_b"]].values.tolist() == [["dense", "bm25"]]
+
+
+def test_compare_scores_bad_paths_are_one_line(tmp_path: Path) -> None:
+    code, _, err = invoke("compare", "--scores", str(tmp_path))
+    assert (code, err) == (1, f"Error: {tmp_path}: is a directory; give the score files in it\n")
+    if Path("/dev/zero").exists():
+        code, _, err = invoke("compare", "--scores", "/dev/zero")
+        assert (code, err) == (1, "Error: /dev/zero: not a regular file (a device, pipe or socket); give a score file\n")
+    nan = tmp_path / "s.csv"
+    nan.write_text("run_id,query_id,measure,value\na,1,AP,0.5\na,2,AP,nan\nb,1,AP,0.2\nb,2,AP,0.1\n")
+    code, out, err = invoke("compare", "--scores", str(nan))
+    assert (code, out, err) == (1, "", f"Error: {nan}:3: value 'nan' is not a finite number\n")
