@@ -442,9 +442,11 @@ def _decision_compare(  # type: ignore[no-untyped-def]
 
 
 @handle_errors
-@warehouse_only("matrix")
-@default_collection
 def matrix(
+    run_files: Annotated[
+        list[Path] | None,
+        typer.Argument(help="With --qrels: the run files to classify (each named by its tag); nothing is stored."),
+    ] = None,
     collection: CollectionOption = None,
     measure: PairingMeasureOption = "P",
     depths: DepthsOption = DEFAULT_DEPTHS,
@@ -461,7 +463,14 @@ def matrix(
     alpha: AlphaOption = 0.05,
     runs: RunsOption = None,
     qrels_id: QrelsIdOption = "default",
-    qrels: LegacyQrelsOption = None,
+    qrels: Annotated[
+        Path | None,
+        typer.Option(
+            "--qrels",
+            help="A qrels file: classify the run files given as arguments, in memory, with no "
+            "warehouse (a stored qrels set is --qrels-id).",
+        ),
+    ] = None,
     seed: SeedOption = None,
     resamples: ResamplesOption = 9999,
     layout: Annotated[
@@ -483,17 +492,30 @@ def matrix(
     Example: evalwh matrix --collection trec8 --measure MAP --test wilcoxon --correction holm --format csv
 
     Any performance measure pairs with any assessment measure: -m nDCG --assessment 'RBP_resid(p=0.8)'.
+
+    From files, with no warehouse: evalwh matrix --qrels trec8.qrels runs/input.* -m MAP
     """
+    from evalwh.errors import EvalWhError
     from evalwh.methods.decisions import assessment_inverted, pairings
     from evalwh.stats.significance import default_correction
     from evalwh.warehouse import Warehouse
 
     chosen = default_correction(test.value, "bonferroni") if correction is None else correction
+    if qrels is not None:
+        check_qrels_file(qrels, db)
+        if not run_files:
+            raise EvalWhError("matrix --qrels needs run files: evalwh matrix --qrels QRELS RUN RUN ...")
+        if collection is not None or qrels_id != "default":
+            raise EvalWhError("matrix --qrels reads files; --collection and --qrels-id name warehouse contents")
+        source = _files_warehouse(qrels, run_files)
+        collection, store = "files", False
+    elif run_files:
+        raise EvalWhError("matrix: run files as arguments go with --qrels FILE; a warehouse's runs are --runs")
+    else:
+        collection = collection if collection is not None else only_collection(db)
+        source = Warehouse(db) if store else Warehouse.open_reader(db)
 
-    with (
-        Warehouse(db) if store else Warehouse.open_reader(db) as wh,
-        progress_bar("testing pairs") as bar,
-    ):
+    with source as wh, progress_bar("testing pairs") as bar:
         result = wh.matrix(
             collection=collection, measure=measure, depths=parse_depths(depths), full=full,
             assessment=assessment, runs=parse_runs(runs), test=test.value, correction=chosen.value,
@@ -516,6 +538,20 @@ def matrix(
         digits=3,
         long_form=result.summary if layout is Layout.paper else None,
     )
+
+
+def _files_warehouse(qrels: Path, run_files: list[Path]):  # type: ignore[no-untyped-def]
+    """A warehouse in memory holding one qrels file and run files (collection ``files``)."""
+    from evalwh.warehouse import Warehouse
+
+    wh = Warehouse(":memory:")
+    try:
+        wh.ingest_qrels(qrels, collection="files")
+        wh.ingest_runs([str(p) for p in run_files], collection="files")
+    except BaseException:
+        wh.close()
+        raise
+    return wh
 
 
 @handle_errors

@@ -84,7 +84,7 @@ def test_qrels_naming_a_stored_set_says_qrels_id(demo: DemoFiles, demo_db: Path,
     assert (code, err) == (1, "Error: --qrels nothing: no such qrels file (a stored qrels set is --qrels-id NAME)\n")
 
 
-@pytest.mark.parametrize("command", [["matrix"], ["kendall"], ["plot", "runs", "-o", "x.png"]])
+@pytest.mark.parametrize("command", [["kendall"], ["plot", "runs", "-o", "x.png"]])
 def test_warehouse_commands_refuse_a_qrels_file_in_one_line(demo: DemoFiles, command: list[str]) -> None:
     code, _, err = invoke(*command, "--qrels", str(demo.qrels), "--db", "absent.duckdb")
     assert code == 1
@@ -187,3 +187,16 @@ def test_compare_scores_bad_paths_are_one_line(tmp_path: Path) -> None:
     nan.write_text("run_id,query_id,measure,value\na,1,AP,0.5\na,2,AP,nan\nb,1,AP,0.2\nb,2,AP,0.1\n")
     code, out, err = invoke("compare", "--scores", str(nan))
     assert (code, out, err) == (1, "", f"Error: {nan}:3: value 'nan' is not a finite number\n")
+
+
+def test_matrix_from_files_equals_matrix_in_the_warehouse(demo: DemoFiles, demo_db: Path) -> None:
+    names = ("bm25", "dense", "splade")
+    options = ["-m", "MAP", "-d", "5,10", "-t", "wilcoxon", "--correction", "holm", "-f", "csv", "--layout", "pairs"]
+    code, direct, err = invoke("matrix", "--qrels", str(demo.qrels), *(_run(demo, n) for n in names), *options)
+    assert code == 0, err
+    code, stored, err = invoke("matrix", "-c", "demo", "--runs", ",".join(names), "--no-store", "--db", str(demo_db), *options)
+    assert code == 0, err
+    files, warehouse = pd.read_csv(io.StringIO(direct)), pd.read_csv(io.StringIO(stored))
+    pd.testing.assert_frame_equal(files.drop(columns="collection_id"), warehouse.drop(columns="collection_id"))
+    code, _, err = invoke("matrix", _run(demo, "bm25"), "--db", str(demo_db))
+    assert code == 1 and "go with --qrels FILE" in err and err.count("\n") == 1
