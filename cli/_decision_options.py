@@ -191,3 +191,7 @@ def refuse_qrels_file(command: str, qrels: str | None, db: Path) -> None:
         f"(evalwh ingest qrels {qrels} -c NAME; evalwh ingest runs RUN... -c NAME); "
         "a stored qrels set is --qrels-id"
     )
+
+
+QrelsOption = QrelsIdOption
+"""The former name of :data:`QrelsIdOption` (a stored qrels set is ``--qrels-id`` everywhere)."""
