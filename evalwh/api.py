@@ -191,7 +191,15 @@ def compare(
     scores = scores[["run_id", "query_id", "measure", "value"]]
     baselines = [baseline] if isinstance(baseline, str) else list(baseline or [])
     # as `evalwh compare -b B RUN...`: the baselines first, then the runs in the order given
-    family = list(dict.fromkeys([*baselines, *_given_order(runs, scores)]))
+    given = _given_order(runs, scores)
+    unknown = [b for b in baselines if b not in given]
+    if unknown:
+        from evalwh.errors import InsufficientDataError
+
+        raise InsufficientDataError(
+            f"baseline {unknown[0]!r} is not one of the runs ({', '.join(given)}); a run file is named by its tag"
+        )
+    family = list(dict.fromkeys([*baselines, *given]))
     return compare_scores(
         scores, runs=family, measures=list(dict.fromkeys(scores["measure"])), baselines=baselines,
         all_pairs=all_pairs, test=test, correction=correction, alpha=alpha, n_resamples=resamples, rng=seed,

@@ -200,3 +200,9 @@ def test_matrix_from_files_equals_matrix_in_the_warehouse(demo: DemoFiles, demo_
     pd.testing.assert_frame_equal(files.drop(columns="collection_id"), warehouse.drop(columns="collection_id"))
     code, _, err = invoke("matrix", _run(demo, "bm25"), "--db", str(demo_db))
     assert code == 1 and "go with --qrels FILE" in err and err.count("\n") == 1
+
+
+def test_an_unknown_baseline_names_the_runs_of_the_files(demo: DemoFiles) -> None:
+    files = [_run(demo, n) for n in ("bm25", "dense")]
+    code, _, err = invoke("compare", "--qrels", str(demo.qrels), *files, "-b", "bm25.txt")
+    assert (code, err) == (1, "Error: baseline 'bm25.txt' is not one of the runs (bm25, dense); a run file is named by its tag\n")
