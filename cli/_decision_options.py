@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import enum
-from typing import Annotated
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
 
 import typer
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Measure(str, enum.Enum):
@@ -85,7 +90,17 @@ RunsOption = Annotated[
         "--runs", help="Comma-separated family of runs tested together (default: all runs)."
     ),
 ]
-QrelsOption = Annotated[str, typer.Option("--qrels", help="Qrels set to evaluate against.")]
+QrelsIdOption = Annotated[
+    str, typer.Option("--qrels-id", help="Stored qrels set to evaluate against.")
+]
+LegacyQrelsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--qrels",
+        hidden=True,
+        help="A qrels file: not here, this command reads a warehouse (a stored set is --qrels-id).",
+    ),
+]
 SeedOption = Annotated[
     int | None, typer.Option("--seed", help="Random seed of the resampling tests.")
 ]
@@ -115,3 +130,68 @@ def parse_runs(text: str | None) -> list[str] | None:
     if text is None:
         return None
     return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def check_qrels_file(qrels: Path, db: Path) -> None:
+    """``--qrels`` names a qrels file; a stored set's name (its meaning before) gets one line naming --qrels-id.
+
+    Raises:
+        NotFoundError: for a path that does not exist (saying ``--qrels-id`` when the
+            warehouse ``db`` holds a qrels set of that name).
+        EvalWhError: for a path that is not a file.
+    """
+    from evalwh.errors import EvalWhError, NotFoundError
+
+    if qrels.is_file() or str(qrels) == "-":
+        return
+    if qrels.exists():
+        raise EvalWhError(f"--qrels {qrels}: not a file (a qrels file is expected)")
+    if db.is_file():
+        from evalwh.warehouse import Warehouse
+
+        try:
+            with Warehouse.open_reader(db) as wh:
+                stored = wh.con.execute(
+                    "SELECT 1 FROM qrels WHERE qrels_id = ? LIMIT 1", [str(qrels)]
+                ).fetchall()
+        except Exception:  # not a readable warehouse: the missing file is the message
+            stored = []
+        if stored:
+            raise NotFoundError(
+                f"--qrels takes a qrels file now; {str(qrels)!r} is a qrels set stored in {db}: "
+                f"use --qrels-id {qrels}"
+            )
+    raise NotFoundError(f"--qrels {qrels}: no such qrels file (a stored qrels set is --qrels-id NAME)")
+
+
+def warehouse_only(command: str) -> Callable[[F], F]:
+    """Decorate a command that reads a warehouse only: ``--qrels FILE`` is refused in one line,
+    before the warehouse is opened (see :func:`refuse_qrels_file`)."""
+
+    def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            refuse_qrels_file(command, kwargs.get("qrels"), Path(kwargs["db"]))
+            return func(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def refuse_qrels_file(command: str, qrels: str | None, db: Path) -> None:
+    """A command that reads a warehouse only, given ``--qrels``: one line saying what to do."""
+    if qrels is None:
+        return
+    from evalwh.errors import EvalWhError
+
+    check_qrels_file(Path(qrels), db)
+    raise EvalWhError(
+        f"{command} reads a warehouse: ingest the qrels file and the runs first "
+        f"(evalwh ingest qrels {qrels} -c NAME; evalwh ingest runs RUN... -c NAME); "
+        "a stored qrels set is --qrels-id"
+    )
+
+
+QrelsOption = QrelsIdOption
+"""The former name of :data:`QrelsIdOption` (a stored qrels set is ``--qrels-id`` everywhere)."""

@@ -15,15 +15,18 @@ from evalwh.cli._decision_options import (
     CorrectionChoice,
     DepthsOption,
     FullOption,
+    LegacyQrelsOption,
     PairingMeasureOption,
-    QrelsOption,
+    QrelsIdOption,
     ResamplesOption,
     RunsOption,
     SeedOption,
     TestChoice,
     TestOption,
     parse_depths,
+    check_qrels_file,
     parse_runs,
+    warehouse_only,
 )
 from evalwh.cli._errors import handle_errors
 from evalwh.cli._options import (
@@ -54,9 +57,18 @@ class Layout(str, enum.Enum):
 class CompareLayout(str, enum.Enum):
     """What `evalwh compare` prints."""
 
-    pairs = "pairs"  # one row per measure and comparison
-    paper = "paper"  # one row per run: mean, CI, +/- and markers against each baseline
+    long = "long"  # one row per measure and comparison (pipes and files always, unless asked)
+    wide = "wide"  # one column per comparison, one row per quantity
+    pairs = "pairs"  # the former name of long
+    paper = "paper"  # one row per run (lettered), one column per measure: the paper table
     anova = "anova"  # per measure: the two-way ANOVA table and the MOE
+
+
+class PaperMarks(str, enum.Enum):
+    """The significance marks of a paper table."""
+
+    letters = "letters"
+    arrows = "arrows"
 
 
 _PAIR_COLUMNS = [
@@ -71,7 +83,7 @@ _COMPARE_COLUMNS = [
 
 OptionalCollection = Annotated[
     str | None,
-    typer.Option("--collection", "-c", help="Collection name inside the warehouse (not with --scores)."),
+    typer.Option("--collection", "-c", help="Collection name inside the warehouse (not with --scores or --qrels)."),
 ]
 
 
@@ -79,7 +91,10 @@ OptionalCollection = Annotated[
 def compare(
     runs: Annotated[
         list[str] | None,
-        typer.Argument(help="Runs to compare (with --scores: a subset of the file's runs)."),
+        typer.Argument(
+            help="Runs to compare: run ids of the warehouse; with --qrels, run files (each named "
+            "by its tag); with --scores, a subset of the files' runs."
+        ),
     ] = None,
     collection: OptionalCollection = None,
     measures: Annotated[
@@ -92,7 +107,7 @@ def compare(
     ] = None,
     baselines: Annotated[
         list[str] | None,
-        typer.Option("--baseline", "-b", help="Baseline run, repeatable: every other run is compared with each."),
+        typer.Option("--baseline", "-b", help="Baseline run id, repeatable: every other run is compared with each."),
     ] = None,
     all_pairs: Annotated[
         bool, typer.Option("--all-pairs", help="Compare every pair of runs, also with baselines.")
@@ -100,13 +115,29 @@ def compare(
     all_runs: Annotated[
         bool, typer.Option("--all-runs", help="Compare every run of the collection, not only those named.")
     ] = False,
+    qrels: Annotated[
+        Path | None,
+        typer.Option(
+            "--qrels",
+            help="A qrels file: evaluate the run files given as arguments against it and compare "
+            "them, with no warehouse (a stored qrels set is --qrels-id).",
+        ),
+    ] = None,
     scores: Annotated[
         list[Path] | None,
         typer.Option(
             "--scores",
             help="Per-topic scores instead of a warehouse, repeatable: a run_id, query_id, measure, "
-            "value table (CSV, TSV, Parquet) or trec_eval -q output.",
-            dir_okay=False,
+            "value table (CSV, TSV, Parquet), trec_eval -q output (several runs split by runid "
+            "lines), ir_measures' or ranx's per-query output.",
+        ),
+    ] = None,
+    names: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--names",
+            help="With --scores: run names of trec_eval -q blocks without runid lines, in block "
+            "order, repeatable (or comma-separated).",
         ),
     ] = None,
     test: Annotated[
@@ -130,9 +161,22 @@ def compare(
         CompareLayout | None,
         typer.Option(
             "--layout",
-            help="pairs (default), paper (one row per run; the default for markdown and latex) or anova.",
+            help="long (one row per measure and comparison; always in a pipe or file unless "
+            "named), wide (one column per comparison; on a terminal when it fits its width), "
+            "paper (one row per run; the default for markdown and latex) or anova.",
         ),
     ] = None,
+    compact: Annotated[
+        bool, typer.Option("--compact", help="Paper tables: means only (the best bold), no significance marks.")
+    ] = False,
+    marks: Annotated[
+        PaperMarks,
+        typer.Option(
+            "--marks",
+            help="Paper tables: letters (the runs a run is significantly better than) or arrows "
+            "(up or down against the baselines).",
+        ),
+    ] = PaperMarks.letters,
     decision: Annotated[
         bool,
         typer.Option(
@@ -149,7 +193,7 @@ def compare(
         typer.Option("--assessment", help="With --decision: A_p (default), A_p_ret or 'RBP_resid(p=0.8)'."),
     ] = None,
     full: FullOption = True,
-    qrels: QrelsOption = "default",
+    qrels_id: QrelsIdOption = "default",
     fill: FillOption = None,
     seed: SeedOption = None,
     resamples: ResamplesOption = 10_000,
@@ -166,50 +210,65 @@ def compare(
 
     More:
 
+      evalwh compare --qrels trec8.qrels input.INQ604.gz input.ok8amxc.gz -m AP
+
       evalwh compare -c trec8 -b INQ604 ok8amxc uwmt8a2 -m AP -m nDCG@10 -t wilcoxon --correction bh -f latex
 
       evalwh compare --scores bm25.txt --scores dense.txt -b bm25 -m map
 
       evalwh compare INQ604 ok8amxc -c trec8 --decision --measure MAP --depths 10,100
     """
-    run_list = list(runs or [])
-    if decision or depths is not None or assessment is not None:
-        if scores or baselines or all_pairs:
-            from evalwh.errors import EvalWhError
+    from evalwh.errors import EvalWhError
 
+    run_list = list(runs or [])
+    base = list(baselines or [])
+    if qrels is not None:
+        check_qrels_file(qrels, db)
+    if decision or depths is not None or assessment is not None:
+        if scores or qrels is not None or baselines or all_pairs:
             raise EvalWhError(
                 "compare --decision compares two runs of a collection; "
-                "--scores, --baseline and --all-pairs do not apply"
+                "--scores, --qrels, --baseline and --all-pairs do not apply"
             )
         _decision_compare(
             run_list, collection, measures, depths, assessment, full, test, correction, alpha,
-            all_runs, qrels, seed, resamples, all_columns, db, fmt, output,
+            all_runs, qrels_id, seed, resamples, all_columns, db, fmt, output,
             fill=fill or [],
         )  # fmt: skip
         return
-    from evalwh.errors import EvalWhError
-
+    if scores and qrels is not None:
+        raise EvalWhError("compare: give --scores (per-topic scores) or --qrels with run files, not both")
+    if (scores or qrels is not None) and (collection is not None or all_runs or qrels_id != "default" or fill):
+        raise EvalWhError(
+            "compare: --collection, --all-runs, --qrels-id and --fill name warehouse contents; "
+            "with --scores or --qrels there is no warehouse"
+        )
+    if names and not scores:
+        raise EvalWhError("compare: --names names the runs of --scores files; give --scores")
     chosen_test = test.value if test is not None else "t"
-    options = {
-        "all_pairs": all_pairs,
-        "test": chosen_test,
-        "correction": None if correction is None else correction.value,
-        "alpha": alpha,
-        "n_resamples": resamples,
-        "rng": seed,
-    }
-    base = list(baselines or [])
+    chosen_correction = None if correction is None else correction.value
     if scores:
-        if collection is not None or all_runs:
-            raise EvalWhError("compare: --scores reads per-topic scores from files; drop --collection and --all-runs")
         from evalwh.io.score_files import read_scores
         from evalwh.stats.compare import compare as compare_scores
 
-        frame = read_scores(scores)
+        frame = read_scores(scores, names=_split_names(names))
+        in_files = list(dict.fromkeys(frame["run_id"]))
         family = list(dict.fromkeys([*base, *run_list])) or None
         if family is not None and len(family) == len(base):  # baselines only: every run of the files
-            family = list(dict.fromkeys([*base, *sorted(frame["run_id"].unique())]))
-        result = compare_scores(frame, runs=family, measures=measures or None, baselines=base, **options)
+            family = list(dict.fromkeys([*base, *in_files]))
+        result = compare_scores(
+            frame, runs=family or in_files, measures=measures or None, baselines=base, all_pairs=all_pairs,
+            test=chosen_test, correction=chosen_correction, alpha=alpha, n_resamples=resamples, rng=seed,
+        )  # fmt: skip
+    elif qrels is not None:
+        from evalwh.api import compare as compare_files
+
+        if not run_list:
+            raise EvalWhError("compare --qrels needs run files: evalwh compare --qrels QRELS RUN RUN ...")
+        result = compare_files(
+            qrels, run_list, measures or ["AP"], baseline=base, all_pairs=all_pairs, test=chosen_test,
+            correction=chosen_correction, alpha=alpha, resamples=resamples, seed=seed,
+        )  # fmt: skip
     else:
         if collection is None:
             collection = only_collection(db)
@@ -218,39 +277,52 @@ def compare(
         with Warehouse.open_reader(db) as wh:
             result = wh.compare(
                 measures or ["AP"], run_list, collection=collection, baseline=base, all_runs=all_runs,
-                all_pairs=all_pairs, test=chosen_test, correction=options["correction"], alpha=alpha,
-                resamples=resamples, seed=seed, qrels_id=qrels,
+                all_pairs=all_pairs, test=chosen_test, correction=chosen_correction, alpha=alpha,
+                resamples=resamples, seed=seed, qrels_id=qrels_id,
                 fill=fill or [],
             )  # fmt: skip
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
-    _print_comparison(result, layout, all_columns, fmt, output)
+    if marks is PaperMarks.arrows and not base:
+        raise EvalWhError("compare --marks arrows marks differences from baselines: give -b RUN")
+    _print_comparison(result, layout, all_columns, compact, marks.value, fmt, output)
 
 
-def _print_comparison(result, layout, all_columns, fmt, output) -> None:  # type: ignore[no-untyped-def]
-    """Print a Comparison in the chosen layout and format."""
+def _split_names(names: list[str] | None) -> list[str] | None:
+    """``--names a,b --names c`` as ``[a, b, c]``."""
+    if not names:
+        return None
+    return [part.strip() for item in names for part in item.split(",") if part.strip()]
+
+
+def _print_comparison(result, layout, all_columns, compact, marks, fmt, output) -> None:  # type: ignore[no-untyped-def]
+    """Print a Comparison in the chosen layout and format.
+
+    The layout never depends on how many comparisons there are: long form in pipes and
+    files, and on a terminal the wide view only when it fits the terminal's width.
+    """
     from evalwh.present import paper_table
 
     family = result.families.iloc[0]
     title = (
-        f"{family['test']}, {family['correction']}, alpha {family['alpha']:g}"
+        f"{family['test']}, {family['correction']}, alpha {family['alpha']:g}; {family['interval']}"
         + "".join(
             f"; {row.measure}: {row.n_topics} topics, MOE {row.moe:.4f}"
             for row in result.families.itertuples()
         )
     )
-    if layout is None:
-        text_format = fmt in (OutputFormat.markdown, OutputFormat.latex)
-        layout = CompareLayout.paper if text_format and result.baselines else CompareLayout.pairs
+    if layout is None and fmt in (OutputFormat.markdown, OutputFormat.latex):
+        layout = CompareLayout.paper
     if layout is CompareLayout.paper:
         if fmt is OutputFormat.markdown:
-            _write_text(paper_table.to_markdown(result), output)
+            _write_text(paper_table.to_markdown(result, compact=compact, marks=marks), output)
             return
         if fmt is OutputFormat.latex:
-            _write_text(paper_table.to_latex(result), output)
+            _write_text(paper_table.to_latex(result, compact=compact, marks=marks), output)
             return
         if fmt is OutputFormat.table:
-            render(paper_table.display_frame(result), fmt, output, title=paper_table.caption(result))
+            shown = paper_table.display_frame(result, compact=compact, marks=marks)
+            render(shown, fmt, output, title=paper_table.caption(result, compact=compact, marks=marks))
             return
         render(paper_table.paper_frame(result), fmt, output)
         return
@@ -260,15 +332,28 @@ def _print_comparison(result, layout, all_columns, fmt, output) -> None:  # type
         return
     frame = result.pairs if all_columns else result.pairs[_with_qrels(result.pairs, _COMPARE_COLUMNS)]
     if fmt is OutputFormat.table and not all_columns:
-        frame = _compact(frame, round(100 * (1 - float(family["alpha"]))))
-        if len(frame) <= 4:  # a few comparisons read better as columns, on any terminal
-            frame = _transposed(frame)
+        frame = _compact(frame)
+    if layout is CompareLayout.wide:
+        frame = _transposed(frame)
+    elif layout is None and fmt is OutputFormat.table and output is None and sys.stdout.isatty():
+        wide = _transposed(frame)
+        if _fits_terminal(wide):
+            frame = wide
     render(frame, fmt, output, title=title)
 
 
 def _with_qrels(frame, columns: list[str]) -> list[str]:  # type: ignore[no-untyped-def]
     """The columns shown, after the label sets used when a composition (--fill) named them."""
     return ["qrels_id", *columns] if "qrels_id" in frame.columns else columns
+
+
+def _fits_terminal(frame) -> bool:  # type: ignore[no-untyped-def]
+    """Whether a table shows every cell on one line in the terminal's width."""
+    from rich.console import Console
+
+    from evalwh.cli._render import _cells, _natural_width
+
+    return _natural_width(_cells(frame, 4)) <= Console().width
 
 
 def _transposed(frame):  # type: ignore[no-untyped-def]
@@ -289,24 +374,34 @@ def _transposed(frame):  # type: ignore[no-untyped-def]
 
 def _text(value: object) -> str:
     if isinstance(value, float):
+        if value != value:
+            return ""
         return f"{value:.4g}" if abs(value) < 1e-4 and value != 0 else f"{value:.4f}"
     return str(value)
 
 
-def _compact(pairs, level):  # type: ignore[no-untyped-def]
-    """The pairs for a terminal: the interval and the win/tie/loss counts in one cell each."""
+def _compact(pairs):  # type: ignore[no-untyped-def]
+    """The pairs for a terminal: the interval (named in the title) and the win/tie/loss counts in one cell each."""
     frame = pairs[["measure", "run_a", "run_b", "mean_a", "mean_b", "mean_diff"]].copy()
-    frame[f"{level}% CI"] = [
-        f"[{lo:.4f}, {hi:.4f}]" for lo, hi in zip(pairs["ci_low"], pairs["ci_high"], strict=True)
+    frame["CI"] = [
+        "none" if lo != lo else f"[{lo:.4f}, {hi:.4f}]"
+        for lo, hi in zip(pairs["ci_low"], pairs["ci_high"], strict=True)
     ]
     frame["d_z"] = pairs["effect_size"]
     frame["+/=/-"] = [
         f"{w}/{t}/{l}" for w, t, l in zip(pairs["wins"], pairs["ties"], pairs["losses"], strict=True)
     ]
-    frame["p"] = pairs["p_value"]
-    frame["p_adj"] = pairs["p_adjusted"]
+    frame["p"] = [_p(v) for v in pairs["p_value"]]
+    frame["p_adj"] = [_p(v) for v in pairs["p_adjusted"]]
     frame["reject"] = pairs["reject"]
     return frame
+
+
+def _p(value: float) -> str:
+    """A p-value with four significant digits (0.005133, 0.2530, 1.000e-08)."""
+    if value != value:
+        return ""
+    return f"{value:.4g}" if value >= 1e-4 or value == 0 else f"{value:.3e}"
 
 
 def _write_text(text: str, output: Path | None) -> None:
@@ -321,7 +416,7 @@ def _write_text(text: str, output: Path | None) -> None:
 
 def _decision_compare(  # type: ignore[no-untyped-def]
     runs, collection, measures, depths, assessment, full, test, correction, alpha, all_runs,
-    qrels, seed, resamples, all_columns, db, fmt, output,
+    qrels_id, seed, resamples, all_columns, db, fmt, output,
     fill=(),
 ) -> None:
     """`compare --decision`: two runs, performance and assessment outcomes and the case per depth."""
@@ -345,7 +440,7 @@ def _decision_compare(  # type: ignore[no-untyped-def]
             run_a, run_b, collection=collection, measure=measures[0] if measures else "P",
             depths=parse_depths(depths or DEFAULT_DEPTHS), full=full, assessment=assessment or "A_p",
             all_runs=all_runs, test=chosen_test, correction=chosen_correction, alpha=alpha,
-            qrels_id=qrels, resamples=resamples, seed=seed,
+            qrels_id=qrels_id, resamples=resamples, seed=seed,
             fill=fill,
         )  # fmt: skip
     frame = result.pairs if all_columns else result.pairs[_with_qrels(result.pairs, _PAIR_COLUMNS)]
@@ -358,8 +453,11 @@ def _decision_compare(  # type: ignore[no-untyped-def]
 
 
 @handle_errors
-@default_collection
 def matrix(
+    run_files: Annotated[
+        list[Path] | None,
+        typer.Argument(help="With --qrels: the run files to classify (each named by its tag); nothing is stored."),
+    ] = None,
     collection: CollectionOption = None,
     measure: PairingMeasureOption = "P",
     depths: DepthsOption = DEFAULT_DEPTHS,
@@ -375,7 +473,15 @@ def matrix(
     ] = None,
     alpha: AlphaOption = 0.05,
     runs: RunsOption = None,
-    qrels: QrelsOption = "default",
+    qrels_id: QrelsIdOption = "default",
+    qrels: Annotated[
+        Path | None,
+        typer.Option(
+            "--qrels",
+            help="A qrels file: classify the run files given as arguments, in memory, with no "
+            "warehouse (a stored qrels set is --qrels-id).",
+        ),
+    ] = None,
     fill: FillOption = None,
     seed: SeedOption = None,
     resamples: ResamplesOption = 9999,
@@ -398,21 +504,34 @@ def matrix(
     Example: evalwh matrix --collection trec8 --measure MAP --test wilcoxon --correction holm --format csv
 
     Any performance measure pairs with any assessment measure: -m nDCG --assessment 'RBP_resid(p=0.8)'.
+
+    From files, with no warehouse: evalwh matrix --qrels trec8.qrels runs/input.* -m MAP
     """
+    from evalwh.errors import EvalWhError
     from evalwh.methods.decisions import assessment_inverted, pairings
     from evalwh.stats.significance import default_correction
     from evalwh.warehouse import Warehouse
 
     chosen = default_correction(test.value, "bonferroni") if correction is None else correction
+    if qrels is not None:
+        check_qrels_file(qrels, db)
+        if not run_files:
+            raise EvalWhError("matrix --qrels needs run files: evalwh matrix --qrels QRELS RUN RUN ...")
+        if collection is not None or qrels_id != "default" or fill:
+            raise EvalWhError("matrix --qrels reads files; --collection, --qrels-id and --fill name warehouse contents")
+        source = _files_warehouse(qrels, run_files)
+        collection, store = "files", False
+    elif run_files:
+        raise EvalWhError("matrix: run files as arguments go with --qrels FILE; a warehouse's runs are --runs")
+    else:
+        collection = collection if collection is not None else only_collection(db)
+        source = Warehouse(db) if store else Warehouse.open_reader(db)
 
-    with (
-        Warehouse(db) if store else Warehouse.open_reader(db) as wh,
-        progress_bar("testing pairs") as bar,
-    ):
+    with source as wh, progress_bar("testing pairs") as bar:
         result = wh.matrix(
             collection=collection, measure=measure, depths=parse_depths(depths), full=full,
             assessment=assessment, runs=parse_runs(runs), test=test.value, correction=chosen.value,
-            alpha=alpha, qrels_id=qrels, resamples=resamples, seed=seed, store=store, progress=bar,
+            alpha=alpha, qrels_id=qrels_id, resamples=resamples, seed=seed, store=store, progress=bar,
             fill=fill or [],
         )  # fmt: skip
     if layout is Layout.pairs:
@@ -434,14 +553,30 @@ def matrix(
     )
 
 
+def _files_warehouse(qrels: Path, run_files: list[Path]):  # type: ignore[no-untyped-def]
+    """A warehouse in memory holding one qrels file and run files (collection ``files``)."""
+    from evalwh.warehouse import Warehouse
+
+    wh = Warehouse(":memory:")
+    try:
+        wh.ingest_qrels(qrels, collection="files")
+        wh.ingest_runs([str(p) for p in run_files], collection="files")
+    except BaseException:
+        wh.close()
+        raise
+    return wh
+
+
 @handle_errors
+@warehouse_only("kendall")
 @default_collection
 def kendall(
     collection: CollectionOption = None,
     x: Annotated[str, typer.Option("--x", help="Measure of the first ranking.")] = "AP",
     y: Annotated[str, typer.Option("--y", help="Measure of the second ranking.")] = "A_p@1000",
     runs: RunsOption = None,
-    qrels: QrelsOption = "default",
+    qrels_id: QrelsIdOption = "default",
+    qrels: LegacyQrelsOption = None,
     db: DbOption = DEFAULT_DB,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
@@ -453,7 +588,7 @@ def kendall(
     from evalwh.warehouse import Warehouse
 
     with Warehouse.open_reader(db) as wh:
-        frame = wh.kendall(collection=collection, x=x, y=y, runs=parse_runs(runs), qrels_id=qrels)
+        frame = wh.kendall(collection=collection, x=x, y=y, runs=parse_runs(runs), qrels_id=qrels_id)
     render(frame, fmt, output, title=f"{collection}: Kendall tau_b")
 
 

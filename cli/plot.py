@@ -13,12 +13,14 @@ from evalwh.cli._decision_options import (
     DepthsOption,
     Measure,
     MeasureOption,
-    QrelsOption,
+    LegacyQrelsOption,
+    QrelsIdOption,
     RunsOption,
     TestChoice,
     TestOption,
     parse_depths,
     parse_runs,
+    warehouse_only,
 )
 from evalwh.cli._errors import handle_errors
 from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, default_collection
@@ -37,6 +39,7 @@ TitleOption = Annotated[str | None, typer.Option("--title", help="Figure title."
 
 @app.command("compare")
 @handle_errors
+@warehouse_only("plot compare")
 @default_collection
 def compare(
     run_a: Annotated[str, typer.Argument(help="The first run.")],
@@ -49,7 +52,8 @@ def compare(
     correction: CorrectionOption = CorrectionChoice.bonferroni,
     alpha: AlphaOption = 0.05,
     runs: RunsOption = None,
-    qrels: QrelsOption = "default",
+    qrels_id: QrelsIdOption = "default",
+    qrels: LegacyQrelsOption = None,
     title: TitleOption = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
@@ -64,7 +68,7 @@ def compare(
     with Warehouse.open_reader(db) as wh:
         result = compare_runs(
             wh, collection, run_a, run_b, measure=measure.value, depths=parse_depths(depths), full=False,
-            runs=parse_runs(runs), test=test.value, correction=correction.value, alpha=alpha, qrels_id=qrels,
+            runs=parse_runs(runs), test=test.value, correction=correction.value, alpha=alpha, qrels_id=qrels_id,
         )  # fmt: skip
     plot_pair(result, output, title=title)
     typer.echo(f"wrote {output}", err=True)
@@ -72,6 +76,7 @@ def compare(
 
 @app.command("runs")
 @handle_errors
+@warehouse_only("plot runs")
 @default_collection
 def runs_(
     output: FigureOption,
@@ -79,7 +84,8 @@ def runs_(
     measure: MeasureOption = Measure.MAP,
     depths: DepthsOption = DEFAULT_DEPTHS,
     runs: RunsOption = None,
-    qrels: QrelsOption = "default",
+    qrels_id: QrelsIdOption = "default",
+    qrels: LegacyQrelsOption = None,
     title: TitleOption = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
@@ -98,7 +104,7 @@ def runs_(
             measure=measure.value,
             depths=parse_depths(depths),
             runs=parse_runs(runs),
-            qrels_id=qrels,
+            qrels_id=qrels_id,
         )
     plot_runs(profile, output, title=title or f"{collection}: {profile['run_id'].nunique()} runs")
     typer.echo(f"wrote {output}", err=True)

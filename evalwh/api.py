@@ -18,7 +18,7 @@ Examples:
     >>> result = evalwh.compare(files.qrels, files.runs, ["AP"], baseline="bm25")
     >>> result.pairs[["run_a", "run_b", "p_adjusted", "reject"]].shape
     (7, 4)
-    >>> evalwh.paper_table(result, "latex").startswith("\\begin{table}")
+    >>> evalwh.paper_table(result, "latex").startswith("% evalwh paper table; needs \\usepackage{booktabs}")
     True
 """
 
@@ -136,9 +136,11 @@ def compare(
     """Compare runs with paired significance tests, storing nothing: ``evalwh compare``.
 
     The runs are evaluated per topic (as :func:`evaluate` with ``per_query=True``), then
-    compared per measure as ``evalwh compare`` compares (:func:`evalwh.stats.compare.compare`):
-    the family is every run, aligned on the topics every run has (the others are dropped,
-    and a note says so); the correction runs over the comparisons of one measure.
+    compared per measure as ``evalwh compare --qrels QRELS RUN...`` compares
+    (:func:`evalwh.stats.compare.compare`): the family is every run, the baselines first and
+    then the runs in the order given (a file is named by its tag), aligned on the topics every
+    run has (the others are dropped, and a note says so); the correction runs over the
+    comparisons of one measure.
 
     Args:
         qrels, runs: As :func:`evaluate`.
@@ -188,36 +190,72 @@ def compare(
     )  # fmt: skip
     scores = scores[["run_id", "query_id", "measure", "value"]]
     baselines = [baseline] if isinstance(baseline, str) else list(baseline or [])
-    # as `evalwh compare --scores ... -b B`: the baselines first, then every other run, sorted
-    family = list(dict.fromkeys([*baselines, *sorted(scores["run_id"].unique())])) if baselines else None
+    # as `evalwh compare -b B RUN...`: the baselines first, then the runs in the order given
+    given = _given_order(runs, scores)
+    unknown = [b for b in baselines if b not in given]
+    if unknown:
+        from evalwh.errors import InsufficientDataError
+
+        raise InsufficientDataError(
+            f"baseline {unknown[0]!r} is not one of the runs ({', '.join(given)}); a run file is named by its tag"
+        )
+    family = list(dict.fromkeys([*baselines, *given]))
     return compare_scores(
         scores, runs=family, measures=list(dict.fromkeys(scores["measure"])), baselines=baselines,
         all_pairs=all_pairs, test=test, correction=correction, alpha=alpha, n_resamples=resamples, rng=seed,
     )  # fmt: skip
 
 
-def paper_table(comparison: Comparison, format: str = "latex", *, digits: int = 4) -> str:
+def _given_order(runs: Runs, scores: pd.DataFrame) -> list[str]:
+    """The run ids in the order the runs were given: a file's tag (its first line's), a mapping's
+    keys; runs the files name otherwise (a file holding several tags, standard input) follow, sorted."""
+    from pathlib import Path
+
+    import pandas as pd
+
+    from evalwh.io import formats
+
+    order: list[str] = []
+    if isinstance(runs, Mapping):
+        order = [str(name) for name in runs]
+    elif not isinstance(runs, pd.DataFrame):
+        for item in _runs(runs):  # type: ignore[union-attr]
+            if isinstance(item, (str, os.PathLike)) and not formats.needs_copy(Path(item)):
+                first = formats.first_data_line(Path(item))
+                if first is not None and len(first.fields) >= formats.RUN_FIELDS:
+                    order.append(first.fields[formats.RUN_FIELDS - 1])
+    present = set(scores["run_id"])
+    given = [r for r in dict.fromkeys(order) if r in present]
+    return given + sorted(present - set(given))
+
+
+def paper_table(
+    comparison: Comparison, format: str = "latex", *, digits: int = 4, compact: bool = False, marks: str = "letters"
+) -> str:
     """A comparison as a paper's table: ``evalwh compare ... -f latex`` (or ``-f markdown``).
 
-    One row per run: per measure its mean and interval, and per baseline the topics won and
-    lost and a marker (``†``, ``‡``, ...) where the difference is significant after the
-    correction (:mod:`evalwh.present.paper_table`).
+    One row per run, lettered ``a``, ``b``, ...; one column per measure holding the mean, bold
+    where it is the best, and the letters of the runs it is significantly better than after
+    the correction; the caption names the test, the correction and alpha
+    (:mod:`evalwh.present.paper_table`).
 
     Args:
-        comparison: What :func:`compare` or :meth:`evalwh.Warehouse.compare` returned, with a
-            baseline.
-        format: ``latex`` (a ``booktabs`` table that compiles in a plain ``article``) or
-            ``markdown`` (a pipe table with the caption below it).
+        comparison: What :func:`compare` or :meth:`evalwh.Warehouse.compare` returned.
+        format: ``latex`` (a ``booktabs`` table that compiles in a plain ``article``; its
+            first line names the package) or ``markdown`` (a pipe table, the caption below).
         digits: Decimals of the means.
+        compact: Means only (the best still bold), no marks.
+        marks: ``letters`` (the runs a run beats) or ``arrows`` (an up or down marker where a
+            run is significantly better or worse than a baseline).
 
     Raises:
-        EvalWhError: for another format.
+        EvalWhError: for another format or marks.
     """
     from evalwh.errors import EvalWhError
     from evalwh.present import paper_table as tables
 
     if format == "latex":
-        return tables.to_latex(comparison, digits=digits)
+        return tables.to_latex(comparison, digits=digits, compact=compact, marks=marks)
     if format == "markdown":
-        return tables.to_markdown(comparison, digits=digits)
+        return tables.to_markdown(comparison, digits=digits, compact=compact, marks=marks)
     raise EvalWhError(f"paper_table: format {format!r}: give latex or markdown")

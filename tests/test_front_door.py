@@ -107,7 +107,8 @@ def test_compare_equals_the_statistics_on_the_same_scores(demo: DemoFiles, optio
     scores = evalwh.evaluate(demo.qrels, demo.runs, measures, per_query=True)
     baselines = options.get("baseline")
     baselines = [baselines] if isinstance(baselines, str) else list(baselines or [])
-    runs = list(dict.fromkeys([*baselines, *sorted(scores["run_id"].unique())])) if baselines else None
+    # the family: the baselines, then the runs in the order given (a file is named by its tag)
+    runs = list(dict.fromkeys([*baselines, *(_tag(path) for path in demo.runs)]))
     expected = compare_scores(
         scores[["run_id", "query_id", "measure", "value"]], runs=runs, baselines=baselines,
         test=options.get("test", "t"), correction=options.get("correction"), alpha=0.05,
@@ -137,8 +138,14 @@ def test_compare_t_is_scipys_paired_t(demo: DemoFiles):
     assert row.mean_diff == pytest.approx((table[other] - table["bm25"]).mean(), rel=1e-12)
 
 
+def _tag(path: Path) -> str:
+    """The run id of a run file: its first line's tag."""
+    return path.read_text().split("\n", 1)[0].split()[5]
+
+
 def test_compare_on_files_equals_compare_in_the_warehouse(demo: DemoFiles, stored: Warehouse):
-    files = evalwh.compare(demo.qrels, demo.runs, ["AP", "P@10"], baseline="bm25")
+    in_order = sorted(demo.runs, key=_tag)  # the warehouse takes its runs sorted by id
+    files = evalwh.compare(demo.qrels, in_order, ["AP", "P@10"], baseline="bm25")
     warehouse = stored.compare(["AP", "P@10"], baseline="bm25")  # every run of the only collection
     for field in ("pairs", "runs", "anova", "families"):
         pd.testing.assert_frame_equal(getattr(files, field), getattr(warehouse, field), rtol=1e-12)
@@ -148,7 +155,8 @@ def test_compare_on_files_equals_compare_in_the_warehouse(demo: DemoFiles, store
 def test_paper_table(demo: DemoFiles):
     result = evalwh.compare(demo.qrels, demo.runs, ["AP"], baseline="bm25")
     latex = evalwh.paper_table(result)
-    assert latex.startswith("\\begin{table}") and "\\toprule" in latex and "new\\_dense" in latex
+    assert latex.startswith("% evalwh paper table; needs \\usepackage{booktabs}")
+    assert "\\begin{table}" in latex and "\\toprule" in latex and "new\\_dense" in latex
     markdown = evalwh.paper_table(result, "markdown")
     assert markdown.startswith("|") and "new_dense" in markdown
     with pytest.raises(EvalWhError, match="give latex or markdown"):

@@ -27,6 +27,8 @@ from evalwh.stats.significance import (
     Procedure,
     corrected,
     default_correction,
+    interval_alpha,
+    interval_note,
     pair_tests,
 )
 
@@ -41,14 +43,15 @@ class Comparison:
         pairs: One row per measure and comparison: ``measure, run_a, run_b, n_topics,
             mean_a, mean_b, mean_diff, ci_low, ci_high, effect_size, es_e, wins, ties, losses,
             statistic, p_value, p_adjusted, reject``. ``run_b`` is the baseline where there is
-            one; ``mean_diff = mean_a - mean_b``; ``wins`` counts topics where ``run_a`` is
+            one; ``ci_low, ci_high`` is the interval of the test (NaN for a test without one); ``mean_diff = mean_a - mean_b``; ``wins`` counts topics where ``run_a`` is
             better; ``effect_size`` is Hedges-corrected d_z.
         runs: One row per measure and run: ``measure, run_id, n_topics, mean, ci_low,
             ci_high`` (t-based interval of the run's mean over the kept topics).
         anova: Per measure, the two-way ANOVA table (``measure, source, ss, df, ms, F,
             p_value``) of the family of runs.
         families: One row per measure: ``measure, n_runs, n_topics, topics_dropped, n_pairs,
-            v_e, moe, test, correction, alpha``.
+            v_e, moe, test, correction, alpha, interval`` (``interval`` says which interval
+            ``ci_low, ci_high`` are and what they cover, :func:`~evalwh.stats.significance.interval_note`).
         baselines: The baselines, in the order given.
         notes: Sentences a reader must see (topics dropped), one per measure concerned.
     """
@@ -178,7 +181,8 @@ def compare(
             )
         n = values.shape[1]
         tests = pair_tests(
-            values, a_idx, b_idx, test=test, alpha=alpha, n_resamples=n_resamples, rng=generator
+            values, a_idx, b_idx, test=test, alpha=alpha, n_resamples=n_resamples, rng=generator,
+            ci_alpha=interval_alpha(test, correction, alpha, len(pairs)),
         )
         adjusted = corrected(tests, test, correction, alpha)
         anova = family.two_way_anova(values)
@@ -238,6 +242,7 @@ def compare(
                 "test": test.value,
                 "correction": correction.value,
                 "alpha": alpha,
+                "interval": interval_note(test, correction, alpha, len(pairs)),
             }
         )
     anova_table = pd.concat(anova_frames, ignore_index=True)

@@ -5,6 +5,7 @@
 * :func:`tukey_hsd`: Tukey's HSD with the two-way ANOVA's ``V_E``: the studentized range of
   ``k`` means with ``phi_E = (k - 1)(n - 1)`` degrees of freedom
   (:data:`scipy.stats.studentized_range`).
+* :func:`tukey_half_width`: the half-width of Tukey's simultaneous intervals.
 * :func:`randomized_tukey`: the randomised Tukey HSD test: per resample, every topic's scores
   are shuffled across the systems and the largest difference between system means is kept;
   a pair's p-value is the share of resamples whose largest difference reaches the pair's.
@@ -16,7 +17,7 @@ their p-values need no further correction.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import stats
@@ -158,13 +159,54 @@ def tukey_hsd(
     return q, np.clip(p[inverse], 0.0, 1.0)
 
 
+def tukey_half_width(values: NDArray[np.float64], alpha: float) -> float:
+    """Half-width of Tukey's simultaneous ``1 - alpha`` intervals after the two-way ANOVA.
+
+    ``q_{1-alpha}(k, phi_E) sqrt(V_E / n)``: every pair's interval
+    ``mean_a - mean_b +- half`` excludes 0 exactly when :func:`tukey_hsd`'s p is below
+    ``alpha`` (Sakai 2018, §5.3; the one-way version is :func:`scipy.stats.tukey_hsd`'s
+    ``confidence_interval``).
+
+    Examples:
+        >>> v = np.array([[0.5, 0.6, 0.7, 0.9], [0.1, 0.2, 0.4, 0.3], [0.5, 0.5, 0.6, 0.8]])
+        >>> round(tukey_half_width(v, 0.05), 4)
+        0.1657
+    """
+    k, n = values.shape
+    anova = two_way_anova(values)
+    critical = float(stats.studentized_range.ppf(1.0 - alpha, k, anova.df_residual))
+    return critical * float(np.sqrt(anova.v_e / n))
+
+
+def critical_distance(resampled: NDArray[np.float64], alpha: float, tol: float | NDArray[np.float64]) -> Any:
+    """The distance a resampling test rejects beyond, from its resampled statistics (last axis).
+
+    With ``p = (1 + #{s* >= d - tol}) / (1 + B)``, ``p < alpha`` exactly when
+    ``d > s*_(j) + tol``, ``s*_(j)`` the ``(j+1)``-th largest of the ``B`` statistics and ``j``
+    the largest count below ``alpha (1 + B) - 1``. Too few resamples to reject: infinity.
+    One value per row of a 2-D ``resampled``.
+
+    Examples:
+        >>> float(critical_distance(np.arange(1.0, 100.0), 0.05, 0.0))  # p < 0.05: at most 3 reach d
+        96.0
+    """
+    size = resampled.shape[-1]
+    count = int(np.ceil(alpha * (1 + size) - 1)) - 1
+    if count < 0:
+        return np.full(resampled.shape[:-1], np.inf) + tol
+    position = size - 1 - count
+    return np.partition(resampled, position, axis=-1)[..., position] + tol
+
+
 def randomized_tukey(
     values: NDArray[np.float64],
     a_idx: NDArray[np.intp],
     b_idx: NDArray[np.intp],
     n_resamples: int,
     rng: np.random.Generator,
-) -> NDArray[np.float64]:
+    *,
+    alpha: float | None = None,
+) -> NDArray[np.float64] | tuple[NDArray[np.float64], float]:
     """Family-wise p-values of the randomised Tukey HSD test (Carterette 2012; Sakai 2018, §4.4).
 
     Per resample, each topic's ``k`` scores are permuted across the runs (the null hypothesis:
@@ -172,6 +214,11 @@ def randomized_tukey(
     means is recorded. ``p_ij = (1 + #{max* >= |mean_i - mean_j|}) / (1 + B)``. Resamples are
     drawn in chunks so that memory stays at ``chunk x n x k`` cells; the pairs are looked up
     in the sorted maxima, so their number does not enter the resampling cost.
+
+    With ``alpha``, also the half-width of the matching simultaneous interval: the critical
+    largest difference (:func:`critical_distance`), so that a pair's interval
+    ``mean_a - mean_b +- half`` excludes 0 exactly when its p is below ``alpha``; the
+    return value is then ``(p, half)``.
 
     Examples:
         >>> v = np.array([[0.9, 0.8, 0.9, 0.7, 0.8], [0.1, 0.2, 0.1, 0.2, 0.1], [0.5, 0.4, 0.5, 0.6, 0.5]])
@@ -199,4 +246,7 @@ def randomized_tukey(
     observed = np.abs(means[a_idx] - means[b_idx])
     tol = 1e-12 * max(1.0, float(np.abs(values).max()))
     at_least = n_resamples - np.searchsorted(maxima, observed - tol, side="left")
-    return (1.0 + at_least) / (1.0 + n_resamples)
+    p = (1.0 + at_least) / (1.0 + n_resamples)
+    if alpha is None:
+        return p
+    return p, float(critical_distance(maxima, alpha, tol))

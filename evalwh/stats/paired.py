@@ -23,6 +23,7 @@ import numpy as np
 from scipy import stats
 
 from evalwh.errors import InsufficientDataError
+from evalwh.stats.family import critical_distance
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -200,8 +201,10 @@ def bootstrap(
     Topics are drawn with replacement (the same draws for every row). The test follows
     Efron and Tibshirani (1993, section 16.4) and Sakai (SIGIR 2006): the null distribution is that of
     the resampled mean centred on the observed mean, so
-    ``p = (1 + #{|mean* - mean| >= |mean|}) / (1 + B)``. The interval is the percentile
-    interval ``[q_{alpha/2}, q_{1-alpha/2}]`` of ``mean*``.
+    ``p = (1 + #{|mean* - mean| >= |mean|}) / (1 + B)``. The interval is the symmetric
+    bootstrap interval ``mean +- c``, ``c`` the critical ``|mean* - mean|`` of that count
+    (:func:`evalwh.stats.family.critical_distance`), so it excludes 0 exactly when
+    ``p < alpha``.
 
     Returns:
         ``p, ci_low, ci_high``.
@@ -227,7 +230,10 @@ def bootstrap(
         extreme[block] = (np.abs(means - observed[block, None]) >= threshold[block, None]).sum(
             axis=1
         )
-        low[block], high[block] = np.quantile(means, [alpha / 2, 1 - alpha / 2], axis=1)
+        # the same order statistic of every row (B is shared): one partition, no loop
+        deviations = np.abs(means - observed[block, None])
+        half = critical_distance(deviations, alpha, _tolerance(diffs[block]))
+        low[block], high[block] = observed[block] - half, observed[block] + half
     return (1.0 + extreme) / (1.0 + n_resamples), low, high
 
 

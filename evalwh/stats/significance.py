@@ -198,7 +198,8 @@ class PairTests:
 
     ``p_value`` is raw for the per-pair tests and family-wise for the Tukey procedures;
     ``gate_p_value`` is the ANOVA F test's p (NaN for the others); ``ci_low, ci_high`` bound
-    the mean difference (t-based; the bootstrap's percentile interval for ``bootstrap``).
+    the mean difference with the interval that belongs to the test (:data:`INTERVALS`), NaN
+    for the tests that have none (Wilcoxon, sign, randomisation).
     """
 
     statistic: NDArray[np.float64]
@@ -207,6 +208,61 @@ class PairTests:
     direction: NDArray[np.float64]
     ci_low: NDArray[np.float64]
     ci_high: NDArray[np.float64]
+
+
+# the interval each procedure prints beside its p-value (methods §4.2), for headers and docs
+INTERVALS = {
+    Procedure.anova: "pooled-error t interval (one-way ANOVA's MSE)",
+    Procedure.anova2: "pooled-error t interval (two-way ANOVA's V_E)",
+    Procedure.t: "paired t interval",
+    Procedure.wilcoxon: "none (the signed-rank test has no interval of the mean)",
+    Procedure.sign: "none (the sign test has no interval of the mean)",
+    Procedure.randomization: "none (the randomisation test has no interval of the mean)",
+    Procedure.bootstrap: "symmetric bootstrap interval (mean +- the critical |mean* - mean|)",
+    Procedure.tukey: "Tukey's simultaneous interval (studentized range, two-way ANOVA's V_E)",
+    Procedure.randomized_tukey: "randomised Tukey interval (mean +- the critical permuted range)",
+}
+
+
+def interval_alpha(test: Procedure | str, correction: Correction | str, alpha: float, n_pairs: int) -> float:
+    """The level of a per-pair interval: ``alpha / m`` under Bonferroni, else ``alpha``.
+
+    Under Bonferroni (and no correction) a pair is rejected exactly when its interval
+    excludes 0 (the ANOVA gate aside); under Holm, BH and BY a rejected pair's interval
+    excludes 0, but not the other way round (their thresholds depend on the other pairs).
+    The Tukey procedures' intervals are simultaneous already.
+
+    Examples:
+        >>> interval_alpha("t", "bonferroni", 0.05, 5), interval_alpha("t", "holm", 0.05, 5)
+        (0.01, 0.05)
+    """
+    if Correction(correction) is Correction.bonferroni and not Procedure(test).family_wise:
+        return alpha / max(n_pairs, 1)
+    return alpha
+
+
+def interval_note(test: Procedure | str, correction: Correction | str, alpha: float, n_pairs: int) -> str:
+    """One phrase saying which interval a comparison prints and what it covers.
+
+    Examples:
+        >>> interval_note("tukey", "none", 0.05, 6)
+        "95% Tukey's simultaneous interval (studentized range, two-way ANOVA's V_E)"
+        >>> interval_note("t", "bonferroni", 0.05, 5)
+        '99% paired t interval (Bonferroni: 1 - alpha/5 each)'
+        >>> interval_note("wilcoxon", "holm", 0.05, 5)
+        'interval: none (the signed-rank test has no interval of the mean)'
+    """
+    test, correction = Procedure(test), Correction(correction)
+    kind = INTERVALS[test]
+    if kind.startswith("none"):
+        return f"interval: {kind}"
+    level = 1 - interval_alpha(test, correction, alpha, n_pairs)
+    text = f"{100 * level:.4g}% {kind}"
+    if correction is Correction.bonferroni and not test.family_wise:
+        return f"{text} (Bonferroni: 1 - alpha/{n_pairs} each)"
+    if correction in (Correction.holm, Correction.bh, Correction.by):
+        return f"{text} per comparison, not adjusted by {correction.value}"
+    return text
 
 
 def pair_tests(
@@ -218,11 +274,18 @@ def pair_tests(
     alpha: float = 0.05,
     n_resamples: int = 9999,
     rng: np.random.Generator | int | None = None,
+    ci_alpha: float | None = None,
 ) -> PairTests:
     """Test the pairs ``(a_idx[i], b_idx[i])`` of the rows of a runs x topics matrix.
 
     The family-wide procedures (``anova``, ``anova2``, ``tukey``, ``randomized_tukey``) use
-    every row of ``values`` (the family of runs), whichever pairs are asked for.
+    every row of ``values`` (the family of runs), whichever pairs are asked for. The
+    intervals cover ``1 - ci_alpha`` (``alpha`` when None; see :func:`interval_alpha`), the
+    Tukey intervals ``1 - alpha`` simultaneously.
+
+    Wilcoxon ranks the differences as computed (``values[a] - values[b]``), as
+    :func:`scipy.stats.wilcoxon` does; the other tests, and wins/ties/losses, take the
+    differences rounded to 12 decimals (:func:`evalwh.stats.paired.rounded_differences`).
 
     Examples:
         >>> v = np.array([[0.9, 0.8, 0.9, 0.7], [0.1, 0.2, 0.1, 0.2]])
@@ -237,16 +300,22 @@ def pair_tests(
     diffs = paired.rounded_differences(values[a_idx], values[b_idx])
     gate = np.full(a_idx.size, np.nan)
     direction = np.sign(mean_diff)
-    ci_low, ci_high = paired.t_interval(diffs, alpha)
+    level = alpha if ci_alpha is None else ci_alpha
+    ci_low = np.full(a_idx.size, np.nan)
+    ci_high = np.full(a_idx.size, np.nan)
     if test in (Procedure.anova, Procedure.anova2):
         statistic, p_value, gate_p = _anova_pairs(
             values, a_idx, b_idx, blocked=test is Procedure.anova2
         )
         gate[:] = gate_p
+        _, _, _, df_e, mse = _anova(values, test is Procedure.anova2)
+        half = stats.t.ppf(1 - level / 2, df_e) * np.sqrt(2.0 * mse / values.shape[1])
+        ci_low, ci_high = mean_diff - half, mean_diff + half
     elif test is Procedure.t:
         statistic, p_value = paired.paired_t(diffs)
+        ci_low, ci_high = paired.t_interval(diffs, level)
     elif test is Procedure.wilcoxon:
-        statistic, p_value = paired.wilcoxon(diffs)
+        statistic, p_value = paired.wilcoxon(values[a_idx] - values[b_idx])
         # the direction is the sign of the mean difference, else of W+ - W- (methods §4.2 C)
         direction = np.where(mean_diff != 0, direction, np.sign(statistic))
     elif test is Procedure.sign:
@@ -257,12 +326,15 @@ def pair_tests(
         p_value = paired.randomization(diffs, n_resamples, generator)
     elif test is Procedure.bootstrap:
         statistic = paired.paired_t(diffs)[0]
-        p_value, ci_low, ci_high = paired.bootstrap(diffs, n_resamples, generator, alpha)
+        p_value, ci_low, ci_high = paired.bootstrap(diffs, n_resamples, generator, level)
     elif test is Procedure.tukey:
         statistic, p_value = family.tukey_hsd(values, a_idx, b_idx)
+        half = family.tukey_half_width(values, alpha)
+        ci_low, ci_high = mean_diff - half, mean_diff + half
     else:
         statistic = paired.paired_t(diffs)[0]
-        p_value = family.randomized_tukey(values, a_idx, b_idx, n_resamples, generator)
+        p_value, half = family.randomized_tukey(values, a_idx, b_idx, n_resamples, generator, alpha=alpha)
+        ci_low, ci_high = mean_diff - half, mean_diff + half
     return PairTests(
         np.asarray(statistic, dtype=np.float64),
         np.asarray(p_value, dtype=np.float64),
