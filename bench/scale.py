@@ -183,6 +183,9 @@ def table(results: dict[str, list[dict[str, object]]], lines: dict[str, int]) ->
     def ratio(reference: float, value: float) -> str:
         return "" if reference != reference else f"{reference / value:.2f}x"  # (NaN: no reference)
 
+    def bold(text: str) -> str:
+        return f"**{text}**" if text else ""
+
     def median(name: str, step: str, key: str) -> float:
         return statistics.median(float(r[step][key]) for r in results[name])  # type: ignore[index]
 
@@ -216,8 +219,8 @@ def table(results: dict[str, list[dict[str, object]]], lines: dict[str, int]) ->
             size = statistics.median(float(r[prefix + "warehouse_gib"]) for r in rounds)  # type: ignore[arg-type]
             rows.append(
                 f"| {name} | {lines[name]:,} | **{prefix}warehouse end to end** (qrels + runs + first"
-                f" eval) | {end_to_end:.2f} | {end_to_end_cpu:.2f} | | | **{ratio(reference, end_to_end)}** |"
-                f" **{ratio(reference_cpu, end_to_end_cpu)}** |"
+                f" eval) | {end_to_end:.2f} | {end_to_end_cpu:.2f} | | | {bold(ratio(reference, end_to_end))} |"
+                f" {bold(ratio(reference_cpu, end_to_end_cpu))} |"
             )
             rows.append(
                 f"| {name} | | {prefix}warehouse file {size:.2f} GiB; the first eval "
