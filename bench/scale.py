@@ -8,7 +8,18 @@ Usage:
     python bench/scale.py m1=DATA/m1 m10=DATA/m10 l=DATA/l xl=DATA/xl \\
         trec8=../shared/data/trec8_adhoc/trec8.qrels:../shared/data/trec8_adhoc/runs \\
         [--rounds 1] [--workdir /tmp/evalwh-scale] [--json out.json] \\
-        [--baseline OLD_SOURCE_TREE --baseline-sets l,trec8]
+        [--baseline OLD_SOURCE_TREE --baseline-sets l,trec8] [--trec-eval PATH] \\
+        [--warehouse-only b1]
+
+The billion-line size (200 runs x 5,000 topics x 1,000) is XL's runs written ten times under
+other tags (``bench/replicate.py``, 39 GB of text)::
+
+    python bench/replicate.py DATA/xl DATA/b1 --copies 10
+    python bench/scale.py b1=DATA/b1 --warehouse-only b1 --workdir BIG_DISK
+
+``--warehouse-only`` runs only the warehouse's steps (ingest, first and warm eval) for the
+named data sets: pytrec_eval on a billion lines takes over a quarter of an hour on this
+machine, and its figure is about ten times XL's.
 
 A data set is ``name=DIR`` (``DIR/qrels.txt`` and ``DIR/runs/``) or ``name=QRELS:RUNS_DIR``.
 Every step is the command a user types, run as its own process: the figures include
@@ -21,7 +32,10 @@ own ``ru_maxrss`` (from ``wait4``). Per data set:
   modification time before and after), then a warm one;
 * the direct path ``evalwh eval --qrels QRELS RUN...`` (nothing stored);
 * pytrec_eval (parse + evaluate, one run at a time, as bench/eval.py) and the trec_eval
-  binary (one process per run) where one is on the PATH.
+  binary (one process per run) where one is given (``--trec-eval``) or on the PATH. trec_eval
+  10 builds with ``make`` from its repository (github.com/usnistgov/trec_eval); its measures
+  are the first six (``-m P.10,100 -m map -m map_cut.100 -m ndcg_cut.10 -m bpref``); it reads
+  only plain files, so a gzipped run is decompressed to a file first, within the step.
 
 With ``--baseline`` (a source tree of an earlier evalwh, e.g. ``git archive`` of a commit with
 its C reader built in place) the warehouse steps and the direct path also run on that code,
@@ -104,16 +118,23 @@ def lines_of(files: list[Path]) -> int:
 
 
 def one_round(
-    name: str, qrels: Path, files: list[Path], workdir: Path, baseline: Path | None
+    name: str,
+    qrels: Path,
+    files: list[Path],
+    workdir: Path,
+    baseline: Path | None,
+    trec_eval: str | None,
+    warehouse_only: bool = False,
 ) -> dict[str, object]:
     """Every step once for one data set (and on the baseline code, if given)."""
     db = workdir / f"{name}.duckdb"
     args = [str(p) for p in files]
     out: dict[str, object] = {}
     measures = [a for m in MEASURES for a in ("-m", m)]
-    out["pytrec_eval"] = run(
-        [sys.executable, str(HERE / "eval.py"), "--child", "pytrec_eval", str(qrels), str(files[0].parent), str(db)]
-    )
+    if not warehouse_only:
+        out["pytrec_eval"] = run(
+            [sys.executable, str(HERE / "eval.py"), "--child", "pytrec_eval", str(qrels), str(files[0].parent), str(db)]
+        )
     for prefix, code in [("", None)] + ([("before_", baseline)] if baseline else []):
         for stale in workdir.glob(f"{name}.duckdb*"):
             stale.unlink()
@@ -122,14 +143,29 @@ def one_round(
         out[prefix + "ingest_qrels"] = run([*ingest, "qrels", str(qrels), "-c", "bench", "--db", str(db)], code)
         out[prefix + "ingest_runs"] = run([*ingest, "runs", *args, "-c", "bench", "--db", str(db)], code)
         out[prefix + "warehouse_gib"] = db.stat().st_size / 2**30
+        if warehouse_only and not prefix:  # the lines as stored (counting them costs a read)
+            import duckdb
+
+            with duckdb.connect(str(db), read_only=True) as con:
+                out["lines"] = int(con.execute("SELECT sum(line_count) FROM runs").fetchall()[0][0])
         before = (db.stat().st_size, db.stat().st_mtime_ns)
         out[prefix + "first_eval"] = run([*evaluate, "-c", "bench", "--db", str(db)], code)
         out[prefix + "first_eval_wrote"] = (db.stat().st_size, db.stat().st_mtime_ns) != before
         out[prefix + "warm_eval"] = run([*evaluate, "-c", "bench", "--db", str(db)], code)
-        out[prefix + "direct"] = run([*evaluate, "--qrels", str(qrels), *args], code)
-    trec_eval = shutil.which("trec_eval")
-    if trec_eval:
-        parts = [run([trec_eval, *TREC_EVAL, str(qrels), str(p)]) for p in files]
+        if not warehouse_only:
+            out[prefix + "direct"] = run([*evaluate, "--qrels", str(qrels), *args], code)
+    if trec_eval and not warehouse_only:
+        plain = workdir / f"{name}.run"
+
+        def one(path: Path) -> list[str]:
+            if path.suffix != ".gz":
+                return [trec_eval, *TREC_EVAL, str(qrels), str(path)]
+            # trec_eval 10 reads only a plain, seekable file: decompressed first, in the step
+            script = 'gzip -dc "$1" > "$2" && binary="$3" && shift 3 && exec "$binary" "$@"'
+            return ["sh", "-c", script, "sh", str(path), str(plain), trec_eval, *TREC_EVAL, str(qrels), str(plain)]
+
+        parts = [run(one(p)) for p in files]
+        plain.unlink(missing_ok=True)
         out["trec_eval"] = {
             "wall": sum(p["wall"] for p in parts),
             "cpu": sum(p["cpu"] for p in parts),
@@ -144,6 +180,12 @@ def one_round(
 def table(results: dict[str, list[dict[str, object]]], lines: dict[str, int]) -> str:
     """The Markdown table: medians over rounds, ratios against pytrec_eval's wall time."""
 
+    def ratio(reference: float, value: float) -> str:
+        return "" if reference != reference else f"{reference / value:.2f}x"  # (NaN: no reference)
+
+    def bold(text: str) -> str:
+        return f"**{text}**" if text else ""
+
     def median(name: str, step: str, key: str) -> float:
         return statistics.median(float(r[step][key]) for r in results[name])  # type: ignore[index]
 
@@ -152,8 +194,11 @@ def table(results: dict[str, list[dict[str, object]]], lines: dict[str, int]) ->
         "|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, rounds in results.items():
-        reference = median(name, "pytrec_eval", "wall")
-        reference_cpu = median(name, "pytrec_eval", "cpu")
+        if "pytrec_eval" in rounds[0]:
+            reference = median(name, "pytrec_eval", "wall")
+            reference_cpu = median(name, "pytrec_eval", "cpu")
+        else:  # (--warehouse-only: no ratios)
+            reference = reference_cpu = float("nan")
         steps = ["pytrec_eval", "trec_eval", "ingest_qrels", "ingest_runs", "first_eval", "warm_eval", "direct"]
         for step in steps + ["before_" + s for s in steps[2:]]:
             if step not in rounds[0]:
@@ -162,7 +207,7 @@ def table(results: dict[str, list[dict[str, object]]], lines: dict[str, int]) ->
             rows.append(
                 f"| {name} | {lines[name]:,} | {step} | {wall:.2f} | {cpu:.2f} |"
                 f" {median(name, step, 'peak_gib'):.2f} | {median(name, step, 'load'):.1f} |"
-                f" {reference / wall:.2f}x | {reference_cpu / cpu:.2f}x |"
+                f" {ratio(reference, wall)} | {ratio(reference_cpu, cpu)} |"
             )
         for prefix in ("", "before_"):
             if prefix + "ingest_runs" not in rounds[0]:
@@ -174,8 +219,8 @@ def table(results: dict[str, list[dict[str, object]]], lines: dict[str, int]) ->
             size = statistics.median(float(r[prefix + "warehouse_gib"]) for r in rounds)  # type: ignore[arg-type]
             rows.append(
                 f"| {name} | {lines[name]:,} | **{prefix}warehouse end to end** (qrels + runs + first"
-                f" eval) | {end_to_end:.2f} | {end_to_end_cpu:.2f} | | | **{reference / end_to_end:.2f}x** |"
-                f" **{reference_cpu / end_to_end_cpu:.2f}x** |"
+                f" eval) | {end_to_end:.2f} | {end_to_end_cpu:.2f} | | | {bold(ratio(reference, end_to_end))} |"
+                f" {bold(ratio(reference_cpu, end_to_end_cpu))} |"
             )
             rows.append(
                 f"| {name} | | {prefix}warehouse file {size:.2f} GiB; the first eval "
@@ -192,12 +237,15 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write every measurement here")
     parser.add_argument("--baseline", type=Path, help="source tree of an earlier evalwh to compare")
     parser.add_argument("--baseline-sets", default="", help="data sets to run the baseline on")
+    parser.add_argument("--trec-eval", default=shutil.which("trec_eval"), help="trec_eval binary")
+    parser.add_argument("--warehouse-only", default="", help="data sets with only the warehouse steps")
     args = parser.parse_args()
     args.workdir = args.workdir.resolve()
     args.baseline = args.baseline.resolve() if args.baseline else None
     args.workdir.mkdir(parents=True, exist_ok=True)
     sets = [data_set(spec) for spec in args.datasets]
-    lines = {name: lines_of(files) for name, _, files in sets}
+    only = args.warehouse_only.split(",")
+    lines = {name: lines_of(files) for name, _, files in sets if name not in only}
     print(
         f"# {platform.node()}: {os.cpu_count()} cores, {platform.processor() or platform.machine()},"
         f" python {platform.python_version()}, load at start {os.getloadavg()[0]:.1f}",
@@ -207,8 +255,9 @@ def main() -> None:
     for number in range(args.rounds):
         for name, qrels, files in sets:
             baseline = args.baseline if name in args.baseline_sets.split(",") else None
-            outcome = one_round(name, qrels, files, args.workdir, baseline)
+            outcome = one_round(name, qrels, files, args.workdir, baseline, args.trec_eval, name in only)
             results[name].append(outcome)
+            lines.setdefault(name, int(outcome.get("lines", 0)))  # type: ignore[call-overload]
             print(f"round {number + 1} {name}: {json.dumps(outcome)}", flush=True)
             if args.json:
                 args.json.write_text(json.dumps({"lines": lines, "results": results}, indent=1))

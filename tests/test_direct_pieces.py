@@ -1,9 +1,9 @@
 """The direct path reads a plain run file a piece of whole topics at a time (evalwh.io.runreader.pieces).
 
 Ranking each piece apart must give what ranking the file whole gives: a piece ends where a
-topic does, a topic split over pieces (its lines not one after another) sends the file to
-the whole-file read, and a bad line in any piece sends it to the general path, which names
-it as the ingest does. Checked on random texts, and with pieces of a few lines against the
+topic does, a file whose topics are not one after another has its lines sorted into pieces
+by topic first (evalwh.io.runreader.topic_pieces), and a bad line in any piece sends it to
+the general path, which names it as the ingest does. Checked on random texts, and with pieces of a few lines against the
 warehouse on random collections (every twist of tests/test_direct.py).
 """
 
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from test_direct import CONDENSABLE, MEASURES, _agree, _collection, _same, _through_warehouse, _write
 
 from evalwh.measures import direct
-from evalwh.io import runreader
+from evalwh.io import _runlines, runreader
 from evalwh.measures.direct import evaluate_files
 from evalwh.errors import IngestError
 
@@ -81,8 +81,43 @@ def test_files_read_in_pieces_give_the_warehouse_numbers(
     _agree(qrels, runs, measures, **options)
 
 
-def test_a_topic_in_two_pieces_reads_the_file_whole(tmp_path, small_pieces, monkeypatch):
-    """Topic 2 comes back after topic 1: the pieces would rank it twice, apart."""
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    lines=st.lists(
+        st.tuples(st.sampled_from(["1", "2", "10", "401", "x" * 30, ""]), st.integers(0, 99)),
+        min_size=0,
+        max_size=40,
+    ),
+    delimiter=st.sampled_from([" ", "\t"]),
+    size=st.integers(1, 300),
+    newline_at_end=st.booleans(),
+)
+def test_topic_pieces_hold_whole_topics_in_their_order(tmp_path, lines, delimiter, size, newline_at_end):
+    import hashlib
+
+    rows = [delimiter.join([topic, "Q0", f"d{i}", "1", "1.5", "r"]).encode() for topic, i in lines]
+    text = b"\n".join(rows) + (b"\n" if newline_at_end and rows else b"")
+    path = tmp_path / "run"
+    path.write_bytes(text)
+    digest = hashlib.sha256()
+    with open(path, "rb", buffering=0) as handle:
+        pieces = list(runreader.topic_pieces(_runlines, handle.fileno(), delimiter.encode(), size, digest))
+    assert digest.hexdigest() == hashlib.sha256(text).hexdigest()
+    assert all(piece.endswith(b"\n") for piece in pieces)
+    split = [piece[:-1].split(b"\n") for piece in pieces]
+    assert sorted(line for part in split for line in part) == sorted(rows)
+    where: dict[bytes, int] = {}
+    for index, part in enumerate(split):
+        for line in part:
+            assert where.setdefault(_topic(line, delimiter.encode()), index) == index
+    for topic in where:  # each topic's lines in the file's order
+        assert [r for r in rows if _topic(r, delimiter.encode()) == topic] == [
+            line for line in split[where[topic]] if _topic(line, delimiter.encode()) == topic
+        ]
+
+
+def test_a_topic_in_two_pieces_is_read_by_topic(tmp_path, small_pieces, monkeypatch):
+    """Topic 2 comes back after topic 1: its lines are sorted into a piece with the others'."""
     qrels = _write(tmp_path / "qrels", "2 0 c 1\n2 0 z 1\n1 0 a 1\n")
     lines = ["2 Q0 c 1 5 r", "2 Q0 y 2 4 r", "1 Q0 a 1 3 r", "1 Q0 x 2 2.8 r", "2 Q0 z 3 1 r"]
     run = _write(tmp_path / "run", "\n".join(lines) + "\n")
@@ -94,7 +129,7 @@ def test_a_topic_in_two_pieces_reads_the_file_whole(tmp_path, small_pieces, monk
         direct.formats, "read_bytes", lambda path: whole.append(path) or read_bytes(path)
     )
     frame = evaluate_files(qrels, [run], ["AP", "NumRet"], per_query=True)
-    assert whole.count(run) == 1  # read whole after the pieces
+    assert whole.count(run) == 0  # never read whole
     _same(frame, _through_warehouse(qrels, [run], ["AP", "NumRet"]))
     # topic 2 ranked as one list: c (5), y (4), z (1); AP = (1/1 + 2/3) / 2
     values = frame.set_index(["query_id", "measure"])["value"]

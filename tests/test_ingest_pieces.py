@@ -2,7 +2,7 @@
 
 ``evalwh.store.ingest.keyed.PIECE_BYTES`` is made tiny here, so that every file of a few lines is read in
 many pieces. On random runs (topics in blocks, or interleaved so that a topic falls into two
-pieces and the file is read whole), the warehouse holds the same lines, ranks, cache and keys
+pieces and the file's lines are sorted into pieces by topic first), the warehouse holds the same lines, ranks, cache and keys
 as an ingest that reads every file whole; a bad line in a later piece is named as ever.
 """
 

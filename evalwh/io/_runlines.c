@@ -1370,6 +1370,67 @@ static PyObject *parse_score_py(PyObject *self, PyObject *arg) {
     return PyFloat_FromDouble(value);
 }
 
+/* split_topics(data, parts) -> list of bytes: the lines of data sorted into parts by a hash
+ * of their topic (the first field: the bytes before the first byte at or below 0x20, as
+ * read_lines finds it), each line as it is and in its order. A last line without a line
+ * break gets one, so that parts can be joined. For a file whose topics are not together:
+ * each part then holds whole topics (evalwh.io.runreader.topic_pieces). */
+static PyObject *split_topics(PyObject *self, PyObject *args) {
+    Py_buffer data;
+    int parts;
+    if (!PyArg_ParseTuple(args, "y*i:split_topics", &data, &parts)) return NULL;
+    PyObject *result = NULL;
+    size_t *sizes = NULL;
+    char **into = NULL;
+    if (parts < 1 || parts > 1 << 16) {
+        PyErr_SetString(PyExc_ValueError, "parts must be between 1 and 65536");
+        goto out;
+    }
+    if ((sizes = calloc((size_t)parts, sizeof(size_t))) == NULL || (into = calloc((size_t)parts, sizeof(char *))) == NULL) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    const char *text = data.buf, *end = text + data.len;
+    Py_BEGIN_ALLOW_THREADS
+    for (const char *s = text; s < end;) {
+        const char *field = s;
+        while (field < end && (unsigned char)*field > 0x20) field++;
+        const char *next = memchr(s, '\n', (size_t)(end - s));
+        next = next ? next + 1 : end;
+        sizes[hash_bytes(s, (size_t)(field - s), 0) % (uint64_t)parts] += (size_t)(next - s) + (next[-1] != '\n');
+        s = next;
+    }
+    Py_END_ALLOW_THREADS
+    if ((result = PyList_New(parts)) == NULL) goto out;
+    for (int i = 0; i < parts; i++) {
+        PyObject *part = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizes[i]);
+        if (part == NULL) {
+            Py_CLEAR(result);
+            goto out;
+        }
+        into[i] = PyBytes_AS_STRING(part);
+        PyList_SET_ITEM(result, i, part);
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (const char *s = text; s < end;) {
+        const char *field = s;
+        while (field < end && (unsigned char)*field > 0x20) field++;
+        const char *next = memchr(s, '\n', (size_t)(end - s));
+        next = next ? next + 1 : end;
+        char **at = &into[hash_bytes(s, (size_t)(field - s), 0) % (uint64_t)parts];
+        memcpy(*at, s, (size_t)(next - s));
+        *at += next - s;
+        if (next[-1] != '\n') *(*at)++ = '\n';
+        s = next;
+    }
+    Py_END_ALLOW_THREADS
+out:
+    free(sizes);
+    free(into);
+    PyBuffer_Release(&data);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"judgments", judgments, METH_VARARGS,
      "judgments(topic_offsets, topic_bytes, doc_offsets, doc_bytes, grades) -> capsule: the judgments "
@@ -1382,6 +1443,8 @@ static PyMethodDef methods[] = {
     {"documents", documents, METH_VARARGS,
      "documents(topic_offsets, topic_bytes, doc_offsets, doc_bytes, keys, next_key) -> capsule: the stored "
      "(topic, document) pairs and their int64 keys, from Arrow string buffers; next_key: the first new key."},
+    {"split_topics", split_topics, METH_VARARGS,
+     "split_topics(data, parts) -> list[bytes]: the lines sorted into parts by a hash of their topic."},
     {"first_long_line", first_long_line, METH_VARARGS,
      "first_long_line(data, max_line) -> int: the first line longer than max_line bytes (0: none)."},
     {"parse_score", parse_score_py, METH_O,

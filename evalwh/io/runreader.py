@@ -264,6 +264,38 @@ def pieces(fd: int, delimiter: bytes, size: int) -> Iterator[bytes]:
         start += len(piece)
 
 
+def topic_pieces(module: Any, fd: int, delimiter: bytes, size: int, digest: Any = None) -> Iterator[bytes]:
+    """A plain run file's text in pieces of about ``size`` bytes of whole topics, in any line order.
+
+    For a file whose topics are not together (:func:`pieces` put one in two pieces): one pass
+    sorts its lines by a hash of their topic into ``file size / size`` anonymous temporary
+    files (``module.split_topics``, C; the files have no name, so nothing is left behind),
+    each then a piece. A line keeps its bytes and a topic its lines' order; a last line
+    without a line break gets one. ``digest``: a hashlib object updated with the file's
+    text as it is. Memory follows ``size``, not the file.
+    """
+    import tempfile
+
+    count = max(1, -(-os.fstat(fd).st_size // size))
+    parts = [tempfile.TemporaryFile() for _ in range(count)]  # noqa: SIM115 (closed below)
+    try:
+        for piece in pieces(fd, delimiter, size):
+            if digest is not None:
+                digest.update(piece)
+            for part, lines in zip(parts, module.split_topics(piece, count), strict=True):
+                part.write(lines)
+            del piece
+        for part in parts:
+            part.seek(0)
+            text = part.read()
+            part.close()
+            if text:
+                yield text
+    finally:
+        for part in parts:
+            part.close()
+
+
 def _topic_start(fd: int, start: int, end: int, delimiter: bytes) -> int:
     """Where the last topic's lines before ``end`` begin (``start`` if at ``start``)."""
     window = 1 << 16

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -244,7 +244,8 @@ class _Reader:
     start while the judgments are still being ingested. A plain file is read and ranked a
     piece of whole topics at a time (:func:`evalwh.io.runreader.pieces`, about ``_PIECE`` bytes, and the
     reader's work on a piece takes about twice its size), which ranks every topic as the
-    whole file would; a ``.gz`` file, or one whose topics do not come one after another, is
+    whole file would; one whose topics do not come one after another has its lines sorted
+    into pieces by topic first (:func:`evalwh.io.runreader.topic_pieces`); a ``.gz`` file is
     read whole. The calling thread stores each file's judged rows, in file order, into
     ``ev_files.judged`` (05_files_store.sql), which DuckDB compresses at every checkpoint.
     So at most two pieces (or two files' text) and the judged rows of ``_AHEAD`` files wait
@@ -288,21 +289,31 @@ class _Reader:
         return whole if isinstance(whole, str) else [whole]
 
     def _rank_pieces(self, file: ingest.RunFile) -> list[tuple[Any, ...]] | str | None:
-        """A plain file ranked a piece at a time; None if a topic is in two pieces."""
+        """A plain file ranked a piece at a time; None if a topic is in two pieces even once
+        its lines are sorted into pieces by topic (:func:`evalwh.io.runreader.topic_pieces`)."""
+        delimiter = file.delimiter.encode()
+        with open(file.readable, "rb", buffering=0) as handle:
+            ranked = self._rank_from(file, runreader.pieces(handle.fileno(), delimiter, self._PIECE))
+            if ranked is not None:
+                return ranked
+            by_topic = runreader.topic_pieces(self.module, handle.fileno(), delimiter, self._PIECE)
+            return self._rank_from(file, by_topic)
+
+    def _rank_from(self, file: ingest.RunFile, texts: Iterator[bytes]) -> list[tuple[Any, ...]] | str | None:
+        """The pieces ``texts`` gives, ranked; None if a topic is in two of them."""
         ranked: list[tuple[Any, ...]] = []
         seen: set[bytes] = set()
-        with open(file.readable, "rb", buffering=0) as handle:
-            for piece in runreader.pieces(handle.fileno(), file.delimiter.encode(), self._PIECE):
-                result = self._rank_text(file, piece)
-                del piece
-                if isinstance(result, str):
-                    return result
-                offsets, names = np.frombuffer(result[0], np.int32).tolist(), result[1]
-                before = len(seen)
-                seen.update(names[a:b] for a, b in zip(offsets[:-1], offsets[1:], strict=True))
-                if len(seen) != before + len(offsets) - 1:
-                    return None  # a topic in two pieces: the file is ranked whole
-                ranked.append(result)
+        for piece in texts:
+            result = self._rank_text(file, piece)
+            del piece
+            if isinstance(result, str):
+                return result
+            offsets, names = np.frombuffer(result[0], np.int32).tolist(), result[1]
+            before = len(seen)
+            seen.update(names[a:b] for a, b in zip(offsets[:-1], offsets[1:], strict=True))
+            if len(seen) != before + len(offsets) - 1:
+                return None
+            ranked.append(result)
         return ranked if ranked else "no lines"
 
     def _rank_text(self, file: ingest.RunFile, data: bytes) -> tuple[Any, ...] | str:

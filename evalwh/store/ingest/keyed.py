@@ -184,29 +184,51 @@ class Stored:
         """A large plain file read, ranked, keyed and staged a piece of whole topics at a time.
 
         The reader's memory then follows the piece, not the file. ``read`` ranks one piece.
-        Returns the reason if the reader leaves a piece (the file goes the general way), and
-        None if a topic is in two pieces (the file is read whole). What the pieces staged is
-        dropped then, but for their new (topic, document) pairs: a key, once given, is stored.
+        Returns the reason if the reader leaves a piece (the file goes the general way). A
+        file whose topics are not together (a topic in two pieces) has its lines sorted into
+        pieces by topic first (:func:`evalwh.io.runreader.topic_pieces`); None if a topic is
+        in two pieces even then (the file is read whole). What the pieces staged is dropped
+        then, but for their new (topic, document) pairs: a key, once given, is stored.
         """
-        digest = hashlib.sha256()
+        build_key = self.build() if self.cache.primary is not None else None
+        delimiter = file.delimiter.encode()
+        with open(file.readable, "rb", buffering=0) as handle:
+            digest = hashlib.sha256()
+            in_order = runreader.pieces(handle.fileno(), delimiter, PIECE_BYTES)
+            prepared = self._prepare_from(in_order, digest, read, build_key)
+            if prepared is not None:
+                return prepared
+            digest = hashlib.sha256()
+            by_topic = runreader.topic_pieces(self.module, handle.fileno(), delimiter, PIECE_BYTES, digest)
+            return self._prepare_from(by_topic, digest, read, build_key, hashed=True)
+
+    def _prepare_from(
+        self,
+        texts: Iterator[bytes],
+        digest: Any,
+        read: Callable[[bytes], runreader.Ranked | str],
+        build_key: int | None,
+        *,
+        hashed: bool = False,
+    ) -> Prepared | str | None:
+        """Stage the pieces ``texts`` gives (see :meth:`prepare_pieces`); ``hashed``: they update ``digest``."""
         seen: set[str] = set()
         done: list[Prepared] = []
-        build_key = self.build() if self.cache.primary is not None else None
-        with open(file.readable, "rb", buffering=0) as handle:
-            for piece in runreader.pieces(handle.fileno(), file.delimiter.encode(), PIECE_BYTES):
+        for piece in texts:
+            if not hashed:
                 digest.update(piece)
-                ranked = read(piece)
-                del piece
-                if isinstance(ranked, str):
-                    self.discard(done)
-                    return ranked
-                topics = ranked.topics["query_id"].to_pylist()
-                if not seen.isdisjoint(topics):
-                    # (the reader keyed this piece too: its new pairs stay staged with the others')
-                    self.discard([*done, self.prepare(ranked, build_key)])
-                    return None
-                seen.update(topics)
-                done.append(self.prepare(ranked, build_key))
+            ranked = read(piece)
+            del piece
+            if isinstance(ranked, str):
+                self.discard(done)
+                return ranked
+            topics = ranked.topics["query_id"].to_pylist()
+            if not seen.isdisjoint(topics):
+                # (the reader keyed this piece too: its new pairs stay staged with the others')
+                self.discard([*done, self.prepare(ranked, build_key)])
+                return None
+            seen.update(topics)
+            done.append(self.prepare(ranked, build_key))
         if not done:
             return "no lines"
         files = {kind: [n for p in done for n in p.files.get(kind, [])] for kind in done[0].files}
