@@ -244,10 +244,15 @@ def test_ranx_per_query_scores(tmp_path: Path) -> None:
     from evalwh.io.demo_data import write_demo
 
     demo = write_demo(tmp_path / "demo")
-    qrels = ranx.Qrels.from_file(str(demo.qrels), kind="trec")
-    runs = {p.stem: ranx.Run.from_file(str(p), kind="trec") for p in demo.runs if p.stem in ("bm25", "dense")}
-    for run in runs.values():
-        ranx.evaluate(qrels, run, ["map", "ndcg@10"])
+    import warnings
+
+    with warnings.catch_warnings():
+        # ranx's numba kernels warn about their own integer casts when first compiled
+        warnings.simplefilter("ignore")
+        qrels = ranx.Qrels.from_file(str(demo.qrels), kind="trec")
+        runs = {p.stem: ranx.Run.from_file(str(p), kind="trec") for p in demo.runs if p.stem in ("bm25", "dense")}
+        for run in runs.values():
+            ranx.evaluate(qrels, run, ["map", "ndcg@10"])
     (tmp_path / "bm25.json").write_text(json.dumps(runs["bm25"].scores))
     (tmp_path / "both.json").write_text(json.dumps({name: run.scores for name, run in runs.items()}))
     one = read_scores([tmp_path / "bm25.json"], names=["bm25"])
