@@ -34,16 +34,6 @@ def _names(value: str | Iterable[str] | None) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def _in_transaction(wh: Store) -> bool:
-    """Whether the connection is inside an explicit transaction (a failed BEGIN would abort it).
-
-    Outside one, every statement is its own transaction with a new id; inside, the id stays.
-    """
-    probe = "SELECT current_transaction_id()"
-    first, second = (wh.con.execute(probe).fetchone() for _ in range(2))
-    return first == second
-
-
 class Warehouse(Store):
     """A warehouse file (or ``":memory:"``) with the jobs of the CLI as methods.
 
@@ -75,6 +65,7 @@ class Warehouse(Store):
         """Ingest a qrels file or DataFrame (:func:`evalwh.store.ingest.ingest_qrels`); ``evalwh ingest qrels``."""
         from evalwh.store import ingest
 
+        self.require_writer("ingest qrels")
         return ingest.ingest_qrels(
             self, source, collection=self.default_collection(collection), qrels_id=qrels_id, replace=replace
         )
@@ -87,6 +78,7 @@ class Warehouse(Store):
         """Ingest run files or a DataFrame (:func:`evalwh.store.ingest.ingest_runs`); ``evalwh ingest runs``."""
         from evalwh.store import ingest
 
+        self.require_writer("ingest runs")
         return ingest.ingest_runs(
             self, sources, collection=self.default_collection(collection), run_id=run_id, replace=replace,
             ignore_extra_fields=ignore_extra_fields, progress=progress,
@@ -101,6 +93,7 @@ class Warehouse(Store):
         """
         from evalwh.store import ingest
 
+        self.require_writer("ingest run metadata")
         return ingest.ingest_run_metadata(
             self, source, collection=self.default_collection(collection), allow_unknown_runs=allow_unknown_runs
         )
@@ -122,6 +115,8 @@ class Warehouse(Store):
         """
         from evalwh.measures.evaluation import evaluate, wide_form
 
+        if store:
+            self.require_writer("store results")
         frame = evaluate(
             self, _names(measures), collection=self.default_collection(collection), runs=runs,
             per_query=per_query, depths=depths, qrels_id=qrels_id, rel=rel, unjudged=unjudged,
@@ -214,19 +209,21 @@ class Warehouse(Store):
         self, *, collection: str | None = None, measure: str = "P", depths: Sequence[int] | None = None,
         full: bool = True, assessment: str = "A_p", runs: Sequence[str] | None = None, test: str = "anova",
         correction: str | None = None, alpha: float = 0.05, qrels_id: str = "default", resamples: int = 9999,
-        seed: int | None = None, store: bool = True, progress: Progress | None = None,
+        seed: int | None = None, store: bool = False, progress: Progress | None = None,
     ) -> DecisionMatrix:  # fmt: skip
         """Classify every pair of runs at every depth: ``evalwh matrix``.
 
         ``depths`` None is the default grid (10, 30, 100, 500, 1000), ``correction`` None is
         Bonferroni (none for the Tukey tests); ``store`` keeps pairs and
-        proportions in the warehouse, as the command does unless ``--no-store``. Returns the
+        proportions in the warehouse, as the command does with ``--store``. Returns the
         :class:`~evalwh.methods.decisions.DecisionMatrix` (``summary``, ``table`` and
         ``pairs``: the command's three layouts) of :func:`evalwh.methods.decisions.decision_matrix`.
         """
         from evalwh.methods.decisions import decision_matrix
         from evalwh.stats.significance import default_correction
 
+        if store:
+            self.require_writer("store the decision matrix")
         return decision_matrix(
             self, self.default_collection(collection), measure=measure,
             depths=None if depths is None else list(depths), full=full,
@@ -263,6 +260,11 @@ class Warehouse(Store):
         """
         from evalwh.methods.pools import build_pool
 
+        self.require_writer("build and store a pool")
+        if pool_id is not None:
+            from evalwh.store.ingest.frames import check_name
+
+            check_name(pool_id, "pool id")
         return build_pool(
             self, self.default_collection(collection), depth=depth, runs=runs, runs_from=runs_from,
             pool_id=pool_id, qrels_id=qrels_id, replace=replace,
@@ -300,6 +302,11 @@ class Warehouse(Store):
         """
         from evalwh.methods.pools import complete_qrels
 
+        self.require_writer("store completed qrels")
+        if completed_id is not None:
+            from evalwh.store.ingest.frames import check_name
+
+            check_name(completed_id, "qrels id")
         return complete_qrels(
             self, self.default_collection(collection), qrels_id=qrels_id, completed_id=completed_id, replace=replace
         )
@@ -495,7 +502,7 @@ class Warehouse(Store):
         """
         from evalwh.store import adhoc
 
-        if write or self.read_only or _in_transaction(self):  # (the caller's transaction is theirs)
+        if write or self.read_only or self.in_transaction():  # (the caller's transaction is theirs)
             return adhoc.run(self, statement, params, write=write)
         self.con.begin()
         try:
@@ -530,4 +537,5 @@ class Warehouse(Store):
         """
         from evalwh.store import transfer
 
+        self.require_writer("import")
         return transfer.import_export(self, directory, replace=replace)
