@@ -52,7 +52,7 @@ from evalwh.io.frames import standard_columns
 from evalwh.store.ingest.bookkeeping import insert_runs
 from evalwh.store.ingest.cache import fingerprint, refresh_cache
 from evalwh.store.ingest.files import READ_ERRORS, RunFile, Spill, group_batches, prepare_run_files
-from evalwh.store.ingest.frames import ingest_run_frame
+from evalwh.store.ingest.frames import check_name, ingest_run_frame
 from evalwh.store.ingest.metadata import run_metadata_frame
 from evalwh.store.ingest.qrels import ingest_qrels_source
 from evalwh.store.ingest.results import IngestResult, Progress
@@ -120,6 +120,8 @@ def ingest_qrels(
     """
     from evalwh.io.frames import is_table_file, read_table
 
+    check_name(collection, "collection")
+    check_name(qrels_id, "qrels id")
     if is_table_file(source):
         source = read_table(source)  # type: ignore[arg-type]
     with bulk_session(wh), wh.transaction():
@@ -160,6 +162,9 @@ def ingest_runs(
     """
     from evalwh.io.frames import is_table_file, read_table
 
+    check_name(collection, "collection")
+    if run_id is not None:
+        check_name(run_id, "run id")
     with bulk_session(wh), wh.transaction():
         wh.ensure_collection(collection)
         if not isinstance(sources, (str, os.PathLike, list, tuple)):
