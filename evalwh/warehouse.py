@@ -38,7 +38,8 @@ class Warehouse(Store):
     """A warehouse file (or ``":memory:"``) with the jobs of the CLI as methods.
 
     Open it as a context manager (``with Warehouse("trec8.duckdb") as wh:``) or close it with
-    :meth:`close`; :meth:`open_reader` opens an existing file read-only, as the reading
+    :meth:`close`. One ``Warehouse`` may be shared between threads: its jobs take turns (a
+    lock), each whole; for work in parallel, open a reader per thread; :meth:`open_reader` opens an existing file read-only, as the reading
     commands do. The inherited :meth:`collections` and :meth:`runs` list what it holds.
 
     Examples:
@@ -539,3 +540,33 @@ class Warehouse(Store):
 
         self.require_writer("import")
         return transfer.import_export(self, directory, replace=replace)
+
+
+def _one_at_a_time(cls: type[Warehouse]) -> type[Warehouse]:
+    """Make every public job of ``cls`` hold the warehouse's lock while it runs.
+
+    A DuckDB connection runs one statement at a time, and a job is many statements (often in
+    one transaction): two threads sharing a ``Warehouse`` would interleave them ("connection
+    is busy", "transaction is aborted"). With the lock they take turns, and each job sees its
+    own transaction whole. (``wh.con`` used directly is outside the lock; for parallel work
+    open one reader per thread with :meth:`Warehouse.open_reader`.)
+    """
+    import functools
+
+    names = [n for n, v in vars(cls).items() if callable(v) and not n.startswith("_")]
+    names += ["collections", "runs", "run_ids", "query", "close"]  # (Store's, for users)
+    for name in names:
+        method = getattr(cls, name)
+        if isinstance(vars(cls).get(name), (classmethod, staticmethod)):
+            continue
+
+        def locked(self: Warehouse, *args: Any, __method: Any = method, **kwargs: Any) -> Any:
+            with self._lock:
+                return __method(self, *args, **kwargs)
+
+        setattr(cls, name, functools.wraps(method)(locked))
+    return cls
+
+
+_one_at_a_time(Warehouse)
+

@@ -412,3 +412,259 @@ def test_an_untampered_export_still_imports(exported, db, tmp_path):
     with Warehouse.open_reader(target) as wh, Warehouse.open_reader(db) as source:
         assert wh.evaluate("AP").value.tolist() == source.evaluate("AP").value.tolist()
 
+
+
+# -- 6, 9. run metadata: a byte-order mark is ignored; misspelt and repeated columns are errors ---
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("\ufeffrun_id\tgroup\nr1\tuni\n", None),
+        ("run_id\tgoup\nr1\tuni\n", ":1: unknown column 'goup'; did you mean 'group'?"),
+        ("run_id\tgroup\tgroup\nr1\tuni\tuni\n", ":1: column 'group' appears twice in the header"),
+        ("run_id\tgroup\tgroup_name\nr1\tuni\tuni\n", ":1: columns 'group' and 'group_name' both give the group"),
+        ("runtag\tgroup\ttopic_fields_TDN\nr1\tuni\t010\n", None),  # TREC's other columns are ignored
+    ],
+)
+def test_run_metadata_header(text, expected, db, tmp_path):
+    table = tmp_path / "runs.tsv"
+    table.write_text(text, encoding="utf-8")
+    result = invoke("ingest", "run-metadata", table, "-c", "c", "--db", db)
+    if expected is None:
+        assert (result.exit_code, result.stdout) == (0, "metadata set for 1 runs\n"), result.output
+        with Warehouse.open_reader(db) as wh:
+            assert wh.runs("c").set_index("run_id").loc["r1", "group_name"] == "uni"
+    else:
+        assert one_line_error(result, f"{table}{expected}"), result.output
+
+
+# -- 7. DataFrame column types ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "problem"),
+    [
+        ("query_id", [1.5] * 7, "DataFrame:1: query_id 1.5 is not a whole number, so not an id"),
+        ("score", list(pd.to_datetime(["2020-01-01"] * 7)), "DataFrame:1: score Timestamp('2020-01-01 00:00:00') is a Timestamp, not a number"),
+        ("doc_id", [["a"]] + ["b", "c", "d", "e", "f", "g"], "DataFrame:1: doc_id ['a'] is a list, not a string or an integer"),
+        ("score", [True, False, True, False, True, False, True], "DataFrame:1: score True is a bool, not a number"),
+        ("score", [1.0, 2.0, True, 3.0, 4.0, 5.0, 6.0], "DataFrame:3: score True is a bool, not a number"),
+        ("query_id", [True] * 7, "DataFrame:1: query_id True is a bool, not a string or an integer"),
+        ("run_id", list(pd.to_datetime(["2020-01-01"] * 7)), "DataFrame:1: run_id Timestamp('2020-01-01 00:00:00') is a Timestamp, not a string or an integer"),
+    ],
+)
+def test_dataframe_columns_of_another_type_are_refused(column, values, problem, wh, snapshot):
+    before = snapshot(wh)
+    with pytest.raises(IngestError) as caught:
+        wh.ingest_runs(RUNS.assign(**{column: values}), collection="c")
+    assert str(caught.value) == problem
+    assert snapshot(wh) == before
+
+
+def test_whole_number_float_ids_are_read_exactly(wh):
+    # pandas makes an integer column float once one value is missing: 401.0 is topic 401
+    qrels = pd.DataFrame({"query_id": [401.0, 401.0, 402.0], "doc_id": ["a", "b", "a"], "relevance": [1, 0, 1]})
+    run = pd.DataFrame({"query_id": [401.0, 401.0, 402.0], "doc_id": ["a", "b", "a"], "score": [2.0, 1.0, 1.0]})
+    wh.ingest_qrels(qrels, collection="c")
+    wh.ingest_runs(run, collection="c", run_id="r")
+    assert sorted(wh.query("SELECT DISTINCT query_id FROM run_results").query_id) == ["401", "402"]
+    assert wh.evaluate("AP").value.tolist() == [1.0]
+    with pytest.raises(IngestError, match="DataFrame:2: query_id is missing"):
+        wh.ingest_runs(run.assign(query_id=[401.0, None, 402.0]), collection="c", run_id="r2")
+
+
+# -- 8. names from options are as strict as ids in files; scores only in the documented forms ------
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (["ingest", "runs", "{run}", "-c", "c", "--run-id", ""], "run id argument: the run id is empty"),
+        (["ingest", "runs", "{run}", "-c", "c", "--run-id", "a b"], "run id argument: 'a b' holds whitespace"),
+        (["ingest", "runs", "{run}", "-c", ""], "collection argument: the collection is empty"),
+        (["ingest", "qrels", "{qrels}", "-c", ""], "collection argument: the collection is empty"),
+        (["ingest", "qrels", "{qrels}", "-c", "c", "--qrels-id", "a b"], "qrels id argument: 'a b' holds whitespace"),
+        (["ingest", "qrels", "{qrels}", "-c", "c", "--qrels-id", "a\tb"], "qrels id argument: 'a\\tb' holds whitespace"),
+        (["pool", "build", "-c", "c", "--depth", "2", "--runs", "r1", "--pool-id", "p 1"], "pool id argument: 'p 1' holds whitespace"),
+    ],
+)
+def test_names_from_options_follow_the_id_rules(command, message, db, tmp_path):
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run.write_text("1 Q0 a 1 1.5 t\n")
+    qrels.write_text("1 0 a 1\n")
+    before = digest(db)
+    result = invoke(*[str(a).format(run=run, qrels=qrels) for a in command], "--db", db)
+    assert one_line_error(result, message), result.output
+    assert digest(db) == before
+
+
+@pytest.mark.parametrize(
+    ("score", "value"),
+    [("12", 12.0), ("-3.5", -3.5), (".5", 0.5), ("5.", 5.0), ("+1.5", 1.5), ("9.998186e-02", 0.09998186), ("1E+05", 1e5),
+     ("1_000", None), ("0x10", None), ("1,5", None), ("Infinity", None), ("nan", None), ("1e400", None), ("1d5", None)],
+)
+def test_scores_only_in_the_documented_forms(score, value, db, tmp_path):
+    run = tmp_path / "run.txt"
+    run.write_text(f"1 Q0 a 1 {score} t\n1 Q0 b 2 0 t\n")
+    result = invoke("ingest", "runs", run, "-c", "c", "--db", db)
+    if value is None:
+        assert one_line_error(result, f"{run}:1: score {score!r} is not a finite number"), result.output
+    else:
+        assert result.exit_code == 0, result.output
+        with Warehouse.open_reader(db) as wh:
+            stored = wh.query("SELECT score FROM run_results WHERE run_id = 't' AND doc_id = 'a'").score
+        assert stored.tolist() == [value]
+
+
+# -- 9. trec_eval's -l as trec_eval reads it; standard input read once -----------------------------
+
+
+@pytest.fixture
+def trec_files(tmp_path):
+    qrels, run, run2 = tmp_path / "q.txt", tmp_path / "r.txt", tmp_path / "r2.txt"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n2 0 a 2\n")
+    run.write_text("1 Q0 a 1 2 r\n1 Q0 b 2 1 r\n2 Q0 b 1 1 r\n2 Q0 a 2 0.5 r\n")
+    run2.write_text("1 Q0 b 1 2 s\n1 Q0 a 2 1 s\n2 Q0 a 1 1 s\n")
+    return qrels, run, run2
+
+
+def _trec_eval(*args: object, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(cli("trec_eval", *args), input=stdin, capture_output=True, timeout=120)
+
+
+@pytest.mark.parametrize(("level", "expected"), [("99999999999999999999", "0.0000"), ("-99999999999999999999", "0.7500"), ("3", "0.0000"), ("1", "0.7500")])
+def test_trec_eval_level_as_trec_eval_reads_it(level, expected, trec_files):
+    qrels, run, _ = trec_files
+    done = _trec_eval("-m", "map", "-l", level, qrels, run)
+    assert (done.returncode, done.stderr, done.stdout.decode()) == (0, b"", f"map                   \tall\t{expected}\n")
+
+
+def test_trec_eval_reads_standard_input_once(trec_files):
+    qrels, run, run2 = trec_files
+    from_file = _trec_eval("-q", "-m", "map", qrels, run2, run)
+    assert from_file.returncode == 0 and from_file.stdout.count(b"\tall\t") == 2
+    for name in ("-", "/dev/stdin"):
+        piped = _trec_eval("-q", "-m", "map", qrels, run2, name, stdin=run.read_bytes())
+        assert (piped.returncode, piped.stdout) == (0, from_file.stdout), name
+
+
+# -- 10, 12. evalwh sql: DDL with --write; every error one line; no file text echoed ----------------
+
+
+def test_write_ddl_is_not_taken_for_an_unknown_table(db):
+    result = invoke("sql", "--write", "CREATE TABLE notes AS SELECT 1 AS a; INSERT INTO notes VALUES (2)", "--db", db)
+    assert result.exit_code == 0, result.output
+    assert invoke("sql", "SELECT count(*) AS n, max(a) AS m FROM notes", "-f", "csv", "--db", db).stdout == "n,m\n2,2\n"
+    # a misspelt table is still named, with --write too
+    assert one_line_error(invoke("sql", "--write", "DELETE FROM qrel", "--db", db), "unknown table 'qrel'. Did you mean qrels?")
+
+
+@pytest.mark.parametrize(
+    ("sql_text", "expected"),
+    [
+        ("SELECT getenv('HOME')", "Scalar Function with name getenv does not exist! Did you mean"),
+        ("SELECT *\nFROM runs WHERE", "syntax error at line 2, column 11 near 'WHERE'"),
+        ("SELECT nosuch(1) FROM runs", "Scalar Function with name nosuch does not exist!"),
+        ("SELECT x'41' FROM", "syntax error"),
+    ],
+)
+def test_sql_errors_are_one_line(sql_text, expected, db):
+    result = invoke("sql", sql_text, "--db", db)
+    assert one_line_error(result, expected), result.output
+    assert "LINE 1" not in result.stderr and "^" not in result.stderr
+
+
+def test_a_sql_file_that_is_not_sql_is_never_echoed(db, tmp_path):
+    secret = tmp_path / "secret"
+    secret.write_text("root:$6$s3cr3tHASH:19000:0:99999:7:::\nsecond line\n")
+    (tmp_path / "x.sql").symlink_to(secret)
+    result = invoke("sql", tmp_path / "x.sql", "--db", db)
+    assert one_line_error(result, "the file is not SQL evalwh can parse (its text is not shown)"), result.output
+    assert "s3cr3t" not in result.output and "second line" not in result.output
+    binary = tmp_path / "b.sql"
+    binary.write_bytes(b"\xff\xfe s3cr3t")
+    result = invoke("sql", binary, "--db", db)
+    assert one_line_error(result, "not a UTF-8 text file") and "s3cr3t" not in result.output
+    if os.geteuid() != 0:  # (root reads any file)
+        secret.chmod(0)
+        assert one_line_error(invoke("sql", tmp_path / "x.sql", "--db", db), "Permission denied")
+
+
+# -- 11. a closed standard output, a reader that goes away -------------------------------------------
+
+
+def test_closed_standard_output_is_one_line(db):
+    done = subprocess.run(
+        ["bash", "-c", f'"{sys.executable}" -m evalwh eval -c c -m AP --db "{db}" >&-'],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("Error: standard output is closed") and done.stderr.count("\n") == 1, done.stderr
+    # a command that prints nothing to standard output still works
+    done = subprocess.run(["bash", "-c", f'"{sys.executable}" -m evalwh upgrade --db "{db}" >&-'], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv"])
+def test_a_reader_that_goes_away_is_normal(fmt, db):
+    big = "SELECT range AS i FROM range(2000000)"
+    done = subprocess.run(
+        ["bash", "-c", f'set -o pipefail; "{sys.executable}" -m evalwh sql "{big}" -f {fmt} --db "{db}" | head -1'],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.stdout.strip() in ("i", "i".rjust(7))
+
+
+# -- 13. a report of a very long run id --------------------------------------------------------------
+
+
+def test_a_report_does_not_grow_with_the_length_of_an_id(tmp_path):
+    long_id = "x" * 200_000
+    path = tmp_path / "L.duckdb"
+    with Warehouse(path) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+        wh.ingest_runs(RUNS.assign(run_id=RUNS.run_id.map({"r1": "r1", "r2": long_id})), collection="c")
+        html = wh.report(tmp_path / "L.html", depths=[1, 2], pairs=[("r1", long_id)])
+    with Warehouse(tmp_path / "S.duckdb") as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+        wh.ingest_runs(RUNS, collection="c")
+        short = wh.report(depths=[1, 2], pairs=[("r1", "r2")])
+    # the full id only in the tooltips where the run is listed (leaderboard, provenance)
+    assert html.count(long_id) == 2
+    assert len(html) - len(short) < 3 * len(long_id) + 50_000
+    assert f'title="{long_id}"' in html and "xxxxxxxxxxxxxxxxxxxx…xxxxxxxxxxxxxxx" in html
+
+
+# -- Also: threads, read-only writers, spreadsheet formulas -------------------------------------------
+
+
+def test_one_warehouse_shared_by_four_threads(db):
+    import threading
+
+    with Warehouse(db) as wh:
+        expected = wh.evaluate(["AP", "P@2"]).value.tolist()
+        results: list[object] = []
+
+        def job(store: bool) -> None:
+            try:
+                results.append(wh.evaluate(["AP", "P@2"], store=store).value.tolist())
+            except Exception as error:  # noqa: BLE001 (the test names any error)
+                results.append(repr(error))
+
+        threads = [threading.Thread(target=job, args=(i % 2 == 0,)) for i in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert results == [expected] * 4
+
+
+def test_ids_that_look_like_formulas_are_written_as_they_are(db, tmp_path):
+    # evalwh's CSV is data for programs: no spreadsheet guard alters an id (docs/safety.md)
+    with Warehouse(db) as wh:
+        wh.ingest_runs(RUNS[RUNS.run_id == "r1"].assign(run_id="=1+1"), collection="c")
+    result = invoke("eval", "-c", "c", "-m", "AP", "-f", "csv", "--run", "=1+1", "--db", db)
+    assert result.exit_code == 0, result.output
+    assert pd.read_csv(__import__("io").StringIO(result.stdout)).run_id.tolist() == ["=1+1"]

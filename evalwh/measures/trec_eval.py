@@ -159,14 +159,21 @@ def _evaluate(
     from evalwh.measures import direct
 
     paths = [Path(r) for r in request.runs]
-    # The runs in the order of their files, asked of the evaluation's own warehouse: each
-    # file is read once (standard input, `-`, can only be read once).
-    order = {label(path): index for index, path in enumerate(paths)}
+    # The runs in the order of their files, asked of the evaluation's own warehouse (each
+    # file is read once: standard input, `-`, can only be read once). A run's source_file is
+    # its file's name (``<stdin>`` for `-`); files of the same name take their turns.
+    positions: dict[str, list[int]] = {}
+    for index, path in enumerate(paths):
+        positions.setdefault(path.name if label(path) != "<stdin>" else "<stdin>", []).append(index)
     run_ids: list[str] = []
 
     def then(wh: Any) -> None:
-        rows = wh.con.execute("SELECT source_file, run_id FROM runs").fetchall()
-        run_ids.extend(run for _, run in sorted(rows, key=lambda row: order.get(row[0], len(order))))
+        rows = wh.con.execute("SELECT source_file, run_id FROM runs ORDER BY rowid").fetchall()
+        placed = []
+        for source, run in rows:
+            queue = positions.get(source) or positions.get(Path(source).name) or [len(paths)]
+            placed.append((queue.pop(0) if len(queue) > 1 else queue[0], run))
+        run_ids.extend(run for _, run in sorted(placed, key=lambda item: item[0]))
         _read_extras(wh, extras, relstring)
 
     extras = _Extras()
