@@ -278,7 +278,8 @@ class Store:
         for name, file in files.items():
             if name in applied:
                 continue
-            with self.transaction():
+            # (the schema of a file created here is not a change to report: see Outcome)
+            with _Transaction(self, counts=not self.created):
                 self.con.execute(file.text)
                 self.con.execute("INSERT INTO schema_migrations (name) VALUES (?)", [name])
             self.upgraded.append(name)
@@ -452,9 +453,11 @@ class Store:
 
 
 class _Transaction:
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, counts: bool = True) -> None:
         self.store = store
         self.owner = False
+        # a commit that changes what a file holds (not a reader's, not in memory) is reported
+        self.counts = counts and not store.read_only and store.path != ":memory:"
 
     def __enter__(self) -> None:
         if self.store.in_transaction():
@@ -482,7 +485,8 @@ class _Transaction:
                 with contextlib.suppress(duckdb.Error):
                     con.rollback()
                 raise
-            Outcome.commits += 1
+            if self.counts:
+                Outcome.commits += 1
         _test_interrupt("after-commit")
 
 
