@@ -110,10 +110,13 @@ def _lock_message(path: str, error: duckdb.Error) -> str:
 class Store:
     """An evalwh warehouse in a DuckDB file (or in memory with ``":memory:"``).
 
-    Opening a warehouse applies any schema migration it lacks. The connection is the
-    warehouse's own; close it with :meth:`close` or use the warehouse as a context manager.
-    When a ``with`` block fails on a warehouse file that this object created, the file (and its
-    ``.wal``) is removed again: a failed first command leaves nothing behind. Reading commands
+    Opening a warehouse for writing applies any schema migration it lacks (a reader refuses
+    such a file instead); a DuckDB file that is not an evalwh warehouse is refused untouched.
+    The connection is the warehouse's own; close it with :meth:`close` or use the warehouse as
+    a context manager.
+    When a ``with`` block fails on a warehouse file that this object created before anything
+    was committed to it, the file (and its ``.wal``) is removed again: a failed first command
+    leaves nothing behind, and work a block committed stays. Reading commands
     open it with :meth:`open_reader`.
 
     Examples:
