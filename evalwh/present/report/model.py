@@ -139,7 +139,7 @@ def options_record(opts: ReportOptions) -> dict[str, Any]:
     return record
 
 
-ID_SHOWN = 60
+ID_SHOWN = 80
 """Ids longer than this many characters are shown shortened in the report (:func:`short_id`)."""
 
 
@@ -152,8 +152,8 @@ def short_id(text: object, limit: int = ID_SHOWN) -> str:
     the run is listed (leaderboard and provenance).
 
     Examples:
-        >>> short_id("bm25"), short_id("x" * 100, 20)
-        ('bm25', 'xxxxxxxxxxxxx…xxxxxx')
+        >>> short_id("bm25"), short_id("abcdefghij" * 10, 20)
+        ('bm25', 'abcdefghijabcd…fghij')
     """
     text = str(text)
     if len(text) <= limit:
