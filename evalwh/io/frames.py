@@ -128,7 +128,7 @@ def _plain(value: object) -> object:
     return item() if callable(item) and type(value).__module__ == "numpy" else value
 
 
-def _first_wrong(values: pd.Series, allowed: tuple[type, ...]) -> int:
+def _first_wrong(values: pd.Series, allowed: tuple[type, ...]) -> int | None:
     """Position of the first non-missing value whose type is not ``allowed`` (booleans never are).
 
     Called only once a column is known to hold one (the error's path), to name its row.
@@ -140,7 +140,7 @@ def _first_wrong(values: pd.Series, allowed: tuple[type, ...]) -> int:
             continue
         if isinstance(value, bool) or not isinstance(value, allowed):
             return position
-    return 0
+    return None
 
 
 def typed_columns(frame: pd.DataFrame, kind: Kind, *, label: str = "DataFrame") -> pd.DataFrame:
@@ -184,6 +184,8 @@ def typed_columns(frame: pd.DataFrame, kind: Kind, *, label: str = "DataFrame") 
             if found in _ID_KINDS:
                 continue
             row = _first_wrong(values, (str, int, np.integer))
+            if row is None:
+                continue
         else:
             row = 0
         value = _plain(values.iloc[row])
@@ -201,8 +203,9 @@ def typed_columns(frame: pd.DataFrame, kind: Kind, *, label: str = "DataFrame") 
                 row = (
                     _first_wrong(values, (int, float, str, decimal.Decimal, np.number)) if dtype.kind == "O" else 0
                 )
-                value = _plain(values.iloc[row])
-                raise IngestError(label, row + 1, f"{number} {value!r} is a {type(value).__name__}, not a number")
+                if row is not None:  # (else text and numbers: the finiteness check names a bad one)
+                    value = _plain(values.iloc[row])
+                    raise IngestError(label, row + 1, f"{number} {value!r} is a {type(value).__name__}, not a number")
     if not converted:
         return frame
     return frame.assign(**converted)
