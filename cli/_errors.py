@@ -12,6 +12,8 @@ from __future__ import annotations
 import _thread
 import contextlib
 import functools
+import os
+import re
 import signal
 import sys
 import threading
@@ -25,12 +27,34 @@ F = TypeVar("F", bound=Callable[..., Any])
 DEBUG = {"on": False}
 
 INTERRUPTED = "Interrupted; nothing was committed by the interrupted command."
+INTERRUPTED_AFTER_COMMIT = (
+    "Interrupted after the command had committed its changes: the warehouse holds them."
+)
 _UNCHANGED = "the warehouse and the output files are as they were"
+_CONTEXT_LINE = re.compile(r"^\s*(LINE \d+:.*|\^+|\s*)$")
 
 
 def _first_line(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
+
+
+def one_line(text: str) -> str:
+    """A message on one line: DuckDB's and sqlglot's quoted query lines and carets are left out.
+
+    Examples:
+        >>> one_line('Catalog Error: no function x!\\nDid you mean "exp"?\\n\\nLINE 1: SELECT x(1)\\n       ^')
+        'Catalog Error: no function x! Did you mean "exp"?'
+    """
+    kept = [line.strip() for line in text.splitlines() if not _CONTEXT_LINE.match(line)]
+    return " ".join(kept) or text.strip()
+
+
+def interrupted_message() -> str:
+    """What an interrupted command reports: decided where the interrupt met the commit."""
+    from evalwh.store.connection import Outcome
+
+    return INTERRUPTED_AFTER_COMMIT if Outcome.commits else INTERRUPTED
 
 
 def _interrupted(error: BaseException) -> bool:
@@ -41,14 +65,15 @@ def _interrupted(error: BaseException) -> bool:
 
 def message_for(error: BaseException) -> str:
     """The one line (without ``Error: ``) that the CLI prints for ``error``."""
-    from evalwh.errors import EvalWhError
+    from evalwh.errors import EvalWhError, IngestError
     from evalwh.io.files import is_disk_full
 
-    if isinstance(error, EvalWhError):
-        return str(error)
-    if is_disk_full(error):
+    cause = error.__cause__ or error.__context__
+    if not isinstance(error, IngestError) and (is_disk_full(error) or (cause is not None and is_disk_full(cause))):
         where = f" writing {error.filename}" if isinstance(error, OSError) and error.filename else ""
         return f"the disk is full (or a file-size limit was reached){where}; {_UNCHANGED}"
+    if isinstance(error, EvalWhError):
+        return one_line(str(error))
     if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryException":
         return f"out of memory ({_first_line(error)}); {_UNCHANGED}"
     if isinstance(error, OSError):
@@ -58,6 +83,14 @@ def message_for(error: BaseException) -> str:
     if module.startswith(("duckdb", "_duckdb")):
         return f"DuckDB: {_first_line(error)}"
     return f"unexpected {type(error).__name__}: {_first_line(error)} (run with --debug for the traceback)"
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null: its reader is gone (``| head``), nothing more to say."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 @contextlib.contextmanager
@@ -77,9 +110,9 @@ def _interruptible() -> Iterator[None]:
     def watch() -> None:
         while not stop.is_set():
             if signal.sigtimedwait({signal.SIGINT}, 0.1) is not None and not stop.is_set():
-                from evalwh.store.connection import interrupt_all
+                from evalwh.store.connection import request_interrupt
 
-                interrupt_all()
+                request_interrupt()  # (waits for a commit under way: see Outcome)
                 _thread.interrupt_main()
 
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
@@ -98,22 +131,34 @@ def handle_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from evalwh.store.connection import Outcome
+
+        Outcome.reset()
         try:
+            if kwargs.get("output") is not None:
+                # before any work: no output may overwrite the warehouse, its WAL or any DuckDB file
+                from evalwh.io.files import refuse_database
+
+                refuse_database(kwargs["output"], *([kwargs["db"]] if kwargs.get("db") is not None else []))
             with _interruptible():
                 return func(*args, **kwargs)
         except (typer.Exit, typer.Abort, typer.exceptions.TyperException, SystemExit):
             # usage errors (typer.BadParameter) and exits keep their own codes
             raise
         except KeyboardInterrupt:
-            typer.echo(INTERRUPTED, err=True)
+            typer.echo(interrupted_message(), err=True)
             sys.exit(130)
+        except BrokenPipeError:
+            # the reader of standard output went away (evalwh runs | head -1): normal for a filter
+            _quiet_stdout()
+            sys.exit(0)
         except Exception as error:
             if DEBUG["on"]:
                 raise
-            if _interrupted(error):
-                typer.echo(INTERRUPTED, err=True)
+            if Outcome.interrupted or _interrupted(error):
+                typer.echo(interrupted_message(), err=True)
                 sys.exit(130)
-            typer.echo(f"Error: {message_for(error)}", err=True)
+            typer.echo(f"Error: {one_line(message_for(error))}", err=True)
             raise typer.Exit(1) from None
 
     wrapper.handles_errors = True  # type: ignore[attr-defined]

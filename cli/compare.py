@@ -492,9 +492,9 @@ def matrix(
         bool,
         typer.Option(
             "--store/--no-store",
-            help="Keep pairs and proportions in decision_pairs / decision_summary.",
+            help="Keep pairs and proportions in decision_pairs / decision_summary (opens the warehouse for writing).",
         ),
-    ] = True,
+    ] = False,
     db: DbOption = DEFAULT_DB,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,

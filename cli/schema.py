@@ -1,7 +1,8 @@
-"""evalwh schema: the tables and documented views, with their columns and comments."""
+"""evalwh schema | upgrade: the tables and documented views; bringing an older warehouse up to date."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -31,6 +32,29 @@ def schema(
     render(frame, fmt, output, title=relation or "evalwh schema")
 
 
+@handle_errors
+def upgrade(db: DbOption = DEFAULT_DB) -> None:
+    """Apply the schema steps a warehouse written by an older evalwh lacks (a writer command).
+
+    Reading commands never change a warehouse: on an older one they stop and ask for this.
+    A DuckDB file that is not an evalwh warehouse is refused and left as it is.
+
+    Example: evalwh upgrade --db trec.duckdb
+    """
+    from evalwh.errors import NotFoundError
+    from evalwh.warehouse import Warehouse
+
+    if not Path(db).is_file():
+        raise NotFoundError(f"{db}: no such warehouse file")
+    with Warehouse(db) as wh:
+        applied = wh.upgrade()
+    if applied:
+        typer.echo(f"{db}: applied {len(applied)} schema step(s): {', '.join(applied)}", err=True)
+    else:
+        typer.echo(f"{db}: up to date; nothing to apply", err=True)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``schema`` to the root app."""
+    """Add ``schema`` and ``upgrade`` to the root app."""
     app.command("schema")(schema)
+    app.command("upgrade")(upgrade)

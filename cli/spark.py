@@ -123,7 +123,9 @@ def _print(
             for run_id in dict.fromkeys(averaged["run_id"])
         )
         if output:
-            output.write_text(text)
+            from evalwh.io.files import write_text
+
+            write_text(output, text)
         else:
             typer.echo(text, nl=False)
         return

@@ -14,18 +14,39 @@ from evalwh.cli._options import DEFAULT_DB, DbOption, FormatOption, OutputFormat
 from evalwh.cli._render import render
 
 
+def _sql_file(query: str) -> Path | None:
+    """The file ``query`` names (``*.sql``), or None when it is the SQL itself or ``-``."""
+    if query != "-" and "\n" not in query and len(query) < 4096 and query.endswith(".sql"):
+        return Path(query)
+    return None
+
+
 def _read_sql(query: str) -> str:
     """The SQL itself, a file's contents, or standard input for ``-``."""
+    from evalwh.errors import NotFoundError, QueryError
+
     if query == "-":
         return sys.stdin.read()
-    if "\n" not in query and len(query) < 4096 and query.endswith(".sql"):
-        path = Path(query)
+    path = _sql_file(query)
+    if path is not None:
         if not path.is_file():
-            from evalwh.errors import NotFoundError
-
             raise NotFoundError(f"{path}: no such SQL file")
-        return path.read_text(encoding="utf-8")
+        try:
+            return path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise QueryError(f"{path}: not a UTF-8 text file, so not SQL") from None
     return query
+
+
+def _not_echoed(path: Path, error: Exception) -> Exception:
+    """A syntax error in a file, without the file's text: it may not be SQL at all (a secret)."""
+    import re
+
+    from evalwh.errors import QueryError
+
+    where = re.search(r"line (\d+), column (\d+)", str(error))
+    at = f" at line {where.group(1)}, column {where.group(2)}" if where else ""
+    return QueryError(f"{path}: syntax error{at}; the file is not SQL evalwh can parse (its text is not shown)")
 
 
 @handle_errors
@@ -96,7 +117,13 @@ def sql(
 
     params = dict(adhoc.parse_param(p) for p in param or [])
     with Warehouse(db, hardened=True) if write else Warehouse.open_reader(db, sandbox=True) as wh:
-        frame = wh.sql(text, params, write=write)
+        try:
+            frame = wh.sql(text, params, write=write)
+        except QueryError as error:
+            path = _sql_file(query)
+            if path is not None and ("syntax error" in str(error) or "Parser Error" in str(error)):
+                raise _not_echoed(path, error) from None
+            raise
         note = adhoc.empty_note(wh.con, text) if frame.empty and not write else None
     render(frame, fmt, output)
     if note:

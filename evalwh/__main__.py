@@ -15,8 +15,30 @@ import sys
 import threading
 
 
+class _ClosedOutput:
+    """Standard output when the shell closed it (``evalwh eval >&-``): writing is one clear error."""
+
+    def write(self, text: str) -> int:
+        import errno
+
+        raise OSError(errno.EBADF, "standard output is closed; give --output FILE or redirect it")
+
+    def flush(self) -> None:
+        """Nothing was written, nothing to flush."""
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        import io
+
+        raise io.UnsupportedOperation("standard output is closed")
+
+
 def main() -> None:
     """Import the CLI, run it, and end the process with its exit code."""
+    if sys.stdout is None:
+        sys.stdout = _ClosedOutput()  # type: ignore[assignment]
     try:
         from evalwh.cli import app
     except KeyboardInterrupt:
@@ -53,7 +75,13 @@ def _leave(code: object) -> None:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except (OSError, ValueError):
+    except BrokenPipeError:
+        # the reader went away (| head): what it did not read is not an error of the command
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        os._exit(code or 0)
+    except (OSError, ValueError, AttributeError):
         return
     atexit._run_exitfuncs()
     with contextlib.suppress(OSError, ValueError):  # (what an exit handler wrote, if it can)

@@ -36,21 +36,12 @@ def _names(value: str | Iterable[str] | None) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def _in_transaction(wh: Store) -> bool:
-    """Whether the connection is inside an explicit transaction (a failed BEGIN would abort it).
-
-    Outside one, every statement is its own transaction with a new id; inside, the id stays.
-    """
-    probe = "SELECT current_transaction_id()"
-    first, second = (wh.con.execute(probe).fetchone() for _ in range(2))
-    return first == second
-
-
 class Warehouse(Store):
     """A warehouse file (or ``":memory:"``) with the jobs of the CLI as methods.
 
     Open it as a context manager (``with Warehouse("trec8.duckdb") as wh:``) or close it with
-    :meth:`close`; :meth:`open_reader` opens an existing file read-only, as the reading
+    :meth:`close`. One ``Warehouse`` may be shared between threads: its jobs take turns (a
+    lock), each whole; for work in parallel, open a reader per thread; :meth:`open_reader` opens an existing file read-only, as the reading
     commands do. The inherited :meth:`collections` and :meth:`runs` list what it holds.
 
     Examples:
@@ -98,6 +89,7 @@ class Warehouse(Store):
         """
         from evalwh.store import ingest
 
+        self.require_writer("ingest qrels")
         return ingest.ingest_qrels(
             self, sources, collection=self.default_collection(collection), qrels_id=qrels_id, replace=replace,
             source=source, judge=judge, model=model, prompt=prompt, round=round,
@@ -127,6 +119,7 @@ class Warehouse(Store):
         """Ingest run files or a DataFrame (:func:`evalwh.store.ingest.ingest_runs`); ``evalwh ingest runs``."""
         from evalwh.store import ingest
 
+        self.require_writer("ingest runs")
         return ingest.ingest_runs(
             self, sources, collection=self.default_collection(collection), run_id=run_id, replace=replace,
             ignore_extra_fields=ignore_extra_fields, progress=progress,
@@ -141,6 +134,7 @@ class Warehouse(Store):
         """
         from evalwh.store import ingest
 
+        self.require_writer("ingest run metadata")
         return ingest.ingest_run_metadata(
             self, source, collection=self.default_collection(collection), allow_unknown_runs=allow_unknown_runs
         )
@@ -165,6 +159,8 @@ class Warehouse(Store):
         """
         from evalwh.measures.evaluation import evaluate, wide_form
 
+        if store:
+            self.require_writer("store results")
         frame = evaluate(
             self, _names(measures), collection=self.default_collection(collection), runs=runs,
             per_query=per_query, depths=depths, qrels_id=qrels_id, rel=rel, unjudged=unjudged,
@@ -262,14 +258,14 @@ class Warehouse(Store):
         self, *, collection: str | None = None, measure: str = "P", depths: Sequence[int] | None = None,
         full: bool = True, assessment: str = "A_p", runs: Sequence[str] | None = None, test: str = "anova",
         correction: str | None = None, alpha: float = 0.05, qrels_id: str = "default", resamples: int = 9999,
-        seed: int | None = None, store: bool = True, progress: Progress | None = None,
+        seed: int | None = None, store: bool = False, progress: Progress | None = None,
         fill: str | Sequence[str] = (),
     ) -> DecisionMatrix:  # fmt: skip
         """Classify every pair of runs at every depth: ``evalwh matrix``.
 
         ``depths`` None is the default grid (10, 30, 100, 500, 1000), ``correction`` None is
         Bonferroni (none for the Tukey tests); ``store`` keeps pairs and
-        proportions in the warehouse, as the command does unless ``--no-store``. Returns the
+        proportions in the warehouse, as the command does with ``--store``. Returns the
         :class:`~evalwh.methods.decisions.DecisionMatrix` (``summary``, ``table`` and
         ``pairs``: the command's three layouts) of :func:`evalwh.methods.decisions.decision_matrix`.
         ``fill``: sets that fill the pairs ``qrels_id`` did not judge, as in :meth:`evaluate`.
@@ -277,6 +273,8 @@ class Warehouse(Store):
         from evalwh.methods.decisions import decision_matrix
         from evalwh.stats.significance import default_correction
 
+        if store:
+            self.require_writer("store the decision matrix")
         return decision_matrix(
             self, self.default_collection(collection), measure=measure,
             depths=None if depths is None else list(depths), full=full,
@@ -314,6 +312,11 @@ class Warehouse(Store):
         """
         from evalwh.methods.pools import build_pool
 
+        self.require_writer("build and store a pool")
+        if pool_id is not None:
+            from evalwh.store.ingest.frames import check_name
+
+            check_name(pool_id, "pool id")
         return build_pool(
             self, self.default_collection(collection), depth=depth, runs=runs, runs_from=runs_from,
             pool_id=pool_id, qrels_id=qrels_id, replace=replace,
@@ -351,6 +354,11 @@ class Warehouse(Store):
         """
         from evalwh.methods.pools import complete_qrels
 
+        self.require_writer("store completed qrels")
+        if completed_id is not None:
+            from evalwh.store.ingest.frames import check_name
+
+            check_name(completed_id, "qrels id")
         return complete_qrels(
             self, self.default_collection(collection), qrels_id=qrels_id, completed_id=completed_id, replace=replace
         )
@@ -614,7 +622,7 @@ class Warehouse(Store):
         """
         from evalwh.store import adhoc
 
-        if write or self.read_only or _in_transaction(self):  # (the caller's transaction is theirs)
+        if write or self.read_only or self.in_transaction():  # (the caller's transaction is theirs)
             return adhoc.run(self, statement, params, write=write)
         self.con.begin()
         try:
@@ -649,4 +657,35 @@ class Warehouse(Store):
         """
         from evalwh.store import transfer
 
+        self.require_writer("import")
         return transfer.import_export(self, directory, replace=replace)
+
+
+def _one_at_a_time(cls: type[Warehouse]) -> type[Warehouse]:
+    """Make every public job of ``cls`` hold the warehouse's lock while it runs.
+
+    A DuckDB connection runs one statement at a time, and a job is many statements (often in
+    one transaction): two threads sharing a ``Warehouse`` would interleave them ("connection
+    is busy", "transaction is aborted"). With the lock they take turns, and each job sees its
+    own transaction whole. (``wh.con`` used directly is outside the lock; for parallel work
+    open one reader per thread with :meth:`Warehouse.open_reader`.)
+    """
+    import functools
+
+    names = [n for n, v in vars(cls).items() if callable(v) and not n.startswith("_")]
+    names += ["collections", "runs", "run_ids", "query", "close"]  # (Store's, for users)
+    for name in names:
+        method = getattr(cls, name)
+        if isinstance(vars(cls).get(name), (classmethod, staticmethod)):
+            continue
+
+        def locked(self: Warehouse, *args: Any, __method: Any = method, **kwargs: Any) -> Any:
+            with self._lock:
+                return __method(self, *args, **kwargs)
+
+        setattr(cls, name, functools.wraps(method)(locked))
+    return cls
+
+
+_one_at_a_time(Warehouse)
+

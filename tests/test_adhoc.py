@@ -154,8 +154,6 @@ def test_errors_name_position_and_suggest(db: Path) -> None:
         "SELECT run_idd FROM runs": "Error: unknown column 'run_idd'. Did you mean run_id?\n",
         "SELECT *\nFROM runs WHERE": (
             "Error: syntax error at line 2, column 11 near 'WHERE': incomplete WHERE expression\n"
-            "  FROM runs WHERE\n"
-            "            ^^^^^\n"
         ),
     }
     for statement, message in cases.items():

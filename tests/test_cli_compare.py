@@ -70,7 +70,7 @@ def test_matrix_summary_and_paper_layouts(db: Path) -> None:
     assert summary.loc[0, ["runs", "pairs"]].tolist() == [3, 3]
     assert summary[["C1", "C2", "C3", "C4"]].sum(axis=1).tolist() == pytest.approx([1.0, 1.0])
     code, out, _ = invoke(
-        "matrix", "-c", "toy", "-d", "4", "--db", str(db), "-f", "csv", "--layout", "paper"
+        "matrix", "-c", "toy", "-d", "4", "--db", str(db), "-f", "csv", "--layout", "paper", "--store"
     )
     assert code == 0
     paper = pd.read_csv(io.StringIO(out))

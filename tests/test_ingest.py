@@ -697,7 +697,10 @@ def reference_parse(
             score = float(score_text)
         except ValueError:
             return None, number
-        if not score_text.isascii() or score_text.startswith("+-") or not math.isfinite(score):
+        # the documented forms only: Python's float() also reads 1_000 and " 1", DuckDB's cast 1_000
+        if re.fullmatch(r"[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?", score_text) is None:
+            return None, number
+        if not math.isfinite(score):
             return None, number
         if tag is None:
             tag = line_tag

@@ -5,6 +5,10 @@ export's directory) is written under a temporary name in the target's own direct
 to disk, and renamed into place only once complete. A failure, Ctrl-C or a full disk leaves
 the previous file untouched and removes the temporary; a process killed outright (SIGKILL)
 leaves its temporary, which the next write into that directory removes (its process is gone).
+
+No output may land on a database: every target is checked first (:func:`refuse_database`)
+against the warehouses this process opened (:func:`guard_database`), their ``.wal`` files
+(by resolved path and by inode), and any existing DuckDB file or the WAL beside one.
 """
 
 from __future__ import annotations
@@ -19,7 +23,66 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from evalwh.errors import EvalWhError
+
 _PARTIAL = ".partial-"
+_GUARDED: dict[str, str] = {}  # resolved path of every warehouse this process opened -> as given
+
+
+class DatabaseTargetError(EvalWhError):
+    """An output path that is a warehouse, its WAL or another DuckDB file: refused, nothing written."""
+
+
+def guard_database(path: str | os.PathLike[str]) -> None:
+    """Record a DuckDB file this process opened: no output of the process may overwrite it or its WAL."""
+    _GUARDED.setdefault(os.path.realpath(path), str(path))
+
+
+def _inode(path: str) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def is_duckdb_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a DuckDB database file (its header's magic bytes ``DUCK`` at offset 8)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return False
+
+
+def refuse_database(target: str | os.PathLike[str], *databases: str | os.PathLike[str]) -> None:
+    """Raise unless ``target`` may be written: it is not a database nor a database's WAL.
+
+    Refused: a warehouse this process opened (or one of ``databases``, e.g. the command's
+    ``--db``) or its ``.wal``, compared by resolved path and by inode (a symbolic or hard
+    link to them is the same file); any existing DuckDB file; the ``.wal`` of one.
+
+    Raises:
+        DatabaseTargetError: one line naming the target and what it is.
+    """
+    resolved = os.path.realpath(target)
+    inode = _inode(resolved)
+    guarded = dict(_GUARDED)
+    for database in databases:
+        guarded.setdefault(os.path.realpath(database), str(database))
+    for real, given in guarded.items():
+        for suffix, what in (("", "the warehouse"), (".wal", "the write-ahead log of the warehouse")):
+            if resolved == real + suffix or (inode is not None and inode == _inode(real + suffix)):
+                raise DatabaseTargetError(
+                    f"{target}: is {what} {given}; refusing to write output over it (give another file)"
+                )
+    if is_duckdb_file(resolved):
+        raise DatabaseTargetError(f"{target}: is a DuckDB database; refusing to write output over it (give another file)")
+    if resolved.endswith(".wal") and is_duckdb_file(resolved[: -len(".wal")]):
+        raise DatabaseTargetError(
+            f"{target}: is the write-ahead log of the DuckDB database {resolved[: -len('.wal')]}; "
+            "refusing to write output over it (give another file)"
+        )
 
 
 def partial_name(target: Path, pid: int | None = None) -> Path:
@@ -92,6 +155,7 @@ def atomic_path(target: str | os.PathLike[str]) -> Iterator[Path]:
         >>> out.read_text(), sorted(p.name for p in out.parent.iterdir())
         ('whole', ['a.txt'])
     """
+    refuse_database(target)
     target = Path(target)
     if _special(target):
         yield target

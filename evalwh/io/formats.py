@@ -58,6 +58,9 @@ _BOM = b"\xef\xbb\xbf"
 _CHUNK = 1 << 20
 # Field separators inside a line: C isspace() minus the line breaks.
 _SEPARATORS = re.compile(rb"[ \t\x0b\x0c\r]+")
+SCORE = re.compile(r"[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?")
+"""A score's form (the SQL of queries/ingest/stage_run_lines.sql uses the same pattern):
+``12``, ``-3.5``, ``.5``, ``9.998186e-02``; not ``1_000``, ``0x10``, ``1,5``, ``nan`` or ``inf``."""
 _GRADE = re.compile(r"[+-]?([0-9]{1,9}(\.[0-9]*)?|\.[0-9]+)")
 MAX_LINE = 1 << 20  # the longest line read, in bytes without its line break (as _runlines.c)
 STDIN = "-"
@@ -308,7 +311,7 @@ def first_data_line(path: Path) -> FirstLine | None:
 
 def is_score(text: str) -> bool:
     """True if ``text`` is a finite decimal number (what the ingest SQL accepts as a score)."""
-    if not text.isascii() or text.startswith("+-"):
+    if SCORE.fullmatch(text) is None:
         return False
     try:
         return math.isfinite(float(text))

@@ -18,6 +18,12 @@ iteration   iteration                iteration                   qrels' second c
 ==========  =======================  ==========================  ==================
 
 PyTerrier's ``docid`` (its index's internal number) is not a document id and is ignored.
+
+Types are checked too (:func:`typed_columns`): an id column holds strings or integers; a float
+column whose values are all whole numbers (pandas makes an integer column float as soon as one
+value is missing) is read exactly as those integers (``401.0`` is topic ``401``); any other
+id (a fraction, a boolean, a date, a list) is refused. A score or grade column holds numbers
+(or text of numbers); a boolean, a date or another object is refused.
 """
 
 from __future__ import annotations
@@ -106,7 +112,103 @@ def standard_columns(frame: pd.DataFrame, kind: Kind, *, label: str = "DataFrame
             f"a {kind} DataFrame needs {', '.join(REQUIRED[kind])} (or another layout: {accepted}); "
             f"found columns [{found}], missing {', '.join(missing)}",
         )
-    return frame.rename(columns=renames) if renames else frame
+    return typed_columns(frame.rename(columns=renames) if renames else frame, kind, label=label)
+
+
+IDS = ("run_id", "query_id", "doc_id", "iteration")
+NUMBERS: dict[Kind, str] = {"qrels": "relevance", "run": "score"}
+_EXACT = 2**53  # a float holds every integer below this exactly
+_ID_KINDS = ("string", "integer", "mixed-integer", "empty")
+_NUMBER_KINDS = ("integer", "floating", "mixed-integer-float", "decimal", "string", "empty")
+
+
+def _plain(value: object) -> object:
+    """A numpy scalar as the Python value it holds (for messages: ``True``, not ``np.True_``)."""
+    item = getattr(value, "item", None)
+    return item() if callable(item) and type(value).__module__ == "numpy" else value
+
+
+def _first_wrong(values: pd.Series, allowed: tuple[type, ...]) -> int | None:
+    """Position of the first non-missing value whose type is not ``allowed`` (booleans never are).
+
+    Called only once a column is known to hold one (the error's path), to name its row.
+    """
+    import pandas as pd
+
+    for position, value in enumerate(values.array):
+        if value is None or (not isinstance(value, (list, tuple, dict, set)) and pd.isna(value) is True):
+            continue
+        if isinstance(value, bool) or not isinstance(value, allowed):
+            return position
+    return None
+
+
+def typed_columns(frame: pd.DataFrame, kind: Kind, *, label: str = "DataFrame") -> pd.DataFrame:
+    """``frame`` with its id and number columns checked (and whole-number float ids made integers).
+
+    Raises:
+        IngestError: ``DataFrame:ROW: problem`` (rows from 1, in frame order) for an id that is
+            not a string or an integer, or a score or grade that is not a number.
+
+    Examples:
+        >>> import pandas as pd
+        >>> frame = pd.DataFrame({"query_id": [401.0, None], "doc_id": ["a", "b"], "score": [1.0, 2.0]})
+        >>> typed_columns(frame, "run")["query_id"].tolist()
+        ['401', None]
+    """
+    import decimal
+
+    import numpy as np
+    import pandas as pd
+
+    converted: dict[str, pd.Series] = {}
+    for column in [c for c in IDS if c in frame.columns]:
+        values = frame[column]
+        if isinstance(values, pd.DataFrame):
+            raise IngestError(label, None, f"column {column!r} appears twice")
+        dtype = values.dtype
+        if dtype.kind in "iu" or isinstance(dtype, pd.StringDtype):
+            continue
+        if dtype.kind == "f":
+            numbers = values.to_numpy(dtype="float64")
+            given = ~np.isnan(numbers)
+            whole = given & (np.floor(numbers) == numbers) & (np.abs(numbers) < _EXACT)
+            if (given & ~whole).any():
+                row = int(np.flatnonzero(given & ~whole)[0])
+                raise IngestError(label, row + 1, f"{column} {float(numbers[row])!r} is not a whole number, so not an id")
+            text = pd.Series(numbers, index=values.index).where(given, 0).astype("int64").astype(str)
+            converted[column] = text.astype(object).where(given, None)
+            continue
+        if dtype.kind == "O" or isinstance(dtype, pd.CategoricalDtype):
+            found = pd.api.types.infer_dtype(values, skipna=True)
+            if found in _ID_KINDS:
+                continue
+            row = _first_wrong(values, (str, int, np.integer))
+            if row is None:
+                continue
+        else:
+            row = 0
+        value = _plain(values.iloc[row])
+        raise IngestError(
+            label, row + 1, f"{column} {value!r} is a {type(value).__name__}, not a string or an integer"
+        )
+    number = NUMBERS[kind]
+    if number in frame.columns:
+        values = frame[number]
+        dtype = values.dtype
+        if dtype.kind not in "iuf":
+            if dtype.kind == "O" and pd.api.types.infer_dtype(values, skipna=True) in _NUMBER_KINDS:
+                pass
+            else:
+                row = (
+                    _first_wrong(values, (int, float, str, decimal.Decimal, np.number)) if dtype.kind == "O" else 0
+                )
+                if row is not None:  # (else text and numbers: the finiteness check names a bad one)
+                    value = _plain(values.iloc[row])
+                    raise IngestError(label, row + 1, f"{number} {value!r} is a {type(value).__name__}, not a number")
+    if not converted:
+        return frame
+    return frame.assign(**converted)
 
 
 TABLE_SUFFIXES = (".parquet",)

@@ -141,9 +141,14 @@ _FLOAT = re.compile(r"\s*([+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d
 
 
 def atol(text: str) -> int:
-    """C's atol: the leading integer of ``text`` (0 if none)."""
+    """C's atol: the leading integer of ``text`` (0 if none), held to a C long as glibc's strtol holds it.
+
+    Examples:
+        >>> atol("12abc"), atol("x"), atol("99999999999999999999") == 2**63 - 1
+        (12, 0, True)
+    """
     match = _LONG.match(text)
-    return int(match.group(1)) if match else 0
+    return max(-(2**63), min(2**63 - 1, int(match.group(1)))) if match else 0
 
 
 def atof(text: str) -> float:
@@ -211,7 +216,8 @@ def parse_args(argv: Sequence[str]) -> Request | str:
         elif flag in ("-c", "--complete_rel_info_wanted"):
             request.complete = True
         elif flag in ("-l", "--level_for_rel"):
-            request.rel = atol(value)
+            # (a grade has at most nine digits, so a level beyond 32 bits selects as trec_eval's long does)
+            request.rel = max(-(2**31), min(2**31 - 1, atol(value)))
         elif flag in ("-n", "--nosummary"):
             request.summary = False
         elif flag in ("-J", "--Judged_docs_only"):

@@ -155,15 +155,27 @@ def _evaluate(
     request: Request, measures: list[catalog.Measure], relstring: int | None
 ) -> tuple[list[str], pd.DataFrame, _Extras]:
     """Evaluate every run file in one pass; the run ids in the order of the files."""
+    from evalwh.io.formats import label
     from evalwh.measures import direct
-    from evalwh.store import ingest
 
     paths = [Path(r) for r in request.runs]
-    spill = ingest.Spill()
-    try:  # (the tags name the runs, in the order of the files)
-        run_ids = [f.run_id for f in ingest.prepare_run_files(paths, run_id=None, ignore_extra_fields=True, spill=spill)]
-    finally:
-        spill.close()
+    # The runs in the order of their files, asked of the evaluation's own warehouse (each
+    # file is read once: standard input, `-`, can only be read once). A run's source_file is
+    # its file's name (``<stdin>`` for `-`); files of the same name take their turns.
+    positions: dict[str, list[int]] = {}
+    for index, path in enumerate(paths):
+        positions.setdefault(path.name if label(path) != "<stdin>" else "<stdin>", []).append(index)
+    run_ids: list[str] = []
+
+    def then(wh: Any) -> None:
+        rows = wh.con.execute("SELECT source_file, run_id FROM runs ORDER BY rowid").fetchall()
+        placed = []
+        for source, run in rows:
+            queue = positions.get(source) or positions.get(Path(source).name) or [len(paths)]
+            placed.append((queue.pop(0) if len(queue) > 1 else queue[0], run))
+        run_ids.extend(run for _, run in sorted(placed, key=lambda item: item[0]))
+        _read_extras(wh, extras, relstring)
+
     extras = _Extras()
     averaging = "trec_eval_default" if (request.v9 and not request.complete) else "trec_eval_c"
     frame = direct.evaluate_files(
@@ -178,7 +190,7 @@ def _evaluate(
         averaging=averaging,
         ignore_extra_fields=True,
         truncate_grades=True,  # trec_eval reads a grade with atol: 2.75 is 2
-        then=lambda wh: _read_extras(wh, extras, relstring),
+        then=then,
     )
     return run_ids, frame, extras
 

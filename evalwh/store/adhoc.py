@@ -92,10 +92,10 @@ def _quiet_sqlglot() -> Iterator[None]:
 
 
 def _syntax_error(text: str, error: ParseError | TokenError) -> QueryError:
+    """One line: where the syntax error is and the token there (the statement is not repeated)."""
     if isinstance(error, ParseError) and error.errors:
         detail = error.errors[0]
         line, col = int(detail.get("line") or 1), int(detail.get("col") or 1)
-        source = text.splitlines()[line - 1] if text.splitlines() else text
         token = detail.get("highlight") or ""
         description = str(detail.get("description"))
         incomplete = re.search(r"missing for <class '[\w.]*?(\w+)'>", description)
@@ -103,12 +103,8 @@ def _syntax_error(text: str, error: ParseError | TokenError) -> QueryError:
             description = f"incomplete {incomplete.group(1).upper()} expression"
         # sqlglot reports the column where the offending token ends; show where it starts
         col = max(col - len(token) + 1, 1)
-        caret = " " * (col - 1) + "^" * max(len(token), 1)
-        return QueryError(
-            f"syntax error at line {line}, column {col} near {token!r}: {description}\n"
-            f"  {source}\n  {caret}"
-        )
-    return QueryError(f"syntax error: {error}")
+        return QueryError(f"syntax error at line {line}, column {col} near {token[:40]!r}: {description}")
+    return QueryError(f"syntax error: {str(error).splitlines()[0] if str(error) else type(error).__name__}")
 
 
 def check(
@@ -310,7 +306,9 @@ def run(
     checked = check(text, write=write, con=wh.con)
     known = catalog(wh.con)
     for item in checked:
-        if item.tree is not None:
+        # (with write, a statement may name a table an earlier one creates: DuckDB decides,
+        # and its catalog error gets the same message below)
+        if item.tree is not None and not write:
             missing = _unknown_tables(item.tree, known)
             if missing is not None:
                 raise missing
@@ -345,6 +343,11 @@ def run(
             except duckdb.BinderException as error:
                 tree = checked[number].tree if number < len(checked) else None
                 better = _unknown_column(tree, known) if tree is not None else None
+                raise (better or QueryError(str(error))) from None
+            except duckdb.CatalogException as error:
+                tree = checked[number].tree if number < len(checked) else None
+                about_table = tree is not None and "Table with name" in str(error)
+                better = _unknown_tables(tree, known) if about_table else None
                 raise (better or QueryError(str(error))) from None
             except duckdb.PermissionException:
                 raise QueryError(

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 import weakref
 from collections.abc import Sequence
 from pathlib import Path
@@ -48,6 +49,51 @@ def interrupt_all() -> None:
             warehouse.con.interrupt()
 
 
+class Outcome:
+    """What became of a command's transactions: the one point where an interrupt meets a commit.
+
+    Ctrl-C (:func:`request_interrupt`, called by the CLI's watcher thread) and the commit of an
+    outermost transaction (:meth:`Store.transaction`) take the same lock. An interrupt that
+    comes first makes the commit roll back instead (and raise KeyboardInterrupt); one that
+    comes after waits for the commit to finish, and :attr:`commits` says that it did. So the
+    CLI can report what is true: nothing committed, or the changes committed before it.
+    """
+
+    lock = threading.Lock()
+    interrupted = False
+    commits = 0
+
+    @classmethod
+    def reset(cls) -> None:
+        """Start a command: no interrupt, no commit yet."""
+        with cls.lock:
+            cls.interrupted = False
+            cls.commits = 0
+
+
+def _test_interrupt(point: str) -> None:
+    """The tests' hook: ``EVALWH_TEST_INTERRUPT=before-commit`` (or ``after-commit``) sends
+    this process SIGINT exactly there, once, and waits until the CLI's watcher has taken it,
+    so that either outcome can be tried without racing a timer."""
+    if os.environ.get("EVALWH_TEST_INTERRUPT") != point:
+        return
+    import signal
+    import time
+
+    os.environ.pop("EVALWH_TEST_INTERRUPT")
+    os.kill(os.getpid(), signal.SIGINT)
+    deadline = time.monotonic() + 10
+    while not Outcome.interrupted and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def request_interrupt() -> None:
+    """Ctrl-C: decide against every commit not yet made, and interrupt every running query."""
+    with Outcome.lock:
+        Outcome.interrupted = True
+    interrupt_all()
+
+
 def _first_line(error: BaseException) -> str:
     return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
 
@@ -64,10 +110,13 @@ def _lock_message(path: str, error: duckdb.Error) -> str:
 class Store:
     """An evalwh warehouse in a DuckDB file (or in memory with ``":memory:"``).
 
-    Opening a warehouse applies any schema migration it lacks. The connection is the
-    warehouse's own; close it with :meth:`close` or use the warehouse as a context manager.
-    When a ``with`` block fails on a warehouse file that this object created, the file (and its
-    ``.wal``) is removed again: a failed first command leaves nothing behind. Reading commands
+    Opening a warehouse for writing applies any schema migration it lacks (a reader refuses
+    such a file instead); a DuckDB file that is not an evalwh warehouse is refused untouched.
+    The connection is the warehouse's own; close it with :meth:`close` or use the warehouse as
+    a context manager.
+    When a ``with`` block fails on a warehouse file that this object created before anything
+    was committed to it, the file (and its ``.wal``) is removed again: a failed first command
+    leaves nothing behind, and work a block committed stays. Reading commands
     open it with :meth:`open_reader`.
 
     Examples:
@@ -90,13 +139,19 @@ class Store:
         hardened: bool = False,
         allowed_directories: Sequence[str | os.PathLike[str]] = (),
     ):
+        from evalwh.io.files import guard_database
+
         self.path = str(path)
         self.read_only = read_only or sandbox
+        self.upgraded: list[str] = []
+        self._lock = threading.RLock()
         in_memory = self.path == ":memory:"
         if self.read_only and not in_memory and not Path(self.path).is_file():
             raise NotFoundError(f"{self.path}: no such warehouse file")
-        # created here: a command that fails removes the file again (see __exit__)
+        # created here: a block that fails before anything is committed removes it (see __exit__)
         self.created = not in_memory and not Path(self.path).exists()
+        if not in_memory:
+            guard_database(self.path)  # no output of this process may overwrite it or its WAL
         try:
             self.con = duckdb.connect(self.path, read_only=self.read_only, config=dict(_CONNECT_CONFIG))
         except duckdb.IOException as error:
@@ -126,6 +181,9 @@ class Store:
     ) -> Store:
         """Open an existing warehouse for reading only: the one way every reading command opens it.
 
+        A reader never writes: a warehouse an older evalwh wrote (lacking a schema step this
+        version ships) is refused with one line saying to run ``evalwh upgrade``
+        (:meth:`upgrade`), and a DuckDB file that is not an evalwh warehouse is refused as it is.
         The connection is read-only (any number of readers at once, also on a read-only file
         system), reaches no file but the warehouse's own (and ``allowed_directories``, e.g.
         an export's target), installs and loads no extension, and its settings are locked.
@@ -160,10 +218,32 @@ class Store:
         return self
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if exc_type is not None and self.created:
+        if exc_type is not None and self.created and not self._holds_data():
             self._discard()
         else:
             self.close()
+
+    def _holds_data(self) -> bool:
+        """Whether any table but ``schema_migrations`` holds a row (something was committed).
+
+        A block that fails on a file this object created removes the file only when nothing
+        was committed to it: a failed first command leaves no file, but the work that a
+        ``with Warehouse(...)`` block committed before an unrelated error stays.
+        """
+        with contextlib.suppress(duckdb.Error):
+            self.con.rollback()  # (whatever the failure left open is not committed)
+        try:
+            tables = self.con.execute(
+                "SELECT schema_name, table_name FROM duckdb_tables() "
+                "WHERE database_name = current_database() AND table_name <> 'schema_migrations'"
+            ).fetchall()
+            for schema, table in tables:
+                query = f"SELECT EXISTS (FROM {sql.identifier(schema)}.{sql.identifier(table)})"
+                if self.con.execute(query).fetchone() == (True,):
+                    return True
+        except duckdb.Error:
+            return True  # when in doubt, keep the file
+        return False
 
     def _discard(self) -> None:
         """Close, and remove the warehouse file if this object created it (a failed first command)."""
@@ -175,37 +255,92 @@ class Store:
                     os.remove(self.path + suffix)
 
     def _migrate(self) -> None:
-        """Apply the ``schema/NNN_*.sql`` files not yet recorded, in order, each once."""
+        """Apply the ``schema/NNN_*.sql`` files not yet recorded, in order, each once.
+
+        A reader applies none: it refuses a warehouse that lacks one (:meth:`upgrade` applies
+        them). Neither a reader nor a writer touches a DuckDB file that holds tables but is not
+        an evalwh warehouse.
+        """
         files = sql.load_package("evalwh.schema")
+        applied = self._applied(files)
         if self.read_only:
-            try:
-                applied = {r[0] for r in self.con.execute("SELECT name FROM schema_migrations").fetchall()}
-            except duckdb.CatalogException:
-                raise SchemaError(f"{self.path}: not an evalwh warehouse") from None
-            if set(files) - applied:
-                # An older warehouse: upgrade it once through a writable connection.
-                self.con.close()
-                Store(self.path).close()
-                self.con = duckdb.connect(self.path, read_only=True, config=dict(_CONNECT_CONFIG))
-                self.con.execute("SET enable_progress_bar = false")
+            missing = [name for name in files if name not in applied]
+            if missing:
+                raise SchemaError(
+                    f"{self.path}: written by an older evalwh (it lacks schema step {missing[0]}"
+                    f"{f' and {len(missing) - 1} more' if len(missing) > 1 else ''}); "
+                    f"run `evalwh upgrade --db {self.path}` first"
+                )
             return
-        self.con.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            " name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
-        )
-        applied = {r[0] for r in self.con.execute("SELECT name FROM schema_migrations").fetchall()}
+        if applied is None:
+            self.con.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
+            )
+            applied = set()
         for name, file in files.items():
             if name in applied:
                 continue
-            with self.transaction():
+            # (the schema of a file created here is not a change to report: see Outcome)
+            with _Transaction(self, counts=not self.created):
                 self.con.execute(file.text)
                 self.con.execute("INSERT INTO schema_migrations (name) VALUES (?)", [name])
+            self.upgraded.append(name)
+
+    def _applied(self, files: dict[str, sql.SqlFile]) -> set[str] | None:
+        """The schema steps recorded in the file (None: a new, empty database).
+
+        Raises:
+            SchemaError: when the database holds tables but is not an evalwh warehouse (no
+                ``schema_migrations``, or one that records none of evalwh's steps).
+        """
+        tables = {
+            r[0]
+            for r in self.con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
+            ).fetchall()
+        }
+        if not tables and not self.read_only:
+            return None
+        not_ours = SchemaError(f"{self.path}: not an evalwh warehouse (a DuckDB file of something else); left as it is")
+        if "schema_migrations" not in tables:
+            raise not_ours
+        try:
+            applied = {r[0] for r in self.con.execute("SELECT name FROM schema_migrations").fetchall()}
+        except duckdb.Error:
+            raise not_ours from None
+        if not applied & set(files) or "collections" not in tables:
+            raise not_ours
+        return applied
+
+    def upgrade(self) -> list[str]:
+        """The schema steps this object applied when it opened the warehouse (``evalwh upgrade``).
+
+        A writer applies every step the warehouse lacks when it opens it; readers refuse such
+        a warehouse until a writer (the ``evalwh upgrade`` command: this) has run.
+        """
+        return list(self.upgraded)
 
     # -- plumbing --------------------------------------------------------------------------
 
     def transaction(self) -> _Transaction:
-        """A context manager: one transaction, rolled back on any exception."""
-        return _Transaction(self.con)
+        """A context manager: one transaction, rolled back on any exception.
+
+        Inside a transaction already (an outer ``transaction()``, or the caller's own ``BEGIN``),
+        it adds nothing: the outer one commits or rolls back. The commit of an outermost one
+        is the point where a Ctrl-C is decided (:class:`Outcome`).
+        """
+        return _Transaction(self)
+
+    def in_transaction(self) -> bool:
+        """Whether the connection is inside an explicit transaction, asked without aborting it.
+
+        (A second ``BEGIN`` would fail and abort the open transaction.) Outside one, every
+        statement is its own transaction with a new id; inside, the id stays.
+        """
+        probe = "SELECT current_transaction_id()"
+        first, second = (self.con.execute(probe).fetchone() for _ in range(2))
+        return first == second
 
     def run(self, file: sql.SqlFile | str, params: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
         """Execute a shipped SQL file (or SQL text) with named parameters; wraps DuckDB errors.
@@ -251,6 +386,18 @@ class Store:
             return self.con.execute(statement, params or {}).df()
         except duckdb.Error as error:
             raise QueryError(str(error)) from error
+
+    def require_writer(self, job: str) -> None:
+        """Raise unless this warehouse was opened for writing (``job`` names what was asked).
+
+        Raises:
+            EvalWhError: ``W: opened read-only; ...`` for a reader from :meth:`open_reader`.
+        """
+        if self.read_only:
+            raise EvalWhError(
+                f"{self.path}: opened read-only (Warehouse.open_reader), so it cannot {job}; "
+                "open it with Warehouse(path) to write"
+            )
 
     def ensure_collection(self, collection: str) -> None:
         """Create the collection row if it does not exist yet."""
@@ -309,25 +456,41 @@ class Store:
 
 
 class _Transaction:
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
-        self.con = con
-        self.depth_owner = False
+    def __init__(self, store: Store, *, counts: bool = True) -> None:
+        self.store = store
+        self.owner = False
+        # a commit that changes what a file holds (not a reader's, not in memory) is reported
+        self.counts = counts and not store.read_only and store.path != ":memory:"
 
     def __enter__(self) -> None:
-        try:
-            self.con.begin()
-            self.depth_owner = True
-        except duckdb.TransactionException:
-            # already inside a transaction: the outer one decides
-            self.depth_owner = False
+        if self.store.in_transaction():
+            return  # the outer transaction decides
+        self.store.con.begin()
+        self.owner = True
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        if not self.depth_owner:
+        if not self.owner:
             return
-        if exc_type is None:
-            self.con.commit()
-        else:
-            self.con.rollback()
+        con = self.store.con
+        if exc_type is not None:
+            with contextlib.suppress(duckdb.Error):  # (a connection already rolled back)
+                con.rollback()
+            return
+        _test_interrupt("before-commit")
+        with Outcome.lock:
+            if Outcome.interrupted:
+                # Ctrl-C came before the commit: nothing is committed
+                con.rollback()
+                raise KeyboardInterrupt
+            try:
+                con.commit()
+            except BaseException:
+                with contextlib.suppress(duckdb.Error):
+                    con.rollback()
+                raise
+            if self.counts:
+                Outcome.commits += 1
+        _test_interrupt("after-commit")
 
 
 def _text_and_source(file: sql.SqlFile | str) -> tuple[str, str]:

@@ -36,7 +36,7 @@ import duckdb
 from evalwh import sql
 from evalwh._version import __version__
 from evalwh.errors import EvalWhError, NotFoundError, SchemaError
-from evalwh.io.files import fsync_tree, partial_name, remove_leftovers
+from evalwh.io.files import fsync_tree, partial_name, refuse_database, remove_leftovers
 
 if TYPE_CHECKING:
     from evalwh.store.connection import Store
@@ -138,6 +138,7 @@ def export(
         (1, 'qrels/collection_id=demo/data_0.parquet')
     """
     target = Path(directory)
+    refuse_database(target, *([wh.path] if wh.path != ":memory:" else []))
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise EvalWhError(
             f"{target}: exists and is not an empty directory; export into a new or empty directory"
@@ -264,13 +265,101 @@ def partition_in_files(manifest: dict[str, Any], entry: dict[str, Any]) -> bool:
     return entry.get("partitioned_by") != PARTITION or manifest.get("format_version", 1) < 2
 
 
+# What ingest refuses, import refuses too (a file whose checksum was fixed in the manifest is
+# checked all the same): ids no TREC file could hold, rows repeating a key, numbers that are
+# not finite, columns of another type than the warehouse's.
+_IDS = ("run_id", "query_id", "doc_id", "iteration", "qrels_id")
+_NOT_AN_ID = r"[ \t\n\r\v\f\x00]"
+_ROW_KEYS = {
+    "collections": ("collection_id",),
+    "qrels": ("collection_id", "qrels_id", "query_id", "doc_id"),
+    "qrels_sets": ("collection_id", "qrels_id"),
+    "run_results": ("collection_id", "run_id", "query_id", "doc_id"),
+    "run_topics": ("collection_id", "run_id", "query_id"),
+    "runs": ("collection_id", "run_id"),
+    "topics": ("collection_id", "query_id"),
+}
+
+
+def _inside(root: Path, relative: object) -> Path:
+    """``root / relative``, refused unless it stays inside the export folder (links resolved)."""
+    if not isinstance(relative, str) or not relative or os.path.isabs(relative):
+        raise EvalWhError(f"{root / MANIFEST}: file path {relative!r} is not a path inside the export")
+    path = root / relative
+    base = os.path.realpath(root)
+    if os.path.commonpath([base, os.path.realpath(path)]) != base:
+        raise EvalWhError(
+            f"{root / MANIFEST}: file path {relative!r} leads outside the export folder; refused"
+        )
+    return path
+
+
+def _check_content(
+    con: duckdb.DuckDBPyConnection, path: Path, table: str, types: dict[str, str], found: dict[str, str]
+) -> int:
+    """Check one file's rows as ingest checks its input; return its row count.
+
+    Raises:
+        EvalWhError: ``FILE: column C is TYPE, the warehouse's is TYPE``.
+        IngestError: ``FILE:ROW: problem`` (rows of the Parquet file counted from 1).
+    """
+    from evalwh.errors import IngestError
+
+    for column, kind in found.items():
+        if column in types and kind != types[column]:
+            raise EvalWhError(
+                f"{path}: column {column!r} is {kind}, the warehouse's is {types[column]}; "
+                "the file was changed after the export"
+            )
+    source = "read_parquet($f, file_row_number = true)"
+    params: dict[str, Any] = {"f": str(path)}
+    for column in [c for c in _IDS if c in found]:
+        name = sql.identifier(column)
+        hit = con.execute(
+            f"SELECT file_row_number + 1, {name} FROM {source} WHERE {name} IS NULL OR {name} = ''"
+            f" OR regexp_matches({name}, $bad) ORDER BY 1 LIMIT 1",
+            {**params, "bad": _NOT_AN_ID},
+        ).fetchall()
+        if hit:
+            row, value = hit[0]
+            problem = "is missing" if value is None else "is empty" if value == "" else (
+                f"{value!r} holds whitespace or a NUL byte, which no TREC file can hold"
+            )
+            raise IngestError(str(path), int(row), f"{column} {problem}")
+    for column in [c for c, k in found.items() if k in ("DOUBLE", "FLOAT", "REAL")]:
+        name = sql.identifier(column)
+        hit = con.execute(
+            f"SELECT file_row_number + 1, {name} FROM {source} WHERE isinf({name}) OR isnan({name})"
+            " ORDER BY 1 LIMIT 1",
+            params,
+        ).fetchall()
+        if hit:
+            raise IngestError(str(path), int(hit[0][0]), f"{column} {hit[0][1]} is not a finite number")
+    keys = [c for c in _ROW_KEYS.get(table, ()) if c in found]
+    if keys:
+        listed = ", ".join(sql.identifier(c) for c in keys)
+        hit = con.execute(
+            f"SELECT max(file_row_number) + 1, min(file_row_number) + 1 FROM {source} GROUP BY {listed}"
+            " HAVING count(*) > 1 ORDER BY 1 LIMIT 1",
+            params,
+        ).fetchall()
+        if hit:
+            raise IngestError(
+                str(path), int(hit[0][0]), f"repeats the {', '.join(keys)} of row {int(hit[0][1])} (a duplicate)"
+            )
+    ((rows,),) = con.execute(f"SELECT count(*) FROM {source}", params).fetchall()
+    return int(rows)
+
+
 def _check_files(
-    con: duckdb.DuckDBPyConnection, root: Path, table: str, entry: dict[str, Any], in_files: bool
-) -> list[str]:
+    con: duckdb.DuckDBPyConnection, root: Path, table: str, entry: dict[str, Any], in_files: bool,
+    types: dict[str, str],
+) -> list[str]:  # fmt: skip
     expected = [c["name"] for c in entry["columns"] if in_files or c["name"] != PARTITION]
     paths = []
+    total = 0
     for item in entry["files"]:
-        path = root / item["path"]
+        path = _inside(root, item.get("path"))
         if not path.is_file():
             raise EvalWhError(
                 f"{path}: listed in the manifest but missing; the export is incomplete"
@@ -280,21 +369,32 @@ def _check_files(
                 f"{path}: SHA-256 differs from the manifest; the file was changed or damaged"
             )
         try:
-            found = [
-                r[0]
+            found = {
+                r[0]: r[1]
                 for r in con.execute(
                     "DESCRIBE SELECT * FROM read_parquet($f)", {"f": str(path)}
                 ).fetchall()
-            ]
+            }
         except duckdb.Error as error:
-            raise EvalWhError(f"{path}: not a readable Parquet file ({error})") from None
+            raise EvalWhError(f"{path}: not a readable Parquet file ({str(error).splitlines()[0]})") from None
         missing = [c for c in expected if c not in found]
         if missing:
             raise EvalWhError(
                 f"{path}: missing columns {missing} of table {table!r} (expected {expected}); "
                 "the file does not belong to this export"
             )
+        rows = _check_content(con, path, table, types, {c: found[c] for c in expected})
+        if rows != item.get("rows"):
+            raise EvalWhError(
+                f"{path}: holds {rows:,} rows, the manifest says {item.get('rows')}; the export was changed"
+            )
+        total += rows
         paths.append(str(path))
+    if total != entry.get("rows"):
+        raise EvalWhError(
+            f"{root / MANIFEST}: table {table!r} has {total:,} rows in its files, the manifest says "
+            f"{entry.get('rows')}; the export was changed"
+        )
     return paths
 
 
@@ -303,7 +403,12 @@ def import_export(
 ) -> dict[str, int]:
     """Load an evalwh export into the warehouse, in one transaction.
 
-    Every file is checked first (present, SHA-256 as in the manifest, every column there).
+    Every file is checked first: its path stays inside ``directory``; it is present, its
+    SHA-256 is the manifest's, every column is there with the warehouse's type, its row count
+    is the manifest's; and its rows pass ingest's rules (ids neither empty nor holding
+    whitespace or NUL, no row repeating another's key, every number finite), refused with
+    ``FILE:ROW: problem`` (Parquet rows counted from 1). A checksum fixed in the manifest does
+    not make a changed file trusted.
     Rows of a collection that the warehouse already holds in an imported table are a clash:
     refused, or with ``replace`` deleted before the import.
 
@@ -340,7 +445,8 @@ def import_export(
                 f"{root}: the warehouse's table {table!r} lacks columns {lacking} of the export"
             )
         in_files = partition_in_files(manifest, entry)
-        plan.append((table, entry, _check_files(wh.con, root, table, entry, in_files), in_files))
+        types = dict(target[table])
+        plan.append((table, entry, _check_files(wh.con, root, table, entry, in_files, types), in_files))
     collections = list(manifest.get("collections", []))
     imported: dict[str, int] = {}
     with wh.transaction():

@@ -31,6 +31,7 @@ SELECT
     f[4] AS rank_given,
     TRY_CAST(f[5] AS DOUBLE) AS score,
     len(f) = 6 OR (len(f) > 6 AND $ignore_extra_fields) AS fields_ok,
-    coalesce(isfinite(TRY_CAST(f[5] AS DOUBLE)) AND NOT starts_with(f[5], '+-'), false) AS score_ok,
+    coalesce(isfinite(TRY_CAST(f[5] AS DOUBLE))
+        AND regexp_full_match(f[5], '[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?'), false) AS score_ok,
     coalesce(f[6] = expected_tag, false) AS tag_ok
 FROM lines;

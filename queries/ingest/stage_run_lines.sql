@@ -9,8 +9,9 @@
 --              False also for lines this reader cannot split (a run of delimiters, a leading
 --              or trailing one); their files are read again by restage_run_lines.sql, which
 --              splits on any run of whitespace, so false here means "not yet known".
---   score_ok   the score is a finite decimal number (DuckDB's DOUBLE cast, which also
---              takes '+-5': that one prefix is refused, to match evalwh.io.formats.is_score).
+--   score_ok   the score is a finite decimal number of the documented form, optional sign,
+--              digits with an optional point, optional exponent (evalwh.io.formats.SCORE):
+--              DuckDB's DOUBLE cast alone also takes '+-5' and '1_000', which are refused.
 --   tag_ok     the tag equals the file's first one.
 -- No field can hold a newline, so nullstr = newline keeps empty fields as '' and leaves NULL
 -- only for columns a line does not have: c7 IS NULL means "no seventh field at all".
@@ -29,7 +30,8 @@ SELECT
             AND (c7 IS NULL OR $ignore_extra_fields),
         false
     ) AS fields_ok,
-    coalesce(isfinite(TRY_CAST(c5 AS DOUBLE)) AND NOT starts_with(c5, '+-'), false) AS score_ok,
+    coalesce(isfinite(TRY_CAST(c5 AS DOUBLE))
+        AND regexp_full_match(c5, '[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?'), false) AS score_ok,
     coalesce(c6 = $tags[CAST(file_index AS INTEGER) + 1], false) AS tag_ok
 FROM read_csv(
     $files,

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import pandas as pd
 
+from evalwh.present.report.model import short_id
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
 
@@ -197,7 +199,7 @@ def draw_runs(profile: pd.DataFrame, perf: str) -> MplFigure:
                 linewidth=1.1 if named else 0.6,
                 alpha=1.0 if named else 0.7,
                 color=palette(i),
-                label=str(run),
+                label=short_id(run),
             )
         ax.set_ylabel(label)
         _tidy(ax)
@@ -221,8 +223,9 @@ def pair_figure(
     from evalwh.present.report.model import Figure
 
     run_a, run_b = str(rows["run_a"].iloc[0]), str(rows["run_b"].iloc[0])
-    own = intervals[intervals["run_id"].isin([run_a, run_b])]
-    svg = _drawn(plot_pair, PairComparison(rows, own), title=f"{run_a} vs {run_b}")
+    own = _shortened(intervals[intervals["run_id"].isin([run_a, run_b])], "run_id")
+    run_a, run_b = short_id(run_a), short_id(run_b)
+    svg = _drawn(plot_pair, PairComparison(_shortened(rows, "run_a", "run_b"), own), title=f"{run_a} vs {run_b}")
     caption = (
         f"Means with {opts.correction} comparison intervals of the {opts.test} family at "
         f"alpha {opts.alpha} (bars that do not overlap differ significantly); each depth is "
@@ -240,7 +243,8 @@ def bounds_figure(
     from evalwh.present.report.model import Figure
 
     run_a, run_b = str(rows["run_a"].iloc[0]), str(rows["run_b"].iloc[0])
-    own = bands[bands["run_id"].isin([run_a, run_b])]
+    own = _shortened(bands[bands["run_id"].isin([run_a, run_b])], "run_id")
+    run_a, run_b = short_id(run_a), short_id(run_b)
     svg = _drawn(plot_bounds, own, pool_depth=pool_depth, title=f"P@d bounds: {run_a}, {run_b}")
     caption = (
         "Lower line P@d (belief), dashed line P@d + U@d (plausibility): P@d under any "
@@ -248,6 +252,11 @@ def bounds_figure(
         "judgments cannot settle the order (evalwh plot bounds)."
     )
     return Figure(f"bounds-{index}", f"Bounds: {run_a}, {run_b}", caption, svg)
+
+
+def _shortened(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
+    """``frame`` with its run ids as the report shows them (drawn text costs with its length)."""
+    return frame.assign(**{c: frame[c].map(short_id) for c in columns})
 
 
 def _tidy(ax: object) -> None:

@@ -184,3 +184,27 @@ def options_record(opts: ReportOptions) -> dict[str, Any]:
     else:
         del record["fill"]  # (a report of one set reads as it always did)
     return record
+
+
+ID_SHOWN = 80
+"""Ids longer than this many characters are shown shortened in the report (:func:`short_id`)."""
+
+
+def short_id(text: object, limit: int = ID_SHOWN) -> str:
+    """An id as the report shows it: whole up to ``limit`` characters, else its start and end.
+
+    A run id may be up to a line long (1 MiB); drawn whole in every table and figure it made a
+    report of a 200,000-character id take minutes and write 128 MB. Shortened, the report's
+    cost does not grow with the id's length; the HTML gives the full id in a tooltip where
+    the run is listed (leaderboard and provenance).
+
+    Examples:
+        >>> short_id("bm25"), short_id("abcdefghij" * 10, 20)
+        ('bm25', 'abcdefghijabcd…fghij')
+    """
+    text = str(text)
+    if len(text) <= limit:
+        return text
+    tail = max(limit // 4, 1)
+    return text[: limit - tail - 1] + "…" + text[-tail:]
+

@@ -26,6 +26,7 @@ import pandas as pd
 from markupsafe import Markup
 
 from evalwh.present.report.judgments import judgments_context
+from evalwh.present.report.model import short_id
 
 if TYPE_CHECKING:
     import jinja2
@@ -83,7 +84,20 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters["md_table"] = _markdown_table
+    env.filters["short_id"] = short_id
+    env.filters["id_tip"] = _id_with_tip
     return env
+
+
+def _id_with_tip(text: object) -> Markup:
+    """A long id shortened, with the full id in a tooltip (HTML); a short one as it is."""
+    from markupsafe import escape
+
+    full = str(text)
+    shown = short_id(full)
+    if shown == full:
+        return Markup(escape(full))
+    return Markup(f'<span title="{escape(full)}">{escape(shown)}</span>')
 
 
 def _html_context(report: Report) -> dict[str, Any]:

@@ -52,7 +52,7 @@ from evalwh.io.frames import standard_columns
 from evalwh.store.ingest.bookkeeping import insert_runs
 from evalwh.store.ingest.cache import fingerprint, refresh_cache
 from evalwh.store.ingest.files import READ_ERRORS, RunFile, Spill, group_batches, prepare_run_files
-from evalwh.store.ingest.frames import ingest_run_frame
+from evalwh.store.ingest.frames import check_name, ingest_run_frame
 from evalwh.store.ingest.metadata import run_metadata_frame
 from evalwh.store.ingest.qrels import ingest_qrels_source
 from evalwh.store.ingest.results import IngestResult, Progress
@@ -140,6 +140,7 @@ def ingest_qrels(
     from evalwh.io.frames import is_table_file, read_table
     from evalwh.store.ingest.qrels import Provenance, check_name, check_provenance, read_prompt, store_prompt
 
+    check_name(collection, "collection")
     several = isinstance(sources, (list, tuple)) and len(sources) != 1
     if isinstance(sources, (list, tuple)):
         if not sources:
@@ -226,6 +227,9 @@ def ingest_runs(
     """
     from evalwh.io.frames import is_table_file, read_table
 
+    check_name(collection, "collection")
+    if run_id is not None:
+        check_name(run_id, "run id")
     with bulk_session(wh), wh.transaction():
         wh.ensure_collection(collection)
         if not isinstance(sources, (str, os.PathLike, list, tuple)):

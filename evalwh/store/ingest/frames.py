@@ -70,6 +70,26 @@ def check_frame_ids(frame: pd.DataFrame, columns: list[str], label: str = "DataF
         raise IngestError(label, first[0] + 1, first[1])
 
 
+def check_name(value: object, what: str) -> None:
+    """Refuse a name given as an argument or option (a run id, a qrels id, a collection) that no file could hold.
+
+    The same rule as for ids in files and DataFrames (:func:`check_frame_ids`): not empty, no
+    ASCII whitespace, no NUL byte.
+
+    Raises:
+        IngestError: ``run id argument: 'a b' holds whitespace or a NUL byte, ...``.
+    """
+    import re
+
+    label = f"{what} argument"
+    if not isinstance(value, str):
+        raise IngestError(label, None, f"{value!r} is not a string")
+    if value == "":
+        raise IngestError(label, None, f"the {what} is empty")
+    if re.search(r"[ \t\n\r\x0b\x0c\x00]", value):
+        raise IngestError(label, None, f"{value!r} holds whitespace or a NUL byte, which no TREC file can hold")
+
+
 def frame_sha256(frame: pd.DataFrame) -> str:
     """A content hash of a DataFrame that ignores row order."""
     import pandas as pd

@@ -24,7 +24,7 @@ def _read_metadata_table(path: Path) -> pd.DataFrame:
     import pandas as pd
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # (a UTF-8 byte-order mark is not part of the header)
     except UnicodeDecodeError as error:
         raise IngestError(str(path), None, f"not UTF-8 text: {error.reason} at byte {error.start}") from None
     except OSError as error:
@@ -33,6 +33,9 @@ def _read_metadata_table(path: Path) -> pd.DataFrame:
     if not lines or not lines[0].strip():
         raise IngestError(str(path), 1, "no header line (run_id, group, type, pooled, tab-separated)")
     header = [name.strip() for name in lines[0].split("\t")]
+    for index, name in enumerate(header):
+        if name in header[:index]:
+            raise IngestError(str(path), 1, f"column {name!r} appears twice in the header")
     rows, numbers = [], []
     for number, line in enumerate(lines[1:], 2):
         if not line.strip():
@@ -49,6 +52,45 @@ def _read_metadata_table(path: Path) -> pd.DataFrame:
     return frame
 
 
+_NAMES = {
+    "run_id": "run id", "runtag": "run id", "run": "run id", "group": "group", "group_name": "group",
+    "type": "type", "run_type": "type", "pooled": "pooled", "judged_pooled": "pooled",
+}  # fmt: skip
+
+
+def _known_columns(frame: pd.DataFrame, label: str) -> dict[str, Any]:
+    """The table's columns evalwh reads, by lower-case name.
+
+    Other columns are ignored (TREC's ``runs.tsv`` has ``topic_fields_TDN`` and
+    ``submission_priority``), but not one that looks like a misspelt name of evalwh's, nor a
+    column given twice (also under two of its names).
+
+    Raises:
+        IngestError: on line 1 (the header), e.g. ``unknown column 'goup'; did you mean 'group'?``.
+    """
+    import difflib
+
+    columns: dict[str, Any] = {}
+    meaning: dict[str, str] = {}
+    for column in frame.columns:
+        name = str(column).strip().lower()
+        if name not in _NAMES:
+            close = difflib.get_close_matches(name, list(_NAMES), n=1, cutoff=0.7)
+            if close:
+                raise IngestError(
+                    label, 1, f"unknown column {str(column)!r}; did you mean {close[0]!r}? "
+                    "(run metadata reads run_id, group, type, pooled)"
+                )
+            continue
+        if _NAMES[name] in meaning:
+            raise IngestError(
+                label, 1, f"columns {meaning[_NAMES[name]]!r} and {str(column)!r} both give the {_NAMES[name]}"
+            )
+        meaning[_NAMES[name]] = str(column)
+        columns[name] = column
+    return columns
+
+
 def run_metadata_frame(source: str | os.PathLike[str] | pd.DataFrame) -> pd.DataFrame:
     """Normalise a run-metadata table to ``run_id, group_name, run_type, pooled, line``.
 
@@ -56,6 +98,9 @@ def run_metadata_frame(source: str | os.PathLike[str] | pd.DataFrame) -> pd.Data
     case: ``run_id`` (or ``runtag``, ``run``), ``group`` (or ``group_name``), ``type`` (or
     ``run_type``), ``pooled`` (or ``judged_pooled``; 1/0, true/false or yes/no). A column the
     table lacks leaves the stored value alone; a row must fill every column the table has.
+    Other columns are ignored, but one whose name looks like a misspelt one of these (``goup``),
+    and a column given twice or under two of its names, are errors on the header's line. A
+    UTF-8 byte-order mark before the header is ignored.
     ``line`` is the file's line (its header is line 1) or the DataFrame's row (from 1).
 
     Raises:
@@ -72,7 +117,7 @@ def run_metadata_frame(source: str | os.PathLike[str] | pd.DataFrame) -> pd.Data
         label, lines = str(path), list(frame.attrs["lines"])
     else:
         frame, label, lines = source, "DataFrame", list(range(1, len(source) + 1))
-    columns = {str(c).lower(): c for c in frame.columns}
+    columns = _known_columns(frame, label)
 
     def pick(*names: str) -> Any:
         return next((columns[n] for n in names if n in columns), None)

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 _INGEST = "evalwh.queries.ingest"
 
 SOURCES = ("human", "llm", "inferred")  # what an ingest may say; 'derived' is evalwh's own
-_SPACE = re.compile(r"[ \t\n\r\x0b\x0c\x00]")
 
 
 @dataclass(frozen=True)
@@ -65,15 +64,11 @@ class Provenance:
 
 
 def check_name(value: str, what: str) -> str:
-    """Refuse a name given as an option that no TREC file could hold: empty, or with whitespace.
+    """Refuse a name given as an option that no TREC file could hold (the rule of
+    :func:`evalwh.store.ingest.frames.check_name`), and return it."""
+    from evalwh.store.ingest.frames import check_name as check
 
-    Raises:
-        EvalWhError: naming the option's value and the rule.
-    """
-    if not value:
-        raise EvalWhError(f"{what} is empty")
-    if _SPACE.search(value):
-        raise EvalWhError(f"{what} {value!r} holds whitespace or a NUL byte, which no TREC file can hold")
+    check(value, what)
     return value
 
 
