@@ -60,7 +60,7 @@ def _session(master: str):  # type: ignore[no-untyped-def]
 
     config = {"spark.ui.enabled": "false", "spark.driver.memory": "4g"}
     if master.startswith("spark://"):
-        config.update({"spark.driver.memory": "1g", "spark.executor.memory": "700m"})
+        config.update({"spark.driver.memory": "1g", "spark.executor.memory": "1500m"})
     session = start(master, app_name="evalwh-bench", config=config)
     session.range(1).collect()  # the first job starts the executors' machinery
     return session
@@ -234,7 +234,7 @@ def main() -> None:
 
         with tempfile.TemporaryDirectory() as scratch:
             began = time.perf_counter()
-            with StandaloneCluster(scratch, workers=2, cores=1, memory="1g") as cluster:
+            with StandaloneCluster(scratch, workers=2, cores=1, memory="2g", timeout=600) as cluster:
                 print(f"standalone cluster (a master, two one-core workers) up in "
                       f"{time.perf_counter() - began:.1f} s, load {os.getloadavg()[0]:.1f}", flush=True)
                 args.master = cluster.url

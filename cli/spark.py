@@ -227,10 +227,14 @@ class _spark:
 
     def __exit__(self, kind, error, traceback) -> bool:  # type: ignore[no-untyped-def]
         self._stop()
+        from py4j.protocol import Py4JJavaError
         from pyspark.errors import PySparkException
 
         from evalwh.errors import EvalWhError
 
+        if isinstance(error, Py4JJavaError):  # a Java exception that pyspark did not convert
+            text = str(error.java_exception.getMessage() or error.java_exception.toString())
+            raise EvalWhError(f"Spark: {text.strip().splitlines()[0]}") from error
         if isinstance(error, PySparkException):
             # one line, as every evalwh error (--debug shows the Java side)
             first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__

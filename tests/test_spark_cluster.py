@@ -37,13 +37,15 @@ BIN = Path(sys.executable).parent
 
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    """A Spark master and two one-core workers on 127.0.0.1, for every cluster test."""
+    """A Spark master and two one-core workers (2 GiB each) on 127.0.0.1, for every cluster test."""
     from evalwh.spark.standalone import StandaloneCluster
 
-    with StandaloneCluster(tmp_path_factory.mktemp("spark-cluster"), workers=2, cores=1, memory="1g") as running:
+    with StandaloneCluster(tmp_path_factory.mktemp("spark-cluster"), workers=2, cores=1, memory="2g", timeout=600) as running:
         assert running.alive_workers() == 2
+        started = running.pids
+        assert len(started) == 3
         yield running
-    for pid in running.pids:  # (stop() cleared the list; nothing it started runs on)
+    for pid in started:  # stopped by their ids: none of them runs on
         assert not Path(f"/proc/{pid}").exists()
 
 
@@ -52,8 +54,9 @@ def _environment() -> dict[str, str]:
 
 
 def _executor_settings() -> list[str]:
-    # two 1 GiB workers: an executor on each, with room for the JVM's own overhead
-    return ["--conf", "spark.executor.memory=700m", "--conf", "spark.driver.memory=1g"]
+    # two 2 GiB workers: an executor on each (with 700 MiB, executors ran out of memory on
+    # TREC-8: exit code 52 while reading and checking the 129 runs)
+    return ["--conf", "spark.executor.memory=1500m", "--conf", "spark.driver.memory=1g"]
 
 
 def test_trec8_on_the_cluster_equals_the_warehouse_per_query(cluster, trec8_ingest, tmp_path):  # type: ignore[no-untyped-def]

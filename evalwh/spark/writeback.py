@@ -115,7 +115,8 @@ def _local(directory: str | os.PathLike[str]) -> Path:
             f"{text}: the export is written to a directory the driver reads (a local or mounted "
             "path), since it hashes every file for the manifest; copy it to other storage after"
         )
-    return Path(urllib.parse.unquote(parts.path) if parts.scheme == "file" else text)
+    # absolute: Spark's writers take it as a file: URI
+    return Path(urllib.parse.unquote(parts.path) if parts.scheme == "file" else text).resolve()
 
 
 def _fresh(target: Path) -> Path:
