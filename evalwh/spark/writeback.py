@@ -119,6 +119,14 @@ def _local(directory: str | os.PathLike[str]) -> Path:
     return Path(urllib.parse.unquote(parts.path) if parts.scheme == "file" else text).resolve()
 
 
+def _hadoop_path(path: Path) -> str:
+    """A local directory as Hadoop takes it: ``file://`` and the path as it is.
+
+    (Not ``Path.as_uri()``: Hadoop keeps a percent-encoded ``collection_id%3Dc`` as the name.)
+    """
+    return f"file://{path}"
+
+
 def _fresh(target: Path) -> Path:
     """A partial sibling of ``target`` to write into, after checking ``target`` is free."""
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
@@ -204,7 +212,7 @@ def write_export(
                 if table in _ONE_FILE:
                     frame = frame.coalesce(1)
                 folder = partial / table / folder_name
-                frame.write.parquet(folder.as_uri())
+                frame.write.parquet(_hadoop_path(folder))
                 entries[table] = _entry(partial, table, columns, collection, _tidy(folder))
         manifest = {
             "format": FORMAT,
@@ -290,7 +298,7 @@ def write_values(frame: Any, directory: str | os.PathLike[str]) -> int:
     target = _local(directory)
     partial = _fresh(target)
     try:
-        frame.repartition("measure").write.partitionBy("measure").parquet(partial.as_uri())
+        frame.repartition("measure").write.partitionBy("measure").parquet(_hadoop_path(partial))
         written = _tidy(partial)
         fsync_tree(partial)
         if target.exists():
