@@ -316,7 +316,7 @@ def test_write_back_imports_into_a_warehouse_that_evaluates_as_one_from_the_file
     }.items():
         query = f"SELECT {columns} FROM {table} WHERE collection_id = 't8' ORDER BY ALL"
         assert imported.con.execute(query).fetchall() == direct.con.execute(query).fetchall(), table
-    for options in ({}, {"unjudged": "condensed", "depth_cap": 100}):
+    for options in ({}, {"rel": 2, "depth_cap": 100, "averaging": "trec_eval_c"}):
         pd.testing.assert_frame_equal(
             imported.evaluate(MEASURES, collection="t8", per_query=True, **options),
             direct.evaluate(MEASURES, collection="t8", per_query=True, **options),
