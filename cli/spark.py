@@ -1,7 +1,8 @@
-"""evalwh spark eval: the whole evaluation (read, check, rank, score) on Spark."""
+"""evalwh spark eval | ingest: the whole evaluation (read, check, rank, score) on Spark; write-back."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -10,27 +11,40 @@ from evalwh.cli._errors import handle_errors
 from evalwh.cli._options import OutputFormat, OutputOption
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import pandas as pd
 
 app = typer.Typer(help="Evaluate on Spark: run and qrels files read, checked, ranked and scored by Spark.", no_args_is_help=True)
+
+RunsArgument = Annotated[
+    list[str],
+    typer.Argument(help="Run files or globs (plain or .gz; local paths, hdfs://, s3a://, ...), one run per file."),
+]
+QrelsOption = Annotated[str, typer.Option("--qrels", help="The qrels file (grades are finite numbers).")]
+MasterOption = Annotated[
+    str | None,
+    typer.Option("--master", help="Spark master URL (local[2], spark://host:7077, yarn); default: spark-submit's or local[*]."),
+]
+ConfOption = Annotated[
+    list[str] | None,
+    typer.Option("--conf", help="A Spark setting KEY=VALUE for a new session (spark.executor.memory=4g); repeatable."),
+]
+VerboseOption = Annotated[bool, typer.Option("--verbose", help="Keep Spark's own logging (warnings, start-up lines).")]
+IgnoreExtraOption = Annotated[bool, typer.Option("--ignore-extra-fields", help="Accept run lines with more than six fields.")]
 
 
 @app.command("eval")
 @handle_errors
 def evaluate(
-    runs: Annotated[
-        list[str],
-        typer.Argument(help="Run files or globs (plain or .gz; local paths, hdfs://, s3a://, ...), one run per file."),
-    ],
-    qrels: Annotated[str, typer.Option("--qrels", help="The qrels file (grades are finite numbers).")],
+    runs: RunsArgument,
+    qrels: QrelsOption,
     measure: Annotated[
         list[str] | None,
-        typer.Option("--measure", "-m", help="Measure spec (P@10, AP, nDCG@10, 'RBP(p=0.8)@10', A_p@100, all_trec); repeatable."),
+        typer.Option("--measure", "-m", help="Measure spec (P@10, AP, nDCG@10, 'RBP(p=0.8)@10', A_p@100, all_trec); reported as typed; repeatable."),
     ] = None,
-    master: Annotated[
-        str | None,
-        typer.Option("--master", help="Spark master URL (local[*], spark://host:7077, yarn); default: spark-submit's or local[*]."),
-    ] = None,
+    master: MasterOption = None,
+    conf: ConfOption = None,
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="One value per topic instead of means.")] = False,
     depths: Annotated[str | None, typer.Option("--depths", help="Comma-separated depths for measures given without @k.")] = None,
     rel: Annotated[int, typer.Option("--rel", "-l", help="Relevance threshold: grade >= rel is relevant (trec_eval -l).")] = 1,
@@ -40,17 +54,23 @@ def evaluate(
     averaging: Annotated[
         str, typer.Option("--averaging", help="default, trec_eval_c (trec_eval -c) or trec_eval_default (topics the run has).")
     ] = "default",
-    ignore_extra_fields: Annotated[bool, typer.Option("--ignore-extra-fields", help="Accept run lines with more than six fields.")] = False,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="table, csv, json, parquet or trec (trec_eval's layout).")] = "table",
+    ignore_extra_fields: IgnoreExtraOption = False,
+    fmt: Annotated[
+        str,
+        typer.Option("--format", "-f", help="table, csv, json, trec (trec_eval's layout) or parquet (a directory of per-topic values, partitioned by measure, written by Spark; give --output DIR)."),
+    ] = "table",
     output: OutputOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Evaluate run files against a qrels file on Spark, with the warehouse's checks and SQL.
 
-    Nothing is stored; the numbers are those of evalwh eval. On a laptop give --master
-    'local[*]' (the default without spark-submit); on a cluster run it with spark-submit
-    (docs/spark.md).
+    Nothing is stored; the numbers, measure names and layouts are those of evalwh eval
+    --qrels. On a laptop give --master 'local[2]' (the default without spark-submit is
+    local[*]); on a cluster give its master URL, or run it with spark-submit (docs/spark.md).
+    --format parquet --output DIR has the executors write every per-topic value as Parquet,
+    partitioned by measure.
 
-    Example: evalwh spark eval --qrels qrels.txt 'runs/*.gz' -m P@10 -m AP --master 'local[*]'
+    Example: evalwh spark eval --qrels qrels.txt 'runs/*.gz' -m P@10 -m AP --master 'local[2]'
     """
     from evalwh.cli.eval import DEFAULT_MEASURES, _depths
     from evalwh.errors import MetricParamError
@@ -63,61 +83,177 @@ def evaluate(
     formats = ("table", "csv", "json", "parquet", "trec")
     if fmt not in formats:
         raise MetricParamError(f"--format {fmt!r}: expected one of {', '.join(formats)}")
+    if fmt == "parquet" and output is None:
+        raise MetricParamError("--format parquet writes a directory of per-topic values; give --output DIR")
     measures = measure or DEFAULT_MEASURES
-    frame = _run(
-        runs, qrels, measures, master,
-        dict(depths=_depths(depths), rel=rel, unjudged=unjudged_mode, depth_cap=depth_cap,
-             float32_ties=float32_ties, averaging=averaging_mode),
-        ignore_extra_fields,
+    specs = _specs(measures, _depths(depths)) if fmt == "trec" else measures
+    options = dict(
+        depths=_depths(depths), rel=rel, unjudged=unjudged_mode, depth_cap=depth_cap,
+        float32_ties=float32_ties, averaging=averaging_mode, typed_names=True,
     )
-    _print(frame, measures, _depths(depths), per_query, fmt, output)
+    with _spark(master, conf, verbose) as (session, progress):
+        from evalwh.spark.files import evaluate_files, load_qrels, load_runs
+
+        if fmt == "parquet":
+            from evalwh.spark import build_context, measure_values, parse_options
+            from evalwh.spark.writeback import write_values
+
+            load_qrels(session, qrels, collection="spark")
+            load_runs(session, runs, collection="spark", ignore_extra_fields=ignore_extra_fields, progress=progress)
+            parsed, context = parse_options(specs, options)
+            build_context(session, "spark", None, context)
+            written = write_values(measure_values(session, parsed, typed_names=True), output)
+            typer.echo(f"wrote the per-topic values of {len(parsed)} measures to {output} in {written} files", err=True)
+            return
+        frame = evaluate_files(
+            session, qrels, runs, specs, ignore_extra_fields=ignore_extra_fields, progress=progress, **options
+        )
+    if frame.empty:
+        from evalwh.cli.eval import _no_topics
+        from evalwh.errors import EvalWhError
+
+        raise EvalWhError(_no_topics(f"qrels {Path(qrels).name}", rel, averaging_mode, None))
+    title = options_line(f"qrels {Path(qrels).name}", rel, unjudged_mode.value, averaging_mode.value, depth_cap, float32_ties)
+    _print(frame, specs, per_query, fmt, output, title, context_columns(options))
 
 
-def _session(master: str | None):  # type: ignore[no-untyped-def]
-    """The active session (spark-submit's), else a new one on ``master`` (default local[*])."""
-    from pyspark.sql import SparkSession
+@app.command("ingest")
+@handle_errors
+def ingest(
+    runs: RunsArgument,
+    qrels: QrelsOption,
+    collection: Annotated[str, typer.Option("--collection", "-c", help="The collection the export holds.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="A new or empty directory for the export (the executors write into it).")
+    ],
+    qrels_id: Annotated[str, typer.Option("--qrels-id", help="The qrels set's name.")] = "default",
+    master: MasterOption = None,
+    conf: ConfOption = None,
+    ignore_extra_fields: IgnoreExtraOption = False,
+    verbose: VerboseOption = False,
+) -> None:
+    """Read, check and rank run and qrels files on Spark; write them as an evalwh export.
 
-    active = SparkSession.getActiveSession()
-    if active is not None and master is None:
-        return active
-    builder = SparkSession.builder.appName("evalwh").config("spark.ui.showConsoleProgress", "false")
-    if master is not None:
-        builder = builder.master(master)
-    # else spark-submit's master, or local[*]: spark-submit's default, which pyspark also
-    # goes through when started from plain Python
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
-    return session
+    The directory has evalwh export's layout (format 2: Parquet partitioned by collection,
+    manifest.json with row counts and checksums); evalwh import DIR loads it into a
+    warehouse without parsing the run files again. A bad file gets the message evalwh
+    ingest gives, and nothing is written.
+
+    Example: evalwh spark ingest --qrels qrels.txt 'runs/*.gz' --collection trec8 --output trec8.export
+    """
+    with _spark(master, conf, verbose) as (session, progress):
+        from evalwh.spark.files import load_qrels, load_runs
+        from evalwh.spark.writeback import qrels_source, write_export
+
+        judgments = load_qrels(session, qrels, collection=collection, qrels_id=qrels_id)
+        progress(f"read {judgments:,} judgments")
+        loaded = load_runs(session, runs, collection=collection, ignore_extra_fields=ignore_extra_fields, progress=progress)
+        manifest = write_export(
+            session, output, collection=collection, qrels_id=qrels_id, qrels_source=qrels_source(session, [qrels])
+        )
+    rows = manifest["tables"]["run_results"]["rows"]
+    typer.echo(
+        f"wrote {len(loaded.run_ids):,} runs ({rows:,} ranked lines) and {judgments:,} judgments of "
+        f"collection {collection!r} to {output}; load them with: evalwh import {output}",
+        err=True,
+    )
 
 
-def _run(runs, qrels, measures, master, options, ignore_extra_fields):  # type: ignore[no-untyped-def]
-    from evalwh.spark.files import evaluate_files
+def options_line(name: str, rel: int, unjudged: str, averaging: str, depth_cap: int | None, float32_ties: bool) -> str:
+    """The line above the table, as evalwh eval prints it (cli/eval.py)."""
+    return (
+        f"{name}, rel >= {rel}, unjudged {unjudged}, averaging {averaging}"
+        + (f", depth cap {depth_cap}" if depth_cap else "")
+        + (", float32 ties" if float32_ties else "")
+    )
 
-    from pyspark.errors import PySparkException
 
-    from evalwh.errors import EvalWhError
+def context_columns(options: dict[str, object]) -> dict[str, object]:
+    """The option columns evalwh eval adds to its rows (qrels_id, rel, unjudged, ...)."""
+    from evalwh.spark import context_options
 
-    try:
-        session = _session(master)
-        return evaluate_files(session, qrels, runs, measures, ignore_extra_fields=ignore_extra_fields, **options)
-    except PySparkException as error:
-        # one line, as every evalwh error (--debug shows the Java side)
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise EvalWhError(f"Spark: {first}") from error
+    return context_options(options).columns()
+
+
+def _specs(measures: list[str], depths: list[int] | None) -> list[str]:
+    """The measures as trec_eval's layout names them (as evalwh eval --format trec does)."""
+    from evalwh.measures.evaluation import parse_measures
+    from evalwh.store.context import Options
+
+    return [str(m) for m in parse_measures(measures, depths, Options())]
+
+
+class _spark:
+    """The session for one command, with a progress line on a terminal; Spark errors as one line."""
+
+    def __init__(self, master: str | None, conf: list[str] | None, verbose: bool) -> None:
+        from evalwh.errors import MetricParamError
+
+        self.master, self.verbose = master, verbose
+        self.config = {}
+        for item in conf or []:
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise MetricParamError(f"--conf {item!r}: expected KEY=VALUE, e.g. spark.executor.memory=4g")
+            self.config[key.strip()] = value
+
+    def __enter__(self) -> tuple[object, Callable[[str], None]]:
+        from evalwh.cli._progress import interactive
+
+        self.status = None
+        if interactive():
+            from rich.console import Console
+
+            self.status = Console(stderr=True).status("starting Spark")
+            self.status.start()
+        try:
+            from evalwh.spark.session import start
+
+            session = start(self.master, verbose=self.verbose, config=self.config)
+        except BaseException:
+            self._stop()
+            raise
+        self._note(f"Spark {session.version} on {session.sparkContext.master}")
+        return session, self._note
+
+    def _note(self, text: str) -> None:
+        if self.status is not None:
+            self.status.update(text)
+
+    def _stop(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
+
+    def __exit__(self, kind, error, traceback) -> bool:  # type: ignore[no-untyped-def]
+        self._stop()
+        from py4j.protocol import Py4JJavaError
+        from pyspark.errors import PySparkException
+
+        from evalwh.errors import EvalWhError
+
+        if isinstance(error, Py4JJavaError):  # a Java exception that pyspark did not convert
+            text = str(error.java_exception.getMessage() or error.java_exception.toString())
+            raise EvalWhError(f"Spark: {text.strip().splitlines()[0]}") from error
+        if isinstance(error, PySparkException):
+            # one line, as every evalwh error (--debug shows the Java side)
+            first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise EvalWhError(f"Spark: {first}") from error
+        return False
 
 
 def _print(
-    frame: pd.DataFrame, measures: list[str], depths: list[int] | None, per_query: bool, fmt: str, output
-) -> None:  # type: ignore[no-untyped-def]
+    frame: pd.DataFrame, specs: list[str], per_query: bool, fmt: str, output: Path | None, title: str,
+    columns: dict[str, object],
+) -> None:
     from evalwh.cli._render import render
+    from evalwh.measures.direct import COLLECTION
     from evalwh.spark import means
 
     averaged = means(frame)
     if fmt == "trec":
-        from evalwh.measures.catalog import expand
         from evalwh.measures.trec_format import format_trec
 
-        specs = [str(m) for m in expand(measures, depths)]
         text = "".join(
             format_trec(frame if per_query else None, averaged, run_id, specs)
             for run_id in dict.fromkeys(averaged["run_id"])
@@ -131,10 +267,15 @@ def _print(
         return
     shown = frame if per_query else averaged
     if fmt != "table":
+        # the columns of evalwh eval --qrels: the collection, the values, the options
+        shown = shown.copy()
+        shown.insert(0, "collection_id", COLLECTION)
+        for key, value in columns.items():
+            shown[key] = value
         render(shown, OutputFormat(fmt), output)
         return
     index = ["run_id", "query_id"] if per_query else ["run_id"]
     wide = shown.pivot_table(index=index, columns="measure", values="value", sort=False, dropna=False)
     wide = wide[list(dict.fromkeys(shown["measure"]))].reset_index()
     wide.columns.name = None
-    render(wide, OutputFormat.table, output, title="evaluated on Spark")
+    render(wide, OutputFormat.table, output, title=title, long_form=shown[[*index, "measure", "value"]])

@@ -10,10 +10,16 @@ written in the target dialect. Two rewrites make the values agree with DuckDB's:
 * A parameter that is NULL (``k`` = whole list, ``runs`` = all runs) becomes a NULL cast to
   the type its header declares, so the engine can type ``array_contains(NULL, ...)``.
 
-:func:`evaluate` runs the whole path on a SparkSession over an evalwh Parquet export: the
-exported tables become temporary views, every context step becomes a temporary view of a
-checkpointed DataFrame (materialised once; a step may read the relation it replaces), and each
-metric query runs as transpiled. :mod:`.files` reads, checks and ranks TREC files on Spark.
+:func:`evaluate` runs the whole path on a SparkSession over the warehouse's tables as views
+(an evalwh Parquet export, :func:`register_export`, or files read by :mod:`.files`): every
+context step becomes a lazy temporary view (a step may read the relation it replaces), the
+relations the metrics read are materialised once (:data:`MATERIALISED`: the judged rows with
+their running counts, the run-topic pairs, qrels and topics), and the metric queries of the
+request run as one union, one job, whose values come back as an Arrow table.
+
+:mod:`.files` reads, checks and ranks TREC files on Spark; :mod:`.writeback` writes what it
+ranked as an evalwh export and values as Parquet; :mod:`.session` starts a quiet, tuned
+session; :mod:`.standalone` runs a standalone cluster on this machine (tests, benchmarks).
 
 May import: :mod:`evalwh.measures`, :mod:`evalwh.store`, :mod:`evalwh.io`,
 :mod:`evalwh.errors`, :mod:`evalwh.sql`. The ``spark-submit`` entry point is
@@ -369,50 +375,136 @@ def evaluate(
     depth_cap: int | None = None,
     float32_ties: bool = False,
     averaging: Averaging | str = Averaging.default,
+    typed_names: bool = False,
 ) -> pd.DataFrame:
     """Per-query values of ``measures`` computed by Spark with the transpiled metric SQL.
 
     The warehouse tables must already be views of ``spark`` (see :func:`register_export`).
-    Options mean what they mean in :func:`evalwh.measures.evaluation.evaluate`.
+    Options mean what they mean in :func:`evalwh.measures.evaluation.evaluate`, and so does
+    ``typed_names`` (``RBP(p=0.8)@10`` as typed rather than ``RBP@10``). The context is
+    built once (:func:`build_context`) and every measure computed in one Spark job.
 
     Returns:
         ``run_id, query_id, measure, value``, sorted by run, query and the order of
         ``measures``, as :func:`evalwh.measures.evaluation.evaluate` with ``per_query=True``.
     """
-    import pandas as pd
-
-    options = Options(
-        qrels_id=qrels_id,
-        rel=rel,
-        unjudged=Unjudged(unjudged),
-        depth_cap=depth_cap,
-        float32_ties=float32_ties,
-        averaging=Averaging(averaging),
+    parsed, context = parse_options(
+        measures,
+        dict(depths=depths, qrels_id=qrels_id, rel=rel, unjudged=unjudged, depth_cap=depth_cap,
+             float32_ties=float32_ties, averaging=averaging),
     )
-    parsed = parse_measures(measures, depths, options)
+    build_context(spark, collection, runs, context)
+    return _collect(spark, parsed, typed_names=typed_names)
+
+
+def context_options(options: dict[str, Any]) -> Options:
+    """The evaluation context's options from :func:`evaluate`'s keywords (others ignored)."""
+    given = {k: v for k, v in options.items() if k not in ("depths", "typed_names")}
+    if "unjudged" in given:
+        given["unjudged"] = Unjudged(given["unjudged"])
+    if "averaging" in given:
+        given["averaging"] = Averaging(given["averaging"])
+    return Options(**given)
+
+
+def parse_options(measures: Sequence[str], options: dict[str, Any]) -> tuple[list[catalog.Measure], Options]:
+    """The measures parsed and the context's options, from :func:`evaluate`'s keywords.
+
+    ``options`` may hold ``depths``, ``qrels_id``, ``rel``, ``unjudged``, ``depth_cap``,
+    ``float32_ties``, ``averaging`` (and ``typed_names``, ignored here). Refuses what the Spark
+    path does not compute (a measure's own ``rel=``, ``judged_only=``, gain maps).
+    """
+    context = context_options(options)
+    parsed = parse_measures(measures, options.get("depths"), context)
     own = [str(m) for m in parsed if m.options or any(p.type == "GAINS" and m.params[p.name] is not None for p in m.metric.params)]
     if own:  # (evaluation.compute re-derives the context for these; this path does not)
         raise MetricParamError(f"{', '.join(own)}: rel=, judged_only= and gain maps are not supported on Spark")
     by_source = [str(m) for m in parsed if "ev_judged_sources" in m.metric.file.text]
     if by_source:  # (the provenance of label sets, qrels_sets, is not among the exported tables)
         raise MetricParamError(f"{', '.join(by_source)}: the judged share by source is not supported on Spark")
+    return parsed, context
+
+
+# The context's relations the metric queries read, materialised once (the judged rows of
+# every run and topic, the run-topic pairs, the qrels and topics they take R and N from);
+# every other step stays a lazy view, planned into these.
+MATERIALISED = frozenset({"ev_qrels", "ev_topics", "ev_judged", "ev_pairs"})
+
+
+def build_context(
+    spark: Any, collection: str, runs: Sequence[str] | None, options: Options
+) -> None:
+    """The evaluation context as temporary views of ``spark``; the judged rows materialised.
+
+    A view keeps the analysed plan of its query, so a step may read the relation it
+    replaces. The one pass over the ranked runs (rank, join the qrels, keep the judged rows
+    with their running counts) happens when ``ev_judged`` is materialised; the metric queries
+    then read small, checkpointed relations instead of re-planning the whole chain.
+    """
     for relation, query in context_sql(collection, runs, options, dialect="spark"):
-        # Materialise each step and cut its lineage: a DataFrame keeps its analysed plan, so a
-        # step may read the relation it replaces, and every metric query plans against small
-        # scans instead of the whole chain of context queries (ten times faster on Spark 4).
-        spark.sql(query).localCheckpoint(eager=True).createOrReplaceTempView(relation)
-    rows = []
-    for measure in parsed:
+        frame = spark.sql(query)
+        if relation in MATERIALISED:
+            frame = frame.localCheckpoint(eager=True)
+        frame.createOrReplaceTempView(relation)
+
+
+def _unordered(tree: exp.Expression) -> exp.Expression:
+    """A metric query without its final ORDER BY (its rows go into a union, sorted after)."""
+    tree = tree.copy()
+    tree.set("order", None)
+    return tree
+
+
+def metrics_frame(spark: Any, parsed: Sequence[catalog.Measure]) -> Any:
+    """Every measure's per-topic values as ONE Spark DataFrame over the built context.
+
+    ``run_id, query_id, measure_index, value``: the metric queries as transpiled, unioned,
+    so that one job computes them all (each reads the materialised context).
+    """
+    from pyspark.sql import functions as F
+
+    frames = []
+    for index, measure in enumerate(parsed):
         (tree,) = transpile(measure.metric.file, measure.params, dialect="spark")
-        label = str(measure)
-        rows += [
-            (r["run_id"], r["query_id"], label, r["value"])
-            for r in spark.sql(tree.sql(dialect="spark")).collect()
-        ]
-    out = pd.DataFrame(rows, columns=["run_id", "query_id", "measure", "value"])
-    out["value"] = out["value"].astype("float64")
-    order = {str(m): i for i, m in enumerate(parsed)}
-    out = out.assign(_order=out["measure"].map(order)).sort_values(["run_id", "query_id", "_order"])
+        frames.append(
+            spark.sql(_unordered(tree).sql(dialect="spark")).select(
+                "run_id",
+                "query_id",
+                F.lit(index).cast("int").alias("measure_index"),
+                F.col("value").cast("double").alias("value"),
+            )
+        )
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.unionAll(frame)
+    return out
+
+
+def measure_values(spark: Any, parsed: Sequence[catalog.Measure], *, typed_names: bool = False) -> Any:
+    """:func:`metrics_frame` with each measure's name: ``run_id, query_id, measure, value``."""
+    from pyspark.sql import functions as F
+
+    names = [m.name if typed_names else str(m) for m in parsed]
+    label = F.element_at(F.array(*[F.lit(n) for n in names]), F.col("measure_index") + 1)
+    return metrics_frame(spark, parsed).select("run_id", "query_id", label.alias("measure"), "value")
+
+
+def _collect(spark: Any, parsed: Sequence[catalog.Measure], *, typed_names: bool) -> pd.DataFrame:
+    """Compute every measure in one job and bring the values to the driver as pandas."""
+    import pandas as pd
+
+    table = metrics_frame(spark, parsed).toArrow()
+    out = pd.DataFrame(
+        {
+            "run_id": table.column("run_id").to_pylist(),
+            "query_id": table.column("query_id").to_pylist(),
+            "_order": table.column("measure_index").to_numpy(),
+            "value": table.column("value").to_numpy(zero_copy_only=False).astype("float64"),
+        }
+    )
+    names = [m.name if typed_names else str(m) for m in parsed]
+    out = out.sort_values(["run_id", "query_id", "_order"], kind="stable")
+    out.insert(2, "measure", [names[i] for i in out["_order"]])
     return out.drop(columns="_order").reset_index(drop=True)
 
 

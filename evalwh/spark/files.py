@@ -27,7 +27,7 @@ array limit) decompressed; the listing uses the classic session's JVM (not Spark
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
@@ -45,14 +45,17 @@ _INGEST = "evalwh.queries.ingest"
 _AS_WAREHOUSE = {"staged_results": "run_results", "staged_topics": "run_topics"}
 _GLOB = frozenset("*?[{")
 RUN_FIELDS = 6
+Progress = Callable[[str], None]
+"""A callback that is given one line of text (``read 129 run files``) as a stage ends."""
 
 
 @dataclass(frozen=True)
 class SparkFile:
-    """One listed file: the name to show in messages and the URI Spark reads it by."""
+    """One listed file: the name to show in messages, the URI Spark reads it by, its size."""
 
     label: str
     uri: str
+    size: int = -1
 
 
 def _spark_sql(name: str) -> str:
@@ -94,7 +97,7 @@ def list_files(spark: Any, patterns: Sequence[str | os.PathLike[str]], what: str
             if uri in seen:
                 raise IngestError(label, None, "the file is given twice")
             seen.add(uri)
-            files.append(SparkFile(label, uri))
+            files.append(SparkFile(label, uri, int(status.getLen())))
     return files
 
 
@@ -103,32 +106,42 @@ def _label(uri: str) -> str:
     return unquote(parts.path) if parts.scheme == "file" else uri
 
 
-def _register_texts(spark: Any, files: list[SparkFile]) -> None:
+def _register_texts(spark: Any, files: list[SparkFile], only: Sequence[int] | None = None) -> None:
     """spark_texts: one row per file (file_index, value: its whole text), empty files included.
 
-    Spark's file listing drops empty files, so the file list is the left side of the join
-    and an empty file gets an empty text.
+    Each text's file index is looked up by its URI in a literal map (no join, so the texts are
+    never shuffled). Spark's reader skips files of zero bytes; those get an empty text from
+    the driver's listing. With ``only``, just those files (by index) are read.
     """
     from pyspark.sql import functions as F
 
-    listed = spark.createDataFrame(
-        [(i, _normal_uri(f.uri)) for i, f in enumerate(files)], "file_index INT, uri STRING"
-    )
-    texts = spark.read.text([f.uri for f in files], wholetext=True).select(
-        F.input_file_name().alias("uri"), "value"
-    )
-    texts = texts.withColumn(
-        "uri", F.regexp_replace("uri", "^file:///", "file:/")
-    )
-    joined = listed.join(texts, "uri", "left").select(
-        "file_index", F.coalesce("value", F.lit("")).alias("value")
-    )
-    joined.createOrReplaceTempView("spark_texts")
+    chosen = [(i, f) for i, f in enumerate(files) if only is None or i in set(only)]
+    empty = [i for i, f in chosen if f.size == 0]
+    read = [(i, f) for i, f in chosen if f.size != 0]
+    frames = []
+    if read:
+        index = F.create_map(*[item for i, f in read for item in (F.lit(_normal_uri(f.uri)), F.lit(i))])
+        uri = F.regexp_replace(F.input_file_name(), "^file:///", "file:/")
+        frames.append(
+            spark.read.text([f.uri for _, f in read], wholetext=True).select(
+                F.element_at(index, uri).cast("int").alias("file_index"), "value"
+            )
+        )
+    if empty or not frames:
+        frames.append(spark.createDataFrame([(i, "") for i in empty], "file_index INT, value STRING"))
+    texts = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
+    texts.createOrReplaceTempView("spark_texts")
 
 
-def _lines(spark: Any, files: list[SparkFile]) -> None:
-    _register_texts(spark, files)
+def _lines(spark: Any, files: list[SparkFile], only: Sequence[int] | None = None) -> None:
+    _register_texts(spark, files, only)
     spark.sql(_spark_sql("text_lines")).createOrReplaceTempView("spark_lines")
+
+
+def _fields(spark: Any, files: list[SparkFile], only: Sequence[int] | None = None) -> None:
+    """spark_lines and spark_run_fields (lazy views) over the files (all, or ``only`` those)."""
+    _lines(spark, files, only)
+    spark.sql(_spark_sql("run_fields")).createOrReplaceTempView("spark_run_fields")
 
 
 @dataclass(frozen=True)
@@ -141,38 +154,48 @@ class LoadedRuns:
 
 
 @dataclass(frozen=True)
-class _Staged:
-    files: list[SparkFile]
-    firsts: dict[int, tuple[str, bool]]  # file_index -> (first tag, first line good)
-    checks: dict[int, tuple[Any, ...]]  # file_index -> run_checks.sql's row
+class _FileCheck:
+    """run_file_checks.sql's row for one file."""
+
+    first_tag: str
+    first_ok: bool
+    line_count: int
+    bad_fields: int
+    bad_scores: int
+    other_tags: bool
+    duplicate_docs: int
+
+    @property
+    def rejected(self) -> bool:
+        return bool(self.bad_fields or self.bad_scores or self.other_tags or self.duplicate_docs)
 
 
-def _stage_runs(spark: Any, files: list[SparkFile], ignore_extra_fields: bool) -> _Staged:
-    """Register staged_lines (and the views under it) and run the set-wise checks."""
-    _lines(spark, files)
-    args = {"ignore_extra_fields": ignore_extra_fields}
-    # materialised once: the checks, the ranking and the error path all read it
-    fields = spark.sql(_spark_sql("run_fields")).localCheckpoint(eager=True)
-    fields.createOrReplaceTempView("spark_run_fields")
-    firsts = {
-        r["file_index"]: (r["first_tag"], r["first_ok"])
-        for r in spark.sql(_spark_sql("file_firsts"), args=args).collect()
+def _stage_runs(
+    spark: Any, files: list[SparkFile], ignore_extra_fields: bool, note: Progress | None = None
+) -> dict[int, _FileCheck]:
+    """Read the files once into staged_lines (materialised), check them in one query.
+
+    The one read splits every line (run_fields.sql) and keeps what the checks and the ranking
+    need (stage_run_lines.sql), in memory (spilling to disk); the checks
+    (run_file_checks.sql), the ranking (insert_run_results.sql) and the lists' sizes read it
+    instead of the files.
+    """
+    _fields(spark, files)
+    staged = spark.sql(_spark_sql("stage_run_lines"), args={"ignore_extra_fields": ignore_extra_fields})
+    staged = staged.localCheckpoint(eager=True)
+    staged.createOrReplaceTempView("staged_lines")
+    if note:
+        note(f"read {len(files):,} run files")
+    checks = {
+        r["file_index"]: _FileCheck(
+            r["first_tag"], r["first_ok"], int(r["line_count"]), int(r["bad_fields"]),
+            int(r["bad_scores"]), r["other_tags"], int(r["duplicate_docs"]),
+        )
+        for r in spark.sql(_spark_sql("run_file_checks")).collect()
     }
-    spark.createDataFrame(
-        [(i, tag) for i, (tag, _) in firsts.items()], "file_index INT, first_tag STRING"
-    ).createOrReplaceTempView("spark_file_tags")
-    spark.sql(_spark_sql("stage_run_lines"), args=args).createOrReplaceTempView("staged_lines")
-    checks = {r[0]: tuple(r) for r in spark.sql(_transpiled_checks()).collect()}
-    return _Staged(files, firsts, checks)
-
-
-def _rejected(staged: _Staged) -> list[int]:
-    """Files with a bad line, by run_checks.sql (a file of several tags is one)."""
-    return [
-        index
-        for index, (_, _, bad_fields, bad_scores, other_tags, duplicates) in staged.checks.items()
-        if bad_fields or bad_scores or duplicates or other_tags
-    ]
+    if note:
+        note(f"checked {sum(c.line_count for c in checks.values()):,} run lines")
+    return checks
 
 
 def check_run_files(
@@ -184,13 +207,14 @@ def check_run_files(
     not compared across files). Empty for good files.
     """
     files = list_files(spark, paths, "runs")
-    staged = _stage_runs(spark, files, ignore_extra_fields)
+    checks = _stage_runs(spark, files, ignore_extra_fields)
     errors = {
         files[i].label: IngestError(files[i].label, None, "the file holds no run lines")
         for i in range(len(files))
-        if i not in staged.firsts
+        if i not in checks
     }
-    located = _locate_run_errors(spark, files, _rejected(staged), ignore_extra_fields=ignore_extra_fields)
+    rejected = [i for i, c in sorted(checks.items()) if c.rejected]
+    located = _locate_run_errors(spark, files, rejected, ignore_extra_fields=ignore_extra_fields)
     errors.update({files[i].label: error for i, error in located.items()})
     return errors
 
@@ -201,18 +225,22 @@ def load_runs(
     *,
     collection: str = "spark",
     ignore_extra_fields: bool = False,
+    progress: Progress | None = None,
 ) -> LoadedRuns:
     """Read, check and rank TREC run files on Spark; register ``runs, run_results, run_topics``.
 
     One run per file, named by the tag of its first line, as ``evalwh ingest runs`` does.
     A bad file raises :class:`~evalwh.errors.IngestError` with the warehouse's message
-    (``file:line: problem``) and nothing is registered.
+    (``file:line: problem``) and nothing is registered. ``progress`` is called with a line
+    of text as each stage ends. The ranking itself is lazy: it runs when the evaluation
+    context (or a write-back) first reads ``run_results``.
     """
     from evalwh.spark import ingest_selects
 
     files = list_files(spark, paths, "runs")
-    staged = _stage_runs(spark, files, ignore_extra_fields)
-    firsts, checks = staged.firsts, staged.checks
+    if progress:
+        progress(f"listed {len(files):,} run files")
+    checks = _stage_runs(spark, files, ignore_extra_fields, progress)
 
     def locate(index: int) -> IngestError:
         return _locate_run_errors(spark, files, [index], ignore_extra_fields=ignore_extra_fields)[index]
@@ -220,13 +248,13 @@ def load_runs(
     # the warehouse's order: each file's first line (no lines, a bad first line), then run
     # names, then every line
     for index, file in enumerate(files):
-        if index not in firsts:
+        if index not in checks:
             raise IngestError(file.label, None, "the file holds no run lines")
-        if not firsts[index][1]:
+        if not checks[index].first_ok:
             raise locate(index)
     owners: dict[str, str] = {}
     for index, file in enumerate(files):
-        tag = firsts[index][0]
+        tag = checks[index].first_tag
         if tag in owners:
             raise IngestError(
                 file.label,
@@ -235,18 +263,20 @@ def load_runs(
                 "(the tag of the first line names the run)",
             )
         owners[tag] = file.label
-    rejected = _rejected(staged)
+    rejected = [i for i in range(len(files)) if checks[i].rejected]
     if rejected:
         raise locate(min(rejected))
 
-    run_ids = [firsts[i][0] for i in range(len(files))]
+    run_ids = [checks[i].first_tag for i in range(len(files))]
+    # each file's SHA-256 (of its decompressed content, as the warehouse's): the files are
+    # read once more, without splitting, on the executors
     digests = {
         r["file_index"]: r["sha256"]
         for r in spark.sql(
             "SELECT file_index, sha2(CAST(value AS BINARY), 256) AS sha256 FROM spark_texts"
         ).collect()
     }
-    line_counts = [int(checks[i][1]) for i in range(len(files))]
+    line_counts = [checks[i].line_count for i in range(len(files))]
     spark.createDataFrame(
         [
             (collection, run_ids[i], run_ids[i], os.path.basename(f.label), digests[i], line_counts[i])
@@ -262,13 +292,6 @@ def load_runs(
     for relation, query in statements:
         spark.sql(query).createOrReplaceTempView(_AS_WAREHOUSE.get(relation, relation))
     return LoadedRuns(run_ids, files, line_counts)
-
-
-def _transpiled_checks() -> str:
-    from evalwh.spark import transpile
-
-    (tree,) = transpile(sql.query(_INGEST, "run_checks"), {})
-    return tree.sql(dialect="spark")
 
 
 def _utf8_byte(body: bytes) -> int:
@@ -311,6 +334,7 @@ def _locate_run_errors(
     """The warehouse's message for the first bad line of each rejected run file."""
     if not indexes:
         return {}
+    _fields(spark, files, only=indexes)  # (the staged lines keep no line texts)
     spark.createDataFrame([(i,) for i in indexes], "file_index INT").createOrReplaceTempView(
         "spark_rejected"
     )
@@ -411,22 +435,29 @@ def evaluate_files(
     *,
     collection: str = "spark",
     ignore_extra_fields: bool = False,
+    progress: Progress | None = None,
     **options: Any,
 ) -> pd.DataFrame:
     """Evaluate run files against qrels file(s) entirely on Spark; per-topic values.
 
     Reads and checks the files (:func:`load_qrels`, :func:`load_runs`), then runs the
     evaluation context and the metric SQL (:func:`evalwh.spark.evaluate`; ``options`` are
-    its options: ``depths, rel, unjudged, depth_cap, float32_ties, averaging``).
+    its options: ``depths, rel, unjudged, depth_cap, float32_ties, averaging, typed_names``).
+    ``progress`` is told each stage as it ends.
 
     Returns:
         ``run_id, query_id, measure, value``, as ``Warehouse.evaluate(per_query=True)``.
     """
     from evalwh.spark import evaluate
 
-    load_qrels(spark, qrels, collection=collection)
-    load_runs(spark, runs, collection=collection, ignore_extra_fields=ignore_extra_fields)
-    return evaluate(spark, measures, collection=collection, **options)
+    judgments = load_qrels(spark, qrels, collection=collection)
+    if progress:
+        progress(f"read {judgments:,} judgments")
+    load_runs(spark, runs, collection=collection, ignore_extra_fields=ignore_extra_fields, progress=progress)
+    frame = evaluate(spark, measures, collection=collection, **options)
+    if progress:
+        progress(f"ranked, judged and scored: {len(frame):,} values")
+    return frame
 
 
 RUN_TABLE_COLUMNS = ["run_id", "query_id", "doc_id", "score"]

@@ -1,0 +1,143 @@
+"""The Spark session evalwh runs on: quiet, tuned for the cores it has, reused when one exists.
+
+:func:`start` returns the active session (spark-submit's, or a test's), or builds one on the
+master given. What it sets, and why:
+
+* **Quiet.** Spark logs warnings by default, and some come before any SparkContext exists (the
+  loopback hostname, the native Hadoop library), where ``setLogLevel`` cannot reach them. The
+  driver JVM is therefore started with the log4j2 configuration shipped beside this module
+  (errors only), and the three lines the JVM prints past log4j (its incubator modules, the
+  shell's default level and how to change it) are dropped from its standard error. ``verbose=True`` keeps Spark's own defaults and every line.
+* **Shuffle partitions.** Spark's default of 200 shuffle partitions turns every aggregate of
+  a small cluster into hundreds of tiny tasks; unless the configuration names a number, it is
+  three per core the session has (at least four), and adaptive execution coalesces further.
+  Files are listed once, on the driver (:func:`tune`).
+* **pandas.** pyspark warns (FutureWarning) that it does not fully support pandas 3. evalwh
+  never converts through pyspark's pandas path (values come back as Arrow tables, see
+  :func:`evalwh.spark.evaluate`), so the notice is silenced, for that message only.
+
+May import: :mod:`evalwh.errors` (pyspark is imported inside the functions).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
+# Lines of the driver JVM's standard error that say nothing to an evalwh user: the JVM's note
+# on its incubator modules, and the level Spark's shell logging sets for pyspark (printed to
+# standard error directly, whatever the log4j2 configuration says) and how to change it.
+_NOISE = (
+    "WARNING: Using incubator modules",
+    "Setting default log level to",
+    "To adjust logging level use sc.setLogLevel",
+)
+
+
+def quiet_pandas_notice() -> None:
+    """Silence pyspark's FutureWarning about pandas 3 (see the module docstring)."""
+    warnings.filterwarnings(
+        "ignore", message="PySpark does not yet fully support pandas", category=FutureWarning
+    )
+
+
+@contextmanager
+def _filtered_stderr(verbose: bool) -> Iterator[None]:
+    """While the driver JVM starts, give it a standard error that drops :data:`_NOISE`.
+
+    The JVM inherits file descriptor 2 when pyspark spawns it; a pipe stands in for it during
+    the start, and a daemon thread copies every other line to the real standard error for as
+    long as the JVM lives.
+    """
+    if verbose:
+        yield
+        return
+    try:
+        saved = os.dup(2)
+    except OSError:  # no standard error to speak of
+        yield
+        return
+    read_end, write_end = os.pipe()
+
+    def copy() -> None:
+        with os.fdopen(read_end, "rb") as lines, os.fdopen(saved, "wb", buffering=0) as out:
+            for line in lines:
+                if not line.decode("utf-8", "replace").startswith(_NOISE):
+                    out.write(line)
+
+    restore = os.dup(saved)
+    threading.Thread(target=copy, name="evalwh-jvm-stderr", daemon=True).start()
+    os.dup2(write_end, 2)
+    os.close(write_end)
+    try:
+        yield
+    finally:
+        # this process writes to its own standard error again; the JVM keeps the pipe
+        os.dup2(restore, 2)
+        os.close(restore)
+
+
+def start(
+    master: str | None = None,
+    *,
+    verbose: bool = False,
+    app_name: str = "evalwh",
+    config: Mapping[str, str] | None = None,
+) -> Any:
+    """The active Spark session, or a new one on ``master``; quiet and tuned (module docstring).
+
+    Args:
+        master: A Spark master URL (``local[2]``, ``spark://host:7077``, ``yarn``). Without
+            one, the active session is taken (spark-submit's), else a new session on the
+            master the environment gives (spark-submit's, or ``local[*]``).
+        verbose: Keep Spark's own logging (warnings and start-up lines).
+        app_name: The application's name on the cluster.
+        config: Further Spark settings (``spark.executor.memory``...), for a new session.
+    """
+    quiet_pandas_notice()
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None and master is None:
+        session = active
+    else:
+        builder = SparkSession.builder.appName(app_name).config("spark.ui.showConsoleProgress", "false")
+        if master is not None:
+            builder = builder.master(master)
+        settings = dict(config or {})
+        if not verbose:
+            option = f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+            given = settings.get("spark.driver.extraJavaOptions")
+            settings["spark.driver.extraJavaOptions"] = f"{given} {option}" if given else option
+        for key, value in settings.items():
+            builder = builder.config(key, value)
+        with _filtered_stderr(verbose):
+            session = builder.getOrCreate()
+    if not verbose:
+        session.sparkContext.setLogLevel("ERROR")
+    tune(session)
+    return session
+
+
+def tune(session: Any) -> None:
+    """Shuffle partitions for the cores the session has, file listing on the driver.
+
+    Settings the configuration names are left as they are. evalwh lists the files itself
+    (:func:`evalwh.spark.files.list_files`) and hands Spark the paths; above 32 paths Spark
+    would list them again in a job of one task per path, so that threshold is raised.
+    """
+    context = session.sparkContext
+    given = context.getConf()
+    if not given.contains("spark.sql.sources.parallelPartitionDiscovery.threshold"):
+        session.conf.set("spark.sql.sources.parallelPartitionDiscovery.threshold", "100000")
+    if given.contains("spark.sql.shuffle.partitions"):
+        return
+    cores = max(int(context.defaultParallelism), 1)
+    session.conf.set("spark.sql.shuffle.partitions", str(max(4, 3 * cores)))
+    session.conf.set("spark.sql.adaptive.enabled", "true")
