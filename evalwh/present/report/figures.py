@@ -37,6 +37,9 @@ ACCENT = "#2f6fb0"
 # "small" (10 pt) labels and legends stay at least MIN_TEXT_PX on the page (below)
 _RC = {"svg.hashsalt": "evalwh-report", "svg.fonttype": "path", "font.size": 12}
 
+FIGURE_ID_SHOWN = 24
+"""Ids longer than this are shortened in figures (legends and titles have less room than
+tables, and their text is at least MIN_TEXT_PX): start and end, as :func:`short_id` does."""
 MIN_TEXT_PX = 10
 """No text of a figure is smaller than this many CSS pixels on the page at its design width."""
 COLUMN_PX = 497
@@ -199,7 +202,7 @@ def draw_runs(profile: pd.DataFrame, perf: str) -> MplFigure:
                 linewidth=1.1 if named else 0.6,
                 alpha=1.0 if named else 0.7,
                 color=palette(i),
-                label=short_id(run),
+                label=short_id(run, FIGURE_ID_SHOWN),
             )
         ax.set_ylabel(label)
         _tidy(ax)
@@ -224,7 +227,7 @@ def pair_figure(
 
     run_a, run_b = str(rows["run_a"].iloc[0]), str(rows["run_b"].iloc[0])
     own = _shortened(intervals[intervals["run_id"].isin([run_a, run_b])], "run_id")
-    run_a, run_b = short_id(run_a), short_id(run_b)
+    run_a, run_b = short_id(run_a, FIGURE_ID_SHOWN), short_id(run_b, FIGURE_ID_SHOWN)
     svg = _drawn(plot_pair, PairComparison(_shortened(rows, "run_a", "run_b"), own), title=f"{run_a} vs {run_b}")
     caption = (
         f"Means with {opts.correction} comparison intervals of the {opts.test} family at "
@@ -244,7 +247,7 @@ def bounds_figure(
 
     run_a, run_b = str(rows["run_a"].iloc[0]), str(rows["run_b"].iloc[0])
     own = _shortened(bands[bands["run_id"].isin([run_a, run_b])], "run_id")
-    run_a, run_b = short_id(run_a), short_id(run_b)
+    run_a, run_b = short_id(run_a, FIGURE_ID_SHOWN), short_id(run_b, FIGURE_ID_SHOWN)
     svg = _drawn(plot_bounds, own, pool_depth=pool_depth, title=f"P@d bounds: {run_a}, {run_b}")
     caption = (
         "Lower line P@d (belief), dashed line P@d + U@d (plausibility): P@d under any "
@@ -256,7 +259,7 @@ def bounds_figure(
 
 def _shortened(frame: pd.DataFrame, *columns: str) -> pd.DataFrame:
     """``frame`` with its run ids as the report shows them (drawn text costs with its length)."""
-    return frame.assign(**{c: frame[c].map(short_id) for c in columns})
+    return frame.assign(**{c: frame[c].map(lambda v: short_id(v, FIGURE_ID_SHOWN)) for c in columns})
 
 
 def _tidy(ax: object) -> None:

@@ -138,7 +138,8 @@ def ingest_qrels(
             several files, or two files of the same stem.
     """
     from evalwh.io.frames import is_table_file, read_table
-    from evalwh.store.ingest.qrels import Provenance, check_name, check_provenance, read_prompt, store_prompt
+    from evalwh.store.ingest.qrels import Provenance, check_provenance, read_prompt, store_prompt
+    from evalwh.store.ingest.qrels import check_name as check_set_name
 
     check_name(collection, "collection")
     several = isinstance(sources, (list, tuple)) and len(sources) != 1
@@ -163,9 +164,10 @@ def ingest_qrels(
                     "file's stem: ingest one of them alone with --qrels-id"
                 )
             first[name] = item
-            check_name(name, f"qrels id (the stem of {item})")
+            check_set_name(name, f"qrels id (the stem of {item})")
     else:
-        names = [check_name(qrels_id if qrels_id is not None else "default", "qrels id")]
+        check_name(qrels_id if qrels_id is not None else "default", "qrels id")
+        names = [qrels_id if qrels_id is not None else "default"]
     check_provenance(source, judge, model, round)
     prompt_text = read_prompt(prompt) if prompt is not None else None
     provenance = Provenance(source, judge, model, prompt_text[1] if prompt_text else None, round)

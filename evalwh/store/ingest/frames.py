@@ -8,6 +8,7 @@ stores it by the general path's statements (:mod:`evalwh.store.ingest.general`).
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import TYPE_CHECKING
 
 from evalwh import sql
@@ -70,6 +71,10 @@ def check_frame_ids(frame: pd.DataFrame, columns: list[str], label: str = "DataF
         raise IngestError(label, first[0] + 1, first[1])
 
 
+NAME_BREAKS = re.compile(r"[ \t\n\r\x0b\x0c\x00]")
+"""What no id may hold: ASCII whitespace (TREC files split their fields on it) or a NUL byte."""
+
+
 def check_name(value: object, what: str) -> None:
     """Refuse a name given as an argument or option (a run id, a qrels id, a collection) that no file could hold.
 
@@ -79,14 +84,12 @@ def check_name(value: object, what: str) -> None:
     Raises:
         IngestError: ``run id argument: 'a b' holds whitespace or a NUL byte, ...``.
     """
-    import re
-
     label = f"{what} argument"
     if not isinstance(value, str):
         raise IngestError(label, None, f"{value!r} is not a string")
     if value == "":
         raise IngestError(label, None, f"the {what} is empty")
-    if re.search(r"[ \t\n\r\x0b\x0c\x00]", value):
+    if NAME_BREAKS.search(value):
         raise IngestError(label, None, f"{value!r} holds whitespace or a NUL byte, which no TREC file can hold")
 
 

@@ -64,11 +64,20 @@ class Provenance:
 
 
 def check_name(value: str, what: str) -> str:
-    """Refuse a name given as an option that no TREC file could hold (the rule of
-    :func:`evalwh.store.ingest.frames.check_name`), and return it."""
-    from evalwh.store.ingest.frames import check_name as check
+    """Refuse a set name that no TREC file could hold: empty, or with whitespace.
 
-    check(value, what)
+    The rule of :func:`evalwh.store.ingest.frames.check_name`, worded for the names a qrels
+    ingest derives from its files (``qrels id (the stem of x.txt) 'b c' holds ...``).
+
+    Raises:
+        EvalWhError: naming the value and the rule.
+    """
+    from evalwh.store.ingest.frames import NAME_BREAKS
+
+    if not value:
+        raise EvalWhError(f"{what} is empty")
+    if NAME_BREAKS.search(value):
+        raise EvalWhError(f"{what} {value!r} holds whitespace or a NUL byte, which no TREC file can hold")
     return value
 
 
