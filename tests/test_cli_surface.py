@@ -141,3 +141,17 @@ def test_report_demo_says_what_it_leaves(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert "evalwh-demo/" in result.stderr and "demo.duckdb" in result.stderr
     assert (tmp_path / "evalwh-demo").is_dir() and (tmp_path / "demo.duckdb").is_file()
+
+
+def test_judged_share_by_source_on_the_direct_path(files):
+    """A qrels file read by eval --qrels is one human set: its judged share is all human."""
+    qrels, runs = files
+    specs = ["A_p(source=human)@2", "A_p(source=llm)@2", "A_p(source=none)@2", "A_p@2"]
+    result = invoke("eval", "--qrels", str(qrels), *runs, *[a for s in specs for a in ("-m", s)], "-q", "-f", "csv")
+    assert result.exit_code == 0, result.output
+    frame = pd.read_csv(io.StringIO(result.stdout), dtype={"query_id": str})
+    wide = frame.pivot_table(index=["run_id", "query_id"], columns="measure", values="value")
+    assert (wide["A_p(source=human)@2"] == wide["A_p@2"]).all()
+    assert (wide["A_p(source=llm)@2"] == 0).all()
+    assert (wide["A_p(source=none)@2"] == 1 - wide["A_p@2"]).all()
+    assert wide["A_p@2"].between(0, 1).all() and (wide["A_p@2"] < 1).any()

@@ -232,7 +232,7 @@ def _evaluate(
 
 def _context_steps(options: Options) -> list[tuple[str, dict[str, Any]]]:
     """The evaluation context of :mod:`evalwh.measures.evaluation`, with the files' judged rows added."""
-    steps = context_steps(COLLECTION, None, options, fingerprint=None)
+    steps = context_steps(COLLECTION, None, options, fingerprint=None, label_sources=True)
     at = steps.index(("05_source_direct", {})) + 1
     return steps[:at] + [("05_source_files", {})] + steps[at:]
 

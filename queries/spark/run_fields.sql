@@ -3,10 +3,10 @@
 -- params:
 -- Spark SQL over spark_lines (text_lines.sql). Fields are split on runs of whitespace (space,
 -- tab, vertical tab, form feed), as restage_run_lines.sql and evalwh.io.formats.split_fields do.
--- A score is read only when it is a finite decimal number as evalwh.io.formats.is_score takes
--- it (Python's float grammar in ASCII: digits with single underscores between them, an
--- optional fraction and exponent; no hexadecimal, no 'd'/'f' suffix that Java's parser
--- would take): the pattern decides, the cast only converts.
+-- A score is read only when it is a finite decimal number as evalwh.io.formats.SCORE takes
+-- it (digits, an optional fraction and exponent: 12, -3.5, .5, 9.998186e-02; no underscores,
+-- no hexadecimal, no 'd'/'f' suffix that Java's parser would take): the pattern decides, the
+-- cast only converts.
 WITH split AS (
     SELECT
         file_index,
@@ -31,8 +31,8 @@ SELECT
     get(f, 3) AS rank_given,
     get(f, 4) AS score_text,
     CASE
-        WHEN get(f, 4) RLIKE '^[+-]?([0-9](_?[0-9])*(\\.([0-9](_?[0-9])*)?)?|\\.[0-9](_?[0-9])*)([eE][+-]?[0-9](_?[0-9])*)?$'
-            THEN CAST(replace(get(f, 4), '_', '') AS DOUBLE)
+        WHEN get(f, 4) RLIKE '^[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?$'
+            THEN CAST(get(f, 4) AS DOUBLE)
     END AS score,
     get(f, 5) AS tag
 FROM split;
