@@ -196,16 +196,12 @@ def typed_columns(frame: pd.DataFrame, kind: Kind, *, label: str = "DataFrame") 
     if number in frame.columns:
         values = frame[number]
         dtype = values.dtype
-        if dtype.kind not in "iuf":
-            if dtype.kind == "O" and pd.api.types.infer_dtype(values, skipna=True) in _NUMBER_KINDS:
-                pass
-            else:
-                row = (
-                    _first_wrong(values, (int, float, str, decimal.Decimal, np.number)) if dtype.kind == "O" else 0
-                )
-                if row is not None:  # (else text and numbers: the finiteness check names a bad one)
-                    value = _plain(values.iloc[row])
-                    raise IngestError(label, row + 1, f"{number} {value!r} is a {type(value).__name__}, not a number")
+        numbers_as_objects = dtype.kind == "O" and pd.api.types.infer_dtype(values, skipna=True) in _NUMBER_KINDS
+        if dtype.kind not in "iuf" and not numbers_as_objects:
+            row = _first_wrong(values, (int, float, str, decimal.Decimal, np.number)) if dtype.kind == "O" else 0
+            if row is not None:  # (else text and numbers: the finiteness check names a bad one)
+                value = _plain(values.iloc[row])
+                raise IngestError(label, row + 1, f"{number} {value!r} is a {type(value).__name__}, not a number")
     if not converted:
         return frame
     return frame.assign(**converted)
