@@ -19,48 +19,17 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
 from evalwh import Warehouse, sql
-from evalwh.cli import app
 from evalwh.errors import EvalWhError, IngestError, SchemaError
 from evalwh.io.files import DatabaseTargetError, write_text
 
-QRELS = pd.DataFrame(
-    {"query_id": ["1", "1", "1", "2", "2"], "doc_id": ["a", "b", "c", "a", "e"], "relevance": [1, 0, 2, 1, 0]}
-)
-RUNS = pd.DataFrame(
-    {
-        "run_id": ["r1"] * 4 + ["r2"] * 3,
-        "query_id": ["1", "1", "1", "2", "1", "1", "2"],
-        "doc_id": ["a", "x", "c", "e", "c", "a", "a"],
-        "score": [5.0, 4.0, 3.0, 1.0, 3.0, 2.0, 1.0],
-    }
-)
-
-runner = CliRunner()
-
-
-def invoke(*args: object):
-    return runner.invoke(app, [str(a) for a in args])
-
-
-def digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+# the small collection, the CLI runner and the one-line check of the first probe's tests
+from test_safety import QRELS, RUNS, digest, invoke, one_line_error  # noqa: E402
 
 
 def siblings(path: Path) -> list[str]:
     return sorted(p.name for p in path.parent.iterdir())
-
-
-def one_line_error(result, text: str = "") -> bool:
-    return (
-        result.exit_code == 1
-        and result.stderr.startswith("Error: ")
-        and result.stderr.count("\n") == 1
-        and text in result.stderr
-        and "Traceback" not in result.output
-    )
 
 
 def cli(*args: object) -> list[str]:

@@ -15,7 +15,7 @@ end, so a failed write leaves nothing behind.
 
 :func:`write_values` writes per-topic values as Parquet partitioned by measure.
 
-May import: :mod:`evalwh.store.transfer` (its constants), :mod:`evalwh.io`, :mod:`evalwh.errors`,
+May import: :mod:`evalwh.store.transfer` (its constants and how an export is finished), :mod:`evalwh.io`, :mod:`evalwh.errors`,
 :mod:`evalwh.sql`, :mod:`evalwh.spark`.
 """
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import os
 import shutil
 import urllib.parse
@@ -35,7 +34,7 @@ from evalwh import sql
 from evalwh._version import __version__
 from evalwh.errors import EvalWhError
 from evalwh.io.files import fsync_tree, partial_name, remove_leftovers
-from evalwh.store.transfer import FORMAT, FORMAT_VERSION, MANIFEST, PARTITION
+from evalwh.store.transfer import FORMAT, FORMAT_VERSION, PARTITION, publish_export
 
 # Each table written, with its columns as the warehouse's export gives them (name, DuckDB
 # type) and the Spark SQL that selects them (the collection is in the folder name only).
@@ -226,11 +225,7 @@ def write_export(
             "collections": [collection],
             "tables": entries,
         }
-        (partial / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-        fsync_tree(partial)
-        if target.exists():
-            target.rmdir()  # empty, checked above
-        partial.rename(target)
+        publish_export(partial, target, manifest)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise

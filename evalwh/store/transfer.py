@@ -172,15 +172,22 @@ def export(
             "collections": chosen_collections,
             "tables": entries,
         }
-        (partial / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-        fsync_tree(partial)
-        if target.exists():
-            target.rmdir()  # empty, checked above
-        partial.rename(target)
+        publish_export(partial, target, manifest)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         raise
     return manifest
+
+
+def publish_export(partial: Path, target: Path, manifest: dict[str, Any]) -> None:
+    """Finish an export written into ``partial``: the manifest last, everything flushed to
+    disk, then the folder renamed into place as ``target`` (an empty ``target`` is replaced),
+    so a reader sees a whole export or none."""
+    (partial / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
+    fsync_tree(partial)
+    if target.exists():
+        target.rmdir()  # empty, checked by the caller
+    partial.rename(target)
 
 
 def _export_table(
