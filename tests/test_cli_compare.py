@@ -330,3 +330,18 @@ def test_compare_decision_refuses_score_files(db: Path, tmp_path: Path) -> None:
     code, _, err = invoke("compare", "a", "b", "-c", "toy", "--decision", "-b", "a", "--db", str(db))
     assert code == 1
     assert err.startswith("Error: compare --decision compares two runs of a collection;")
+
+
+def test_compare_reports_measures_as_typed(db: Path) -> None:
+    """Two persistences of RBP stay apart, and MAP is not renamed AP (as `evalwh eval` prints)."""
+    code, out, _ = invoke(
+        "compare", "a", "b", "-c", "toy", "-m", "MAP", "-m", "RBP(p=0.8)@4", "-m", "RBP(p=0.5)@4",
+        "--db", str(db), "-f", "csv",
+    )
+    assert code == 0, out
+    frame = pd.read_csv(io.StringIO(out))
+    assert frame["measure"].tolist() == ["MAP", "RBP(p=0.8)@4", "RBP(p=0.5)@4"]
+    # the values are those `evalwh eval` gives under the same names
+    with Warehouse(db) as wh:
+        means = wh.evaluate(["MAP", "RBP(p=0.8)@4", "RBP(p=0.5)@4"], collection="toy", runs=["a"], typed_names=True)
+    assert frame["mean_a"].tolist() == pytest.approx(means["value"].tolist(), abs=5e-5)

@@ -595,22 +595,22 @@ def test_run_reduced_qrels_end_to_end(small_wh: Warehouse) -> None:
     )
     levels = result["levels"]
     assert levels[["measure", "level"]].values.tolist() == [
-        [m, lv] for m in ("AP", "bpref10", "RankEff") for lv in (100, 50, 10)
-    ]
+        [m, lv] for m in ("MAP", "bpref-10", "RankEff") for lv in (100, 50, 10)
+    ]  # the names as given
     at_full = levels[levels["level"] == 100]
     assert np.allclose(at_full["tau"], 1.0) and np.allclose(at_full["change_pct"], 0.0)
     # the change is taken against the full-qrels mean of the same runs
     means = small_wh.evaluate(["MAP"], collection="small", qrels_id="reduced-a10-seed1")[
         "value"
     ].mean()
-    ap10 = levels[(levels["measure"] == "AP") & (levels["level"] == 10)].iloc[0]
+    ap10 = levels[(levels["measure"] == "MAP") & (levels["level"] == 10)].iloc[0]
     assert ap10["mean_value"] == pytest.approx(means)
     assert ap10["change_pct"] == pytest.approx(100 * (means / ap10["full_mean"] - 1))
     pairs = result["measure_tau"]
     assert pairs[["measure_a", "measure_b"]].values.tolist() == [
-        ["AP", "bpref10"],
-        ["AP", "RankEff"],
-        ["bpref10", "RankEff"],
+        ["MAP", "bpref-10"],
+        ["MAP", "RankEff"],
+        ["bpref-10", "RankEff"],
     ]
     stored = stored_levels(small_wh, "small")
     assert len(stored) == 9 and set(stored["experiment_id"]) == {"reduced-qrels-seed1"}
@@ -639,7 +639,7 @@ def test_first_level_below_reports_none_when_tau_stays_high() -> None:
 def test_run_swap_rates_end_to_end(small_wh: Warehouse) -> None:
     result = run_swap_rates(small_wh, "small", ["MAP", "RankEff"], samples=200, seed=5, cap=40)
     summary = result["summary"].set_index("measure")
-    assert summary.loc["AP", ["n_runs", "n_pairs", "samples", "topics_per_set"]].tolist() == [
+    assert summary.loc["MAP", ["n_runs", "n_pairs", "samples", "topics_per_set"]].tolist() == [
         6,
         15,
         200,
@@ -648,7 +648,7 @@ def test_run_swap_rates_end_to_end(small_wh: Warehouse) -> None:
     rates = result["rates"]
     assert rates.groupby("measure")["comparisons"].sum().tolist() == [200 * 15, 200 * 15]
     stored = small_wh.query("SELECT measure, d_star FROM swap_summary ORDER BY measure")
-    assert stored["measure"].tolist() == ["AP", "RankEff"]
+    assert stored["measure"].tolist() == ["MAP", "RankEff"]
     # same seed, same splits, same rates
     again = run_swap_rates(small_wh, "small", ["MAP", "RankEff"], samples=200, seed=5, cap=40)
     pd.testing.assert_frame_equal(again["rates"], rates)
@@ -746,7 +746,7 @@ def test_cli_experiment_commands(small_db: Path, tmp_path: Path) -> None:
     lines = out.stdout.splitlines()
     assert lines[0] == "measure,level,qrels_id,n_runs,mean_value,change_pct,tau"
     first = lines[1].split(",")
-    assert first[:4] == ["AP", "100", "reduced-a100-seed1", "6"]
+    assert first[:4] == ["MAP", "100", "reduced-a100-seed1", "6"]
     assert float(first[5]) == 0.0 and float(first[6]) == pytest.approx(1.0)
     png = tmp_path / "tau.png"
     out = runner.invoke(

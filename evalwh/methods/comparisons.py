@@ -62,7 +62,8 @@ def collection_scores(
 ) -> pd.DataFrame:
     """Per-topic scores ``run_id, query_id, measure, value`` of ``runs`` on ``measures``."""
     frame = evaluate(wh, 
-        list(measures), collection=collection, runs=list(runs), per_query=True, qrels_id=qrels_id, fill=fill
+        list(measures), collection=collection, runs=list(runs), per_query=True, qrels_id=qrels_id, fill=fill,
+        typed_names=True,
     )
     return frame[["run_id", "query_id", "measure", "value"]]
 

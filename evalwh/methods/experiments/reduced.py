@@ -423,7 +423,7 @@ def run_reduced_qrels(
     if progress:
         progress(0, total)
     columns = ["measure", "run_id", "value"]
-    full = evaluate(wh, measures, collection=collection, runs=runs, qrels_id=qrels_id, rel=rel)[
+    full = evaluate(wh, measures, collection=collection, runs=runs, qrels_id=qrels_id, rel=rel, typed_names=True)[
         columns
     ]
     if progress:
@@ -432,7 +432,7 @@ def run_reduced_qrels(
     level_ids = dict(zip(qrels["level"], qrels["qrels_id"], strict=True))
     for done, (level, level_qrels) in enumerate(level_ids.items(), start=2):
         means = evaluate(wh, 
-            measures, collection=collection, runs=runs, qrels_id=level_qrels, rel=rel
+            measures, collection=collection, runs=runs, qrels_id=level_qrels, rel=rel, typed_names=True
         )[columns]
         parts.append(means.assign(level=int(level), qrels_id=level_qrels))
         if progress:

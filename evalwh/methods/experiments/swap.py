@@ -305,7 +305,8 @@ def run_swap_rates(
             "see evalwh experiment exclusions)"
         )
     scores = evaluate(wh, 
-        measures, collection=collection, runs=runs, per_query=True, qrels_id=qrels_id, rel=rel
+        measures, collection=collection, runs=runs, per_query=True, qrels_id=qrels_id, rel=rel,
+        typed_names=True,
     )
     scores = scores[["measure", "run_id", "query_id", "value"]]
     if progress:
