@@ -39,7 +39,8 @@ own ``ru_maxrss`` (from ``wait4``). Per data set:
 
 With ``--baseline`` (a source tree of an earlier evalwh, e.g. ``git archive`` of a commit with
 its C reader built in place) the warehouse steps and the direct path also run on that code,
-in the same rounds, for the data sets named by ``--baseline-sets``.
+in the same rounds, for the data sets named by ``--baseline-sets``; the tree is laid out as
+installed first (:func:`as_installed`), so that its command line, SQL and schema are used.
 
 Measures: P@10, P@100, AP, AP@100, nDCG@10, bpref, A_p@10, A_p@100 (pytrec_eval: the first
 six). Rounds are interleaved (each round runs every step of every data set) and the load
@@ -92,6 +93,33 @@ def run(command: list[str], code: Path | None = None) -> dict[str, float]:
         "peak_gib": usage.ru_maxrss / 2**20,
         "load": (load + os.getloadavg()[0]) / 2,
     }
+
+
+# Folders of a source tree that the installed package holds inside evalwh/ (pyproject's
+# package-dir): evalwh.cli is cli/, evalwh.queries is queries/, evalwh.schema is schema/.
+MAPPED = ("cli", "queries", "schema")
+
+
+def as_installed(tree: Path, into: Path) -> Path:
+    """A folder to put on PYTHONPATH that imports ``tree``'s evalwh whole, as installed.
+
+    With a source tree itself on PYTHONPATH, evalwh comes from the tree but evalwh.cli,
+    evalwh.queries and evalwh.schema, which are not inside its evalwh/ folder, fall through
+    to the installed (editable) evalwh's: the baseline would run this checkout's command
+    line, SQL and schema. Here ``into``/evalwh links to every entry of the tree's evalwh/
+    and to its cli/, queries/ and schema/. An unpacked wheel is used as it is.
+    """
+    package = tree / "evalwh"
+    if not any((tree / name).is_dir() and not (package / name).exists() for name in MAPPED):
+        return tree
+    shutil.rmtree(into, ignore_errors=True)
+    (into / "evalwh").mkdir(parents=True)
+    for entry in package.iterdir():
+        (into / "evalwh" / entry.name).symlink_to(entry)
+    for name in MAPPED:
+        if (tree / name).is_dir() and not (package / name).exists():
+            (into / "evalwh" / name).symlink_to(tree / name)
+    return into
 
 
 def data_set(spec: str) -> tuple[str, Path, list[Path]]:
@@ -241,8 +269,8 @@ def main() -> None:
     parser.add_argument("--warehouse-only", default="", help="data sets with only the warehouse steps")
     args = parser.parse_args()
     args.workdir = args.workdir.resolve()
-    args.baseline = args.baseline.resolve() if args.baseline else None
     args.workdir.mkdir(parents=True, exist_ok=True)
+    args.baseline = as_installed(args.baseline.resolve(), args.workdir / "baseline") if args.baseline else None
     sets = [data_set(spec) for spec in args.datasets]
     only = args.warehouse_only.split(",")
     lines = {name: lines_of(files) for name, _, files in sets if name not in only}

@@ -68,3 +68,40 @@ label_uncertainty_cmd.register(app)
 demo.register(app)
 trec_eval_cmd.register(app)
 judgments_cmd.register(app)
+
+
+def _resolve_annotations(group: typer.Typer) -> None:
+    """Give every command's function its annotations as objects, once, instead of as text.
+
+    The CLI's modules use postponed annotations (text), and typer reads each command's
+    hints several times while it builds the command line (and those of the function a
+    command wraps, and of its options' callbacks), compiling and evaluating every
+    annotation's text each time: more than half of the start-up cost typer adds to every
+    command (90 ms of 140 CPU ms). Resolved here once, the later reads are lookups.
+    """
+    for info in [*group.registered_commands, group.registered_callback]:
+        _resolve(getattr(info, "callback", None))
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _resolve_annotations(sub.typer_instance)
+
+
+def _resolve(function: object) -> None:
+    """Resolve the annotations of ``function``, of what it wraps and of its options' callbacks."""
+    import typing
+
+    # (typer reads the wrapped function's signature too: every function of the chain)
+    while callable(function) and isinstance(getattr(function, "__annotations__", None), dict):
+        hints = typing.get_type_hints(function, include_extras=True)
+        function.__annotations__ = hints
+        for hint in hints.values():
+            for meta in getattr(hint, "__metadata__", ()):
+                callback = getattr(meta, "callback", None)
+                if callback is not None and any(
+                    isinstance(a, str) for a in getattr(callback, "__annotations__", {}).values()
+                ):
+                    _resolve(callback)
+        function = getattr(function, "__wrapped__", None)
+
+
+_resolve_annotations(app)
