@@ -405,11 +405,14 @@ fail:
  *
  * A collection's pairs can outgrow memory (100 M run lines of 5,000 topics hold 10 M pairs,
  * about 600 MiB), so the dictionary keeps at most `budget` bytes of topics' tables in memory
- * when it has a spill file: past that, the topics loaded longest ago are written to the file
- * (only if changed since they were read from it) and freed, and read back when a file has
- * lines of them again. A topic's table and records are one region of the file, rewritten in
- * place while they fit (a region is twice the size it was made for). Without a spill file
- * (budget unused) everything stays in memory, as for any collection below the budget. */
+ * when it has a spill file: past that, the topic used last goes to the file and is freed, and
+ * comes back when a file has lines of it again (a run file is keyed topic by topic, in the same
+ * order file after file, so the topics that were in memory when the budget was reached stay
+ * there and the others take turns). Records only grow, so only those added since it was last
+ * written go to the file, after the others in the topic's region (a region has room for twice
+ * the records it was made for; a topic that outgrows it gets a new one); the table is not
+ * written but made again from the records when the topic comes back. Without a spill file
+ * everything stays in memory, as for any collection below the budget. */
 
 typedef struct {
     char *text; /* the topic id (own copy) */
@@ -418,8 +421,9 @@ typedef struct {
     size_t mask, count;
     char *records; /* NULL while spilled */
     size_t record_bytes, record_cap;
-    int resident, changed;          /* in memory; changed since written to the spill file */
-    long long spill_at, spill_cap; /* its region in the spill file (spill_at < 0: none) */
+    int resident;                  /* slots and records in memory */
+    long long spill_at, spill_cap; /* its records' region in the spill file (spill_at < 0: none) */
+    size_t written;                /* bytes of its records in the region */
 } DocTopic;
 
 typedef struct {
@@ -434,7 +438,7 @@ typedef struct {
     size_t resident_bytes;  /* bytes of tables in memory */
     long long spill_end;    /* the spill file's used length */
     int error;              /* errno of a failed read or write of the spill file */
-    size_t *queue;          /* the topics in memory, in the order they came (a ring) */
+    size_t *queue;          /* the topics in memory, the one read or made last at the end (a ring) */
     size_t queue_head, queue_len, queue_cap;
 } Documents;
 
@@ -500,20 +504,18 @@ static int doc_queue_push(Documents *d, size_t topic) {
     return 1;
 }
 
-/* write topic t's table and records to the spill file (if changed) and free them; 0 on failure */
+/* write topic t's records not yet in the spill file there, and free its table and records */
 static int doc_spill(Documents *d, DocTopic *t) {
-    size_t slot_bytes = (t->mask + 1) * sizeof(uint64_t);
-    long long size = (long long)(slot_bytes + t->record_bytes);
-    if (t->changed || t->spill_at < 0) {
-        if (t->spill_at < 0 || size > t->spill_cap) { /* a new region, with room to grow */
-            t->spill_at = d->spill_end;
-            t->spill_cap = 2 * size;
-            d->spill_end += t->spill_cap;
-        }
-        if (!spill_io(d, (char *)t->slots, slot_bytes, t->spill_at, 1) ||
-            !spill_io(d, t->records, t->record_bytes, t->spill_at + (long long)slot_bytes, 1))
-            return 0;
+    if (t->spill_at < 0 || (long long)t->record_bytes > t->spill_cap) { /* a new region, with room to grow */
+        t->spill_at = d->spill_end;
+        t->spill_cap = 2 * (long long)t->record_bytes + 4096;
+        d->spill_end += t->spill_cap;
+        t->written = 0;
     }
+    if (t->record_bytes > t->written &&
+        !spill_io(d, t->records + t->written, t->record_bytes - t->written, t->spill_at + (long long)t->written, 1))
+        return 0;
+    t->written = t->record_bytes;
     d->resident_bytes -= doc_topic_bytes(t);
     free(t->slots);
     free(t->records);
@@ -521,46 +523,43 @@ static int doc_spill(Documents *d, DocTopic *t) {
     t->records = NULL;
     t->record_cap = 0;
     t->resident = 0;
-    t->changed = 0;
     return 1;
 }
 
-/* spill the topics in memory longest, but `keep`, while their tables hold more than the budget */
+/* spill the topics used last, but `keep`, while the tables in memory hold more than the budget */
 static int doc_trim(Documents *d, size_t keep) {
     if (d->fd < 0) return 1;
-    size_t turns = d->queue_len;
-    while (d->resident_bytes > d->budget && d->queue_len > 0 && turns-- > 0) {
-        size_t topic = d->queue[d->queue_head];
-        d->queue_head = (d->queue_head + 1) % d->queue_cap;
+    while (d->resident_bytes > d->budget && d->queue_len > 0) {
+        size_t topic = d->queue[(d->queue_head + d->queue_len - 1) % d->queue_cap];
+        if (topic == keep) break;
         d->queue_len--;
-        if (topic == keep) {
-            if (!doc_queue_push(d, topic)) return 0;
-            continue;
-        }
         if (!doc_spill(d, &d->topics[topic])) return 0;
     }
     return 1;
 }
 
-/* topic t's table and records in memory (read back if spilled); 0 on failure */
+/* topic t's records read back from the spill file, and its table made from them; 0 on failure */
 static int doc_resident(Documents *d, size_t topic) {
     DocTopic *t = &d->topics[topic];
     if (t->resident) return 1;
-    size_t slot_bytes = (t->mask + 1) * sizeof(uint64_t);
-    if ((t->slots = malloc(slot_bytes)) == NULL || (t->records = malloc(t->record_bytes ? t->record_bytes : 8)) == NULL) {
-        free(t->slots);
-        t->slots = NULL;
-        return 0;
-    }
     t->record_cap = t->record_bytes ? t->record_bytes : 8;
-    if (!spill_io(d, (char *)t->slots, slot_bytes, t->spill_at, 0) ||
-        !spill_io(d, t->records, t->record_bytes, t->spill_at + (long long)slot_bytes, 0)) {
+    if ((t->slots = calloc(t->mask + 1, sizeof(uint64_t))) == NULL || (t->records = malloc(t->record_cap)) == NULL ||
+        !spill_io(d, t->records, t->record_bytes, t->spill_at, 0)) {
         free(t->slots);
         free(t->records);
         t->slots = NULL;
         t->records = NULL;
         t->record_cap = 0;
         return 0;
+    }
+    for (size_t at = 0; at < t->record_bytes;) {
+        uint32_t len;
+        memcpy(&len, t->records + at, 4);
+        uint64_t hash = hash_bytes(t->records + at + 16, len, 0);
+        size_t slot = hash & t->mask;
+        while (t->slots[slot]) slot = (slot + 1) & t->mask;
+        t->slots[slot] = (hash & HIGH_HALF) | (uint64_t)(at / 8 + 1);
+        at += doc_record_size(len);
     }
     t->resident = 1;
     d->resident_bytes += doc_topic_bytes(t);
@@ -680,7 +679,6 @@ static int doc_add(Documents *d, DocTopic *t, const char *doc, uint32_t len, uin
     t->slots[slot] = (hash & HIGH_HALF) | (uint64_t)(t->record_bytes / 8 + 1);
     t->record_bytes += size;
     t->count++;
-    t->changed = 1;
     return 1;
 }
 
