@@ -55,8 +55,8 @@ def _keyed(documents, pairs: list[tuple[str, str]]) -> tuple[list[int], list[tup
         documents=documents,
     )
     assert not isinstance(ranked, str), ranked
-    rows = list(zip(ranked.rows["query_id"].to_pylist(), ranked.rows["doc_key"].to_pylist(), strict=True))
-    return rows, sorted(zip(*(ranked.added[c].to_pylist() for c in ranked.added.column_names), strict=True))
+    rows = ranked.rows.select(["query_id", "doc_key"]).to_pylist()
+    return rows, sorted(tuple(row.values()) for row in ranked.added.to_pylist())
 
 
 @settings(max_examples=60, deadline=None)
@@ -70,7 +70,11 @@ def test_a_spilled_dictionary_gives_the_keys_of_one_in_memory(stored, files, bat
     whole = runreader.documents(_runlines, _stored(stored, batch), len(stored) + 1)
     with tempfile.TemporaryFile() as spill:
         spilled = runreader.documents(
-            _runlines, _stored(stored, batch), len(stored) + 1, spill_fd=spill.fileno(), budget=budget
+            _runlines,
+            _stored(stored, batch),
+            len(stored) + 1,
+            spill_fd=spill.fileno(),
+            budget=budget,
         )
     for pairs in files:
         assert _keyed(spilled, pairs) == _keyed(whole, pairs)
@@ -84,9 +88,8 @@ def test_a_spilled_dictionary_gives_the_keys_of_one_in_memory(stored, files, bat
 
 def test_a_pair_stored_twice_is_refused():
     with tempfile.TemporaryFile() as spill, pytest.raises(ValueError, match="stored twice"):
-        runreader.documents(
-            _runlines, _stored([("1", "a"), ("2", "a"), ("1", "a")], 1), 9, spill_fd=spill.fileno(), budget=0
-        )
+        stored = _stored([("1", "a"), ("2", "a"), ("1", "a")], 1)
+        runreader.documents(_runlines, stored, 9, spill_fd=spill.fileno(), budget=0)
 
 
 def _text(rows: list[tuple[str, str]], tag: str, seed: int, blocks: bool) -> str:
@@ -100,10 +103,12 @@ def _text(rows: list[tuple[str, str]], tag: str, seed: int, blocks: bool) -> str
 def _state(wh: Warehouse) -> tuple[list[tuple], ...]:
     lines = wh.con.execute("SELECT * FROM run_results ORDER BY ALL").fetchall()
     cache = wh.con.execute(
-        "SELECT collection_id, qrels_id, run_id, query_id, rank, gain, judged_so_far, relevant_so_far"
-        " FROM judged_cache ORDER BY ALL"
+        "SELECT collection_id, qrels_id, run_id, query_id, rank, gain, judged_so_far,"
+        " relevant_so_far FROM judged_cache ORDER BY ALL"
     ).fetchall()
-    pairs = wh.con.execute("SELECT collection_id, query_id, doc_id FROM documents ORDER BY ALL").fetchall()
+    pairs = wh.con.execute(
+        "SELECT collection_id, query_id, doc_id FROM documents ORDER BY ALL"
+    ).fetchall()
     # every line's pair is in documents, once, and every key is one pair's
     assert wh.con.execute(
         "SELECT count(*) FROM run_rows ANTI JOIN documents USING (doc_key)"
@@ -115,10 +120,14 @@ def _state(wh: Warehouse) -> tuple[list[tuple], ...]:
     return lines, cache, pairs
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     commands=st.lists(
-        st.lists(st.tuples(_PAIRS.filter(bool), st.booleans(), st.booleans()), min_size=1, max_size=3),
+        st.lists(
+            st.tuples(_PAIRS.filter(bool), st.booleans(), st.booleans()), min_size=1, max_size=3
+        ),
         min_size=1,
         max_size=3,
     ),
@@ -135,10 +144,12 @@ def test_ingests_with_the_dictionary_spilled_store_what_in_memory_ones_do(
         for f, (pairs, blocks, general) in enumerate(files):
             path = folder / f"run{c}-{f}"
             # a comment sends a file the general way (the dictionary is loaded again after it)
-            path.write_text(("# general\n" if general else "") + _text(pairs, f"r{c}{f}", seed + f, blocks))
+            text = _text(pairs, f"r{c}{f}", seed + f, blocks)
+            path.write_text(("# general\n" if general else "") + text)
             paths[-1].append(path)
     states = []
-    for budget, piece, batch in ((keyed.DICTIONARY_BYTES, keyed.PIECE_BYTES, keyed.LOAD_PAIRS), (0, 60, 2)):
+    settings_in_memory = (keyed.DICTIONARY_BYTES, keyed.PIECE_BYTES, keyed.LOAD_PAIRS)
+    for budget, piece, batch in (settings_in_memory, (0, 60, 2)):
         monkeypatch.setattr(keyed, "DICTIONARY_BYTES", budget)
         monkeypatch.setattr(keyed, "PIECE_BYTES", piece)
         monkeypatch.setattr(keyed, "LOAD_PAIRS", batch)
@@ -150,11 +161,14 @@ def test_ingests_with_the_dictionary_spilled_store_what_in_memory_ones_do(
     assert states[0] == states[1]
 
 
-def test_a_bad_file_with_the_dictionary_spilled_leaves_the_warehouse_as_it_was(tmp_path, monkeypatch):
+def test_a_bad_file_with_the_dictionary_spilled_leaves_the_warehouse_as_it_was(
+    tmp_path, monkeypatch
+):
     monkeypatch.setattr(keyed, "DICTIONARY_BYTES", 0)
     monkeypatch.setattr(keyed, "LOAD_PAIRS", 3)
-    (tmp_path / "a").write_text("".join(f"{t} Q0 d{i} {i} {9 - i} a\n" for t in "123" for i in range(5)))
-    (tmp_path / "b").write_text("".join(f"{t} Q0 e{i} {i} {9 - i} b\n" for t in "123" for i in range(5)))
+    for name, doc in (("a", "d"), ("b", "e")):
+        lines = [f"{t} Q0 {doc}{i} {i} {9 - i} {name}\n" for t in "123" for i in range(5)]
+        (tmp_path / name).write_text("".join(lines))
     lines = [f"{t} Q0 d{i} {i} {9 - i} c\n" for t in "1234" for i in range(5)]
     lines[12] = "3 Q0 d2 2 high c\n"  # line 13: a score that is not a number
     (tmp_path / "c").write_text("".join(lines))

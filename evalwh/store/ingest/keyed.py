@@ -138,13 +138,18 @@ class Stored:
         ).fetchall()
         order = " ORDER BY query_id" if pairs * PAIR_BYTES > DICTIONARY_BYTES else ""
         stored = self.wh.con.sql(
-            "SELECT query_id, doc_id, doc_key FROM documents WHERE collection_id = $collection" + order,
+            "SELECT query_id, doc_id, doc_key FROM documents"
+            " WHERE collection_id = $collection" + order,
             params={"collection": self.collection},
         ).to_arrow_reader(LOAD_PAIRS)
         self.documents = None  # (the dictionary before, and its spill file, are freed first)
         with tempfile.TemporaryFile() as spill:  # the dictionary keeps its own descriptor
             self.documents = runreader.documents(
-                self.module, stored, int(next_key), spill_fd=spill.fileno(), budget=DICTIONARY_BYTES
+                self.module,
+                stored,
+                int(next_key),
+                spill_fd=spill.fileno(),
+                budget=DICTIONARY_BYTES,
             )
         self.next_list, self.next_build = int(next_list), int(next_build)
 
