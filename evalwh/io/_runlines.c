@@ -48,25 +48,35 @@
  *       accepted: keys (int64 per row); added (int32), the rows whose pair was new and got
  *       the next key; the document ids are then those of the added rows only. Without,
  *       keys and added are None.
- *   documents(topic_offsets, topic_bytes, doc_offsets, doc_bytes, keys, next_key) -> capsule
- *       The dictionary read_run keys rows in: the pairs stored so far and their int64 keys.
+ *   documents(next_key[, spill_fd, budget]) -> capsule
+ *       The dictionary read_run keys rows in, empty: a new pair gets next_key, then the next.
+ *       With a spill file (a descriptor of a file to read and write, duplicated), at most
+ *       budget bytes of its topics' tables stay in memory, the others in the file.
+ *   documents_add(capsule, topic_offsets, topic_bytes, doc_offsets, doc_bytes, keys)
+ *       The pairs stored so far and their int64 keys into the dictionary, a batch at a time.
+ *   documents_info(capsule) -> (pairs, topics, topics in memory, bytes in memory, spill bytes)
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <pythread.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #ifdef _WIN32
+#include <io.h>
 #include <locale.h>
+#define dup _dup
+#define close _close
 typedef _locale_t c_locale_t;
 #define new_c_locale() _create_locale(LC_NUMERIC, "C")
 #define strtod_c(s, end, loc) _strtod_l((s), (end), (loc))
 #else
 #include <locale.h>
+#include <unistd.h>
 #ifdef __APPLE__
 #include <xlocale.h>
 #endif
@@ -388,16 +398,32 @@ fail:
 /* The collection's (topic, document) pairs and their keys (documents.doc_key), grown while
  * run files are read: the ingest stores a key per run line instead of the document id. As
  * the judgments, every topic has its own table (a run file is read topic by topic); a slot
- * holds the upper half of the document's hash and where its record is (offset / 8 + 1). A
- * record is the id's length, its key, then its bytes padded to 8: one cache line to fetch,
- * asked for ahead of time (key_rows). Records only grow, in one array reallocated as
- * needed (found by offset). A lock makes one read_run at a time add to it. */
+ * holds the upper half of the document's hash and where its record is in the topic's record
+ * array (offset / 8 + 1). A record is the id's length, its key, then its bytes padded to 8:
+ * one cache line to fetch, asked for ahead of time (key_rows). A lock makes one read_run at
+ * a time add to it.
+ *
+ * A collection's pairs can outgrow memory (100 M run lines of 5,000 topics hold 10 M pairs,
+ * about 600 MiB), so the dictionary keeps at most `budget` bytes of topics' tables in memory
+ * when it has a spill file: past that, the topic used last goes to the file and is freed, and
+ * comes back when a file has lines of it again (a run file is keyed topic by topic, in the same
+ * order file after file, so the topics that were in memory when the budget was reached stay
+ * there and the others take turns). Records only grow, so only those added since it was last
+ * written go to the file, after the others in the topic's region (a region has room for twice
+ * the records it was made for; a topic that outgrows it gets a new one); the table is not
+ * written but made again from the records when the topic comes back. Without a spill file
+ * everything stays in memory, as for any collection below the budget. */
 
 typedef struct {
     char *text; /* the topic id (own copy) */
     uint32_t len;
-    uint64_t *slots;
+    uint64_t *slots; /* NULL while spilled */
     size_t mask, count;
+    char *records; /* NULL while spilled */
+    size_t record_bytes, record_cap;
+    int resident;                  /* slots and records in memory */
+    long long spill_at, spill_cap; /* its records' region in the spill file (spill_at < 0: none) */
+    size_t written;                /* bytes of its records in the region */
 } DocTopic;
 
 typedef struct {
@@ -405,23 +431,32 @@ typedef struct {
     size_t topic_count, topic_cap;
     uint32_t *topic_slots; /* topic index + 1 */
     size_t topic_mask;
-    char *records;
-    size_t record_bytes, record_cap;
     int64_t next_key;
     PyThread_type_lock lock;
+    int fd;                 /* the spill file (a duplicate descriptor), or -1 */
+    size_t budget;          /* bytes of tables in memory before topics are spilled */
+    size_t resident_bytes;  /* bytes of tables in memory */
+    long long spill_end;    /* the spill file's used length */
+    int error;              /* errno of a failed read or write of the spill file */
+    size_t *queue;          /* the topics in memory, the one read or made last at the end (a ring) */
+    size_t queue_head, queue_len, queue_cap;
 } Documents;
 
 static inline size_t doc_record_size(uint32_t len) { return 16 + (((size_t)len + 7) & ~(size_t)7); }
+
+static inline size_t doc_topic_bytes(const DocTopic *t) { return (t->mask + 1) * sizeof(uint64_t) + t->record_cap; }
 
 static void documents_release(Documents *d) {
     if (d == NULL) return;
     for (size_t t = 0; t < d->topic_count; t++) {
         free(d->topics[t].text);
         free(d->topics[t].slots);
+        free(d->topics[t].records);
     }
     free(d->topics);
     free(d->topic_slots);
-    free(d->records);
+    free(d->queue);
+    if (d->fd >= 0) close(d->fd);
     if (d->lock) PyThread_free_lock(d->lock);
     free(d);
 }
@@ -430,14 +465,115 @@ static void documents_free(PyObject *capsule) {
     documents_release(PyCapsule_GetPointer(capsule, "evalwh.io._runlines.documents"));
 }
 
-/* the topic's index, added if new; SIZE_MAX on memory failure */
+/* n bytes at offset of the spill file into or from buf; 0 (errno in d->error) on failure */
+static int spill_io(Documents *d, char *buf, size_t n, long long offset, int writing) {
+    while (n > 0) {
+        size_t step = n < (1u << 30) ? n : (1u << 30);
+#ifdef _WIN32
+        long long done = -1;
+        if (_lseeki64(d->fd, offset, SEEK_SET) >= 0)
+            done = writing ? _write(d->fd, buf, (unsigned)step) : _read(d->fd, buf, (unsigned)step);
+#else
+        ssize_t done = writing ? pwrite(d->fd, buf, step, (off_t)offset) : pread(d->fd, buf, step, (off_t)offset);
+#endif
+        if (done < 0 && errno == EINTR) continue;
+        if (done <= 0) {
+            d->error = done < 0 ? errno : EIO;
+            return 0;
+        }
+        buf += done;
+        n -= (size_t)done;
+        offset += done;
+    }
+    return 1;
+}
+
+/* a topic in memory joins the queue's end; 0 on memory failure */
+static int doc_queue_push(Documents *d, size_t topic) {
+    if (d->queue_len == d->queue_cap) {
+        size_t cap = d->queue_cap ? 2 * d->queue_cap : 64;
+        size_t *grown = malloc(cap * sizeof(size_t));
+        if (!grown) return 0;
+        for (size_t i = 0; i < d->queue_len; i++) grown[i] = d->queue[(d->queue_head + i) % d->queue_cap];
+        free(d->queue);
+        d->queue = grown;
+        d->queue_cap = cap;
+        d->queue_head = 0;
+    }
+    d->queue[(d->queue_head + d->queue_len++) % d->queue_cap] = topic;
+    return 1;
+}
+
+/* write topic t's records not yet in the spill file there, and free its table and records */
+static int doc_spill(Documents *d, DocTopic *t) {
+    if (t->spill_at < 0 || (long long)t->record_bytes > t->spill_cap) { /* a new region, with room to grow */
+        t->spill_at = d->spill_end;
+        t->spill_cap = 2 * (long long)t->record_bytes + 4096;
+        d->spill_end += t->spill_cap;
+        t->written = 0;
+    }
+    if (t->record_bytes > t->written &&
+        !spill_io(d, t->records + t->written, t->record_bytes - t->written, t->spill_at + (long long)t->written, 1))
+        return 0;
+    t->written = t->record_bytes;
+    d->resident_bytes -= doc_topic_bytes(t);
+    free(t->slots);
+    free(t->records);
+    t->slots = NULL;
+    t->records = NULL;
+    t->record_cap = 0;
+    t->resident = 0;
+    return 1;
+}
+
+/* spill the topics used last, but `keep`, while the tables in memory hold more than the budget */
+static int doc_trim(Documents *d, size_t keep) {
+    if (d->fd < 0) return 1;
+    while (d->resident_bytes > d->budget && d->queue_len > 0) {
+        size_t topic = d->queue[(d->queue_head + d->queue_len - 1) % d->queue_cap];
+        if (topic == keep) break;
+        d->queue_len--;
+        if (!doc_spill(d, &d->topics[topic])) return 0;
+    }
+    return 1;
+}
+
+/* topic t's records read back from the spill file, and its table made from them; 0 on failure */
+static int doc_resident(Documents *d, size_t topic) {
+    DocTopic *t = &d->topics[topic];
+    if (t->resident) return 1;
+    t->record_cap = t->record_bytes ? t->record_bytes : 8;
+    if ((t->slots = calloc(t->mask + 1, sizeof(uint64_t))) == NULL || (t->records = malloc(t->record_cap)) == NULL ||
+        !spill_io(d, t->records, t->record_bytes, t->spill_at, 0)) {
+        free(t->slots);
+        free(t->records);
+        t->slots = NULL;
+        t->records = NULL;
+        t->record_cap = 0;
+        return 0;
+    }
+    for (size_t at = 0; at < t->record_bytes;) {
+        uint32_t len;
+        memcpy(&len, t->records + at, 4);
+        uint64_t hash = hash_bytes(t->records + at + 16, len, 0);
+        size_t slot = hash & t->mask;
+        while (t->slots[slot]) slot = (slot + 1) & t->mask;
+        t->slots[slot] = (hash & HIGH_HALF) | (uint64_t)(at / 8 + 1);
+        at += doc_record_size(len);
+    }
+    t->resident = 1;
+    d->resident_bytes += doc_topic_bytes(t);
+    return doc_queue_push(d, topic);
+}
+
+/* the topic's index, added if new, its table in memory; SIZE_MAX on failure */
 static size_t doc_topic(Documents *d, const char *text, uint32_t len) {
     size_t slot = hash_bytes(text, len, 0) & d->topic_mask;
     for (;;) {
         uint32_t at = d->topic_slots[slot];
         if (at == 0) break;
         const DocTopic *t = &d->topics[at - 1];
-        if (t->len == len && same_bytes(t->text, text, len)) return at - 1;
+        if (t->len == len && same_bytes(t->text, text, len)) return doc_resident(d, at - 1) ? at - 1 : SIZE_MAX;
         slot = (slot + 1) & d->topic_mask;
     }
     if (d->topic_count == d->topic_cap) {
@@ -456,7 +592,11 @@ static size_t doc_topic(Documents *d, const char *text, uint32_t len) {
     memcpy(t->text, text, len);
     t->len = len;
     t->mask = 15;
+    t->resident = 1;
+    t->spill_at = -1;
+    d->resident_bytes += doc_topic_bytes(t);
     d->topic_slots[slot] = (uint32_t)(++d->topic_count);
+    if (!doc_queue_push(d, d->topic_count - 1)) return SIZE_MAX;
     if (2 * d->topic_count > d->topic_mask) { /* grow and rehash the topic table */
         size_t mask = 2 * d->topic_mask + 1;
         uint32_t *grown = calloc(mask + 1, sizeof(uint32_t));
@@ -473,18 +613,18 @@ static size_t doc_topic(Documents *d, const char *text, uint32_t len) {
     return d->topic_count - 1;
 }
 
-static inline const char *doc_record(const Documents *d, uint64_t entry) {
-    return d->records + (size_t)((uint32_t)entry - 1) * 8;
+static inline const char *doc_record(const DocTopic *t, uint64_t entry) {
+    return t->records + (size_t)((uint32_t)entry - 1) * 8;
 }
 
-/* the key of a document of topic t (hash: hash_bytes(doc, len, 0)); -1 if absent */
-static int64_t doc_key_of(const Documents *d, const DocTopic *t, const char *doc, uint32_t len, uint64_t hash) {
+/* the key of a document of topic t (in memory; hash: hash_bytes(doc, len, 0)); -1 if absent */
+static int64_t doc_key_of(const DocTopic *t, const char *doc, uint32_t len, uint64_t hash) {
     size_t slot = hash & t->mask;
     for (;;) {
         uint64_t entry = t->slots[slot];
         if (entry == 0) return -1;
         if ((entry & HIGH_HALF) == (hash & HIGH_HALF)) {
-            const char *record = doc_record(d, entry);
+            const char *record = doc_record(t, entry);
             uint32_t record_len;
             int64_t key;
             memcpy(&record_len, record, 4);
@@ -497,18 +637,19 @@ static int64_t doc_key_of(const Documents *d, const DocTopic *t, const char *doc
     }
 }
 
-/* add a document (known to be absent) to topic t with this key; 0 on memory failure */
+/* add a document (known to be absent) to topic t (in memory) with this key; 0 on memory failure */
 static int doc_add(Documents *d, DocTopic *t, const char *doc, uint32_t len, uint64_t hash, int64_t key) {
     size_t size = doc_record_size(len);
-    if (d->record_bytes + size > d->record_cap) {
-        size_t cap = d->record_cap ? 2 * d->record_cap : 1 << 20;
-        while (cap < d->record_bytes + size) cap *= 2;
-        char *grown = realloc(d->records, cap);
+    if ((t->record_bytes + size) / 8 >= UINT32_MAX) return 0;
+    if (t->record_bytes + size > t->record_cap) {
+        size_t cap = t->record_cap ? 2 * t->record_cap : 256;
+        while (cap < t->record_bytes + size) cap *= 2;
+        char *grown = realloc(t->records, cap);
         if (!grown) return 0;
-        d->records = grown;
-        d->record_cap = cap;
+        d->resident_bytes += cap - t->record_cap;
+        t->records = grown;
+        t->record_cap = cap;
     }
-    if ((d->record_bytes + size) / 8 >= UINT32_MAX) return 0;
     if (2 * (t->count + 1) > t->mask + 1) { /* grow and rehash the topic's table */
         size_t mask = 2 * t->mask + 1;
         uint64_t *grown = calloc(mask + 1, sizeof(uint64_t));
@@ -516,7 +657,7 @@ static int doc_add(Documents *d, DocTopic *t, const char *doc, uint32_t len, uin
         for (size_t i = 0; i <= t->mask; i++) {
             uint64_t entry = t->slots[i];
             if (!entry) continue;
-            const char *record = doc_record(d, entry);
+            const char *record = doc_record(t, entry);
             uint32_t record_len;
             memcpy(&record_len, record, 4);
             size_t at = hash_bytes(record + 16, record_len, 0) & mask;
@@ -524,73 +665,141 @@ static int doc_add(Documents *d, DocTopic *t, const char *doc, uint32_t len, uin
             grown[at] = entry;
         }
         free(t->slots);
+        d->resident_bytes += (mask - t->mask) * sizeof(uint64_t);
         t->slots = grown;
         t->mask = mask;
     }
-    char *record = d->records + d->record_bytes;
+    char *record = t->records + t->record_bytes;
     memset(record, 0, size);
     memcpy(record, &len, 4);
     memcpy(record + 8, &key, 8);
     memcpy(record + 16, doc, len);
     size_t slot = hash & t->mask;
     while (t->slots[slot]) slot = (slot + 1) & t->mask;
-    t->slots[slot] = (hash & HIGH_HALF) | (uint64_t)(d->record_bytes / 8 + 1);
-    d->record_bytes += size;
+    t->slots[slot] = (hash & HIGH_HALF) | (uint64_t)(t->record_bytes / 8 + 1);
+    t->record_bytes += size;
     t->count++;
     return 1;
 }
 
-/* documents(topic_offsets, topic_bytes, doc_offsets, doc_bytes, keys, next_key) -> capsule:
- * the stored pairs (Arrow string buffers with int32 offsets, int64 keys) and the first key
- * to give a new pair. */
+static Documents *documents_of(PyObject *capsule) {
+    return PyCapsule_GetPointer(capsule, "evalwh.io._runlines.documents");
+}
+
+/* set the exception of a failed dictionary operation: the spill file's error, or no memory */
+static void *documents_failed(Documents *d) {
+    if (d != NULL && d->error) {
+        errno = d->error;
+        d->error = 0;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    return PyErr_NoMemory();
+}
+
+/* documents(next_key[, spill_fd, budget]) -> capsule: an empty dictionary whose new pairs get
+ * keys from next_key; with a spill file (a descriptor, duplicated), at most budget bytes of
+ * tables in memory. */
 static PyObject *documents(PyObject *self, PyObject *args) {
-    Py_buffer buffers[5];
     long long next_key;
+    int fd = -1;
+    Py_ssize_t budget = 0;
+    if (!PyArg_ParseTuple(args, "L|in:documents", &next_key, &fd, &budget)) return NULL;
+    if (fd >= 0 && budget < 0) {
+        PyErr_SetString(PyExc_ValueError, "the budget must not be negative");
+        return NULL;
+    }
+    Documents *d = calloc(1, sizeof(Documents));
+    if (d == NULL) return PyErr_NoMemory();
+    d->fd = -1;
+    if ((d->topic_slots = calloc(256, sizeof(uint32_t))) == NULL || (d->lock = PyThread_allocate_lock()) == NULL) {
+        documents_release(d);
+        return PyErr_NoMemory();
+    }
+    if (fd >= 0 && (d->fd = dup(fd)) < 0) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        documents_release(d);
+        return NULL;
+    }
+    d->topic_mask = 255;
+    d->next_key = next_key;
+    d->budget = (size_t)budget;
+    PyObject *result = PyCapsule_New(d, "evalwh.io._runlines.documents", documents_free);
+    if (result == NULL) documents_release(d);
+    return result;
+}
+
+/* documents_add(capsule, topic_offsets, topic_bytes, doc_offsets, doc_bytes, keys) -> None:
+ * stored pairs (Arrow string buffers with int32 offsets, int64 keys) into the dictionary, a
+ * batch at a time; a pair already in it is an error. */
+static PyObject *documents_add(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    Py_buffer buffers[5];
     memset(buffers, 0, sizeof buffers);
-    if (!PyArg_ParseTuple(args, "y*y*y*y*y*L:documents", &buffers[0], &buffers[1], &buffers[2], &buffers[3],
-                          &buffers[4], &next_key))
+    if (!PyArg_ParseTuple(args, "Oy*y*y*y*y*:documents_add", &capsule, &buffers[0], &buffers[1], &buffers[2],
+                          &buffers[3], &buffers[4]))
         return NULL;
     PyObject *result = NULL;
+    Documents *d = documents_of(capsule);
     size_t n = (size_t)buffers[4].len / sizeof(int64_t);
     const int64_t *keys = buffers[4].buf;
-    Documents *d = NULL;
+    if (d == NULL) goto out;
     if (!arrow_strings_ok(&buffers[0], &buffers[1], n) || !arrow_strings_ok(&buffers[2], &buffers[3], n)) {
         PyErr_SetString(PyExc_ValueError, "the id buffers do not match the keys");
         goto out;
     }
-    if ((d = calloc(1, sizeof(Documents))) == NULL || (d->topic_slots = calloc(256, sizeof(uint32_t))) == NULL ||
-        (d->lock = PyThread_allocate_lock()) == NULL) {
-        PyErr_NoMemory();
-        goto out;
-    }
-    d->topic_mask = 255;
-    d->next_key = next_key;
+    int ok = 1, twice = 0;
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(d->lock, WAIT_LOCK);
     size_t current = SIZE_MAX;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && ok; i++) {
         uint32_t a, b;
         const char *topic = arrow_string(&buffers[0], &buffers[1], i, &a);
         const char *doc = arrow_string(&buffers[2], &buffers[3], i, &b);
-        if (current == SIZE_MAX || d->topics[current].len != a || !same_bytes(d->topics[current].text, topic, a))
+        if (current == SIZE_MAX || d->topics[current].len != a || !same_bytes(d->topics[current].text, topic, a)) {
+            if (current != SIZE_MAX && !doc_trim(d, SIZE_MAX)) { /* (the last topic may go too) */
+                ok = 0;
+                break;
+            }
             current = doc_topic(d, topic, a);
+        }
         if (current == SIZE_MAX) {
-            PyErr_NoMemory();
-            goto out;
+            ok = 0;
+            break;
         }
         uint64_t hash = hash_bytes(doc, b, 0);
-        if (doc_key_of(d, &d->topics[current], doc, b, hash) >= 0) {
-            PyErr_SetString(PyExc_ValueError, "a document is stored twice for a topic");
-            goto out;
+        if (doc_key_of(&d->topics[current], doc, b, hash) >= 0) {
+            twice = 1;
+            break;
         }
-        if (!doc_add(d, &d->topics[current], doc, b, hash, keys[i])) {
-            PyErr_NoMemory();
-            goto out;
-        }
+        ok = doc_add(d, &d->topics[current], doc, b, hash, keys[i]);
     }
-    result = PyCapsule_New(d, "evalwh.io._runlines.documents", documents_free);
-    if (result != NULL) d = NULL;
+    if (ok && !twice) ok = doc_trim(d, SIZE_MAX);
+    PyThread_release_lock(d->lock);
+    Py_END_ALLOW_THREADS
+    if (twice)
+        PyErr_SetString(PyExc_ValueError, "a document is stored twice for a topic");
+    else if (!ok)
+        documents_failed(d);
+    else
+        Py_INCREF(Py_None), result = Py_None;
 out:
-    documents_release(d);
     for (int i = 0; i < 5; i++) PyBuffer_Release(&buffers[i]);
+    return result;
+}
+
+/* documents_info(capsule) -> (pairs, topics, topics in memory, bytes in memory, spill file bytes) */
+static PyObject *documents_info(PyObject *self, PyObject *capsule) {
+    Documents *d = documents_of(capsule);
+    if (d == NULL) return NULL;
+    size_t pairs = 0, resident = 0;
+    PyThread_acquire_lock(d->lock, WAIT_LOCK);
+    for (size_t t = 0; t < d->topic_count; t++) {
+        pairs += d->topics[t].count;
+        resident += d->topics[t].resident;
+    }
+    PyObject *result = Py_BuildValue("(nnnnL)", (Py_ssize_t)pairs, (Py_ssize_t)d->topic_count, (Py_ssize_t)resident,
+                                     (Py_ssize_t)d->resident_bytes, d->spill_end);
+    PyThread_release_lock(d->lock);
     return result;
 }
 
@@ -1090,10 +1299,10 @@ static int key_rows(Work *w) {
             if (i + 2 * PREFETCH_AHEAD < count) PREFETCH(here->slots + (group[i + 2 * PREFETCH_AHEAD]->hash & here->mask));
             if (i + PREFETCH_AHEAD < count) {
                 uint64_t entry = here->slots[group[i + PREFETCH_AHEAD]->hash & here->mask];
-                if (entry) PREFETCH(doc_record(d, entry));
+                if (entry) PREFETCH(doc_record(here, entry));
             }
             const Line *line = group[i];
-            int64_t key = doc_key_of(d, here, line->doc, line->doc_len, line->hash);
+            int64_t key = doc_key_of(here, line->doc, line->doc_len, line->hash);
             if (key < 0) {
                 key = d->next_key++;
                 if (!doc_add(d, here, line->doc, line->doc_len, line->hash, key) ||
@@ -1105,6 +1314,7 @@ static int key_rows(Work *w) {
             w->out_key[first + i] = key;
         }
         first += count;
+        if (ok) ok = doc_trim(d, SIZE_MAX); /* (past the budget, the topics loaded longest ago go) */
     }
     PyThread_release_lock(d->lock);
     return ok;
@@ -1317,7 +1527,7 @@ static PyObject *read_run(PyObject *self, PyObject *args) {
         ok = key_rows(&w);
         Py_END_ALLOW_THREADS
         if (!ok || !added_ids(&w, &out[0], &out[1]) || (out[9] = ints_bytes(&w.added)) == NULL) {
-            if (!ok) PyErr_NoMemory();
+            if (!ok) documents_failed(w.documents);
             Py_DECREF(judged);
             goto out;
         }
@@ -1441,8 +1651,13 @@ static PyMethodDef methods[] = {
      "read_run(data, delimiter, tag, judgments | None, rel, float32, extra_fields[, max_line[, documents]]) "
      "-> tuple | str."},
     {"documents", documents, METH_VARARGS,
-     "documents(topic_offsets, topic_bytes, doc_offsets, doc_bytes, keys, next_key) -> capsule: the stored "
-     "(topic, document) pairs and their int64 keys, from Arrow string buffers; next_key: the first new key."},
+     "documents(next_key[, spill_fd, budget]) -> capsule: an empty dictionary of (topic, document) pairs; "
+     "next_key: the first new key; with a spill file, at most budget bytes of its tables in memory."},
+    {"documents_add", documents_add, METH_VARARGS,
+     "documents_add(capsule, topic_offsets, topic_bytes, doc_offsets, doc_bytes, keys) -> None: stored pairs "
+     "and their int64 keys, from Arrow string buffers, into the dictionary."},
+    {"documents_info", documents_info, METH_O,
+     "documents_info(capsule) -> (pairs, topics, topics in memory, bytes in memory, spill file bytes)."},
     {"split_topics", split_topics, METH_VARARGS,
      "split_topics(data, parts) -> list[bytes]: the lines sorted into parts by a hash of their topic."},
     {"first_long_line", first_long_line, METH_VARARGS,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -209,30 +209,39 @@ def read_run(
     return Ranked(sha256, n, rows, topics, judged, int(relevant), added)
 
 
-def documents(module: Any, pairs: pa.Table, next_key: int) -> Any:
+def documents(
+    module: Any,
+    batches: Iterable[pa.Table | pa.RecordBatch],
+    next_key: int,
+    *,
+    spill_fd: int = -1,
+    budget: int = 0,
+) -> Any:
     """The reader's dictionary of (topic, document) pairs: ``query_id, doc_id, doc_key`` stored.
 
-    ``next_key``: the first key a new pair gets (keys are unique across the warehouse).
+    ``batches``: the stored pairs, a batch at a time (grouped by topic, a topic's tables are
+    built once). ``next_key``: the first key a new pair gets (keys are unique across the
+    warehouse). ``spill_fd``: a file the dictionary may write its topics' tables to while
+    they hold more than ``budget`` bytes (it keeps a duplicate of the descriptor), so that
+    memory holds ``budget`` whatever the collection's number of pairs.
     """
     import pyarrow as pa
 
-    # (pyarrow's own conversions import pandas, a third of a second: evalwh.io.arrays instead)
-    if pairs.num_rows == 0:  # (combining no chunks makes an array from a list)
-        none = np.zeros(1, np.int32)
-        return module.documents(none, b"", none, b"", np.zeros(0, np.int64), next_key)
-    buffers: list[Any] = []
-    for name in ("query_id", "doc_id"):
-        ids = pairs[name].combine_chunks()
-        if ids.type != pa.string():
-            ids = ids.cast(pa.string())
-        _, offsets, data = ids.buffers()
-        if offsets is None:  # no pairs
-            offsets = np.zeros(1, np.int32)
-        else:
-            offsets = offsets.slice(ids.offset * 4)
-        buffers += [offsets, data if data is not None else b""]
-    keys = np.ascontiguousarray(arrays.numbers(pairs["doc_key"]), dtype=np.int64)
-    return module.documents(*buffers, keys, next_key)
+    capsule = module.documents(next_key, spill_fd, budget)
+    for pairs in batches:
+        if pairs.num_rows == 0:  # (combining no chunks makes an array from a list)
+            continue
+        buffers: list[Any] = []
+        for name in ("query_id", "doc_id"):
+            ids = pairs[name]
+            ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
+            if ids.type != pa.string():
+                ids = ids.cast(pa.string())
+            _, offsets, data = ids.buffers()
+            buffers += [offsets.slice(ids.offset * 4), data if data is not None else b""]
+        keys = np.ascontiguousarray(arrays.numbers(pairs["doc_key"]), dtype=np.int64)
+        module.documents_add(capsule, *buffers, keys)
+    return capsule
 
 
 def judged_by_topic(judged: pa.Table) -> pa.Table:

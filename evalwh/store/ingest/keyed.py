@@ -39,6 +39,12 @@ PIECE_BYTES = 12 << 20
 # million lines make statements large enough for DuckDB to write their row groups to the
 # file as they fill (smaller ones stay in memory until the commit).
 FLUSH_LINES = 4_000_000
+# The reader's dictionary of (topic, document) pairs keeps at most this much of its tables in
+# memory; past it, the topics used longest ago wait in a temporary file (XL's 10 M pairs take
+# about 64 bytes each, 613 MiB, L's 0.5 M fit). Stored pairs are loaded LOAD_PAIRS at a time.
+DICTIONARY_BYTES = 64 << 20
+PAIR_BYTES = 64
+LOAD_PAIRS = 1 << 20
 
 
 def _text_bytes(file: RunFile) -> int:
@@ -113,18 +119,38 @@ class Stored:
         self.flushing: Future[None] | None = None
 
     def load(self) -> None:
-        """Load the dictionary and the next keys from the warehouse (before files are read)."""
-        ((next_key, next_list, next_build, self.spans_from),) = self.wh.con.execute(
+        """Load the dictionary and the next keys from the warehouse (before files are read).
+
+        The stored pairs come a batch at a time, and the dictionary keeps at most
+        DICTIONARY_BYTES of its tables in memory (the others in an anonymous temporary file),
+        so that memory does not grow with the collection's pairs. When they would not fit,
+        they come sorted by topic, so that each topic's table is built once.
+        """
+        import tempfile
+
+        ((next_key, next_list, next_build, self.spans_from, pairs),) = self.wh.con.execute(
             "SELECT (SELECT coalesce(max(doc_key), 0) + 1 FROM documents),"
             " (SELECT coalesce(max(list_key), 0) + 1 FROM run_topics),"
             " (SELECT coalesce(max(build_key), 0) + 1 FROM judged_builds),"
-            " judged_spans_from()"  # the cache's stretches begin below it (schema/014)
+            " judged_spans_from(),"  # the cache's stretches begin below it (schema/014)
+            " (SELECT count(*) FROM documents WHERE collection_id = $collection)",
+            {"collection": self.collection},
         ).fetchall()
-        pairs = self.wh.con.sql(
-            "SELECT query_id, doc_id, doc_key FROM documents WHERE collection_id = $collection",
+        order = " ORDER BY query_id" if pairs * PAIR_BYTES > DICTIONARY_BYTES else ""
+        stored = self.wh.con.sql(
+            "SELECT query_id, doc_id, doc_key FROM documents"
+            " WHERE collection_id = $collection" + order,
             params={"collection": self.collection},
-        ).to_arrow_table()
-        self.documents = runreader.documents(self.module, pairs, int(next_key))
+        ).to_arrow_reader(LOAD_PAIRS)
+        self.documents = None  # (the dictionary before, and its spill file, are freed first)
+        with tempfile.TemporaryFile() as spill:  # the dictionary keeps its own descriptor
+            self.documents = runreader.documents(
+                self.module,
+                stored,
+                int(next_key),
+                spill_fd=spill.fileno(),
+                budget=DICTIONARY_BYTES,
+            )
         self.next_list, self.next_build = int(next_list), int(next_build)
 
     def build(self) -> int:

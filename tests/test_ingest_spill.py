@@ -1,0 +1,183 @@
+"""The reader's dictionary of (topic, document) pairs gives the same keys when it spills.
+
+Past ``evalwh.store.ingest.keyed.DICTIONARY_BYTES`` of tables in memory, the dictionary
+(``_runlines.documents``) writes the topics it used longest ago to a temporary file and reads
+them back when a file has lines of them again, so that memory does not grow with the
+collection's pairs. Here the budget is made zero (every topic but the one being keyed waits
+in the file): on random stored pairs and runs, the keys and new pairs are those of a
+dictionary wholly in memory, and ingests over several commands (stored pairs loaded a few at
+a time, a general-path file in between, large files read in pieces) leave the warehouse as
+the ingest with the dictionary in memory does.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from evalwh.errors import IngestError
+from evalwh.io import _runlines, runreader
+from evalwh.store.ingest import keyed
+from evalwh.warehouse import Warehouse
+
+_TOPIC = st.sampled_from(["401", "402", "7", "8", "10"])
+_DOC = st.text(alphabet="abc09-", min_size=1, max_size=12)
+_PAIRS = st.lists(st.tuples(_TOPIC, _DOC), max_size=60, unique=True)
+
+
+def _stored(pairs: list[tuple[str, str]], batch: int) -> list[pa.Table]:
+    """Stored pairs with keys 1, 2, ..., in batches of ``batch`` rows."""
+    table = pa.table(
+        {
+            "query_id": pa.array([t for t, _ in pairs], pa.string()),
+            "doc_id": pa.array([d for _, d in pairs], pa.string()),
+            "doc_key": pa.array(range(1, len(pairs) + 1), pa.int64()),
+        }
+    )
+    return [table.slice(at, batch) for at in range(0, len(pairs), batch)]
+
+
+def _keyed(documents, pairs: list[tuple[str, str]]) -> tuple[list[int], list[tuple]]:
+    """The keys read_run gives a file of these pairs, and the pairs it added."""
+    text = "".join(f"{t} Q0 {d} {i} {i} r\n" for i, (t, d) in enumerate(pairs))
+    ranked = runreader.read_run(
+        _runlines,
+        text.encode(),
+        delimiter=" ",
+        tag="r",
+        judged_by=None,
+        ignore_extra_fields=False,
+        documents=documents,
+    )
+    assert not isinstance(ranked, str), ranked
+    rows = ranked.rows.select(["query_id", "doc_key"]).to_pylist()
+    return rows, sorted(tuple(row.values()) for row in ranked.added.to_pylist())
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    stored=_PAIRS,
+    files=st.lists(_PAIRS.filter(bool), min_size=1, max_size=4),
+    batch=st.integers(1, 7),
+    budget=st.sampled_from([0, 300, 5000]),
+)
+def test_a_spilled_dictionary_gives_the_keys_of_one_in_memory(stored, files, batch, budget):
+    whole = runreader.documents(_runlines, _stored(stored, batch), len(stored) + 1)
+    with tempfile.TemporaryFile() as spill:
+        spilled = runreader.documents(
+            _runlines,
+            _stored(stored, batch),
+            len(stored) + 1,
+            spill_fd=spill.fileno(),
+            budget=budget,
+        )
+    for pairs in files:
+        assert _keyed(spilled, pairs) == _keyed(whole, pairs)
+        pairs_whole, topics, *_ = _runlines.documents_info(whole)
+        pairs_spilled, topics_spilled, in_memory, held, _ = _runlines.documents_info(spilled)
+        assert (pairs_spilled, topics_spilled) == (pairs_whole, topics)
+        if budget == 0:  # every topic but at most the last one used waits in the file
+            assert in_memory <= 1
+        assert held <= budget or in_memory <= 1
+
+
+def test_a_pair_stored_twice_is_refused():
+    with tempfile.TemporaryFile() as spill, pytest.raises(ValueError, match="stored twice"):
+        stored = _stored([("1", "a"), ("2", "a"), ("1", "a")], 1)
+        runreader.documents(_runlines, stored, 9, spill_fd=spill.fileno(), budget=0)
+
+
+def _text(rows: list[tuple[str, str]], tag: str, seed: int, blocks: bool) -> str:
+    lines = [(t, f"{t} Q0 {d} {i} {i % 5} {tag}\n") for i, (t, d) in enumerate(rows)]
+    random.Random(seed).shuffle(lines)
+    if blocks:
+        lines.sort(key=lambda line: line[0])
+    return "".join(line for _, line in lines)
+
+
+def _state(wh: Warehouse) -> tuple[list[tuple], ...]:
+    lines = wh.con.execute("SELECT * FROM run_results ORDER BY ALL").fetchall()
+    cache = wh.con.execute(
+        "SELECT collection_id, qrels_id, run_id, query_id, rank, gain, judged_so_far,"
+        " relevant_so_far FROM judged_cache ORDER BY ALL"
+    ).fetchall()
+    pairs = wh.con.execute(
+        "SELECT collection_id, query_id, doc_id FROM documents ORDER BY ALL"
+    ).fetchall()
+    # every line's pair is in documents, once, and every key is one pair's
+    assert wh.con.execute(
+        "SELECT count(*) FROM run_rows ANTI JOIN documents USING (doc_key)"
+    ).fetchall() == [(0,)]
+    assert wh.con.execute(
+        "SELECT count(*) = count(DISTINCT (collection_id, query_id, doc_id)),"
+        " count(*) = count(DISTINCT doc_key) FROM documents"
+    ).fetchall() == [(True, True)]
+    return lines, cache, pairs
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    commands=st.lists(
+        st.lists(
+            st.tuples(_PAIRS.filter(bool), st.booleans(), st.booleans()), min_size=1, max_size=3
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    seed=st.integers(0, 99),
+)
+def test_ingests_with_the_dictionary_spilled_store_what_in_memory_ones_do(
+    tmp_path_factory, monkeypatch, commands, seed
+):
+    folder = tmp_path_factory.mktemp("spill", numbered=True)
+    (folder / "qrels").write_text("401 0 a 1\n401 0 b 0\n402 0 a 2\n7 0 c 1\n8 0 9 0\n")
+    paths = []
+    for c, files in enumerate(commands):
+        paths.append([])
+        for f, (pairs, blocks, general) in enumerate(files):
+            path = folder / f"run{c}-{f}"
+            # a comment sends a file the general way (the dictionary is loaded again after it)
+            text = _text(pairs, f"r{c}{f}", seed + f, blocks)
+            path.write_text(("# general\n" if general else "") + text)
+            paths[-1].append(path)
+    states = []
+    settings_in_memory = (keyed.DICTIONARY_BYTES, keyed.PIECE_BYTES, keyed.LOAD_PAIRS)
+    for budget, piece, batch in (settings_in_memory, (0, 60, 2)):
+        monkeypatch.setattr(keyed, "DICTIONARY_BYTES", budget)
+        monkeypatch.setattr(keyed, "PIECE_BYTES", piece)
+        monkeypatch.setattr(keyed, "LOAD_PAIRS", batch)
+        with Warehouse(":memory:") as wh:
+            wh.ingest_qrels(folder / "qrels", collection="c")
+            for command in paths:
+                wh.ingest_runs(command, collection="c")
+            states.append(_state(wh))
+    assert states[0] == states[1]
+
+
+def test_a_bad_file_with_the_dictionary_spilled_leaves_the_warehouse_as_it_was(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(keyed, "DICTIONARY_BYTES", 0)
+    monkeypatch.setattr(keyed, "LOAD_PAIRS", 3)
+    for name, doc in (("a", "d"), ("b", "e")):
+        lines = [f"{t} Q0 {doc}{i} {i} {9 - i} {name}\n" for t in "123" for i in range(5)]
+        (tmp_path / name).write_text("".join(lines))
+    lines = [f"{t} Q0 d{i} {i} {9 - i} c\n" for t in "1234" for i in range(5)]
+    lines[12] = "3 Q0 d2 2 high c\n"  # line 13: a score that is not a number
+    (tmp_path / "c").write_text("".join(lines))
+    with Warehouse(str(tmp_path / "wh.duckdb")) as wh:
+        wh.ingest_runs([tmp_path / "a"], collection="c")
+        before = _state(wh)
+        with pytest.raises(IngestError) as error:
+            wh.ingest_runs([tmp_path / "b", tmp_path / "c"], collection="c")
+        assert str(error.value).startswith(f"{tmp_path / 'c'}:13:")
+        assert _state(wh) == before
+        wh.ingest_runs([tmp_path / "b"], collection="c")  # the keys go on after the stored ones
+        assert len(_state(wh)[2]) == 30
