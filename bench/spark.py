@@ -176,24 +176,48 @@ def _tree_rss(pid: int, cpu: dict[int, float] | None = None) -> int:
     return total
 
 
-def measure(engine: str, args: argparse.Namespace) -> dict[str, float]:
-    """Run one engine in a child process; its timings plus the peak memory of its process tree."""
+def measure(engine: str, args: argparse.Namespace, cluster: list[int] = ()) -> dict[str, float]:  # type: ignore[assignment]
+    """Run one engine in a child process; its timings plus the peak memory of its process tree.
+
+    ``cluster``: the standalone cluster's processes (master, workers): their trees (the
+    executors' JVMs and Python workers are the workers' children) count in the CPU seconds
+    and the peak memory too, from before the child starts to its end.
+    """
     command = [sys.executable, __file__, "--child", engine, "--data", str(args.data),
                "--master", args.master, "--measures", args.measures]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    before: dict[int, float] = {}
+    for pid in cluster:
+        _tree_rss(pid, before)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = 0
     done = threading.Event()
     cpu: dict[int, float] = {}
+    phases: dict[str, float] = {}
+
+    def phase_cpu() -> None:
+        # each phase's line on the child's stderr (_progress): the CPU seconds so far, per phase
+        used = 0.0
+        for line in process.stderr:  # type: ignore[union-attr]
+            print(line, end="", file=sys.stderr, flush=True)
+            if ": " in line and line.rstrip().endswith(" s"):
+                now = sum(cpu.values()) - sum(before.values())
+                phases[f"cpu {line.split(': ')[0]}"] = now - used
+                used = now
+
+    reader = threading.Thread(target=phase_cpu, daemon=True)
+    reader.start()
 
     def sample() -> None:
         nonlocal peak
         while not done.is_set():
-            peak = max(peak, _tree_rss(process.pid, cpu))
+            peak = max(peak, _tree_rss(process.pid, cpu) + sum(_tree_rss(pid, cpu) for pid in cluster))
             time.sleep(0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    out, _ = process.communicate()
+    out = process.stdout.read()  # type: ignore[union-attr]
+    process.wait()
+    reader.join()
     done.set()
     sampler.join()
     if process.returncode != 0:
@@ -202,8 +226,10 @@ def measure(engine: str, args: argparse.Namespace) -> dict[str, float]:
     result["peak_memory_gib"] = peak / 2**30
     # CPU seconds of the child's process tree (driver, its JVM): on a shared machine the wall
     # time stretches with the load, the CPU time much less. On a cluster the executors' JVMs
-    # are the workers' children, not the child's, and are not counted here.
-    result["cpu_seconds"] = sum(cpu.values())
+    # are the workers' children, not the child's: with ``cluster`` they count too (less what
+    # the cluster's processes had used before).
+    result["cpu_seconds"] = sum(cpu.values()) - sum(before.values())
+    result.update(phases)  # (sampled every 0.1 s: the split between phases is approximate)
     return result
 
 
@@ -238,26 +264,27 @@ def main() -> None:
                 print(f"standalone cluster (a master, two one-core workers) up in "
                       f"{time.perf_counter() - began:.1f} s, load {os.getloadavg()[0]:.1f}", flush=True)
                 args.master = cluster.url
-                _run_all(args, measures)
+                _run_all(args, measures, cluster.pids)
         return
     _run_all(args, measures)
 
 
-def _run_all(args: argparse.Namespace, measures: list[str]) -> None:
+def _run_all(args: argparse.Namespace, measures: list[str], cluster: list[int] = ()) -> None:  # type: ignore[assignment]
     results = {}
     for engine in args.engines.split(","):
         load = os.getloadavg()
-        results[engine] = measure(engine, args)
+        results[engine] = measure(engine, args, cluster if engine != "warehouse" else ())
         results[engine]["load_before"] = load[0]
         results[engine]["load_after"] = os.getloadavg()[0]
         print(engine, json.dumps(results[engine], indent=1), flush=True)
-    keys = ["startup", "qrels", "runs (read, check, rank)", "evaluate", "total", "cpu_seconds", "peak_memory_gib", "load_before", "load_after"]
+    phases = ["startup", "qrels", "runs (read, check, rank)", "evaluate"]
+    keys = [*phases, "total", "cpu_seconds", *[f"cpu {p}" for p in phases], "peak_memory_gib", "load_before", "load_after"]
     print(f"measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print(f"\n{args.data}: {results[next(iter(results))]['lines']:,.0f} run lines, measures {measures}, "
           f"{os.cpu_count()} cores; Spark master {args.master}")
     print(f"| {'':28} | " + " | ".join(f"{e:>10}" for e in results) + " |")
     for key in keys:
-        print(f"| {key:28} | " + " | ".join(f"{results[e][key]:10.2f}" for e in results) + " |")
+        print(f"| {key:28} | " + " | ".join(f"{results[e].get(key, 0.0):10.2f}" for e in results) + " |")
 
 
 if __name__ == "__main__":

@@ -45,6 +45,11 @@ _INGEST = "evalwh.queries.ingest"
 _AS_WAREHOUSE = {"staged_results": "run_results", "staged_topics": "run_topics"}
 _GLOB = frozenset("*?[{")
 RUN_FIELDS = 6
+# The runs view (one row per run) carries a broadcast hint, kept in the view's plan: the
+# evaluation context semi-joins every ranked line with it (the collection's runs, the runs to
+# evaluate), and Spark, not knowing the size of a relation made on the driver, would
+# otherwise shuffle and sort all ranked lines by run name for each of those joins.
+BROADCAST = "broadcast"
 Progress = Callable[[str], None]
 """A callback that is given one line of text (``read 129 run files``) as a stage ends."""
 
@@ -284,7 +289,7 @@ def load_runs(
         ],
         "collection_id STRING, run_id STRING, tag STRING, source_file STRING, sha256 STRING, "
         "line_count BIGINT",
-    ).createOrReplaceTempView("runs")
+    ).hint(BROADCAST).createOrReplaceTempView("runs")
     statements = ingest_selects(
         sql.query(_INGEST, "insert_run_results"),
         {"collection_id": collection, "run_ids": run_ids},
@@ -533,7 +538,7 @@ def load_run_tables(
         [(collection, r["run_id"], r["run_id"], "Parquet", r["digest"], r["n"]) for r in stats],
         "collection_id STRING, run_id STRING, tag STRING, source_file STRING, sha256 STRING, "
         "line_count BIGINT",
-    ).createOrReplaceTempView("runs")
+    ).hint(BROADCAST).createOrReplaceTempView("runs")
     spark.createDataFrame([(i, r) for i, r in enumerate(run_ids)], "file_index INT, run_id STRING").createOrReplaceTempView(
         "spark_run_index"
     )
