@@ -82,6 +82,105 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     )
 
 
+# -- slow tests, and how -n shares the tests out --------------------------------------------
+# The whole suite (the README's command) runs every test. The inner loop, -m "not slow", leaves
+# out the tests marked slow: those on the full TREC-8 data and on Spark (marked in their files),
+# and the property and reference tests below, each of which builds a fresh warehouse (or two)
+# for every one of its examples and so takes tens of seconds. Each name is a test function in
+# the file named; a name that no longer exists there is an error, so the list cannot go stale.
+SLOW = {
+    "test_direct.py": [
+        "test_random_collections_give_the_warehouse_numbers",
+        "test_without_the_reader_the_numbers_are_the_same",
+        "test_trec8_every_run_and_measure_as_the_warehouse",
+    ],
+    "test_direct_pieces.py": ["test_files_read_in_pieces_give_the_warehouse_numbers"],
+    "test_keys.py": ["test_keys_give_back_every_line_as_ingested"],
+    "test_ingest_reader.py": [
+        "test_ingested_ranks_and_cache_equal_trec_ranked_and_the_sql_join",
+        "test_deep_stretches_evaluate_as_the_direct_path",
+    ],
+    "test_ingest_pieces.py": ["test_pieces_give_what_whole_files_give"],
+    "test_measures_ir.py": [
+        "test_threshold_and_condensing_options",
+        "test_ndcg_gain_maps",
+        "test_err_and_exp_ndcg_against_gdeval",
+        "test_judged_compat_sdcg_rbp",
+        "test_numq_counts_each_topic_once",
+        "test_trec_eval_measures_under_ir_measures_names",
+    ],
+    "test_trec_eval.py": [
+        "test_new_measures_agree_with_pytrec_eval",
+        "test_trec8_all_trec_byte_identical_for_all_runs",
+    ],
+    "test_metrics_reference.py": ["test_agrees_with_pytrec_eval"],
+    "test_front_door.py": ["test_every_job_returns_what_its_command_prints"],
+    "test_cli_compare.py": ["test_trec8_compare_two_runs_without_flags"],
+    "test_transfer.py": ["test_export_opens_in_spark"],
+    "test_docs.py": ["test_readme_quick_start_runs"],
+    "test_score_files.py": ["test_ranx_per_query_scores"],
+    "test_comparisons.py": ["test_swapping_a_pair_mirrors_it"],
+    "test_fill.py": [
+        "test_a_fill_that_adds_nothing_is_the_identity",
+        "test_shares_by_source_sum_to_one_and_follow_the_first_set_that_judged",
+    ],
+    "test_ingest.py": [
+        "test_random_run_files_are_accepted_exactly_when_the_reference_accepts_them",
+        "test_ranks_equal_a_python_sort_with_heavy_ties",
+    ],
+    "test_bounds.py": [
+        "test_belief_is_precision_and_ignorance_is_one_minus_ap",
+        "test_spans_equal_the_previous_asof_formulation",
+    ],
+    "test_label_uncertainty.py": [
+        "test_identity_is_the_composition_for_any_labels",
+        "test_monte_carlo_matches_the_enumerated_completions",
+    ],
+    "test_runlines.py": [
+        "test_ranks_and_running_counts_are_trec_rankeds",
+        "test_every_score_it_reads_is_duckdbs_double",
+    ],
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Under -n (pytest-xdist) and no --dist of the caller's own, the tests of one xdist_group
+    # (the Spark tests, below) go to one worker: one Spark session, not one per worker.
+    given = config.invocation_params.args
+    if getattr(config.option, "dist", "no") == "load" and not any(
+        str(arg).startswith("--dist") for arg in given
+    ):
+        config.option.dist = "loadgroup"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests in SLOW; group the Spark tests; start the files holding slow tests first."""
+    xdist = config.pluginmanager.hasplugin("xdist")
+    modules = {}
+    for item in items:
+        file = item.path.name
+        if getattr(item, "originalname", item.name) in SLOW.get(file, ()):
+            item.add_marker(pytest.mark.slow)
+        fixtures = getattr(item, "fixturenames", ())
+        if xdist and (file.startswith("test_spark") or "spark_session" in fixtures):
+            item.add_marker(pytest.mark.xdist_group("spark"))
+        if getattr(item, "module", None) is not None:
+            modules[file] = item.module
+    missing = [
+        f"{file}::{name}"
+        for file, module in modules.items()
+        for name in SLOW.get(file, ())
+        if not hasattr(module, name)
+    ]
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py: SLOW names no such test: {', '.join(missing)}")
+    # whole files stay together (their module fixtures are built once per worker); the files
+    # with slow tests go first, so that no long test starts last while the other worker idles
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)
+
+
 @pytest.fixture(scope="session")
 def trec8_ingest(tmp_path_factory: pytest.TempPathFactory):
     """All of TREC-8 ad hoc (qrels, 129 runs, run metadata) ingested once per test session.
