@@ -183,14 +183,31 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def trec8_ingest(tmp_path_factory: pytest.TempPathFactory):
-    """All of TREC-8 ad hoc (qrels, 129 runs, run metadata) ingested once per test session.
+    """All of TREC-8 ad hoc (qrels, 129 runs, run metadata) ingested once per test run.
 
     Returns ``(path, run results, runs given metadata, seconds the runs took)``. Tests that
-    only read open the file read-only; tests that write take ``trec8_copy``.
+    only read open the file read-only; tests that write take ``trec8_copy``. Under -n the
+    workers share one ingest: the first to need it ingests into the run's common temporary
+    folder, holding a lock, and the others wait for it and read what it left.
     """
     if not TREC8.is_dir():
         pytest.skip(f"{TREC8} is not there (CI checks out ../shared beside the repository)")
-    db = tmp_path_factory.mktemp("trec8") / "trec8.duckdb"
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return _ingest_trec8(tmp_path_factory.mktemp("trec8") / "trec8.duckdb")
+    import fcntl
+    import pickle
+
+    folder = tmp_path_factory.getbasetemp().parent / "trec8-shared"  # the run's, not the worker's
+    folder.mkdir(exist_ok=True)
+    with open(folder / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = folder / "ingest.pickle"
+        if not done.exists():
+            done.write_bytes(pickle.dumps(_ingest_trec8(folder / "trec8.duckdb")))
+        return pickle.loads(done.read_bytes())
+
+
+def _ingest_trec8(db: Path):
     with Warehouse(db) as warehouse:
         warehouse.ingest_qrels(TREC8 / "trec8.qrels", collection="trec8")
         start = time.perf_counter()
