@@ -85,22 +85,81 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
 # -- slow tests, and how -n shares the tests out --------------------------------------------
 # The whole suite (the README's command) runs every test. The inner loop, -m "not slow", leaves
 # out the tests marked slow: those on the full TREC-8 data and on Spark (marked in their files),
-# and the property and reference tests below, each of which builds a fresh warehouse (or two)
-# for every one of its examples and so takes tens of seconds. Each name is a test function in
-# the file named; a name that no longer exists there is an error, so the list cannot go stale.
+# the files below that start evalwh as a process again and again (signals, pipes, full disks,
+# read-only file systems) or check trec_eval's whole test suite, and the tests named below:
+# property and reference tests that build a fresh warehouse for every example, and tests that
+# run many commands or draw figures. Each name is a test function in the file named; a name
+# that no longer exists there is an error, so the list cannot go stale.
+SLOW_FILES = {
+    "test_probe2.py",
+    "test_safety.py",
+    "test_metrics_trec_eval.py",
+    "test_report_readable.py",
+}
 SLOW = {
+    "test_adhoc.py": ["test_write_statement_refused_and_data_unchanged"],
+    "test_agreement.py": [
+        "test_kappa_and_alpha_are_symmetric",
+        "test_llmjudge_against_references",
+        "test_identical_sets_agree_fully",
+    ],
+    "test_bounds.py": [
+        "test_belief_is_precision_and_ignorance_is_one_minus_ap",
+        "test_spans_equal_the_previous_asof_formulation",
+        "test_closed_form_equals_the_fold",
+    ],
+    "test_cli_compare.py": ["test_trec8_compare_two_runs_without_flags"],
+    "test_cli_eval.py": ["test_eval_errors"],
+    "test_cli_ingest.py": ["test_bad_input_is_one_error_line_and_exit_1"],
+    "test_cli_output.py": [
+        "test_every_run_id_whole_in_a_pipe",
+        "test_tables_whole_in_a_pipe",
+        "test_pool_and_experiment_commands_in_a_pipe",
+    ],
+    "test_cli_surface.py": ["test_report_demo_says_what_it_leaves"],
+    "test_comparisons.py": ["test_swapping_a_pair_mirrors_it"],
+    "test_decision.py": [
+        "test_every_test_classifies_the_constructed_cases",
+        "test_each_case_from_a_constructed_collection",
+        "test_each_case_with_another_assessment_measure",
+    ],
     "test_direct.py": [
         "test_random_collections_give_the_warehouse_numbers",
         "test_without_the_reader_the_numbers_are_the_same",
         "test_trec8_every_run_and_measure_as_the_warehouse",
+        "test_bad_run_files_fail_as_in_the_ingest",
     ],
     "test_direct_pieces.py": ["test_files_read_in_pieces_give_the_warehouse_numbers"],
-    "test_keys.py": ["test_keys_give_back_every_line_as_ingested"],
+    "test_docs.py": ["test_readme_quick_start_runs"],
+    "test_experiments.py": ["test_swap_property", "test_cli_experiment_commands"],
+    "test_fill.py": [
+        "test_a_fill_that_adds_nothing_is_the_identity",
+        "test_shares_by_source_sum_to_one_and_follow_the_first_set_that_judged",
+        "test_trec8_depth10_filled_by_full_equals_a_merged_qrels_file",
+    ],
+    "test_front_door.py": [
+        "test_every_job_returns_what_its_command_prints",
+        "test_compare_equals_the_statistics_on_the_same_scores",
+        "test_evaluate_dataframes_equals_the_warehouse",
+    ],
+    "test_ingest.py": [
+        "test_random_run_files_are_accepted_exactly_when_the_reference_accepts_them",
+        "test_ranks_equal_a_python_sort_with_heavy_ties",
+        "test_bad_run_file_is_rejected_with_its_line_and_nothing_changes",
+    ],
+    "test_ingest_pieces.py": ["test_pieces_give_what_whole_files_give"],
     "test_ingest_reader.py": [
         "test_ingested_ranks_and_cache_equal_trec_ranked_and_the_sql_join",
         "test_deep_stretches_evaluate_as_the_direct_path",
+        "test_a_killed_multi_file_ingest_leaves_all_or_nothing",
+        "test_standard_input_is_read_once_by_every_command",
     ],
-    "test_ingest_pieces.py": ["test_pieces_give_what_whole_files_give"],
+    "test_intervals.py": ["test_reject_exactly_when_the_interval_excludes_zero"],
+    "test_keys.py": ["test_keys_give_back_every_line_as_ingested"],
+    "test_label_uncertainty.py": [
+        "test_identity_is_the_composition_for_any_labels",
+        "test_monte_carlo_matches_the_enumerated_completions",
+    ],
     "test_measures_ir.py": [
         "test_threshold_and_condensing_options",
         "test_ndcg_gain_maps",
@@ -108,37 +167,30 @@ SLOW = {
         "test_judged_compat_sdcg_rbp",
         "test_numq_counts_each_topic_once",
         "test_trec_eval_measures_under_ir_measures_names",
+        "test_trec_eval_truncates_fractional_grades",
     ],
-    "test_trec_eval.py": [
-        "test_new_measures_agree_with_pytrec_eval",
-        "test_trec8_all_trec_byte_identical_for_all_runs",
-    ],
+    "test_metrics_examples.py": ["test_properties"],
     "test_metrics_reference.py": ["test_agrees_with_pytrec_eval"],
-    "test_front_door.py": ["test_every_job_returns_what_its_command_prints"],
-    "test_cli_compare.py": ["test_trec8_compare_two_runs_without_flags"],
-    "test_transfer.py": ["test_export_opens_in_spark"],
-    "test_docs.py": ["test_readme_quick_start_runs"],
-    "test_score_files.py": ["test_ranx_per_query_scores"],
-    "test_comparisons.py": ["test_swapping_a_pair_mirrors_it"],
-    "test_fill.py": [
-        "test_a_fill_that_adds_nothing_is_the_identity",
-        "test_shares_by_source_sum_to_one_and_follow_the_first_set_that_judged",
+    "test_pool_bias.py": ["test_cli_pool_bias_plot_and_stored_adjustment"],
+    "test_pools.py": ["test_setwise_leave_one_out_equals_rebuilt_pools"],
+    "test_provenance.py": [
+        "test_bad_jsonl_line_names_file_and_line",
+        "test_parser_reads_back_what_was_written",
+        "test_trec_covid_rounds",
+        "test_llmjudge_33_llm_sets_and_the_human_one",
     ],
-    "test_ingest.py": [
-        "test_random_run_files_are_accepted_exactly_when_the_reference_accepts_them",
-        "test_ranks_equal_a_python_sort_with_heavy_ties",
-    ],
-    "test_bounds.py": [
-        "test_belief_is_precision_and_ignorance_is_one_minus_ap",
-        "test_spans_equal_the_previous_asof_formulation",
-    ],
-    "test_label_uncertainty.py": [
-        "test_identity_is_the_composition_for_any_labels",
-        "test_monte_carlo_matches_the_enumerated_completions",
-    ],
+    "test_report.py": ["test_cli_demo_writes_html"],
     "test_runlines.py": [
         "test_ranks_and_running_counts_are_trec_rankeds",
         "test_every_score_it_reads_is_duckdbs_double",
+    ],
+    "test_score_files.py": ["test_ranx_per_query_scores"],
+    "test_transfer.py": ["test_export_opens_in_spark"],
+    "test_trec_eval.py": [
+        "test_new_measures_agree_with_pytrec_eval",
+        "test_trec8_all_trec_byte_identical_for_all_runs",
+        "test_trec_eval_suite",
+        "test_atof_reads_the_leading_number_as_c_does",
     ],
 }
 
@@ -160,7 +212,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     modules = {}
     for item in items:
         file = item.path.name
-        if getattr(item, "originalname", item.name) in SLOW.get(file, ()):
+        if file in SLOW_FILES or getattr(item, "originalname", item.name) in SLOW.get(file, ()):
             item.add_marker(pytest.mark.slow)
         fixtures = getattr(item, "fixturenames", ())
         if xdist and (file.startswith("test_spark") or "spark_session" in fixtures):
