@@ -197,7 +197,8 @@ SLOW = {
 
 def pytest_configure(config: pytest.Config) -> None:
     # Under -n (pytest-xdist) and no --dist of the caller's own, the tests of one xdist_group
-    # (the Spark tests, below) go to one worker: one Spark session, not one per worker.
+    # (the Spark tests, below) go to one worker: one Spark session, not one per worker. The
+    # largest groups start first (pytest-xdist's --loadscope-reorder, on by default).
     given = config.invocation_params.args
     if getattr(config.option, "dist", "no") == "load" and not any(
         str(arg).startswith("--dist") for arg in given
@@ -214,9 +215,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         file = item.path.name
         if file in SLOW_FILES or getattr(item, "originalname", item.name) in SLOW.get(file, ()):
             item.add_marker(pytest.mark.slow)
-        fixtures = getattr(item, "fixturenames", ())
-        if xdist and (file.startswith("test_spark") or "spark_session" in fixtures):
+        # every test of the local Spark session on one worker; a Spark file's other tests (the
+        # standalone cluster's) together, free to run on the other worker at the same time
+        if xdist and "spark_session" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.xdist_group("spark"))
+        elif xdist and file.startswith("test_spark"):
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
         if getattr(item, "module", None) is not None:
             modules[file] = item.module
     missing = [
