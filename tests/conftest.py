@@ -82,16 +82,188 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     )
 
 
+# -- slow tests, and how -n shares the tests out --------------------------------------------
+# The whole suite (the README's command) runs every test. The inner loop, -m "not slow", leaves
+# out the tests marked slow: those on the full TREC-8 data and on Spark (marked in their files),
+# the files below that start evalwh as a process again and again (signals, pipes, full disks,
+# read-only file systems) or check trec_eval's whole test suite, and the tests named below:
+# property and reference tests that build a fresh warehouse for every example, and tests that
+# run many commands or draw figures. Each name is a test function in the file named; a name
+# that no longer exists there is an error, so the list cannot go stale.
+SLOW_FILES = {
+    "test_probe2.py",
+    "test_safety.py",
+    "test_metrics_trec_eval.py",
+    "test_report_readable.py",
+}
+SLOW = {
+    "test_adhoc.py": ["test_write_statement_refused_and_data_unchanged"],
+    "test_agreement.py": [
+        "test_kappa_and_alpha_are_symmetric",
+        "test_llmjudge_against_references",
+        "test_identical_sets_agree_fully",
+    ],
+    "test_bounds.py": [
+        "test_belief_is_precision_and_ignorance_is_one_minus_ap",
+        "test_spans_equal_the_previous_asof_formulation",
+        "test_closed_form_equals_the_fold",
+    ],
+    "test_cli_compare.py": ["test_trec8_compare_two_runs_without_flags"],
+    "test_cli_eval.py": ["test_eval_errors"],
+    "test_cli_ingest.py": ["test_bad_input_is_one_error_line_and_exit_1"],
+    "test_cli_output.py": [
+        "test_every_run_id_whole_in_a_pipe",
+        "test_tables_whole_in_a_pipe",
+        "test_pool_and_experiment_commands_in_a_pipe",
+    ],
+    "test_cli_surface.py": ["test_report_demo_says_what_it_leaves"],
+    "test_comparisons.py": ["test_swapping_a_pair_mirrors_it"],
+    "test_decision.py": [
+        "test_every_test_classifies_the_constructed_cases",
+        "test_each_case_from_a_constructed_collection",
+        "test_each_case_with_another_assessment_measure",
+    ],
+    "test_direct.py": [
+        "test_random_collections_give_the_warehouse_numbers",
+        "test_without_the_reader_the_numbers_are_the_same",
+        "test_trec8_every_run_and_measure_as_the_warehouse",
+        "test_bad_run_files_fail_as_in_the_ingest",
+    ],
+    "test_direct_pieces.py": ["test_files_read_in_pieces_give_the_warehouse_numbers"],
+    "test_docs.py": ["test_readme_quick_start_runs"],
+    "test_experiments.py": ["test_swap_property", "test_cli_experiment_commands"],
+    "test_fill.py": [
+        "test_a_fill_that_adds_nothing_is_the_identity",
+        "test_shares_by_source_sum_to_one_and_follow_the_first_set_that_judged",
+        "test_trec8_depth10_filled_by_full_equals_a_merged_qrels_file",
+    ],
+    "test_front_door.py": [
+        "test_every_job_returns_what_its_command_prints",
+        "test_compare_equals_the_statistics_on_the_same_scores",
+        "test_evaluate_dataframes_equals_the_warehouse",
+    ],
+    "test_ingest.py": [
+        "test_random_run_files_are_accepted_exactly_when_the_reference_accepts_them",
+        "test_ranks_equal_a_python_sort_with_heavy_ties",
+        "test_bad_run_file_is_rejected_with_its_line_and_nothing_changes",
+    ],
+    "test_ingest_pieces.py": ["test_pieces_give_what_whole_files_give"],
+    "test_ingest_reader.py": [
+        "test_ingested_ranks_and_cache_equal_trec_ranked_and_the_sql_join",
+        "test_deep_stretches_evaluate_as_the_direct_path",
+        "test_a_killed_multi_file_ingest_leaves_all_or_nothing",
+        "test_standard_input_is_read_once_by_every_command",
+    ],
+    "test_intervals.py": ["test_reject_exactly_when_the_interval_excludes_zero"],
+    "test_keys.py": ["test_keys_give_back_every_line_as_ingested"],
+    "test_label_uncertainty.py": [
+        "test_identity_is_the_composition_for_any_labels",
+        "test_monte_carlo_matches_the_enumerated_completions",
+    ],
+    "test_measures_ir.py": [
+        "test_threshold_and_condensing_options",
+        "test_ndcg_gain_maps",
+        "test_err_and_exp_ndcg_against_gdeval",
+        "test_judged_compat_sdcg_rbp",
+        "test_numq_counts_each_topic_once",
+        "test_trec_eval_measures_under_ir_measures_names",
+        "test_trec_eval_truncates_fractional_grades",
+    ],
+    "test_metrics_examples.py": ["test_properties"],
+    "test_metrics_reference.py": ["test_agrees_with_pytrec_eval"],
+    "test_pool_bias.py": ["test_cli_pool_bias_plot_and_stored_adjustment"],
+    "test_pools.py": ["test_setwise_leave_one_out_equals_rebuilt_pools"],
+    "test_provenance.py": [
+        "test_bad_jsonl_line_names_file_and_line",
+        "test_parser_reads_back_what_was_written",
+        "test_trec_covid_rounds",
+        "test_llmjudge_33_llm_sets_and_the_human_one",
+    ],
+    "test_report.py": ["test_cli_demo_writes_html"],
+    "test_runlines.py": [
+        "test_ranks_and_running_counts_are_trec_rankeds",
+        "test_every_score_it_reads_is_duckdbs_double",
+    ],
+    "test_score_files.py": ["test_ranx_per_query_scores"],
+    "test_transfer.py": ["test_export_opens_in_spark"],
+    "test_trec_eval.py": [
+        "test_new_measures_agree_with_pytrec_eval",
+        "test_trec8_all_trec_byte_identical_for_all_runs",
+        "test_trec_eval_suite",
+        "test_atof_reads_the_leading_number_as_c_does",
+    ],
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Under -n (pytest-xdist) and no --dist of the caller's own, the tests of one xdist_group
+    # (the Spark tests, below) go to one worker: one Spark session, not one per worker. The
+    # largest groups start first (pytest-xdist's --loadscope-reorder, on by default).
+    given = config.invocation_params.args
+    if getattr(config.option, "dist", "no") == "load" and not any(
+        str(arg).startswith("--dist") for arg in given
+    ):
+        config.option.dist = "loadgroup"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the tests in SLOW; group the Spark tests; start the files holding slow tests first."""
+    xdist = config.pluginmanager.hasplugin("xdist")
+    modules = {}
+    for item in items:
+        file = item.path.name
+        if file in SLOW_FILES or getattr(item, "originalname", item.name) in SLOW.get(file, ()):
+            item.add_marker(pytest.mark.slow)
+        # every test of the local Spark session on one worker; a Spark file's other tests (the
+        # standalone cluster's) together, free to run on the other worker at the same time
+        if xdist and "spark_session" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("spark"))
+        elif xdist and file.startswith("test_spark"):
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+        if getattr(item, "module", None) is not None:
+            modules[file] = item.module
+    missing = [
+        f"{file}::{name}"
+        for file, module in modules.items()
+        for name in SLOW.get(file, ())
+        if not hasattr(module, name)
+    ]
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py: SLOW names no such test: {', '.join(missing)}")
+    # whole files stay together (their module fixtures are built once per worker); the files
+    # with slow tests go first, so that no long test starts last while the other worker idles
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)
+
+
 @pytest.fixture(scope="session")
 def trec8_ingest(tmp_path_factory: pytest.TempPathFactory):
-    """All of TREC-8 ad hoc (qrels, 129 runs, run metadata) ingested once per test session.
+    """All of TREC-8 ad hoc (qrels, 129 runs, run metadata) ingested once per test run.
 
     Returns ``(path, run results, runs given metadata, seconds the runs took)``. Tests that
-    only read open the file read-only; tests that write take ``trec8_copy``.
+    only read open the file read-only; tests that write take ``trec8_copy``. Under -n the
+    workers share one ingest: the first to need it ingests into the run's common temporary
+    folder, holding a lock, and the others wait for it and read what it left.
     """
     if not TREC8.is_dir():
         pytest.skip(f"{TREC8} is not there (CI checks out ../shared beside the repository)")
-    db = tmp_path_factory.mktemp("trec8") / "trec8.duckdb"
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return _ingest_trec8(tmp_path_factory.mktemp("trec8") / "trec8.duckdb")
+    import fcntl
+    import pickle
+
+    folder = tmp_path_factory.getbasetemp().parent / "trec8-shared"  # the run's, not the worker's
+    folder.mkdir(exist_ok=True)
+    with open(folder / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = folder / "ingest.pickle"
+        if not done.exists():
+            done.write_bytes(pickle.dumps(_ingest_trec8(folder / "trec8.duckdb")))
+        return pickle.loads(done.read_bytes())
+
+
+def _ingest_trec8(db: Path):
     with Warehouse(db) as warehouse:
         warehouse.ingest_qrels(TREC8 / "trec8.qrels", collection="trec8")
         start = time.perf_counter()
