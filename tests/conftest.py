@@ -204,6 +204,17 @@ def pytest_configure(config: pytest.Config) -> None:
         str(arg).startswith("--dist") for arg in given
     ):
         config.option.dist = "loadgroup"
+    # A worker learns the scheduling from its own command line, where -n alone means "load":
+    # told by the controller (pytest_configure_node), it names its tests by group as
+    # loadgroup needs (the group after "@" in the test's id).
+    if getattr(config, "workerinput", {}).get("evalwh_loadgroup"):
+        config.option.loadgroup = True
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:  # type: ignore[no-untyped-def]
+    """pytest-xdist: tell each worker whether the controller shares the tests out by group."""
+    node.workerinput["evalwh_loadgroup"] = getattr(node.config.option, "dist", "no") == "loadgroup"
 
 
 @pytest.hookimpl(tryfirst=True)
