@@ -148,6 +148,7 @@ SLOW = {
         "test_bad_run_file_is_rejected_with_its_line_and_nothing_changes",
     ],
     "test_ingest_pieces.py": ["test_pieces_give_what_whole_files_give"],
+    "test_ingest_spill.py": ["test_ingests_with_the_dictionary_spilled_store_what_in_memory_ones_do"],
     "test_ingest_reader.py": [
         "test_ingested_ranks_and_cache_equal_trec_ranked_and_the_sql_join",
         "test_deep_stretches_evaluate_as_the_direct_path",
