@@ -105,6 +105,12 @@ def _interruptible() -> Iterator[None]:
         # (macOS has no sigtimedwait: there Ctrl-C raises KeyboardInterrupt once DuckDB returns)
         yield
         return
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # started with SIGINT ignored (`evalwh ... &` in a script, a supervisor): the parent
+        # asked for no interrupt, so none is taken. (Blocked, an ignored SIGINT would still
+        # reach the watcher, which would then refuse the commit without stopping the command.)
+        yield
+        return
     stop = threading.Event()
 
     def watch() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import shutil
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from evalwh.errors import EvalWhError, IngestError, SchemaError
 from evalwh.io.files import DatabaseTargetError, write_text
 
 # the small collection, the CLI runner and the one-line check of the first probe's tests
-from test_safety import QRELS, RUNS, digest, invoke, one_line_error  # noqa: E402
+from test_safety import QRELS, RUNS, digest, invoke, one_line_error, sigint_as_at_a_terminal  # noqa: E402
 
 
 def siblings(path: Path) -> list[str]:
@@ -150,10 +151,31 @@ def _run_files(folder: Path, count: int, lines: int = 200) -> list[Path]:
 def test_ctrl_c_at_the_commit_reports_what_is_true(point, message, runs, db, tmp_path):
     files = _run_files(tmp_path / "runs", 10)
     env = {**os.environ, "EVALWH_TEST_INTERRUPT": point}
-    done = subprocess.run(cli("ingest", "runs", *files, "-c", "c", "--db", db), env=env, capture_output=True, text=True, timeout=300)
-    assert (done.returncode, done.stderr) == (130, message)
+    done = subprocess.run(
+        cli("ingest", "runs", *files, "-c", "c", "--db", db), env=env, capture_output=True, text=True, timeout=300,
+        preexec_fn=sigint_as_at_a_terminal,
+    )
     with Warehouse.open_reader(db) as wh:
-        assert len(wh.run_ids("c")) == runs
+        stored = wh.run_ids("c")
+    # (the child's standard output and the runs it left say which way it went if this fails)
+    assert (done.returncode, done.stderr) == (130, message), (done.stdout, stored)
+    assert len(stored) == runs
+
+
+def test_a_command_started_with_sigint_ignored_is_not_interrupted(db, tmp_path):
+    """``evalwh ingest runs ... &`` in a script ignores Ctrl-C, as the shell asked: the SIGINT
+    at the commit neither refuses the commit nor stops the command."""
+    for point, lines in (("before-commit", 200), ("after-commit", 100)):
+        files = _run_files(tmp_path / point, 3, lines)  # (new runs, then the same runs replaced)
+        env = {**os.environ, "EVALWH_TEST_INTERRUPT": point}
+        done = subprocess.run(
+            cli("ingest", "runs", *files, "-c", "c", "--replace", "--db", db), env=env, capture_output=True, text=True,
+            timeout=300, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+        )
+        assert (done.returncode, done.stderr) == (0, ""), point
+        with Warehouse.open_reader(db) as wh:
+            assert len(wh.run_ids("c")) == 5
+            assert int(wh.query("SELECT count(*) AS n FROM run_results WHERE run_id = 'run0'").n[0]) == 2 * lines
 
 
 def test_a_nested_transaction_leaves_the_outer_one_working(db):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import signal
 import shutil
 import subprocess
 import sys
@@ -522,15 +523,24 @@ def test_a_failed_first_command_leaves_no_warehouse(tmp_path):
         assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt"], command
 
 
+def sigint_as_at_a_terminal() -> None:
+    """A child's ``preexec_fn``: SIGINT's default action, whatever this test process inherited.
+
+    Started with SIGINT ignored (a shell's ``pytest &``), a child inherits that, and evalwh
+    then takes no interrupt at all (test_probe2's test of that case).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_during_a_query_exits_130_in_one_line(db):
     process = subprocess.Popen(
         _cli("sql", "SELECT sum(hash(range)) FROM range(100000000000)", "--db", db),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_as_at_a_terminal,
     )
     import time
 
     time.sleep(4)  # past the imports: the query is running in DuckDB
-    process.send_signal(__import__("signal").SIGINT)
+    process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     assert (process.returncode, out, err) == (130, "", "Interrupted; nothing was committed by the interrupted command.\n")
 
