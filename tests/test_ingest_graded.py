@@ -130,7 +130,12 @@ def _state(wh: Warehouse) -> tuple[list[tuple], ...]:
         "SELECT collection_id, qrels_id, run_id, query_id, rank, gain, judged_so_far,"
         " relevant_so_far FROM judged_cache ORDER BY ALL"
     ).fetchall()
-    rows = wh.con.execute("SELECT * FROM judged_results ORDER BY ALL").fetchall()
+    # the cache's rows as stored, but for their keys (given by two reader threads in either order)
+    rows = wh.con.execute(
+        "SELECT b.run_id, t.query_id, r.rank, r.gain, r.judged_so_far, r.relevant_so_far, r.span"
+        " FROM judged_results r JOIN judged_builds b USING (build_key)"
+        " JOIN run_topics t USING (list_key) ORDER BY ALL"
+    ).fetchall()
     return lines, judged, rows
 
 
