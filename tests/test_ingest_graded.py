@@ -216,3 +216,27 @@ def test_graded_judgments_from_a_warehouse(tmp_path, budget):
         assert sorted(ranked.judged["gain"].to_pylist()) == sorted(
             i % 5 - 1 for i in range(0, 5000, 7) if i % 5 - 1 >= 0
         )
+
+
+def test_a_run_ingest_checkpoints_without_vacuum_and_puts_the_setting_back(tmp_path):
+    """The run ingest checkpoints inside its settings (no vacuum of the row groups it
+    appended, session.bulk_session), and a replacing one lets DuckDB vacuum its deletions."""
+    (tmp_path / "qrels").write_text("1 0 a 1\n1 0 b 0\n2 0 c 1\n")
+    for name in ("r1", "r2"):
+        (tmp_path / name).write_text("".join(f"{t} Q0 {d} 1 {9 - i} {name}\n" for t in "12" for i, d in enumerate("abc")))
+    db = str(tmp_path / "wh.duckdb")
+    with Warehouse(db) as wh:
+        wh.con.execute("SET max_vacuum_tasks = 7")
+        wh.ingest_qrels(tmp_path / "qrels", collection="c")
+        wh.ingest_runs([tmp_path / "r1", tmp_path / "r2"], collection="c")
+        # checkpointed: the write-ahead log holds nothing of the command
+        wal = tmp_path / "wh.duckdb.wal"
+        assert not wal.exists() or wal.stat().st_size == 0
+        assert wh.con.execute("SELECT current_setting('max_vacuum_tasks')").fetchall() == [(7,)]
+        (tmp_path / "r1").write_text("1 Q0 c 1 5 r1\n")
+        wh.ingest_runs([tmp_path / "r1"], collection="c", replace=True)
+        assert wh.con.execute("SELECT current_setting('max_vacuum_tasks')").fetchall() == [(7,)]
+        lines = wh.con.execute("SELECT run_id, count(*) FROM run_results GROUP BY ALL ORDER BY ALL").fetchall()
+    assert lines == [("r1", 1), ("r2", 6)]
+    with Warehouse.open_reader(db) as wh:
+        assert wh.con.execute("SELECT count(*) FROM run_results").fetchall() == [(7,)]
