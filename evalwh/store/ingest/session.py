@@ -82,7 +82,7 @@ def vacuum_at_commit(wh: Store) -> None:
 # (M_MMAP_THRESHOLD: a file's or a piece's arrays) are mapped on their own and go back when
 # freed, so that they leave no holes in the arenas where the long-lived tables live.
 KEEP_FREED = 256 << 20
-MMAP_FROM = 1 << 20
+MMAP_FROM = 4 << 20
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 
 
@@ -94,9 +94,10 @@ def keep_freed_memory(wh: Store) -> None:
     system when they are freed, and the next file's first touch of every page costs a page
     fault: on L (25 M lines) 1.2 M faults and about 4 s of system time. Kept, the next file
     reuses them: 0.7 M faults, about 1 CPU s less (bench/scale.py measures the whole). Blocks
-    of a megabyte or more are the exception: kept in glibc's arenas between the small tables
-    that stay (the dictionary's and judgments' topics, which come and go from their spill
-    files), they left holes that the arenas kept, about 0.2 GiB on XL (100 M lines). The
+    of MMAP_FROM (4 MiB) or more are the exception: kept in glibc's arenas between the small
+    tables that stay (the dictionary's and judgments' topics, which come and go from their
+    spill files), a large file's pieces left holes that the arenas kept, about 0.2 GiB on XL
+    (100 M lines); from 1 MiB on, TREC-8's smaller files took twice the page faults. The
     settings hold for the rest of the process (DuckDB's block memory, KEEP_FREED, is never
     returned), so the CLI, whose process ends with the command, asks for them; a library
     call does not change its caller's allocator. Elsewhere than glibc only DuckDB's is set.
