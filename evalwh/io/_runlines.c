@@ -55,6 +55,9 @@
  *   documents_add(capsule, topic_offsets, topic_bytes, doc_offsets, doc_bytes, keys)
  *       The pairs stored so far and their int64 keys into the dictionary, a batch at a time.
  *   documents_info(capsule) -> (pairs, topics, topics in memory, bytes in memory, spill bytes)
+ *   Where rank_file and read_run take judgments, a documents() capsule whose keys are grades
+ *   (>= 0) serves as well: the ingest's judgments, held within a budget as the dictionary is
+ *   (evalwh.io.runreader.graded).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -424,6 +427,7 @@ typedef struct {
     int resident;                  /* slots and records in memory */
     long long spill_at, spill_cap; /* its records' region in the spill file (spill_at < 0: none) */
     size_t written;                /* bytes of its records in the region */
+    int pins;                      /* read_run calls looking grades up in it (graded_pin): not spilled */
 } DocTopic;
 
 typedef struct {
@@ -531,7 +535,7 @@ static int doc_trim(Documents *d, size_t keep) {
     if (d->fd < 0) return 1;
     while (d->resident_bytes > d->budget && d->queue_len > 0) {
         size_t topic = d->queue[(d->queue_head + d->queue_len - 1) % d->queue_cap];
-        if (topic == keep) break;
+        if (topic == keep || d->topics[topic].pins) break;
         d->queue_len--;
         if (!doc_spill(d, &d->topics[topic])) return 0;
     }
@@ -694,6 +698,46 @@ static void *documents_failed(Documents *d) {
         return PyErr_SetFromErrno(PyExc_OSError);
     }
     return PyErr_NoMemory();
+}
+
+/* -- graded judgments: a dictionary whose keys are grades --------------------------------- */
+
+/* The ingest's judgments are a dictionary (documents() filled by documents_add) whose key of
+ * a (topic, document) pair is its grade: the same tables, the same budget and spill file, so
+ * that the judgments held do not grow with the collection either. Built once, before any run
+ * file is read, and only read after: two read_run calls (two threads) look grades up in it
+ * at once, each topic pinned while its lines are looked up, so that neither spills a table
+ * the other reads. No topic is added after the build, so d->topics does not move. */
+
+/* topic text's index in d (SIZE_MAX in *at if it has no judgments), its table in memory and
+ * pinned; 0 on failure (the spill file's error in d->error, else no memory) */
+static int graded_pin(Documents *d, const char *text, uint32_t len, size_t *at) {
+    int ok = 1;
+    *at = SIZE_MAX;
+    PyThread_acquire_lock(d->lock, WAIT_LOCK);
+    size_t slot = hash_bytes(text, len, 0) & d->topic_mask;
+    for (uint32_t found; (found = d->topic_slots[slot]) != 0; slot = (slot + 1) & d->topic_mask) {
+        DocTopic *t = &d->topics[found - 1];
+        if (t->len == len && same_bytes(t->text, text, len)) {
+            ok = doc_resident(d, found - 1);
+            if (ok) {
+                t->pins++;
+                *at = found - 1;
+            }
+            break;
+        }
+    }
+    PyThread_release_lock(d->lock);
+    return ok;
+}
+
+/* unpin topic at (graded_pin), and spill what is past the budget; 0 on failure */
+static int graded_unpin(Documents *d, size_t at) {
+    PyThread_acquire_lock(d->lock, WAIT_LOCK);
+    d->topics[at].pins--;
+    int ok = doc_trim(d, SIZE_MAX);
+    PyThread_release_lock(d->lock);
+    return ok;
 }
 
 /* documents(next_key[, spill_fd, budget]) -> capsule: an empty dictionary whose new pairs get
@@ -949,6 +993,8 @@ typedef struct {
     const char *tag;
     size_t tag_len;
     const Judgments *judgments;
+    Documents *graded; /* or the judgments as a dictionary of grades (graded_pin) */
+    int graded_failed; /* its spill file failed (or memory) */
     long rel;
     int float32, extra_fields;
     int all_rows;    /* read_run: rank every line fully and emit them all */
@@ -1149,7 +1195,7 @@ static int decimal_of(uint32_t v, char *out) {
 /* Rank each topic's lines; look every line up in the judgments; refuse a duplicate document.
  * Emits the judged lines in (topic, rank) order with their running counts. */
 static int rank_topics(Work *w) {
-    size_t n = w->line_count, largest = 0;
+    size_t n = w->line_count, largest = 0, pinned = SIZE_MAX;
     w->order = malloc((n ? n : 1) * sizeof(Line *));
     size_t *offset = malloc((w->topic_count + 1) * sizeof(size_t));
     int ok = 0;
@@ -1182,6 +1228,19 @@ static int rank_topics(Work *w) {
         const Topic *topic = &w->topics[t];
         const JudgedTopic *judged_here = w->judgments ? judged_topic(w->judgments, topic->text, topic->len) : NULL;
         const uint64_t *judged_slots = judged_here ? w->judgments->slots + judged_here->slot0 : NULL;
+        size_t judged_mask = judged_here ? judged_here->mask : 0;
+        const DocTopic *graded_here = NULL;
+        if (w->graded != NULL) {
+            if (!graded_pin(w->graded, topic->text, topic->len, &pinned)) {
+                w->graded_failed = 1;
+                goto done;
+            }
+            if (pinned != SIZE_MAX) {
+                graded_here = &w->graded->topics[pinned];
+                judged_slots = graded_here->slots;
+                judged_mask = graded_here->mask;
+            }
+        }
         memset(w->slots, 0, (mask + 1) * sizeof(uint64_t));
         int sorted = 1, judged_tie = 0;
         for (size_t i = 0; i < count; i++) group[i]->hash = hash_bytes(group[i]->doc, group[i]->doc_len, 0);
@@ -1191,10 +1250,10 @@ static int rank_topics(Work *w) {
              * lines ahead, and for the record it points to PREFETCH_AHEAD lines ahead */
             if (judged_slots != NULL) {
                 if (i + 2 * PREFETCH_AHEAD < count)
-                    PREFETCH(judged_slots + (group[i + 2 * PREFETCH_AHEAD]->hash & judged_here->mask));
+                    PREFETCH(judged_slots + (group[i + 2 * PREFETCH_AHEAD]->hash & judged_mask));
                 if (i + PREFETCH_AHEAD < count) {
-                    uint64_t entry = judged_slots[group[i + PREFETCH_AHEAD]->hash & judged_here->mask];
-                    if (entry) PREFETCH(record_at(w->judgments, entry));
+                    uint64_t entry = judged_slots[group[i + PREFETCH_AHEAD]->hash & judged_mask];
+                    if (entry) PREFETCH(graded_here ? doc_record(graded_here, entry) : record_at(w->judgments, entry));
                 }
             }
             size_t slot = line->hash & mask;
@@ -1211,11 +1270,22 @@ static int rank_topics(Work *w) {
                 slot = (slot + 1) & mask;
             }
             w->slots[slot] = (line->hash & HIGH_HALF) | ((uint64_t)i + 1);
-            line->grade = judged_here ? grade_of(w->judgments, judged_here, line->doc, line->doc_len, line->hash) : -1;
+            if (judged_here)
+                line->grade = grade_of(w->judgments, judged_here, line->doc, line->doc_len, line->hash);
+            else
+                line->grade = graded_here ? (int32_t)doc_key_of(graded_here, line->doc, line->doc_len, line->hash) : -1;
             if (i > 0) {
                 if (line->key > group[i - 1]->key) sorted = 0;
                 else if (line->key == group[i - 1]->key && (line->grade >= 0 || group[i - 1]->grade >= 0))
                     judged_tie = 1;
+            }
+        }
+        if (pinned != SIZE_MAX) { /* its grades are all looked up */
+            size_t at = pinned;
+            pinned = SIZE_MAX;
+            if (!graded_unpin(w->graded, at)) {
+                w->graded_failed = 1;
+                goto done;
             }
         }
         if (!sorted) {
@@ -1272,6 +1342,7 @@ static int rank_topics(Work *w) {
     }
     ok = 1;
 done:
+    if (pinned != SIZE_MAX && !graded_unpin(w->graded, pinned)) w->graded_failed = 1;
     free(offset);
     return ok;
 }
@@ -1380,7 +1451,9 @@ static int work_args(Work *w, PyObject *args, const char *format, PyObject **dat
     if (!PyArg_ParseTuple(args, format, &PyBytes_Type, data, &delimiter, &delimiter_len, &tag, &tag_len, &capsule,
                           &rel, &float32, &extra_fields, max_line, documents))
         return 0;
-    if (capsule != Py_None) {
+    if (capsule != Py_None && PyCapsule_IsValid(capsule, "evalwh.io._runlines.documents")) {
+        w->graded = PyCapsule_GetPointer(capsule, "evalwh.io._runlines.documents");
+    } else if (capsule != Py_None) {
         w->judgments = PyCapsule_GetPointer(capsule, "evalwh.io._runlines.judgments");
         if (w->judgments == NULL) return 0;
     }
@@ -1404,6 +1477,13 @@ static int work_args(Work *w, PyObject *args, const char *format, PyObject **dat
     return 1;
 }
 
+/* the result of a failed read_lines or rank_topics: the reason the file is refused, or the
+ * exception of a failure (the graded judgments' spill file, or no memory) */
+static PyObject *work_failed(Work *w) {
+    if (w->refused) return PyUnicode_FromString(w->refused);
+    return w->graded_failed ? documents_failed(w->graded) : PyErr_NoMemory();
+}
+
 static PyObject *rank_file(PyObject *self, PyObject *args) {
     PyObject *data;
     Py_ssize_t max_line = MAX_LINE;
@@ -1411,7 +1491,7 @@ static PyObject *rank_file(PyObject *self, PyObject *args) {
     memset(&w, 0, sizeof w);
     PyObject *result = NULL;
     if (!work_args(&w, args, "O!s#s#Olpp|n:rank_file", &data, &max_line, NULL)) goto out;
-    if (w.judgments == NULL) {
+    if (w.judgments == NULL && w.graded == NULL) {
         PyErr_SetString(PyExc_TypeError, "rank_file needs judgments");
         goto out;
     }
@@ -1420,7 +1500,7 @@ static PyObject *rank_file(PyObject *self, PyObject *args) {
     ok = read_lines(&w) && rank_topics(&w);
     Py_END_ALLOW_THREADS
     if (!ok) {
-        result = w.refused ? PyUnicode_FromString(w.refused) : PyErr_NoMemory();
+        result = work_failed(&w);
         goto out;
     }
     if (w.line_count == 0) {
@@ -1474,7 +1554,7 @@ static PyObject *read_run(PyObject *self, PyObject *args) {
     ok = read_lines(&w);
     Py_END_ALLOW_THREADS
     if (!ok) {
-        result = w.refused ? PyUnicode_FromString(w.refused) : PyErr_NoMemory();
+        result = work_failed(&w);
         goto out;
     }
     if (w.line_count == 0) {
@@ -1513,7 +1593,7 @@ static PyObject *read_run(PyObject *self, PyObject *args) {
     ok = rank_topics(&w);
     Py_END_ALLOW_THREADS
     if (!ok) {
-        result = w.refused ? PyUnicode_FromString(w.refused) : PyErr_NoMemory();
+        result = work_failed(&w);
         goto out;
     }
     PyObject *judged = judged_result(&w);

@@ -81,6 +81,33 @@ def judgments(module: Any, con: duckdb.DuckDBPyConnection, collection: str, qrel
     return judgments_from_arrow(module, table)
 
 
+def graded(
+    module: Any,
+    con: duckdb.DuckDBPyConnection,
+    collection: str,
+    qrels_id: str,
+    *,
+    spill_fd: int = -1,
+    budget: int = 0,
+    batch: int = 1 << 20,
+) -> Any:
+    """The stored judgments of a qrels set with a grade >= 0, as a dictionary whose keys are grades.
+
+    :func:`judgments`'s lookups for :func:`read_run`, held as :func:`documents` holds the
+    (topic, document) pairs: loaded ``batch`` judgments at a time (no table of them all, and
+    no second copy while built) and, with a spill file, at most ``budget`` bytes of topics'
+    tables in memory, the others in the file. They come in the order DuckDB scans them (a
+    qrels file's order, mostly topic by topic); a topic met again in a later batch is read
+    back and grows. (Sorting them by topic first would cost DuckDB memory it keeps.)
+    """
+    stored = con.sql(
+        "SELECT query_id, doc_id, CAST(relevance AS BIGINT) AS doc_key FROM qrels"
+        " WHERE collection_id = $collection AND qrels_id = $qrels_id AND relevance >= 0",
+        params={"collection": collection, "qrels_id": qrels_id},
+    ).to_arrow_reader(batch)
+    return documents(module, stored, 0, spill_fd=spill_fd, budget=budget)
+
+
 @dataclass
 class Ranked:
     """One run file read by :func:`read_run`: every line ranked, and the judged ones.
@@ -126,7 +153,8 @@ def read_run(
         module: :func:`reader`.
         data: The whole (decompressed) text.
         delimiter, tag: The file's sniffed delimiter and first tag.
-        judged_by: A judgments capsule (:func:`judgments`) for the judged rows, or None.
+        judged_by: A judgments capsule (:func:`judgments` or :func:`graded`) for the judged
+            rows, or None.
         ignore_extra_fields: Accept lines of more than six fields.
         digest: Compute the text's SHA-256 (not for a piece of a file: the caller hashes it).
         documents: A dictionary of (topic, document) pairs (:func:`documents`): every line

@@ -57,7 +57,7 @@ from evalwh.store.ingest.metadata import run_metadata_frame
 from evalwh.store.ingest.qrels import ingest_qrels_source
 from evalwh.store.ingest.results import IngestResult, Progress
 from evalwh.store.ingest.runs import ingest_prepared, ingest_run_files
-from evalwh.store.ingest.session import KEEP_FREED, bulk_session, keep_freed_memory
+from evalwh.store.ingest.session import KEEP_FREED, bulk_session, checkpoint, keep_freed_memory
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -227,41 +227,57 @@ def ingest_runs(
     Raises:
         IngestError: naming file, line and problem, for malformed input or a clash.
     """
-    from evalwh.io.frames import is_table_file, read_table
-
     check_name(collection, "collection")
     if run_id is not None:
         check_name(run_id, "run id")
-    with bulk_session(wh), wh.transaction():
-        wh.ensure_collection(collection)
-        if not isinstance(sources, (str, os.PathLike, list, tuple)):
-            return ingest_run_frame(wh, sources, collection, run_id=run_id, replace=replace)
-        paths = [Path(sources)] if isinstance(sources, (str, os.PathLike)) else [Path(s) for s in sources]
-        tables = [p for p in paths if is_table_file(p)]
-        if tables:
-            # Parquet files: DataFrames in any layout evalwh.io.frames accepts, one run per
-            # run_id value (or named by run_id=, else by the file's stem)
-            results = []
-            for path in tables:
-                frame = standard_columns(read_table(path), "run", label=str(path))
-                name = run_id or (None if "run_id" in frame.columns else path.stem)
-                results += ingest_run_frame(wh, frame, collection, run_id=name, replace=replace)
-            paths = [p for p in paths if not is_table_file(p)]
-            if not paths:
-                return results
-            return results + ingest_run_files(
-                wh, paths, collection, run_id=run_id, replace=replace,
-                ignore_extra_fields=ignore_extra_fields, progress=progress,
-            )  # fmt: skip
-        return ingest_run_files(
-            wh,
-            paths,
-            collection,
-            run_id=run_id,
-            replace=replace,
-            ignore_extra_fields=ignore_extra_fields,
-            progress=progress,
-        )
+    with bulk_session(wh, vacuum=False):
+        with wh.transaction():
+            results = _ingest_runs(wh, sources, collection, run_id, replace, ignore_extra_fields, progress)
+        checkpoint(wh)  # (with the vacuum of appended row groups off, see bulk_session)
+    return results
+
+
+def _ingest_runs(
+    wh: Store,
+    sources: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | pd.DataFrame,
+    collection: str,
+    run_id: str | None,
+    replace: bool,
+    ignore_extra_fields: bool,
+    progress: Progress | None,
+) -> list[IngestResult]:
+    """:func:`ingest_runs` inside its transaction."""
+    from evalwh.io.frames import is_table_file, read_table
+
+    wh.ensure_collection(collection)
+    if not isinstance(sources, (str, os.PathLike, list, tuple)):
+        return ingest_run_frame(wh, sources, collection, run_id=run_id, replace=replace)
+    paths = [Path(sources)] if isinstance(sources, (str, os.PathLike)) else [Path(s) for s in sources]
+    tables = [p for p in paths if is_table_file(p)]
+    if tables:
+        # Parquet files: DataFrames in any layout evalwh.io.frames accepts, one run per
+        # run_id value (or named by run_id=, else by the file's stem)
+        results = []
+        for path in tables:
+            frame = standard_columns(read_table(path), "run", label=str(path))
+            name = run_id or (None if "run_id" in frame.columns else path.stem)
+            results += ingest_run_frame(wh, frame, collection, run_id=name, replace=replace)
+        paths = [p for p in paths if not is_table_file(p)]
+        if not paths:
+            return results
+        return results + ingest_run_files(
+            wh, paths, collection, run_id=run_id, replace=replace,
+            ignore_extra_fields=ignore_extra_fields, progress=progress,
+        )  # fmt: skip
+    return ingest_run_files(
+        wh,
+        paths,
+        collection,
+        run_id=run_id,
+        replace=replace,
+        ignore_extra_fields=ignore_extra_fields,
+        progress=progress,
+    )
 
 
 def ingest_run_metadata(

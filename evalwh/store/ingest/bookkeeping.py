@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalwh import sql
 from evalwh.errors import IngestError
+from evalwh.store.ingest.session import vacuum_at_commit
 
 if TYPE_CHECKING:
     from evalwh.store.connection import Store
@@ -49,6 +50,7 @@ def _delete_run(wh: Store, collection: str, run_id: str) -> None:
     """
     key = {"collection_id": collection, "run_id": run_id}
     wh.run(sql.query(_INGEST, "delete_run"), key)
+    vacuum_at_commit(wh)  # (the deleted rows are cleaned up at the commit, as before)
 
 
 def _drop_unused_pairs(wh: Store) -> None:

@@ -9,6 +9,7 @@ runs already stored the same way.
 
 from __future__ import annotations
 
+import tempfile
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -29,6 +30,11 @@ _INGEST = "evalwh.queries.ingest"
 # the cost of a pass.
 RANK_CUTS = (10, 20, 100, 1000)
 JUDGED_PARTS = tuple(f"judged{i}" for i in range(len(RANK_CUTS) + 2))
+# The reader's judgments (a dictionary whose keys are grades, runreader.graded) keep at most
+# this much of their topics' tables in memory, the others in an anonymous temporary file
+# (XL's 2.45 M judgments take 175 MB whole, 71 bytes each; L's 0.49 M take 25 MB and fit).
+JUDGMENT_BYTES = 32 << 20
+LOAD_JUDGMENTS = 1 << 20  # judgments loaded from DuckDB at a time
 
 
 def _judged_parts(judged: Any, relevant: int, spans_from: int) -> dict[str, Any]:
@@ -112,7 +118,16 @@ class JudgedCache:
         if fractional:
             return None
         self.primary = self.sets[0]
-        return runreader.judgments(module, self.wh.con, self.collection, self.primary)
+        with tempfile.TemporaryFile() as spill:  # the judgments keep their own descriptor
+            return runreader.graded(
+                module,
+                self.wh.con,
+                self.collection,
+                self.primary,
+                spill_fd=spill.fileno(),
+                budget=JUDGMENT_BYTES,
+                batch=LOAD_JUDGMENTS,
+            )
 
     def add(self, builds: list[list[Any]], parts: list[list[str]]) -> None:
         """Store the reader's judged rows of the primary set (Parquet) and their builds.

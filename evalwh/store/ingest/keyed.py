@@ -33,16 +33,19 @@ if TYPE_CHECKING:
 
 _INGEST = "evalwh.queries.ingest"
 # A plain file of more than twice this is read a piece of whole topics at a time (as the
-# direct path does, evalwh.measures.direct), so that the reader's memory follows the piece.
-PIECE_BYTES = 12 << 20
+# direct path does, evalwh.measures.direct, with 12 MB), so that the reader's memory follows
+# the piece: a piece of 8 MB holds about what one of L's files does (250,000 lines); pieces of
+# 12 MB (370,000 lines) held XL's peak about 25 MiB higher.
+PIECE_BYTES = 8 << 20
 # Staged lines stored by one flush, in the background while the next files are read. A few
 # million lines make statements large enough for DuckDB to write their row groups to the
 # file as they fill (smaller ones stay in memory until the commit).
 FLUSH_LINES = 4_000_000
 # The reader's dictionary of (topic, document) pairs keeps at most this much of its tables in
 # memory; past it, the topics used longest ago wait in a temporary file (XL's 10 M pairs take
-# about 64 bytes each, 613 MiB, L's 0.5 M fit). Stored pairs are loaded LOAD_PAIRS at a time.
-DICTIONARY_BYTES = 64 << 20
+# about 64 bytes each, 613 MiB, L's 0.5 M, 25 MiB, fit). Stored pairs are loaded LOAD_PAIRS at
+# a time.
+DICTIONARY_BYTES = 32 << 20
 PAIR_BYTES = 64
 LOAD_PAIRS = 1 << 20
 

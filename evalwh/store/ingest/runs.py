@@ -29,6 +29,7 @@ from evalwh.store.ingest.files import (
 from evalwh.store.ingest.general import _ingest_batch
 from evalwh.store.ingest.keyed import Prepared, Stored, _held_bytes, _in_pieces
 from evalwh.store.ingest.results import IngestResult, Progress
+from evalwh.store.ingest.session import give_back_freed_memory
 
 if TYPE_CHECKING:
     from evalwh.store.connection import Store
@@ -151,6 +152,7 @@ def ingest_prepared(
             progress(done, len(files))
         if module is not None and todo:
             stored_here.load()
+            give_back_freed_memory()  # (what building the judgments and the dictionary freed)
         ahead: deque[Future[Prepared | str]] = deque()
 
         def read_ahead(start: int) -> None:

@@ -19,7 +19,7 @@ INGEST_MEMORY = "256MiB"  # DuckDB's memory limit while ingesting into a file (b
 
 
 @contextmanager
-def bulk_session(wh: Store) -> Iterator[None]:
+def bulk_session(wh: Store, *, vacuum: bool = True) -> Iterator[None]:
     """Settings of a bulk ingest: rows in any order, DuckDB's memory bounded.
 
     Ranks are computed, never taken from the line order, so insertion order does not matter,
@@ -27,16 +27,25 @@ def bulk_session(wh: Store) -> Iterator[None]:
     keeps at most INGEST_MEMORY while ingesting: the rows of the open transaction are
     written to the file as they come, and the staged cache rows and their sort spill to
     DuckDB's temporary directory beyond it, so the peak does not grow with the input.
+    ``vacuum=False`` (a run ingest, which ends with :func:`checkpoint` inside it): the
+    checkpoint does not merge the row groups the command appended (DuckDB's vacuum,
+    ``max_vacuum_tasks``), which read and rewrote them there and took memory growing with the
+    command's rows (XL: about 0.3 GiB above the rest at the very end); a command that
+    deletes rows asks for it again (:func:`vacuum_at_commit`), so that deleted rows are
+    cleaned up as before.
     Enter it outside the ingest's transaction: a failed statement aborts the transaction,
     and the settings can only be put back after the rollback (inside a caller's own
     transaction they stay until then).
     """
-    ((order, limit),) = wh.con.execute(
-        "SELECT current_setting('preserve_insertion_order'), current_setting('memory_limit')"
+    ((order, limit, tasks),) = wh.con.execute(
+        "SELECT current_setting('preserve_insertion_order'), current_setting('memory_limit'),"
+        " current_setting('max_vacuum_tasks')"
     ).fetchall()
     wh.con.execute("SET preserve_insertion_order = false")
     if wh.path != ":memory:":
         wh.con.execute(f"SET memory_limit = '{INGEST_MEMORY}'")
+        if not vacuum:
+            wh.con.execute("SET max_vacuum_tasks = 0")
     try:
         yield
     finally:
@@ -44,12 +53,36 @@ def bulk_session(wh: Store) -> Iterator[None]:
         with suppress(duckdb.TransactionException):
             wh.con.execute("SET preserve_insertion_order = $value", {"value": bool(order)})
             wh.con.execute(f"SET memory_limit = '{limit}'")
+            wh.con.execute("SET max_vacuum_tasks = $value", {"value": int(tasks)})
+
+
+def checkpoint(wh: Store) -> None:
+    """Write what the command committed into the warehouse file now (DuckDB's CHECKPOINT).
+
+    Else DuckDB checkpoints when the connection closes, after bulk_session has put the
+    vacuum back. Nothing inside a caller's own transaction, for an in-memory warehouse, after
+    a Ctrl-C, or when another transaction of this database is open (the commit stands either
+    way, and the connection's close checkpoints as before).
+    """
+    from evalwh.store.connection import Outcome
+
+    if wh.path == ":memory:" or Outcome.interrupted or wh.in_transaction():
+        return
+    with suppress(duckdb.Error):
+        wh.con.execute("CHECKPOINT")
+
+
+def vacuum_at_commit(wh: Store) -> None:
+    """Let the commit's checkpoint vacuum again (a command that deletes rows: bulk_session)."""
+    wh.con.execute("RESET max_vacuum_tasks")
 
 
 # What a bulk ingest's process keeps of the memory it frees (keep_freed_memory): glibc's
-# mallopt M_TRIM_THRESHOLD and M_MMAP_THRESHOLD (at most 32 MiB), and DuckDB's block allocator.
+# mallopt M_TRIM_THRESHOLD, and DuckDB's block allocator. Blocks of at least MMAP_FROM bytes
+# (M_MMAP_THRESHOLD: a file's or a piece's arrays) are mapped on their own and go back when
+# freed, so that they leave no holes in the arenas where the long-lived tables live.
 KEEP_FREED = 256 << 20
-KEEP_MMAP_BELOW = 32 << 20
+MMAP_FROM = 4 << 20
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
 
 
@@ -60,7 +93,11 @@ def keep_freed_memory(wh: Store) -> None:
     DuckDB's blocks for the rows stored). By default glibc gives such blocks back to the
     system when they are freed, and the next file's first touch of every page costs a page
     fault: on L (25 M lines) 1.2 M faults and about 4 s of system time. Kept, the next file
-    reuses them: 0.7 M faults, about 1 CPU s less (bench/scale.py measures the whole). The
+    reuses them: 0.7 M faults, about 1 CPU s less (bench/scale.py measures the whole). Blocks
+    of MMAP_FROM (4 MiB) or more are the exception: kept in glibc's arenas between the small
+    tables that stay (the dictionary's and judgments' topics, which come and go from their
+    spill files), a large file's pieces left holes that the arenas kept, about 0.2 GiB on XL
+    (100 M lines); from 1 MiB on, TREC-8's smaller files took twice the page faults. The
     settings hold for the rest of the process (DuckDB's block memory, KEEP_FREED, is never
     returned), so the CLI, whose process ends with the command, asks for them; a library
     call does not change its caller's allocator. Elsewhere than glibc only DuckDB's is set.
@@ -71,7 +108,23 @@ def keep_freed_memory(wh: Store) -> None:
     if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
         with suppress(OSError, AttributeError):
             libc = ctypes.CDLL(None)
-            libc.mallopt(_M_MMAP_THRESHOLD, KEEP_MMAP_BELOW)
+            libc.mallopt(_M_MMAP_THRESHOLD, MMAP_FROM)
             libc.mallopt(_M_TRIM_THRESHOLD, KEEP_FREED)
     if wh.path != ":memory:":
         wh.con.execute("SET block_allocator_memory = $size", {"size": f"{KEEP_FREED >> 20}MiB"})
+
+
+def give_back_freed_memory() -> None:
+    """Hand the memory this process has freed back to the system now (glibc's malloc_trim).
+
+    Building the reader's judgments and dictionary frees their batches and the tables of the
+    topics that went to the spill file, and keep_freed_memory keeps up to KEEP_FREED of that in
+    each of glibc's arenas for reuse; given back once, before the files are read, it does not
+    add to the command's peak (XL: 90 MiB). Elsewhere than glibc, nothing.
+    """
+    import ctypes
+    import platform
+
+    if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
+        with suppress(OSError, AttributeError):
+            ctypes.CDLL(None).malloc_trim(0)
