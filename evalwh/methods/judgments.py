@@ -186,7 +186,8 @@ class Sensitivity:
     Attributes:
         summary: One row per (set, measure): ``reference, qrels_id, measure, runs, kendall_tau_b,
             tau_b_low, tau_b_high, tau_ap, rbo, rbo_p, top_k, top_k_overlap, max_rank_change,
-            max_change_run`` (the interval is the bootstrap's over topics; no run is named
+            max_change_run`` (the interval is the normal bootstrap interval over topics, centred on
+            ``kendall_tau_b``, methods §11.4; no run is named
             when none moved).
         runs: One row per (measure, run): ``measure, run_id``, then ``score`` and ``rank``
             under each set (``<set>_score``, ``<set>_rank``) and the rank change from the
@@ -250,8 +251,8 @@ def sensitivity(
     Each set (or composition ``A+B``) evaluates the runs on every measure; each set's ranking
     is compared with the reference's: Kendall's tau_b (the same as :func:`scipy.stats.kendalltau`
     on the two mean vectors ``evalwh eval`` prints, rounded to :data:`SCORE_DECIMALS` decimals
-    so that equal means tie), a percentile bootstrap interval for it
-    over topics, tau_ap with the reference as the truth, RBO_ext with persistence ``rbo_p``,
+    so that equal means tie), a normal bootstrap interval for it over
+    topics centred on it (:func:`evalwh.stats.rankings.bootstrap_tau`), tau_ap with the reference as the truth, RBO_ext with persistence ``rbo_p``,
     the share of the reference's top ``top_k`` kept, and the largest rank change.
 
     Args:
@@ -321,12 +322,13 @@ def sensitivity(
             change = per_run[f"{name}_rank"].to_numpy() - ref_ranks
             per_run[f"{name}_change"] = change
             biggest = int(np.argmax(np.abs(change)))  # the first run in name order on ties
+            tau_b = rankings.kendall_tau_b(ref_scores, other)
             low = high = float("nan")
             if resamples:
-                low, high = _bootstrap(topics[ref], topics[name], measure, run_ids, resamples, confidence, rng)
+                low, high = _bootstrap(topics[ref], topics[name], measure, run_ids, resamples, confidence, rng, tau_b)
             summary_rows.append({
                 "reference": ref, "qrels_id": name, "measure": measure, "runs": len(run_ids),
-                "kendall_tau_b": rankings.kendall_tau_b(ref_scores, other), "tau_b_low": low, "tau_b_high": high,
+                "kendall_tau_b": tau_b, "tau_b_low": low, "tau_b_high": high,
                 "tau_ap": rankings.tau_ap(ref_scores, other), "rbo": rankings.rbo(ref_scores, other, p=rbo_p, names=run_ids),
                 "rbo_p": rbo_p, "top_k": min(top_k, len(run_ids)),
                 "top_k_overlap": rankings.top_k_overlap(ref_scores, other, top_k, names=run_ids),
@@ -351,8 +353,9 @@ def _bootstrap(
     resamples: int,
     confidence: float,
     rng: np.random.Generator,
+    estimate: float,
 ) -> tuple[float, float]:
-    """The bootstrap interval for tau_b from both sets' per-topic values of one measure."""
+    """The bootstrap interval for tau_b, centred on ``estimate``, from both sets' per-topic values of one measure."""
     import pandas as pd
 
     mine = [f[f["measure"] == measure] for f in (reference, other)]
@@ -371,5 +374,5 @@ def _bootstrap(
         masks.append(np.isin(np.arange(len(topic_ids)), col))
     return rankings.bootstrap_tau(
         mats[0], mats[1], reference_topics=masks[0], other_topics=masks[1],
-        resamples=resamples, confidence=confidence, rng=rng,
+        resamples=resamples, confidence=confidence, rng=rng, estimate=estimate,
     )  # fmt: skip
