@@ -104,8 +104,11 @@ def test_per_query_matches_references(llmjudge: Path) -> None:
             topic = merged[merged["query_id"] == row.query_id]
             a, b = topic["relevance_x"].to_numpy(), topic["relevance_y"].to_numpy()
             assert row.pairs == len(topic)
+            if len(np.unique(a)) < 2 and len(np.unique(b)) < 2 and a[0] == b[0]:
+                assert np.isnan(row.kappa) and "kappa and alpha undefined" in row.note
+                continue
             if len(np.unique(a)) < 2 or len(np.unique(b)) < 2:
-                assert np.isnan(row.kappa) and "kappa undefined" in row.note
+                assert row.kappa == 0.0 and row.kappa_linear == 0.0 and "kappa is 0" in row.note
                 continue
             ca, cb = np.searchsorted(labels, a), np.searchsorted(labels, b)
             full = np.arange(len(labels))
@@ -156,7 +159,7 @@ def test_counts_each_side_lacks(small: Path) -> None:
         ["1", 3, 1, 1], ["2", 1, 2, 1],
     ]  # fmt: skip
     assert "only 4 shared pairs (under 30)" in total.loc[0, "note"]
-    assert "kappa undefined: the reference has one grade (1) and the set has one grade (1)" in topics.loc[1, "note"]
+    assert "kappa and alpha undefined: both sides give every pair grade 1" in topics.loc[1, "note"]
     assert np.isnan(topics.loc[1, "kappa"])
 
 
@@ -197,10 +200,29 @@ def test_cli_warns_on_few_pairs(small: Path) -> None:
 
 
 def test_scalar_functions_say_why_undefined() -> None:
-    with pytest.raises(InsufficientDataError, match=r"kappa undefined: the reference has one grade \(2\)"):
-        ag.cohen_kappa([2, 2, 2], [0, 1, 2])
-    with pytest.raises(InsufficientDataError, match="alpha undefined"):
+    with pytest.raises(InsufficientDataError, match="kappa and alpha undefined: both sides give every pair grade 1"):
+        ag.cohen_kappa([1, 1], [1, 1])
+    with pytest.raises(InsufficientDataError, match="kappa and alpha undefined"):
         ag.krippendorff_alpha([1, 1], [1, 1])
+
+
+def test_kappa_is_empty_exactly_when_undefined_and_0_where_it_is_0() -> None:
+    """Issue 37: kappa 0.0 was printed beside "kappa undefined" for a side with one grade.
+
+    One side constant against a side with several grades: p_o = p_e, kappa is 0 (as
+    scikit-learn computes it), alpha is defined. Both sides one and the same grade: 0/0.
+    """
+    assert ag.cohen_kappa([2, 2, 2], [0, 1, 2]) == 0.0 == cohen_kappa_score([2, 2, 2], [0, 1, 2])
+    assert ag.cohen_kappa([0, 0], [1, 1]) == 0.0  # two constant sides, two grades
+    table = ag.agreement_table([2, 2, 2, 0, 0, 1, 1], [0, 1, 2, 0, 0, 0, 0], groups=[0, 0, 0, 1, 1, 2, 2], binary_at=1)
+    assert table.loc[0, "note"].startswith("the reference gives every pair grade 2: kappa is 0")
+    assert table.loc[0, "alpha_nominal"] == pytest.approx(
+        krippendorff.alpha(reliability_data=np.array([[2, 2, 2], [0, 1, 2]]), level_of_measurement="nominal")
+    )
+    assert table.loc[1, "note"].startswith("kappa and alpha undefined: both sides give every pair grade 0")
+    assert np.isnan(table.loc[1, "kappa"]) and np.isnan(table.loc[1, "alpha_nominal"])
+    assert table.loc[2, "kappa"] == 0.0  # reference 1, set 0 throughout
+    assert table.loc[2, "note"].startswith("the reference gives every pair grade 1 and the set gives every pair grade 0")
 
 
 def test_fractional_grades_are_categories() -> None:
@@ -245,7 +267,7 @@ def test_identical_sets_agree_fully(pair: tuple[np.ndarray, np.ndarray]) -> None
         for column in ("kappa", "kappa_linear", "kappa_quadratic", "alpha_nominal", "alpha_ordinal", "alpha_interval"):
             assert row[column] == pytest.approx(1.0), column
     else:
-        assert np.isnan(row["kappa"]) and row["note"].startswith("kappa undefined")
+        assert np.isnan(row["kappa"]) and row["note"].startswith("kappa and alpha undefined")
 
 
 @settings(max_examples=100, deadline=None)

@@ -12,9 +12,11 @@ every topic (or every label set) at once:
 * Krippendorff's alpha for two coders at the nominal, ordinal and interval levels (the
   interval level uses the grades' values, the ordinal level their order and frequencies).
 
-A statistic is undefined when its chance term is zero (one category on a side for kappa, one
-category in all for alpha); the table functions leave it empty and say why in ``note``, the
-scalar functions raise :class:`~evalwh.errors.InsufficientDataError`.
+Kappa and alpha are undefined when their chance term is zero, which for both happens exactly
+when the two sides give every pair one and the same grade; the table functions leave them
+empty and say why in ``note``, the scalar functions raise
+:class:`~evalwh.errors.InsufficientDataError`. A side with one grade against a side with
+several is no such case: kappa is then exactly 0, and ``note`` says why.
 """
 
 from __future__ import annotations
@@ -181,22 +183,47 @@ def agreement_from_counts(counts: NDArray[np.float64]) -> NDArray[np.float64]:
 
 
 def undefined_reason(counts: NDArray[np.float64], categories: NDArray[np.float64]) -> list[str]:
-    """Why kappa (and alpha) cannot be computed for each confusion matrix, or '' when they can."""
+    """Why kappa and alpha cannot be computed for each confusion matrix, or '' when they can.
+
+    Both are 0/0 exactly when the two sides give every shared pair one and the same grade
+    (or there are no shared pairs): then observed and expected disagreement are both zero.
+    A side with one grade while the other has more is no such case: kappa is then 0
+    (:func:`one_grade_note`).
+    """
     rows = counts.sum(axis=2) > 0
     cols = counts.sum(axis=1) > 0
     reasons = [""] * counts.shape[0]
-    # only the groups with a side of at most one category need words
-    for g in np.flatnonzero((rows.sum(axis=1) <= 1) | (cols.sum(axis=1) <= 1)):
+    for g in np.flatnonzero((rows.sum(axis=1) <= 1) & (cols.sum(axis=1) <= 1)):
         if not rows[g].any():
             reasons[g] = "no shared pairs"
+        elif (rows[g] == cols[g]).all():
+            grade = _grade(categories[rows[g]][0])
+            reasons[g] = f"kappa and alpha undefined: both sides give every pair grade {grade}"
+    return reasons
+
+
+def one_grade_note(counts: NDArray[np.float64], categories: NDArray[np.float64]) -> list[str]:
+    """Why kappa is 0 for each confusion matrix where a side gives every pair one grade, else ''.
+
+    With one side constant the observed agreement equals the agreement expected by chance
+    (``p_o = p_e``), so every kappa, weighted or not, is exactly 0; alpha is defined and
+    pools the two sides' grades. Where kappa is undefined (:func:`undefined_reason`) the
+    note is ''.
+    """
+    rows = counts.sum(axis=2) > 0
+    cols = counts.sum(axis=1) > 0
+    undefined = undefined_reason(counts, categories)
+    notes = [""] * counts.shape[0]
+    for g in np.flatnonzero((rows.sum(axis=1) == 1) | (cols.sum(axis=1) == 1)):
+        if undefined[g]:
             continue
         sides = [
-            f"{name} has one grade ({_grade(categories[present][0])})"
+            f"{name} gives every pair grade {_grade(categories[present][0])}"
             for name, present in (("the reference", rows[g]), ("the set", cols[g]))
             if present.sum() == 1
         ]
-        reasons[g] = "kappa undefined: " + " and ".join(sides)
-    return reasons
+        notes[g] = " and ".join(sides) + ": kappa is 0 (agreement no better than chance)"
+    return notes
 
 
 def _grade(value: float) -> str:
@@ -264,12 +291,12 @@ def agreement_table(
     cats, counts = confusion(a, labels, groups=g, n_groups=n_groups)
     frame = pd.DataFrame({"group": np.arange(counts.shape[0]), **statistics_from_counts(counts, cats, scopes=scopes)})
     frame["pairs"] = frame["pairs"].astype(np.int64)
-    notes = undefined_reason(counts, cats)
+    notes = _notes(counts, cats)
     if binary_at is not None:
         two = binary_counts(counts, cats, binary_at)
         frame["kappa_binary"] = kappa_from_counts(two)
         frame["agreement_binary"] = agreement_from_counts(two)
-        binary_notes = undefined_reason(two, np.array([0.0, 1.0]))
+        binary_notes = _notes(two, np.array([0.0, 1.0]))
         notes = [
             n if not b or b == n else "; ".join(x for x in (n, f"binary at {_grade(binary_at)}: {b}") if x)
             for n, b in zip(notes, binary_notes, strict=True)
@@ -280,6 +307,13 @@ def agreement_table(
     ]
     frame["note"] = ["; ".join(x for x in (n, f) if x) for n, f in zip(notes, few, strict=True)]
     return frame
+
+
+def _notes(counts: NDArray[np.float64], categories: NDArray[np.float64]) -> list[str]:
+    """Per group: why kappa and alpha are undefined, or why kappa is 0, or ''."""
+    undefined = undefined_reason(counts, categories)
+    zero = one_grade_note(counts, categories)
+    return [u or z for u, z in zip(undefined, zero, strict=True)]
 
 
 def _one(reference: ArrayLike, labels: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -294,7 +328,8 @@ def cohen_kappa(reference: ArrayLike, labels: ArrayLike, *, weights: str = "none
     """Cohen's kappa of two aligned label arrays (``weights``: none, linear or quadratic).
 
     Raises:
-        InsufficientDataError: when a side has one category only (kappa is 0/0).
+        InsufficientDataError: when both sides give every pair one and the same grade (kappa
+            is 0/0); a side with one grade against several gives kappa 0.
 
     Examples:
         >>> round(cohen_kappa([0, 1, 2, 2, 1, 0], [0, 1, 2, 1, 1, 1], weights="quadratic"), 4)
@@ -308,14 +343,11 @@ def krippendorff_alpha(reference: ArrayLike, labels: ArrayLike, *, level: str = 
     """Krippendorff's alpha of two coders who both labelled every pair (``level``: nominal, ordinal, interval).
 
     Raises:
-        InsufficientDataError: when both sides together use one category only.
+        InsufficientDataError: when both sides give every pair one and the same grade.
 
     Examples:
         >>> round(krippendorff_alpha([0, 1, 2, 2, 1, 0], [0, 1, 2, 1, 1, 1], level="interval"), 4)
         0.6944
     """
-    cats, counts = confusion(reference, labels)
-    value = float(alpha_from_counts(counts, cats, level=level)[0])
-    if np.isnan(value):
-        raise InsufficientDataError("alpha undefined: the pairs use one grade only, or there are none")
-    return value
+    cats, counts = _one(reference, labels)
+    return float(alpha_from_counts(counts, cats, level=level)[0])
