@@ -164,15 +164,7 @@ def alpha_from_counts(
     ``alpha = 1 - (n - 1) * sum(o * delta) / sum(n_c n_k delta)`` with ``n = 2 * pairs``.
     NaN where the expected disagreement is zero (one category in all, or no pairs).
     """
-    coincidence = counts + np.transpose(counts, (0, 2, 1))
-    delta = _alpha_delta(coincidence, np.asarray(categories, dtype=np.float64), level)
-    n = coincidence.sum(axis=(1, 2))
-    marg = coincidence.sum(axis=2)
-    observed = np.einsum("gij,gij->g", coincidence, delta)
-    expected = np.einsum("gi,gj,gij->g", marg, marg, delta)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        value = 1.0 - (n - 1.0) * observed / expected
-    return np.where((n > 0) & (expected > 0), value, np.nan)
+    return alpha_from_coincidence(counts + np.transpose(counts, (0, 2, 1)), categories, level=level)
 
 
 def agreement_from_counts(counts: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -351,3 +343,144 @@ def krippendorff_alpha(reference: ArrayLike, labels: ArrayLike, *, level: str = 
     """
     cats, counts = _one(reference, labels)
     return float(alpha_from_counts(counts, cats, level=level)[0])
+
+
+# -- intervals and several raters ------------------------------------------------------------
+
+
+def normal_interval(
+    estimate: NDArray[np.float64], replicates: NDArray[np.float64], confidence: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``estimate +- z * sd(replicates)`` per column of ``replicates`` (shape ``(B, G)``), cut to [-1, 1].
+
+    The normal bootstrap interval of methods §11.4, centred on the estimate; replicates that
+    are NaN (a replicate where the statistic is undefined) are left out. NaN where the
+    estimate is NaN or fewer than two replicates are defined.
+    """
+    from scipy import stats
+
+    if not 0.0 < confidence < 1.0:
+        raise InsufficientDataError(f"bootstrap: confidence={confidence} must lie strictly between 0 and 1")
+    defined = np.isfinite(replicates)
+    count = defined.sum(axis=0)
+    filled = np.where(defined, replicates, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = filled.sum(axis=0) / count
+        sd = np.sqrt(np.where(defined, (replicates - mean) ** 2, 0.0).sum(axis=0) / (count - 1))
+    half = float(stats.norm.ppf((1.0 + confidence) / 2.0)) * sd
+    ok = np.isfinite(estimate) & (count >= 2)
+    low = np.where(ok, np.maximum(estimate - half, -1.0), np.nan)
+    high = np.where(ok, np.minimum(estimate + half, 1.0), np.nan)
+    return low, high
+
+
+def topic_weights(topics: int, resamples: int, rng: np.random.Generator | int | None) -> NDArray[np.float64]:
+    """Bootstrap draws of topics as counts ``(resamples, topics)``: row b says how often each topic is drawn.
+
+    Replicate b draws ``rng.integers(0, topics, (resamples, topics))[b]``, as
+    :func:`evalwh.stats.rankings.tau_b_replicates` does.
+    """
+    if resamples < 1 or topics < 1:
+        raise InsufficientDataError(f"bootstrap: resamples={resamples} and topics={topics} must be at least 1")
+    drawn = np.random.default_rng(rng).integers(0, topics, size=(resamples, topics))
+    flat = (drawn + (np.arange(resamples) * topics)[:, None]).ravel()
+    return np.bincount(flat, minlength=resamples * topics).reshape(resamples, topics).astype(np.float64)
+
+
+def bootstrap_agreement(
+    counts: NDArray[np.float64],
+    categories: NDArray[np.float64],
+    *,
+    level: str = "ordinal",
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    rng: np.random.Generator | int | None = None,
+) -> dict[str, NDArray[np.float64]]:
+    """Bootstrap intervals over topics for Cohen's kappa and Krippendorff's alpha of each set.
+
+    Topics, not pairs, are drawn: the pairs of one topic share its query, its assessor and
+    the judge's reading of it, so their labels err together, and a bootstrap over pairs would
+    pretend they are independent and give too narrow intervals. Each replicate draws the
+    topics with replacement (:func:`topic_weights`, the same draws for every set), adds up
+    the drawn topics' confusion matrices and computes the statistics; the interval is
+    :func:`normal_interval` around the estimate on all topics.
+
+    Args:
+        counts: Confusion matrices per set and topic, shape ``(sets, topics, K, K)``.
+        categories: The K categories, increasing.
+        level: Krippendorff's alpha's level (nominal, ordinal, interval).
+        resamples: Bootstrap replicates.
+        confidence: Coverage of the intervals.
+        rng: Seed or generator of the draws.
+
+    Returns:
+        Arrays over the sets: ``kappa_low, kappa_high, alpha_<level>_low, alpha_<level>_high``.
+
+    Examples:
+        >>> _, c = confusion([0, 1, 1, 0, 1, 0], [0, 1, 0, 0, 1, 1], groups=[0, 0, 1, 1, 2, 2])
+        >>> out = bootstrap_agreement(c[None], np.array([0.0, 1.0]), resamples=200, rng=1)
+        >>> sorted(out)
+        ['alpha_ordinal_high', 'alpha_ordinal_low', 'kappa_high', 'kappa_low']
+    """
+    if counts.ndim != 4:
+        raise InsufficientDataError(f"bootstrap: confusion matrices of shape (sets, topics, K, K) needed; got {counts.shape}")
+    sets, topics, k, _ = counts.shape
+    weights = topic_weights(topics, resamples, rng)
+    total = counts.sum(axis=1)
+    replicates = np.einsum("bt,stij->bsij", weights, counts).reshape(resamples * sets, k, k)
+    out: dict[str, NDArray[np.float64]] = {}
+    # each replicate weighs kappa by the positions of the categories it uses, as the estimate does
+    kappa = kappa_from_counts(replicates, scopes=np.arange(resamples * sets)).reshape(resamples, sets)
+    out["kappa_low"], out["kappa_high"] = normal_interval(kappa_from_counts(total, scopes=np.arange(sets)), kappa, confidence)
+    alpha = alpha_from_counts(replicates, categories, level=level).reshape(resamples, sets)
+    low, high = normal_interval(alpha_from_counts(total, categories, level=level), alpha, confidence)
+    out[f"alpha_{level}_low"], out[f"alpha_{level}_high"] = low, high
+    return out
+
+
+def alpha_from_coincidence(
+    coincidence: NDArray[np.float64], categories: NDArray[np.float64], *, level: str = "nominal"
+) -> NDArray[np.float64]:
+    """Krippendorff's alpha from coincidence matrices ``(G, K, K)`` (any number of coders).
+
+    ``alpha = 1 - (n - 1) * sum(o * delta) / sum(n_c n_k delta)``, ``n`` the pairable values
+    (the matrix's total). NaN where the expected disagreement is zero.
+    """
+    delta = _alpha_delta(coincidence, np.asarray(categories, dtype=np.float64), level)
+    n = coincidence.sum(axis=(1, 2))
+    marg = coincidence.sum(axis=2)
+    observed = np.einsum("gij,gij->g", coincidence, delta)
+    expected = np.einsum("gi,gj,gij->g", marg, marg, delta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = 1.0 - (n - 1.0) * observed / expected
+    return np.where((n > 0) & (expected > 0), value, np.nan)
+
+
+def coincidence_per_group(values: NDArray[np.int64], groups: ArrayLike, n_groups: int, k: int) -> NDArray[np.float64]:
+    """Coincidence matrices of units coded by several coders, summed per group: ``(n_groups, K, K)``.
+
+    Args:
+        values: Per unit and coder, the category's index (0..K-1), or -1 where the coder gave
+            no value; shape ``(units, coders)``.
+        groups: A group number per unit (the topic, say).
+        n_groups: How many groups.
+        k: How many categories.
+
+    A unit with m >= 2 values adds ``(n_u n_u^T - diag(n_u)) / (m - 1)`` (``n_u`` its count per
+    category): every ordered pair of values from different coders, weighted by 1 / (m - 1).
+    A unit with fewer than two values is not pairable and adds nothing.
+    """
+    units = values.shape[0]
+    onehot = np.zeros((units, k))
+    for coder in range(values.shape[1]):  # a few coders: one vectorised pass each
+        have = values[:, coder] >= 0
+        np.add.at(onehot, (np.flatnonzero(have), values[have, coder]), 1.0)
+    m = onehot.sum(axis=1)
+    scale = np.where(m >= 2, 1.0 / np.maximum(m - 1.0, 1.0), 0.0)
+    g = np.asarray(groups, dtype=np.int64)
+    out = np.zeros((n_groups, k, k))
+    np.add.at(out, g, (onehot * scale[:, None])[:, :, None] * onehot[:, None, :])
+    diagonal = np.zeros((n_groups, k))
+    np.add.at(diagonal, g, onehot * scale[:, None])
+    out[:, np.arange(k), np.arange(k)] -= diagonal
+    return out
