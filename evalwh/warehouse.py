@@ -579,7 +579,8 @@ class Warehouse(Store):
         ``resamples``, ``qrels_id``, ``flag_gap``, ``pool_depth``, ``bounds`` and ``fill`` (sets
         that fill the pairs ``qrels_id`` did not judge, as in :meth:`evaluate`)
         (:class:`~evalwh.present.report.ReportOptions`). A collection with more than one label
-        set gets a judgments section.
+        set gets a judgments section; a collection of label sets without runs gets the
+        label-set report instead (:func:`evalwh.present.report.labels.label_set_report`).
 
         Args:
             path: Write the report to this file (atomically); None writes nothing.
@@ -596,6 +597,18 @@ class Warehouse(Store):
 
         if format not in ("html", "md"):
             raise EvalWhError(f"report: format {format!r}: give html or md")
+        name = self.default_collection(collection)
+        self.require_collection(name)
+        if not self.run_ids(name):
+            # label sets without runs (a judging study): the label-set report
+            from evalwh.present.report.labels import label_set_report
+
+            text = label_set_report(self, name, format=format, qrels_id=qrels_id, seed=seed)
+            if path is not None:
+                from evalwh.io.files import write_text
+
+                write_text(path, text)
+            return text
         options = ReportOptions(
             measures=DEFAULT_MEASURES if measures is None else tuple(measures), pairing=pairing,
             depths=None if depths is None else tuple(depths),
