@@ -149,7 +149,8 @@ def build_label_set_report(
         "topics": provenance["topics"].map(lambda v: f"{int(v):,}"),
         "pairs": provenance["pairs"].map(lambda v: f"{int(v):,}"),
         "relevant": provenance["relevant"].map(lambda v: f"{int(v):,}"),
-        "file": provenance["file"].fillna(""),
+        # the file's name; its whole path is in evalwh qrels
+        "file": provenance["file"].map(lambda v: "" if _missing(v) else str(v).replace("\\", "/").rsplit("/", 1)[-1]),
     })  # fmt: skip
     raters_table = None
     if raters is not None:
