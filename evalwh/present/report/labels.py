@@ -62,7 +62,7 @@ def choose_reference(store: Store, collection: str, qrels_id: str) -> str:
     names = [str(n) for n in sets["qrels_id"]]
     if qrels_id in names:
         return qrels_id
-    human = [str(n) for n, s in zip(sets["qrels_id"], sets["source"], strict=True) if s is None or s == "human"]
+    human = [str(n) for n, s in zip(sets["qrels_id"], sets["source"], strict=True) if _missing(s) or s == "human"]
     return (human or names)[0]
 
 
