@@ -117,3 +117,12 @@ def test_report_on_one_label_set_without_runs_says_why(tmp_path: Path) -> None:
         "Error: report: collection 'c' has no runs and 1 label set(s); a label-set report compares at least two "
         "(evalwh ingest qrels adds one), a run report needs runs (evalwh ingest runs)\n"
     )
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    import evalwh.present.report.labels
+
+    failures, tried = doctest.testmod(evalwh.present.report.labels)
+    assert tried > 0 and failures == 0
