@@ -82,7 +82,7 @@ def agreement(
         ),
     ] = 1000,
     confidence: Annotated[float, typer.Option("--confidence", help="Coverage of the intervals.")] = 0.95,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the bootstrap (none: fresh each run).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed of the bootstrap (none: fresh each run).")] = None,
     level: Annotated[
         AlphaLevel, typer.Option("--level", help="The level of Krippendorff's alpha whose interval the summary gives.")
     ] = AlphaLevel.ordinal,
@@ -150,7 +150,7 @@ def sensitivity(
         int, typer.Option("--bootstrap", help="Bootstrap samples over topics for tau_b's interval (0: none).")
     ] = 1000,
     confidence: Annotated[float, typer.Option("--confidence", help="Coverage of the bootstrap interval.")] = 0.95,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the bootstrap (none: fresh each run).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed of the bootstrap (none: fresh each run).")] = None,
     layout: Annotated[
         SensitivityLayout,
         typer.Option("--layout", help="summary (per set and measure), runs (rank and score per set) or sets (ranked)."),
