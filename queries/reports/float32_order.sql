@@ -1,0 +1,42 @@
+-- name: float32_order
+-- description: Runs whose order changes when scores are rounded to float32 (trec_eval <= 9.0.8) instead of kept as doubles (trec_eval 10).
+-- params: collection_id VARCHAR, runs VARCHAR[]
+-- trec_eval 10 orders a list by score (double) descending, then doc_id descending; trec_eval 9
+-- read scores into a C float, so scores equal after rounding to float32 tie there and fall
+-- back to doc_id descending (--float32-ties). The two orders differ only inside a group of
+-- one list whose scores round to the same float32 but are not all equal: such groups are
+-- found by one hash aggregate (no sort of the run); inside them, consecutive documents
+-- (trec_eval 10 ranks) with doc_id ascending are the pairs that trade places under float32.
+-- $runs NULL: every run of the collection. One row per run that has such a pair: the lists
+-- (topics) concerned and the best rank where it happens.
+WITH chosen AS (
+    SELECT run_id, query_id, doc_id, score, rank, CAST(score AS FLOAT) AS score32
+    FROM run_results
+    WHERE collection_id = $collection_id
+        AND ($runs IS NULL OR list_contains($runs, run_id))
+),
+groups AS (
+    SELECT run_id, query_id, score32
+    FROM chosen
+    GROUP BY run_id, query_id, score32
+    HAVING min(score) <> max(score)
+),
+members AS (
+    SELECT c.run_id, c.query_id, c.score32, c.rank, c.doc_id
+    FROM chosen AS c
+    SEMI JOIN groups AS g USING (run_id, query_id, score32)
+),
+swapped AS (
+    SELECT
+        run_id,
+        query_id,
+        rank,
+        doc_id,
+        lag(doc_id) OVER (PARTITION BY run_id, query_id, score32 ORDER BY rank) AS before
+    FROM members
+)
+SELECT run_id, count(DISTINCT query_id) AS lists, min(rank) AS first_rank
+FROM swapped
+WHERE before < doc_id
+GROUP BY run_id
+ORDER BY run_id;
