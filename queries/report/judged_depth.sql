@@ -9,7 +9,8 @@
 --   pooled_depth the shortest judged depth of the runs flagged pooled (run metadata);
 --   runs_depth   the deepest judged depth of any run: a depth-lambda pool judges every list
 --                of its member runs to lambda, and a run outside the pool rarely gets as far.
--- Each is NULL when it is unknown (no such pool, no pooled flags, every list judged to its end).
+-- Each is NULL when it is unknown (no such pool, no pooled flags, every list judged to its
+-- end); a depth of 0 (not even rank 1 judged on every list) says nothing either.
 WITH prefix AS (
     SELECT
         run_id,
@@ -36,7 +37,7 @@ SELECT
         SELECT max(depth) FROM pools
         WHERE collection_id = $collection_id AND pool_id = $qrels_id
     ) AS pool_depth,
-    min(judged_depth) FILTER (WHERE pooled) AS pooled_depth,
-    max(judged_depth) AS runs_depth,
+    nullif(min(judged_depth) FILTER (WHERE pooled), 0) AS pooled_depth,
+    nullif(max(judged_depth), 0) AS runs_depth,
     count(*) FILTER (WHERE pooled) AS pooled_runs
 FROM per_run;

@@ -172,7 +172,7 @@ def build_report(
         order = ranked
     test, correction = family_procedure(opts.test, opts.correction)
     opts = replace(opts, test=test.value, correction=correction.value)
-    marks = None
+    marks = comparison = None
     n_pairs = 0
     if len(run_ids) >= 2:
         from evalwh.methods.comparisons import family_runs
@@ -181,6 +181,7 @@ def build_report(
         family = family_runs(wh, collection, [], opts.baselines, all_runs=True)
         board_test = significance.family_compare(scores, family, measures, opts)
         marks = significance.marks(board_test, ranked, opts.baselines)
+        comparison = board_test.pairs
         matrix_specs = [spec for _, perf, assess, _ in columns for spec in (perf, assess)]
         matrix_test = significance.family_compare(scores, family, matrix_specs, opts)
         all_pairs = significance.decision_rows(matrix_test, columns, order, opts.baselines)
@@ -274,6 +275,7 @@ def build_report(
         deeper=defaults.deeper_than_judged([*measures, *matrix_measures], judged.depth),
         graded=graded,
         ties=ties,
+        comparison=comparison,
     )
 
 
@@ -361,7 +363,6 @@ def _leaderboard(
         board[f"low {name}"] = low.to_numpy()
     board["flag"] = ["; ".join(n for n in row if n) for row in zip(*notes, strict=True)]
     board["flagged"] = board["flag"] != ""
-    board.attrs["flag_reference"] = "pooled" if known else "all"
     return board.reset_index(drop=True)
 
 

@@ -172,6 +172,8 @@ class Report:
         deeper: Measures (leaderboard or decision matrix) that cut deeper than the judged
             depth, each with why (:func:`evalwh.present.report.defaults.deeper_than_judged`).
         graded: The labels have more than two levels.
+        comparison: The leaderboard measures' comparison: :func:`evalwh.stats.compare.compare`'s
+            ``pairs`` over the family (what ``evalwh compare`` prints); None for a single run.
         ties: Runs whose order differs under float32 scores (``run_id, lists, first_rank``;
             ``queries/reports/float32_order.sql``).
     """
@@ -198,6 +200,7 @@ class Report:
     deeper: dict[str, str] = field(default_factory=dict)
     graded: bool = False
     ties: pd.DataFrame | None = None
+    comparison: pd.DataFrame | None = None
 
 
 def options_record(opts: ReportOptions) -> dict[str, Any]:

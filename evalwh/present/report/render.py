@@ -105,8 +105,8 @@ def _html_context(report: Report) -> dict[str, Any]:
     figures = [_figure_context(f) for f in report.figures]
     return {
         "title": f"Evaluation report: {report.collection}",
-        "runs": o["runs"],
-        "topics": o["topics"],
+        "runs": _count_of(o["runs"], "run"),
+        "topics": _count_of(o["topics"], "topic"),
         "version": report.version,
         "generated": report.generated,
         "built_in": f"{sum(report.timings.values()):.1f}",
@@ -125,8 +125,8 @@ def _markdown_context(report: Report) -> dict[str, Any]:
     o = report.overview
     return {
         "collection": report.collection,
-        "runs": o["runs"],
-        "topics": o["topics"],
+        "runs": _count_of(o["runs"], "run"),
+        "topics": _count_of(o["topics"], "topic"),
         "version": report.version,
         "generated": report.generated,
         "glance_facts": _glance_facts(report),
@@ -202,7 +202,7 @@ def _glance_context(report: Report, figures: list[dict[str, Any]]) -> dict[str, 
         (f"{o['relevant']:,}", "relevant documents"),
         (
             f"{o['runs']}",
-            "runs" + ("" if o["pooled_runs"] is None else f" ({o['pooled_runs']} pooled)"),
+            ("run" if o["runs"] == 1 else "runs") + ("" if o["pooled_runs"] is None else f" ({o['pooled_runs']} pooled)"),
         ),
         ("–" if o["pool_depth"] is None else str(o["pool_depth"]), "pool depth"),
     ]
@@ -296,18 +296,24 @@ def _lead(report: Report) -> str:
     return _board_measures(report)[0]
 
 
+def _count_of(n: int, noun: str) -> str:
+    """``1 run``, ``2 runs``, ``1,234 topics``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 def _leaderboard_note(report: Report) -> str:
     flagged = int(report.leaderboard["flagged"].sum())
     gap = report.options.flag_gap
-    reference = report.leaderboard.attrs.get("flag_reference", "pooled")
-    against = "the pooled runs'" if reference == "pooled" else "the runs'"
+    pooled = report.leaderboard["pooled"]
+    against = "the pooled runs'" if pooled.fillna(False).astype(bool).any() else "the runs'"
+    head = "No run is flagged" if flagged == 0 else f"{_count_of(flagged, 'run')} flagged ⚑"
     return (
-        f"{flagged} run(s) flagged ⚑: the share of the documents they retrieved that is judged "
+        f"{head}: ⚑ marks a run when the share of the documents it retrieved that is judged "
         f"(mean A_p_ret@10 or A_p_ret@100, the red cells) lies below the lower fence of "
         f"{against} own shares (first quartile minus 1.5 interquartile ranges) and more than "
-        f"{gap:.2f} below their median; their comparisons with better-assessed runs are the ones "
-        "to distrust. A low A_p@d beside a high A_p_ret@d is a short run, not flagged: what it "
-        "returned was judged."
+        f"{gap:.2f} below their median; a flagged run's comparisons with better-assessed runs "
+        "are the ones to distrust. A low A_p@d beside a high A_p_ret@d is a short run, not "
+        "flagged: what it returned was judged."
     )
 
 
@@ -429,10 +435,11 @@ def _pairs_heading(report: Report) -> str:
     n = len(report.pairs) // max(report.pairs["column"].nunique(), 1)
     if report.pair_mode == "baseline":
         names = ", ".join(f"**{b}**" for b in report.options.baselines)
-        s = "" if len(report.options.baselines) == 1 else "s"
-        return f"{n} runs against the baseline{s} {names}, per depth."
+        if len(report.options.baselines) > 1:
+            return f"{_count_of(n, 'pair')}: every other run against each of the baselines {names}, per depth."
+        return f"{_count_of(n, 'run')} against the baseline {names}, per depth."
     if report.pair_mode == "all":
-        return f"All {n} pairs, per depth."
+        return "The one pair, per depth." if n == 1 else f"All {n} pairs, per depth."
     return (
         f"{n} pairs: each run against the next one down the leaderboard (all pairs are in "
         "the proportions below and in `evalwh compare --all-runs --layout long`)."
