@@ -281,6 +281,9 @@ def compare(
                 resamples=resamples, seed=seed, qrels_id=qrels_id,
                 fill=fill or [],
             )  # fmt: skip
+            from evalwh.cli.eval import _float32_note
+
+            _float32_note(wh, collection, list(dict.fromkeys(result.runs["run_id"])))
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
     if marks is PaperMarks.arrows and not base:

@@ -204,3 +204,20 @@ def collection_defaults(
     return CollectionDefaults(
         judged, graded, default_measures(graded, judged.depth), default_depths(judged.depth, deepest)
     )
+
+
+def leaderboard_order(
+    wh: Store,
+    collection: str,
+    lead: str,
+    *,
+    runs: Sequence[str] | None = None,
+    qrels_id: str = "default",
+    fill: Sequence[str] = (),
+) -> list[str]:
+    """The runs best first by mean ``lead``, ties by run id: the report's leaderboard order."""
+    from evalwh.measures.evaluation import evaluate
+
+    means = evaluate(wh, [lead], collection=collection, runs=runs, qrels_id=qrels_id, fill=fill)
+    ranked = means.sort_values(["value", "run_id"], ascending=[False, True], kind="stable")
+    return [str(r) for r in ranked["run_id"]]
