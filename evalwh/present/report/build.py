@@ -463,19 +463,26 @@ def _default_pairs(
     others = [r for r in ranked if r != anchor]
     pairs = [(others[0], anchor)]
     top = leaderboard.head(10)
+    if baseline is not None and baseline not in set(top["run_id"]):
+        top = pd.concat([top, leaderboard[leaderboard["run_id"] == baseline]])
     best_pair, best_score = None, 0.0
     lead = top[measures[0]].to_numpy(dtype=float)
     spread = max(float(leaderboard[measures[0]].std(ddof=0)), 1e-12)
     lead_diff = (lead[:, None] - lead[None, :]) / spread
+    ids = top["run_id"].to_numpy(dtype=object)
+    # with a baseline, only the pairs with it were tested: the other side must be the baseline
+    allowed = np.ones(lead_diff.shape, dtype=bool) if baseline is None else (
+        (ids[:, None] == baseline) | (ids[None, :] == baseline)
+    )
     for other in measures[1:]:
         values = top[other].to_numpy(dtype=float)
         width = max(float(leaderboard[other].std(ddof=0)), 1e-12)
         against = (values[None, :] - values[:, None]) / width  # b beats a on the other measure
         score = np.minimum(lead_diff, against)
-        score = np.where(np.isnan(score), -np.inf, score)
+        score = np.where(np.isnan(score) | ~allowed, -np.inf, score)
         i, j = np.unravel_index(int(np.argmax(score)), score.shape)
         if score[i, j] > best_score:
-            best_pair, best_score = (str(top["run_id"].iloc[i]), str(top["run_id"].iloc[j])), float(score[i, j])
+            best_pair, best_score = (str(ids[i]), str(ids[j])), float(score[i, j])
     if best_pair is not None and set(best_pair) != set(pairs[0]):
         pairs.append(best_pair)
     elif best_pair is None:
