@@ -435,7 +435,7 @@ def _canonical(page: str) -> list[str]:
 def test_html_is_the_html_from_before_the_templates(report) -> None:  # type: ignore[no-untyped-def]
     """The templates lay out what the f-strings of render.py did, up to whitespace and escaping.
 
-    tests/data/report_golden/demo.html was written by render.py *before* the layout moved to
+    tests/data/report_golden/demo.html was first written by render.py *before* the layout moved to
     templates/ (f-strings and html.escape), from this module's demo report made deterministic
     by ``_pinned`` (time, version, timings, qrels path, and stub SVGs for the figures). Both
     pages are compared as parsed, one token a line: entities decoded (html.escape writes

@@ -501,7 +501,7 @@ def _comparisons_context(report: Report) -> dict[str, Any]:
     return {
         "heading": _pairs_heading(report).replace("**", ""),
         "test": _test_sentence(report),
-        "columns": [_column_label(pairs, c) for c in columns],
+        "columns": [_column_label(pairs, c, report.deeper) for c in columns],
         "rows": rows,
     }
 
@@ -527,9 +527,11 @@ def _test_sentence(report: Report) -> str:
     )
 
 
-def _column_label(pairs: pd.DataFrame, column: str) -> str:
+def _column_label(pairs: pd.DataFrame, column: str, deeper: dict[str, str] | None = None) -> str:
+    """A decision-matrix column's label (``P@10``, ``MAP / MAA``), † when deeper than judged."""
     perf = str(pairs.loc[pairs["column"] == column, "performance"].iloc[0])
-    return "MAP / MAA" if column.startswith("MAP") else f"{perf.split('@')[0]}{column}"
+    label = "MAP / MAA" if column.startswith("MAP") else f"{perf.split('@')[0]}{column}"
+    return label + (" †" if deeper and perf in deeper else "")
 
 
 def _proportions_display(report: Report) -> pd.DataFrame:
@@ -554,7 +556,7 @@ def _proportions_context(report: Report) -> dict[str, Any]:
         shares = {name: float(record[name]) for name in names}
         rows.append(
             {
-                "label": _column_label(report.pairs, record["column"]),
+                "label": _column_label(report.pairs, record["column"], report.deeper),
                 "pairs": int(record["pairs"]),
                 "segments": [
                     {
