@@ -78,7 +78,7 @@ def build_report(
         >>> _ = wh.ingest_runs(files.runs, collection="demo")
         >>> report = build_report(wh, "demo", ReportOptions(depths=(5, 10, 30), figures=False))
         >>> report.leaderboard["run_id"].iloc[0], report.pair_mode, len(report.pairs)
-        ('hybrid', 'all', 112)
+        ('dense', 'all', 112)
     """
     import time
 
@@ -289,7 +289,7 @@ def _depths(given: Sequence[int] | None, deepest: int) -> tuple[int, ...]:
     if given is not None:
         return tuple(int(d) for d in given)
     grid = [d for d in DEFAULT_DEPTHS if d < deepest]
-    return (*grid, min(deepest, DEFAULT_DEPTHS[-1]))
+    return tuple(dict.fromkeys((*grid, min(deepest, DEFAULT_DEPTHS[-1]))))
 
 
 def _leaderboard_measures(specs: Sequence[str]) -> list[str]:
@@ -381,7 +381,7 @@ def flag_rule(share: pd.Series, reference: pd.Series, gap: float) -> tuple[pd.Se
         >>> share = pd.Series([1.0, 1.0, 0.98, 0.97, 0.6, 0.99])
         >>> low, median, fence = flag_rule(share, pd.Series([True] * 4 + [False] * 2), 0.10)
         >>> low.tolist(), round(median, 3), round(fence, 3)
-        ([False, False, False, False, True, False], 0.99, 0.94)
+        ([False, False, False, False, True, False], 0.99, 0.944)
     """
     ref = share[reference.to_numpy()].dropna()
     if ref.empty:
