@@ -275,6 +275,10 @@ def compare(
         from evalwh.warehouse import Warehouse
 
         with Warehouse.open_reader(db) as wh:
+            if not measures:  # the collection's conventions (evalwh conventions), else AP
+                from evalwh.present.report.defaults import read_conventions
+
+                measures = list(read_conventions(wh, collection).measures or ["AP"])
             result = wh.compare(
                 measures or ["AP"], run_list, collection=collection, baseline=base, all_runs=all_runs,
                 all_pairs=all_pairs, test=chosen_test, correction=chosen_correction, alpha=alpha,

@@ -70,6 +70,10 @@ def report(
             "compare -b does (default: all pairs).",
         ),
     ] = None,
+    all_pairs: Annotated[
+        bool,
+        typer.Option("--all-pairs", help="Compare all pairs even when the collection stores baselines."),
+    ] = False,
     measures: Annotated[
         str | None,
         typer.Option(
@@ -191,6 +195,7 @@ def report(
         pairing=pairing.value,
         depths=tuple(parse_depths(depths)) if depths else None,
         baseline=list(baseline or []),
+        all_pairs=all_pairs,
         pairs=figure_pairs,
         test=None if test is None else test.value,
         correction=None if correction is None else correction.value,
@@ -242,6 +247,61 @@ def _pair(text: str) -> tuple[str, str]:
     return runs[0], runs[1]
 
 
+@handle_errors
+def conventions(
+    collection: Annotated[
+        str | None,
+        typer.Option("--collection", "-c", help="Collection name (default: the warehouse's only collection)."),
+    ] = None,
+    measures: Annotated[
+        str | None,
+        typer.Option("--measures", help="Comma-separated leaderboard measures, the lead first (e.g. nDCG@10,P@10,AP)."),
+    ] = None,
+    baseline: Annotated[
+        list[str] | None, typer.Option("--baseline", "-b", help="Baseline run, repeatable, in order.")
+    ] = None,
+    pool_depth: Annotated[
+        int | None, typer.Option("--pool-depth", min=1, help="The judged depth (a pool's depth).")
+    ] = None,
+    clear: Annotated[
+        bool, typer.Option("--clear", help="Remove the collection's conventions (with no other option).")
+    ] = False,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Show or set a collection's conventions: the measures, baselines and judged depth reused by
+    report, plot runs and compare (an option given replaces that convention, the others stay).
+
+    Example: evalwh conventions -c trec8 --measures P@10,AP,nDCG@10 --baseline INQ604 --pool-depth 100
+    """
+    from evalwh.errors import EvalWhError
+    from evalwh.present.report.defaults import Conventions, read_conventions, store_conventions
+    from evalwh.warehouse import Warehouse
+
+    if collection is None:
+        collection = only_collection(db)
+    setting = measures is not None or bool(baseline) or pool_depth is not None
+    if clear and setting:
+        raise EvalWhError("conventions: --clear removes them all; give it alone")
+    if clear or setting:
+        with Warehouse(db) as wh:
+            old = read_conventions(wh, collection)
+            new = Conventions() if clear else Conventions(
+                measures=old.measures if measures is None else tuple(m.strip() for m in measures.split(",") if m.strip()),
+                baselines=tuple(baseline) if baseline else old.baselines,
+                judged_depth=old.judged_depth if pool_depth is None else pool_depth,
+            )  # fmt: skip
+            current = store_conventions(wh, collection, new)
+    else:
+        with Warehouse.open_reader(db) as wh:
+            wh.require_collection(collection)
+            current = read_conventions(wh, collection)
+    typer.echo(f"collection {collection}")
+    typer.echo(f"measures      {', '.join(current.measures) if current.measures else '(from the collection)'}")
+    typer.echo(f"baselines     {', '.join(current.baselines) if current.baselines else '(none: all pairs)'}")
+    typer.echo(f"judged depth  {current.judged_depth if current.judged_depth is not None else '(inferred)'}")
+
+
 def register(app: typer.Typer) -> None:
-    """Add the report command to the root app."""
+    """Add the report and conventions commands to the root app."""
     app.command("report")(report)
+    app.command("conventions")(conventions)

@@ -556,7 +556,7 @@ class Warehouse(Store):
     def report(
         self, path: PathLike | None = None, *, collection: str | None = None, format: str = "html",
         measures: Sequence[str] | None = None, pairing: str = "P",
-        depths: Sequence[int] | None = None, baseline: str | Sequence[str] | None = None,
+        depths: Sequence[int] | None = None, baseline: str | Sequence[str] | None = None, all_pairs: bool = False,
         pairs: Sequence[tuple[str, str]] = (),
         test: str | None = None, correction: str | None = None, alpha: float = 0.05, seed: int = 0,
         resamples: int = 9999, qrels_id: str = "default", flag_gap: float = 0.10, pool_depth: int | None = None,
@@ -591,7 +591,7 @@ class Warehouse(Store):
         options = ReportOptions(
             measures=None if measures is None else tuple(measures), pairing=pairing,
             depths=None if depths is None else tuple(depths),
-            baselines=tuple(_names(baseline)), pairs=tuple((a, b) for a, b in pairs), test=test, correction=correction, alpha=alpha,
+            baselines=tuple(_names(baseline)), all_pairs=all_pairs, pairs=tuple((a, b) for a, b in pairs), test=test, correction=correction, alpha=alpha,
             seed=seed, n_resamples=resamples, qrels_id=qrels_id, flag_gap=flag_gap, pool_depth=pool_depth,
             bounds=bounds, figures=format == "html", fill=tuple(_names(fill)),
         )  # fmt: skip

@@ -273,3 +273,37 @@ def test_150_runs_in_chromium_at_1280_px(collections, browser, tmp_path: Path, b
     assert {w[0] for w in widths} >= {"leaderboard-table"}
     assert all(width <= container + 0.5 for _, width, container in widths), widths
     assert len(heights) == 150 and max(heights) - min(heights) < 0.5, (min(heights), max(heights))
+
+
+def test_conventions_are_reused_by_report_plot_runs_and_compare(tmp_path: Path) -> None:
+    """`evalwh conventions` stores measures, baselines and judged depth once; report (CLI and
+    Python), plot runs' defaults and compare take them where none are named; --clear removes them."""
+    db = tmp_path / "c.duckdb"
+    with Warehouse(db) as wh:
+        pooled_collection(wh, 4, seed=4)
+    args = ["conventions", "-c", "gen", "--db", str(db)]
+    result = runner.invoke(app, [*args, "--measures", "P@3,AP", "-b", "r002", "--pool-depth", "3"])
+    assert result.exit_code == 0, result.output
+    assert "measures      P@3, AP" in result.stdout and "judged depth  3" in result.stdout
+    result = runner.invoke(app, [*args, "--measures", "P@2,nope@3"])
+    assert result.exit_code == 1 and "nope" in result.stderr
+    result = runner.invoke(app, [*args, "-b", "r999"])
+    assert result.exit_code == 1 and "has no run 'r999'" in result.stderr
+    with Warehouse.open_reader(db) as wh:
+        stored = defaults.read_conventions(wh, "gen")
+        assert stored == defaults.Conventions(("P@3", "AP"), ("r002",), 3)  # the failed calls changed nothing
+        report = build_report(wh, "gen", ReportOptions(figures=False))
+        assert report.options.measures == ("P@3", "AP") and report.options.baselines == ("r002",)
+        assert (report.overview["pool_depth"], report.options.depths) == (3, (3,))
+        assert report.overview["pool_depth_source"].startswith("the collection's conventions")
+        everything = build_report(wh, "gen", ReportOptions(all_pairs=True, figures=False))
+        assert everything.family["mode"] == "all" and everything.family["n_pairs"] == 6
+        found = defaults.collection_defaults(wh, "gen")
+        assert (found.measures, found.judged.depth, found.depths) == (("P@3", "AP"), 3, (3,))
+    result = runner.invoke(app, ["compare", "r000", "r001", "-c", "gen", "--db", str(db), "-f", "csv"])
+    assert result.exit_code == 0, result.output
+    assert set(pd.read_csv(__import__("io").StringIO(result.stdout))["measure"]) == {"P@3", "AP"}
+    result = runner.invoke(app, [*args, "--clear"])
+    assert result.exit_code == 0 and "(from the collection)" in result.stdout
+    with Warehouse.open_reader(db) as wh:
+        assert defaults.read_conventions(wh, "gen") == defaults.Conventions()

@@ -105,7 +105,8 @@ def build_report(
         raise InsufficientDataError(
             f"report: collection {collection!r} has no runs; evalwh ingest runs adds them"
         )
-    for name in [*opts.baselines, *(r for pair in opts.pairs for r in pair)]:
+    stored_baselines = () if opts.baselines or opts.all_pairs else defaults.read_conventions(wh, collection).baselines
+    for name in [*opts.baselines, *stored_baselines, *(r for pair in opts.pairs for r in pair)]:
         if name not in run_ids:
             raise NotFoundError(
                 f"report: collection {collection!r} has no run {name!r}; "
@@ -135,10 +136,18 @@ def build_report(
             sql.query(_QUERIES, "topics"),
             {"collection_id": collection, "qrels_id": opts.qrels_id, "rel": 1},
         )
+    stored = defaults.read_conventions(wh, collection)
+    depth_stored = opts.pool_depth is None and stored.judged_depth is not None
+    if depth_stored:
+        opts = replace(opts, pool_depth=stored.judged_depth)
+    if not opts.baselines and not opts.all_pairs and stored.baselines:
+        opts = replace(opts, baselines=stored.baselines)
     unjudged, judged = _unjudged_and_judged_depth(wh, collection, opts)
+    if depth_stored:
+        judged = defaults.JudgedDepth(judged.depth, "the collection's conventions (evalwh conventions)")
     graded = defaults.is_graded(wh, collection, [opts.qrels_id, *opts.fill])
     if opts.measures is None:
-        opts = replace(opts, measures=defaults.default_measures(graded, judged.depth))
+        opts = replace(opts, measures=stored.measures or defaults.default_measures(graded, judged.depth))
     if opts.depths is None:
         chosen = defaults.default_depths(judged.depth, deepest)
         opts = replace(opts, depths=_depths(chosen, deepest))

@@ -17,6 +17,11 @@ from the collection"):
 
 A measure the user names that cuts deeper than the judged depth (``P@100`` on a depth-10 pool)
 is kept, and marked with why (:func:`deeper_than_judged`).
+
+A collection may also store its **conventions** (``evalwh conventions``, table
+``collection_conventions``): leaderboard measures, baselines and judged depth, which then take
+the place of the defaults above wherever the user names none (:func:`read_conventions`,
+:func:`store_conventions`).
 """
 
 from __future__ import annotations
@@ -52,6 +57,79 @@ class JudgedDepth:
 
     depth: int | None
     source: str
+
+
+@dataclass(frozen=True)
+class Conventions:
+    """A collection's stored conventions; empty (None, ()) where none are set.
+
+    Attributes:
+        measures: Leaderboard measures, the lead first.
+        baselines: Baseline runs, in order.
+        judged_depth: The depth the judgments cover.
+    """
+
+    measures: tuple[str, ...] | None = None
+    baselines: tuple[str, ...] = ()
+    judged_depth: int | None = None
+
+
+def read_conventions(wh: Store, collection: str) -> Conventions:
+    """The stored conventions of ``collection`` (empty when none are set, or when the
+    warehouse predates schema/018 and is opened read-only, so it has no such table)."""
+    exists = wh.con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'collection_conventions'"
+    ).fetchone()
+    if not exists or not exists[0]:
+        return Conventions()
+    frame = wh.df(sql.query(_QUERIES, "conventions"), {"collection_id": collection})
+    if frame.empty:
+        return Conventions()
+    row = frame.iloc[0]
+    measures = row["measures"]
+    baselines = row["baselines"]
+    return Conventions(
+        measures=None if measures is None or len(measures) == 0 else tuple(str(m) for m in measures),
+        baselines=() if baselines is None else tuple(str(b) for b in baselines),
+        judged_depth=None if pd.isna(row["judged_depth"]) else int(row["judged_depth"]),
+    )
+
+
+def store_conventions(wh: Store, collection: str, conventions: Conventions) -> Conventions:
+    """Replace the stored conventions of ``collection`` (all empty: remove them).
+
+    Raises:
+        MetricParamError: for a measure the registry does not know.
+        NotFoundError: for an unknown collection or baseline run.
+        InsufficientDataError: for a judged depth below 1.
+    """
+    from evalwh.errors import InsufficientDataError, NotFoundError
+    from evalwh.measures import catalog
+
+    wh.require_writer("set a collection's conventions")
+    wh.require_collection(collection)
+    if conventions.measures is not None:
+        catalog.expand(list(conventions.measures))  # (raises for an unknown measure)
+    runs = set(wh.run_ids(collection))
+    for name in conventions.baselines:
+        if name not in runs:
+            raise NotFoundError(
+                f"conventions: collection {collection!r} has no run {name!r}; "
+                f"evalwh runs -c {collection} lists them"
+            )
+    if conventions.judged_depth is not None and conventions.judged_depth < 1:
+        raise InsufficientDataError(f"conventions: the judged depth must be at least 1, got {conventions.judged_depth}")
+    with wh.transaction():
+        wh.run(
+            sql.query(_QUERIES, "conventions_set"),
+            {
+                "collection_id": collection,
+                "measures": None if conventions.measures is None else list(conventions.measures),
+                "baselines": list(conventions.baselines) or None,
+                "judged_depth": conventions.judged_depth,
+            },
+        )
+    return read_conventions(wh, collection)
 
 
 @dataclass(frozen=True)
@@ -193,17 +271,19 @@ def collection_defaults(
     """
     from evalwh.store.context import Averaging, Options, build_context
 
+    stored = read_conventions(wh, collection)
     options = Options(qrels_id=qrels_id, averaging=Averaging.trec_eval_c, fill=tuple(fill))
     with wh.transaction():
         build_context(wh, collection, None, options)
         frame = read_judged_depth(wh, collection, qrels_id)
     judged = judged_depth(frame, pool_depth)
+    if pool_depth is None and stored.judged_depth is not None:
+        judged = JudgedDepth(stored.judged_depth, "the collection's conventions (evalwh conventions)")
     graded = is_graded(wh, collection, [qrels_id, *fill])
     if deepest is None:
         deepest = int(wh.runs(collection)["max_depth"].max())
-    return CollectionDefaults(
-        judged, graded, default_measures(graded, judged.depth), default_depths(judged.depth, deepest)
-    )
+    measures = stored.measures or default_measures(graded, judged.depth)
+    return CollectionDefaults(judged, graded, measures, default_depths(judged.depth, deepest))
 
 
 def leaderboard_order(

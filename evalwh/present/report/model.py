@@ -33,7 +33,9 @@ class ReportOptions:
             ranking, plus that depth, when the judged depth is unknown).
         baselines: Compare every run against each of these runs (``evalwh compare -b``);
             empty: all pairs. The comparisons table lists the baseline pairs, else all pairs
-            (few runs) or each run with the next one down the leaderboard (many runs).
+            (few runs) or each run with the next one down the leaderboard (many runs). The
+            collection's stored baselines (``evalwh conventions``) when empty.
+        all_pairs: Compare all pairs even when the collection stores baselines.
         pairs: Pairs of runs to draw (pair and bounds figures); chosen from the leaderboard
             when empty.
         test: Significance procedure (:class:`evalwh.stats.significance.Procedure`); None:
@@ -64,6 +66,7 @@ class ReportOptions:
     pairing: str = "P"
     depths: tuple[int, ...] | None = None
     baselines: tuple[str, ...] = ()
+    all_pairs: bool = False
     pairs: tuple[tuple[str, str], ...] = ()
     test: str | None = None
     correction: str | None = None
