@@ -565,8 +565,9 @@ class Warehouse(Store):
         """The evaluation report of a collection: ``evalwh report``.
 
         The other arguments are the command's options, with its defaults: ``measures`` of the
-        leaderboard (None: the collection's, :mod:`evalwh.present.report.defaults`), the
-        decision matrix's ``pairing`` (``P`` or ``MAP``) and ``depths``, a ``baseline`` or
+        leaderboard (None: the collection's conventions or defaults,
+        :mod:`evalwh.present.report.defaults`), ``all_pairs`` (all pairs despite stored
+        baselines), the decision matrix's ``pairing`` (``P`` or ``MAP``) and ``depths``, a ``baseline`` or
         several, the ``pairs`` to draw, ``test`` and ``correction`` (None: :meth:`compare`'s
         defaults, over the same family), ``alpha``, ``seed``,
         ``resamples``, ``qrels_id``, ``flag_gap``, ``pool_depth``, ``bounds`` and ``fill`` (sets
