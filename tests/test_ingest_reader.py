@@ -139,9 +139,8 @@ def test_ingested_ranks_and_cache_equal_trec_ranked_and_the_sql_join(tmp_path_fa
         " USING (collection_id, run_id, query_id, doc_id) WHERE r.rank <> t.rank"
     ).fetchall()[0][0]
     assert differing == 0
-    assert first.con.execute("SELECT count(*) FROM run_results WHERE collection_id = ?", [c]).fetchall()[0][0] == sum(
-        len(p.read_text().splitlines()) for p in paths
-    )
+    stored = first.con.execute("SELECT count(*) FROM run_results WHERE collection_id = ?", [c])
+    assert stored.fetchall()[0][0] == sum(len(p.read_text().splitlines()) for p in paths)
     # runs first, qrels second: the evaluation's SQL join fills the cache
     second.ingest_runs(paths, collection=c)
     second.ingest_qrels(folder / "qrels", collection=c)

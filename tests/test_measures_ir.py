@@ -63,15 +63,19 @@ def _fresh_collection(qrels, run) -> tuple[Warehouse, str]:
     if not _SHARED:
         _SHARED.append(Warehouse(":memory:"))
     wh, collection = _SHARED[0], f"c{next(_CALLS)}"
-    wh.ingest_qrels(pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]), collection=collection)
-    wh.ingest_runs(pd.DataFrame(run, columns=["query_id", "doc_id", "score"]), collection=collection, run_id="r")
+    qrels_frame = pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"])
+    wh.ingest_qrels(qrels_frame, collection=collection)
+    run_frame = pd.DataFrame(run, columns=["query_id", "doc_id", "score"])
+    wh.ingest_runs(run_frame, collection=collection, run_id="r")
     return wh, collection
 
 
 def evalwh_values(qrels, run, specs):
     """Per-topic values {(spec, topic): value} over every qrels topic (trec_eval -c)."""
     wh, collection = _fresh_collection(qrels, run)
-    frame = wh.evaluate(specs, collection=collection, per_query=True, averaging="trec_eval_c", typed_names=True)
+    frame = wh.evaluate(
+        specs, collection=collection, per_query=True, averaging="trec_eval_c", typed_names=True
+    )
     return {(m, q): v for m, q, v in frame[["measure", "query_id", "value"]].itertuples(index=False)}
 
 
