@@ -141,10 +141,12 @@ def evaluate(
             name = "spark"
             judgments = load_qrels(session, qrels, collection=name)
             progress(f"read {judgments:,} judgments")
-            load_runs(
+            loaded = load_runs(
                 session, runs, collection=name, ignore_extra_fields=ignore_extra_fields, progress=progress,
                 reader=reader, rel=rel, float32_ties=float32_ties,
             )  # fmt: skip
+            if reader == "evalwh":
+                _say_reader(loaded)
         if fmt == "parquet":
             from evalwh.spark.writeback import write_values
 
@@ -205,6 +207,19 @@ def ingest(
         f"collection {collection!r} to {output}; load them with: evalwh import {output}",
         err=True,
     )
+
+
+def _say_reader(loaded: object) -> None:
+    """One line on stderr: how many files evalwh's reader took on the executors (the fast
+    path asked for), and why the others went to Spark SQL where that is not the file's form."""
+    total = len(loaded.files)  # type: ignore[attr-defined]
+    taken, missing = loaded.by_reader, loaded.without_reader  # type: ignore[attr-defined]
+    line = f"evalwh's reader read {taken:,} of {total:,} run files on the executors"
+    if missing:
+        line += f"; {missing:,} went to Spark SQL because their executor has no evalwh reader (docs/spark.md: --archives)"
+    elif taken < total:
+        line += "; Spark SQL read the others (not in the reader's plain form, or negative or fractional grades)"
+    typer.echo(line, err=True)
 
 
 def _load_export(session: object, directory: str, collection: str | None, qrels: str | None, progress: Callable[[str], None]) -> str:

@@ -96,9 +96,11 @@ def mapper(
         import numpy as np
         import pyarrow as pa
 
+        import importlib
+
         try:
-            from evalwh.io import _runlines as module
-        except ImportError:
+            module = importlib.import_module("evalwh.io._runlines")
+        except ImportError:  # evalwh (or its compiled reader) is not on this executor
             module = None
         names = [field.split()[0] for field in SCHEMA.split(", ")]
         types = {"INT": pa.int32(), "STRING": pa.string(), "BIGINT": pa.int64()}

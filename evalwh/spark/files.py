@@ -50,6 +50,7 @@ RUN_FIELDS = 6
 # evaluate), and Spark, not knowing the size of a relation made on the driver, would
 # otherwise shuffle and sort all ranked lines by run name for each of those joins.
 BROADCAST = "broadcast"
+BROADCAST_QRELS = 5_000_000  # judgments up to which the qrels are broadcast (about 0.5 GB at most)
 Progress = Callable[[str], None]
 """A callback that is given one line of text (``read 129 run files``) as a stage ends."""
 
@@ -156,6 +157,10 @@ class LoadedRuns:
     run_ids: list[str]
     files: list[SparkFile]
     line_counts: list[int]
+    by_reader: int = 0
+    """How many files evalwh's reader read on the executors (``reader="evalwh"``)."""
+    without_reader: int = 0
+    """How many files went to Spark SQL because an executor had no evalwh reader."""
 
 
 @dataclass(frozen=True)
@@ -274,8 +279,9 @@ def load_runs(
     reader_rows.pop(id(spark), None)
     taken: dict[int, _FileCheck] = {}
     digests: dict[int, str] = {}
+    missing = 0
     if reader == "evalwh":
-        taken, digests = _read_on_executors(spark, files, ignore_extra_fields, rel, float32_ties, progress)
+        taken, digests, missing = _read_on_executors(spark, files, ignore_extra_fields, rel, float32_ties, progress)
     rest = [i for i in range(len(files)) if i not in taken]
     checks = _stage_runs(spark, files, ignore_extra_fields, progress, only=rest if taken else None)
     checks.update(taken)
@@ -332,7 +338,7 @@ def load_runs(
         spark.sql(query).createOrReplaceTempView(_AS_WAREHOUSE.get(relation, relation))
     if taken:
         _register_reader_rows(spark, collection, run_ids, rel, float32_ties)
-    return LoadedRuns(run_ids, files, line_counts)
+    return LoadedRuns(run_ids, files, line_counts, len(taken), missing)
 
 
 def _read_on_executors(
@@ -342,7 +348,7 @@ def _read_on_executors(
     rel: int,
     float32_ties: bool,
     note: Progress | None,
-) -> tuple[dict[int, _FileCheck], dict[int, str]]:
+) -> tuple[dict[int, _FileCheck], dict[int, str], int]:
     """The files evalwh's C reader takes on the executors: their checks (all good) and digests.
 
     Its rows (kind 0 per file, 1 per topic, 2 per judged line) are materialised once as
@@ -360,7 +366,7 @@ def _read_on_executors(
     if judgments is None or not readable:
         if note:
             note("the qrels hold negative or fractional grades: Spark SQL reads every run file")
-        return {}, {}
+        return {}, {}, 0
     shared = spark.sparkContext.broadcast(executors.serialise(judgments))
     index = F.create_map(*[item for i, f in readable for item in (F.lit(_normal_uri(f.uri)), F.lit(i))])
     uri = F.regexp_replace(F.col("path"), "^file:///", "file:/")
@@ -398,13 +404,10 @@ def _read_on_executors(
             continue
         taken[r["file_index"]] = _FileCheck(r["tag"], True, int(r["line_count"]), 0, 0, False, 0)
         digests[r["file_index"]] = r["sha256"]
+    missing = sum(1 for reason in reasons.values() if reason == executors.NOT_INSTALLED)
     if note:
-        missing = sum(1 for reason in reasons.values() if reason == executors.NOT_INSTALLED)
-        note(
-            f"read {len(taken):,} run files with evalwh's reader on the executors"
-            + (f" ({missing:,} on executors without it)" if missing else "")
-        )
-    return taken, digests
+        note(f"read {len(taken):,} run files with evalwh's reader on the executors")
+    return taken, digests, missing
 
 
 def _register_reader_rows(spark: Any, collection: str, run_ids: list[str], rel: int, float32_ties: bool) -> None:
@@ -556,8 +559,12 @@ def load_qrels(
         "query_id, iteration, doc_id, relevance FROM spark_qrels_fields",
         args={"collection": collection, "qrels_id": qrels_id},
     )
-    qrels.createOrReplaceTempView("qrels")
-    return int(sum(counts.values()))
+    judgments = int(sum(counts.values()))
+    # the judgments' join with the ranked lines (04_judged_rows.sql) broadcasts them, so that
+    # the lines are not shuffled and sorted again for it (Spark, not knowing the size of a
+    # materialised relation, may otherwise broadcast the lines or sort both sides)
+    (qrels.hint(BROADCAST) if judgments <= BROADCAST_QRELS else qrels).createOrReplaceTempView("qrels")
+    return judgments
 
 
 def evaluate_files(
