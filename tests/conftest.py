@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -363,6 +364,9 @@ def spark_session():
     """
     pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is in the test extra")
     needs_java()
+    # the executors' Python workers (evalwh's reader on them) run this interpreter, as
+    # evalwh.spark.session.start has a local session's run it
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     session = (
         pyspark_sql.SparkSession.builder.master("local[2]")
         .appName("evalwh-test")
