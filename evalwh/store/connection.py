@@ -268,6 +268,7 @@ class Store:
         """
         files = sql.load_package("evalwh.schema")
         applied = self._applied(files)
+        self._refuse_newer(files, applied or set())
         if self.read_only:
             missing = [name for name in files if name not in applied]
             if missing:
@@ -291,6 +292,27 @@ class Store:
                 self.con.execute(file.text)
                 self.con.execute("INSERT INTO schema_migrations (name) VALUES (?)", [name])
             self.upgraded.append(name)
+
+    def _refuse_newer(self, files: dict[str, sql.SqlFile], applied: set[str]) -> None:
+        """Refuse a warehouse a newer evalwh wrote: it records schema steps this one does not ship.
+
+        Such a file may hold tables and columns this version does not know to keep (an
+        ingest would leave them stale, a reader would compute without them), so every
+        command, reader or writer, stops before it reads or writes anything.
+
+        Raises:
+            SchemaError: naming the unknown steps, the newest step this evalwh ships and its version.
+        """
+        from evalwh._version import __version__
+        from evalwh.schema import RETIRED
+
+        newer = sorted(applied - set(files) - RETIRED)
+        if newer:
+            shown = ", ".join(newer[:3]) + (f" and {len(newer) - 3} more" if len(newer) > 3 else "")
+            raise SchemaError(
+                f"{self.path}: written by a newer evalwh (it has schema step{'s' if len(newer) > 1 else ''} {shown};"
+                f" evalwh {__version__} knows steps up to {max(files)}); left as it is: use the newer evalwh"
+            )
 
     def _applied(self, files: dict[str, sql.SqlFile]) -> set[str] | None:
         """The schema steps recorded in the file (None: a new, empty database).
