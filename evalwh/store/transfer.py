@@ -253,8 +253,10 @@ def read_manifest(directory: Path) -> dict[str, Any]:
         raise EvalWhError(
             f"{directory}: not an evalwh export (no {MANIFEST}); make one with evalwh export"
         )
+    from evalwh.io.formats import TABLE_BYTES, read_bounded
+
     try:
-        manifest = json.loads(path.read_text())
+        manifest = json.loads(read_bounded(path, TABLE_BYTES, "a manifest", decompress=False))
     except ValueError as error:
         raise EvalWhError(f"{path}: not valid JSON ({error}); the export is damaged") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:

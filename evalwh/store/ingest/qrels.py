@@ -102,11 +102,8 @@ def read_prompt(path: str | os.PathLike[str]) -> tuple[str, str, str]:
     """
     given = Path(path)
     label = str(given)
-    formats.require_file(given)
-    try:
-        data = formats.read_bytes(given)
-    except READ_ERRORS as error:
-        raise IngestError(label, None, f"cannot read the prompt file: {error}") from None
+    # (at most 1 MiB: /dev/zero or an endless stream given as the prompt ends there at once)
+    data = formats.read_bounded(given, formats.PROMPT_BYTES, "a prompt file", name=label)
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
@@ -186,10 +183,7 @@ def _ingest_judgments(
     """Ingest a JSON-lines file of judgment records (:mod:`evalwh.io.judgments`)."""
     import pandas as pd
 
-    try:
-        data = formats.read_bytes(path)
-    except READ_ERRORS as error:
-        raise IngestError(label, None, f"cannot read the file: {error}") from None
+    data = formats.read_bounded(path, formats.JUDGMENTS_BYTES, "a judgments file", name=label)
     judgments = parse_judgments(data, label)
     frame = pd.DataFrame(
         {
