@@ -1,0 +1,296 @@
+"""The third reliability probe (issue #37), its input classes: bounded reads, strict imports,
+full disks that give their space back, the JSON-lines number grammar, newer warehouses, the
+demo on a full disk, and spreadsheet-safe CSV.
+
+Each class of docs/safety.md's third probe table (the rows of items 1, 2, 3, 5, 6, 9, 11) has
+its tests here. "Refused" means one line, exit 1, and the warehouse, its siblings and the
+output files byte for byte as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import doctest
+import gzip
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalwh import Warehouse
+from evalwh.errors import IngestError
+from evalwh.io import formats, judgments
+
+# the small collection, the CLI runner and the one-line check of the first probe's tests
+from test_safety import QRELS, RUNS, digest, invoke, one_line_error  # noqa: E402
+from test_probe2 import tamper  # noqa: E402
+
+PROMPT = "Judge the passage for the query on a 0-3 scale.\n"
+RECORDS = [
+    {"qid": "1", "docid": "a", "judgment": 2, "reasoning": "on topic", "prompt": "judge a"},
+    {"qid": "1", "docid": "b", "judgment": 0, "reasoning": "off topic", "prompt": "judge b"},
+    {"qid": "2", "docid": "c", "judgment": 1, "score": 0.6},
+]
+
+
+def state(db: Path) -> dict[str, str]:
+    """The warehouse file and its siblings, by content."""
+    return {p.name: digest(p) for p in sorted(db.parent.iterdir()) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A warehouse with a human set, an LLM set with a prompt, details and per-record prompts,
+    and its export (``exported`` beside it); built once, copied by each test."""
+    folder = tmp_path_factory.mktemp("source")
+    path = folder / "W.duckdb"
+    prompt = folder / "prompt.txt"
+    prompt.write_text(PROMPT)
+    records = folder / "llm.jsonl"
+    records.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
+    with Warehouse(path) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+        wh.ingest_runs(RUNS, collection="c")
+        wh.ingest_qrels(records, collection="c", qrels_id="llm", source="llm", judge="umbrela", model="m", prompt=prompt, round=1)
+    with Warehouse.open_reader(path, allowed_directories=[folder]) as wh:
+        wh.export(folder / "exported")
+    prompt.unlink()
+    records.unlink()
+    return path
+
+
+@pytest.fixture
+def db(source: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "W.duckdb"
+    shutil.copy(source, path)
+    return path
+
+
+# -- 1. every input has a bound; a device or an endless stream is refused at once ----------------
+
+
+class Endless:
+    """A named pipe that a thread writes without end (``yes > fifo``) until the reader is gone."""
+
+    def __init__(self, path: Path, line: bytes = b"y\n") -> None:
+        self.path = path
+        os.mkfifo(path)
+        self.thread = threading.Thread(target=self._write, args=(line * 4096,), daemon=True)
+        self.thread.start()
+
+    def _write(self, block: bytes) -> None:
+        with contextlib.suppress(OSError), open(self.path, "wb") as out:
+            while True:
+                out.write(block)
+
+
+def _inputs(tmp_path: Path, kind: str, suffix: str, limit: int) -> Path:
+    """A device (through a link: ``x.sql -> /dev/zero``), an endless named pipe, or a regular
+    file one byte over ``limit``."""
+    if kind == "device":
+        link = tmp_path / f"zero{suffix}"
+        link.symlink_to("/dev/zero")
+        return link
+    if kind == "pipe":
+        return Endless(tmp_path / f"endless{suffix}").path
+    path = tmp_path / f"big{suffix}"
+    with open(path, "wb") as out:
+        out.truncate(limit + 1)  # (sparse: no disk used)
+    return path
+
+
+BOUNDED = [
+    # (command, where the input goes, its suffix, its bound, what the message calls it)
+    (["ingest", "qrels", "{q}", "-c", "c", "--qrels-id", "z", "--prompt", "{x}"], ".txt", formats.PROMPT_BYTES, "a prompt file"),
+    (["ingest", "run-metadata", "{x}", "-c", "c"], ".tsv", formats.TABLE_BYTES, "a run-metadata table"),
+    (["sql", "{x}"], ".sql", formats.TABLE_BYTES, "an SQL file"),
+    (["pool", "build", "-c", "c", "--runs-file", "{x}"], ".txt", formats.TABLE_BYTES, "a list of runs"),
+    (["adjust", "r1", "-c", "c", "--pool", "p", "--common-topics", "{x}"], ".txt", formats.TABLE_BYTES, "a list of topics"),
+]
+
+
+@pytest.mark.parametrize("kind", ["device", "pipe", "oversize"])
+@pytest.mark.parametrize(("command", "suffix", "limit", "what"), BOUNDED, ids=[c[0][1] if c[0][0] != "sql" else "sql" for c in BOUNDED])
+def test_a_device_an_endless_pipe_and_an_oversize_file_are_refused_at_once(command, suffix, limit, what, kind, db, tmp_path):
+    (tmp_path / "in").mkdir()
+    source = _inputs(tmp_path / "in", kind, suffix, limit)
+    qrels = tmp_path / "in" / "q.txt"
+    qrels.write_text("1 0 a 1\n")
+    before = state(db)
+    args = [a.replace("{x}", str(source)).replace("{q}", str(qrels)) for a in command]
+    result = invoke(*args, "--db", db)
+    assert one_line_error(result, f"{source}: holds more than {formats.size_text(limit)}, the most {what} may hold"), result.output
+    assert state(db) == before
+
+
+def test_sql_on_standard_input_is_bounded(db):
+    with open("/dev/zero", "rb") as zero:
+        result = subprocess.run([sys.executable, "-m", "evalwh", "sql", "-", "--db", str(db)], stdin=zero, capture_output=True, timeout=120)
+    assert result.returncode == 1
+    assert result.stderr.decode() == "Error: <stdin>: holds more than 16 MiB, the most an SQL file may hold\n"
+
+
+def test_a_judgments_file_a_score_file_and_a_manifest_are_bounded(db, tmp_path, monkeypatch):
+    # the bounds are hundreds of MiB: tried here with small ones, in the same code
+    from evalwh.io import score_files
+    from evalwh.store import transfer
+
+    records = tmp_path / "j.jsonl"
+    records.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
+    monkeypatch.setattr(formats, "JUDGMENTS_BYTES", 100)
+    with Warehouse(db) as wh, pytest.raises(IngestError) as caught:
+        wh.ingest_qrels(records, collection="c", qrels_id="j")
+    assert str(caught.value) == f"{records}: holds more than 100 bytes, the most a judgments file may hold"
+
+    scores = tmp_path / "s.txt.gz"
+    scores.write_bytes(gzip.compress(b"map 1 0.5\n" * 1000))  # 10,000 bytes inflated from a few dozen
+    monkeypatch.setattr(score_files, "SCORES_BYTES", 1000)
+    with pytest.raises(IngestError) as caught:
+        score_files.read_scores([scores])
+    assert str(caught.value) == f"{scores}: holds more than 1,000 bytes decompressed, the most a score file may hold"
+    plain = tmp_path / "s.txt"
+    plain.write_bytes(b"map 1 0.5\n" * 1000)
+    with pytest.raises(IngestError) as caught:
+        score_files.read_scores([plain])
+    assert str(caught.value) == f"{plain}: holds more than 1,000 bytes, the most a score file may hold"
+
+    folder = tmp_path / "export"
+    folder.mkdir()
+    (folder / "manifest.json").write_bytes(b" " * (formats.TABLE_BYTES + 1))
+    with pytest.raises(IngestError) as caught:
+        transfer.read_manifest(folder)
+    assert str(caught.value) == f"{folder / 'manifest.json'}: holds more than 16 MiB, the most a manifest may hold"
+
+
+def test_parquet_inputs_must_be_regular_files(db, tmp_path):
+    pipe = Endless(tmp_path / "run.parquet").path
+    before = state(db)
+    result = invoke("ingest", "runs", pipe, "-c", "c", "--db", db)
+    assert one_line_error(result, f"{pipe}: is not a regular file (a device, pipe or socket); a Parquet file is read from a regular file")
+    assert state(db) == before
+
+
+def test_an_export_file_that_is_a_pipe_is_refused(exported, tmp_path):
+    folder = exported
+    manifest = json.loads((folder / "manifest.json").read_text())
+    path = folder / manifest["tables"]["qrels"]["files"][0]["path"]
+    path.unlink()
+    Endless(path)
+    result = invoke("import", folder, "--db", tmp_path / "t.duckdb")
+    assert one_line_error(result, f"{path}: is not a regular file (a device, pipe or socket); an export holds regular files")
+    assert not (tmp_path / "t.duckdb").exists()
+
+
+def test_bounded_reads_keep_what_is_within_the_bound(tmp_path):
+    small = tmp_path / "p.txt.gz"
+    small.write_bytes(gzip.compress(b"x" * 100))
+    assert formats.read_bounded(small, 100, "a prompt file") == b"x" * 100
+    with pytest.raises(IngestError, match="holds more than 99 bytes, the most a prompt file may hold"):
+        formats.read_bounded(small, 99, "a prompt file")
+    assert [formats.size_text(n) for n in (1 << 20, 512 << 10, 1000, 3 << 30)] == ["1 MiB", "512 KiB", "1,000 bytes", "3 GiB"]
+
+
+def test_the_doctests_of_the_changed_modules():
+    from evalwh.cli import _render
+    from evalwh.io import files
+
+    for module in (formats, files, _render):
+        failures, tried = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert tried > 0 and failures == 0, module.__name__
+
+
+# -- 2. import applies ingest's rules to every table, recomputes every hash, checks references ------
+
+
+@pytest.fixture
+def exported(source: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(source.parent / "exported", tmp_path / "exported"))
+
+
+def _at(frame: pd.DataFrame, column: str, where: pd.Series, value: object) -> pd.DataFrame:
+    frame = frame.copy()
+    frame.loc[where, column] = value
+    return frame
+
+
+def _llm(frame: pd.DataFrame) -> pd.Series:
+    return frame["qrels_id"] == "llm"
+
+
+def _edit_prompt(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.copy()
+    frame["prompt"] = frame["prompt"] + " (edited)"
+    return frame
+
+
+IMPORT_RULES = [
+    ("source bogus", "qrels_sets", lambda f: _at(f, "source", _llm(f), "bogus"), "source 'bogus' of a set of kind 'ingested' is not one of human, llm, inferred"),
+    ("round -1", "qrels_sets", lambda f: _at(f, "round", _llm(f), -1), "round -1 is not a whole number >= 0"),
+    ("judge with a newline", "qrels_sets", lambda f: _at(f, "judge", _llm(f), "um\nbrela"), "judge 'um\\nbrela' is empty or holds a line break or a NUL byte"),
+    ("empty model", "qrels_sets", lambda f: _at(f, "model", _llm(f), " "), "model ' ' is empty or holds a line break or a NUL byte"),
+    ("kind bogus", "qrels_sets", lambda f: _at(f, "kind", _llm(f), "bogus"), "kind 'bogus' is not ingested or derived"),
+    ("sha256 not a digest", "qrels_sets", lambda f: _at(f, "sha256", _llm(f), "fff"), "sha256 'fff' is not a SHA-256 (64 hexadecimal digits)"),
+    ("prompt of no stored prompt", "qrels_sets", lambda f: _at(f, "prompt_sha256", _llm(f), "0" * 64), f"prompt_sha256 '{'0' * 64}' names no stored prompt (judgment_prompts)"),
+    ("parent of no set", "qrels_sets", lambda f: _at(f, "parent_qrels_id", _llm(f), "nowhere"), "parent_qrels_id 'nowhere' names no qrels set of its collection"),
+    ("prompt texts edited", "judgment_prompts", _edit_prompt, "is not the SHA-256 of its prompt's text (recomputed: "),
+    ("details of an unjudged pair", "judgment_details", lambda f: _at(f, "doc_id", f.index == 0, "zz"), "details of topic '1', document 'zz' that qrels set 'llm' does not judge"),
+    ("details row twice", "judgment_details", lambda f: pd.concat([f, f.iloc[[0]]], ignore_index=True), "repeats the qrels_id, query_id, doc_id of row 1 (a duplicate)"),
+    ("details prompt of no stored prompt", "judgment_details", lambda f: _at(f, "prompt_sha256", f.index == 0, "1" * 64), f"prompt_sha256 '{'1' * 64}' names no stored prompt (judgment_prompts)"),
+    ("qrels of no set", "qrels", lambda f: _at(f, "qrels_id", f.index == 0, "ghost"), "qrels_id 'ghost' names no qrels set of its collection (qrels_sets)"),
+    ("grade of ten digits", "qrels", lambda f: _at(f, "relevance", f.index == 0, 1e10), "relevance 10000000000.0 is not a grade (at most nine integer digits)"),
+    ("lines of no run", "run_topics", lambda f: _at(f, "run_id", f.index == 0, "ghost"), "run 'ghost' is not among the runs of its collection (runs)"),
+]
+
+
+@pytest.mark.parametrize(("case", "table", "change", "message"), IMPORT_RULES, ids=[c[0] for c in IMPORT_RULES])
+def test_import_applies_ingests_rules_to_every_table(case, table, change, message, exported, db, tmp_path):
+    rows = None
+    if case == "details row twice":
+        rows = len(pd.read_parquet(next((exported / table).rglob("*.parquet")))) + 1
+    path = tamper(exported, table, change, rows=rows)
+    # into a new warehouse (nothing left) and into the source itself with --replace (unchanged)
+    target = tmp_path / "target.duckdb"
+    result = invoke("import", exported, "--db", target)
+    assert one_line_error(result, message), result.output
+    assert result.stderr.startswith(f"Error: {path}:"), result.stderr
+    assert not target.exists()
+    if case in ("source bogus", "prompt texts edited", "details of an unjudged pair"):
+        before = state(db)
+        result = invoke("import", exported, "--replace", "--db", db)
+        assert one_line_error(result, message), result.output
+        assert state(db) == before
+
+
+def test_a_set_digest_no_file_can_prove_does_not_block_the_genuine_file(exported, tmp_path):
+    # an ingested set's sha256 names its file, which no export holds: a forged well-formed one
+    # imports, and the genuine judgments are then "unchanged", not "different content"
+    tamper(exported, "qrels_sets", lambda f: _at(f, "sha256", ~_llm(f), "f" * 64))
+    target = tmp_path / "t.duckdb"
+    assert invoke("import", exported, "--db", target).exit_code == 0
+    with Warehouse(target) as wh:
+        assert wh.ingest_qrels(QRELS, collection="c").status == "unchanged"
+        changed = QRELS.assign(relevance=1 - QRELS.relevance)
+        with pytest.raises(IngestError, match="already exists with different content; use --replace"):
+            wh.ingest_qrels(changed, collection="c")
+
+
+def test_an_untampered_export_with_provenance_imports_equal(exported, db, tmp_path):
+    target = tmp_path / "t.duckdb"
+    result = invoke("import", exported, "--db", target)
+    assert result.exit_code == 0, result.output
+    query = "SELECT * EXCLUDE (created_at) FROM qrels_sets ORDER BY ALL"
+    with Warehouse.open_reader(target) as copy, Warehouse.open_reader(db) as source:
+        for relation in (query, "FROM judgment_prompts ORDER BY ALL", "FROM judgment_details ORDER BY ALL"):
+            assert copy.con.execute(relation).fetchall() == source.con.execute(relation).fetchall()
+    result = invoke("import", exported, "--replace", "--db", db)
+    assert result.exit_code == 0, result.output
