@@ -294,3 +294,236 @@ def test_an_untampered_export_with_provenance_imports_equal(exported, db, tmp_pa
             assert copy.con.execute(relation).fetchall() == source.con.execute(relation).fetchall()
     result = invoke("import", exported, "--replace", "--db", db)
     assert result.exit_code == 0, result.output
+
+
+# -- 3. a full disk: the file gets its committed size back, an empty log goes, messages are true -----
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path):
+    """A 4 MiB tmpfs (needs root and mount; CI here has both)."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    point = tmp_path / "disk"
+    point.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(point)], capture_output=True).returncode:
+        pytest.skip("this machine cannot mount a tmpfs")
+    try:
+        yield point
+    finally:
+        subprocess.run(["umount", "-l", str(point)], check=False)
+
+
+def _run_file(path: Path, name: str, topics: int = 20, depth: int = 500) -> Path:
+    rows = [f"{t} Q0 d{t}-{(d * 7919 + len(name)) % 5000} {d + 1} {depth - d} {name}\n" for t in range(topics) for d in range(depth)]
+    path.write_text("".join(rows))
+    return path
+
+
+def _leave_free(folder: Path, free: int) -> None:
+    stats = os.statvfs(folder)
+    with open(folder / "filler", "wb") as out:
+        out.write(b"x" * max(0, stats.f_bavail * stats.f_frsize - free))
+
+
+def _runs(db: Path) -> list[str]:
+    with Warehouse.open_reader(db) as wh:
+        return wh.run_ids("c")
+
+
+def test_a_full_disk_ingest_gives_the_space_back_or_commits_and_says_so(small_disk, tmp_path):
+    base = tmp_path / "base.duckdb"
+    with Warehouse(base) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+        wh.ingest_runs(RUNS, collection="c")
+    files = [_run_file(tmp_path / f"m{i}.txt", f"m{i}") for i in range(12)]
+    db = small_disk / "W.duckdb"
+    shutil.copy(base, db)
+    result = invoke("ingest", "runs", *files, "-c", "c", "--db", db)
+    if result.exit_code == 1:  # failed before its commit: the file is as it was, byte for byte
+        assert one_line_error(result, "the disk is full"), result.output
+        assert sorted(p.name for p in small_disk.iterdir()) == ["W.duckdb"]
+        assert digest(db) == digest(base)
+    else:  # committed, and only the checkpoint after found the disk full: the log holds the runs
+        assert result.exit_code == 0, result.output
+        assert result.stdout.endswith("12 of 12 runs ingested or replaced, 0 unchanged\n")
+        assert (small_disk / "W.duckdb.wal").stat().st_size > 0  # (the disk was full: not checkpointed)
+        assert _runs(db) == sorted(["r1", "r2", *(f"m{i}" for i in range(12))])
+
+
+@pytest.mark.parametrize("free", [16 << 10, 64 << 10, 512 << 10])
+def test_a_full_disk_replace_gives_the_space_back_and_removes_the_empty_log(free, small_disk, tmp_path):
+    sets = [tmp_path / f"s{i}.txt" for i in range(8)]
+    for i, path in enumerate(sets):
+        path.write_text("".join(f"{t} 0 d{t}-{d} {(t + d + i) % 3}\n" for t in range(20) for d in range(300)))
+    db = small_disk / "W.duckdb"
+    assert invoke("ingest", "qrels", *sets, "-c", "c", "--db", db).exit_code == 0
+    committed = db.stat().st_size
+    with Warehouse.open_reader(db) as wh:
+        before = wh.con.execute("FROM qrels ORDER BY ALL").fetchall()
+    for path in sets:
+        path.write_text(path.read_text().replace(" 0\n", " 2\n"))
+    _leave_free(small_disk, free)
+    result = invoke("ingest", "qrels", *sets, "-c", "c", "--replace", "--db", db)
+    assert one_line_error(result, "the disk is full"), result.output
+    # the size the last checkpoint uses, no log; free blocks inside may hold the failed write
+    assert db.stat().st_size == committed
+    assert sorted(p.name for p in small_disk.iterdir()) == ["W.duckdb", "filler"]
+    with Warehouse.open_reader(db) as wh:
+        assert wh.con.execute("FROM qrels ORDER BY ALL").fetchall() == before
+
+
+def test_committed_size_reads_the_newer_database_header(tmp_path):
+    from evalwh.store.connection import committed_size, give_back_space
+
+    db = tmp_path / "W.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+    size = db.stat().st_size
+    assert committed_size(db) == size
+    with open(db, "ab") as out:
+        out.write(b"\0" * 262144)  # what a failed transaction leaves: blocks past the checkpoint's
+    (tmp_path / "W.duckdb.wal").write_bytes(b"")
+    give_back_space(db)
+    assert db.stat().st_size == size and not (tmp_path / "W.duckdb.wal").exists()
+    (tmp_path / "W.duckdb.wal").write_bytes(b"x")  # a log with content: the file's end may be in use
+    with open(db, "ab") as out:
+        out.write(b"\0" * 262144)
+    give_back_space(db)
+    assert db.stat().st_size == size + 262144
+    assert committed_size(tmp_path / "W.duckdb.wal") is None
+
+
+# -- 5. JSON-lines grades and scores as text: the TREC number grammar ------------------------------
+
+
+def _grade(value: object) -> float | None:
+    record = json.dumps({"qid": "1", "docid": "a", "judgment": value}).encode()
+    try:
+        return judgments.parse_judgments(record, "j.jsonl").relevance[0]
+    except IngestError:
+        return None
+
+
+@pytest.mark.parametrize("text", ["1_0", "３", "٣", "1e0", "0x10", "nan", "inf", "1,5", "", " ", "+", "1234567890"])
+def test_grades_as_text_outside_the_grammar_are_refused(text):
+    with pytest.raises(IngestError) as caught:
+        judgments.parse_judgments(json.dumps({"qid": "1", "docid": "a", "judgment": text}).encode(), "j.jsonl")
+    assert str(caught.value) == f"j.jsonl:1: judgment {json.dumps(text, ensure_ascii=False)} is not a finite number"
+
+
+@given(st.text(max_size=12))
+@settings(max_examples=300, deadline=None)
+def test_a_grade_as_text_is_read_exactly_when_a_qrels_file_would_read_it(text):
+    expected = float(text.strip(" \t\n\r\x0b\x0c")) if formats.is_relevance(text.strip(" \t\n\r\x0b\x0c")) else None
+    assert _grade(text) == expected
+
+
+@given(st.from_regex(r"[+-]?[0-9]{1,9}(\.[0-9]{0,4})?", fullmatch=True))
+def test_a_grade_a_qrels_file_reads_is_read_the_same_as_text(text):
+    assert _grade(text) == float(text)
+
+
+def test_raw_scores_as_text_follow_the_run_score_grammar():
+    def score(value: object) -> float | None:
+        record = json.dumps({"qid": "1", "docid": "a", "judgment": 1, "score": value}).encode()
+        try:
+            return judgments.parse_judgments(record, "j.jsonl").score[0]
+        except IngestError:
+            return None
+
+    assert [score(v) for v in ("9.998186e-02", ".5", "-3", 0.25)] == [0.09998186, 0.5, -3.0, 0.25]
+    assert [score(v) for v in ("1_000", "٣", "0x10", "Infinity")] == [None] * 4
+
+
+# -- 6. a warehouse from a newer evalwh is refused by every command ---------------------------------
+
+
+NEWER = "Error: {db}: written by a newer evalwh (it has schema step 999_future; evalwh {version} knows steps up to {newest}); left as it is: use the newer evalwh\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["eval", "-m", "P@10"], ["runs"], ["sql", "SELECT 1"], ["schema"], ["upgrade"], ["ingest", "runs", "{run}", "-c", "c"], ["export", "{out}"]],
+    ids=lambda c: c[0],
+)
+def test_a_newer_warehouse_is_refused_by_every_command(command, db, tmp_path):
+    from evalwh import __version__, sql
+
+    with duckdb.connect(str(db)) as con:
+        con.execute("INSERT INTO schema_migrations (name) VALUES ('999_future')")
+    run = _run_file(tmp_path / "r.txt", "r9", topics=1, depth=2)
+    before = state(db)
+    args = [a.replace("{run}", str(run)).replace("{out}", str(tmp_path / "out")) for a in command]
+    result = invoke(*args, "--db", db)
+    newest = max(sql.load_package("evalwh.schema"))
+    assert result.exit_code == 1 and result.stderr == NEWER.format(db=db, version=__version__, newest=newest), result.output
+    assert "up to date" not in result.output
+    assert state(db) == before and not (tmp_path / "out").exists()
+
+
+def test_a_retired_step_name_is_not_a_newer_warehouse(db):
+    with duckdb.connect(str(db)) as con:
+        con.execute("INSERT INTO schema_migrations (name) VALUES ('016_table_comments')")
+    assert invoke("runs", "--db", db).exit_code == 0
+
+
+# -- 9. the demo on a full disk leaves nothing ------------------------------------------------------
+
+
+@pytest.mark.parametrize("free", [0, 200 << 10])
+def test_the_demo_on_a_full_disk_leaves_nothing(free, small_disk):
+    _leave_free(small_disk, free)
+    result = invoke("demo", "--out", small_disk / "demo" / "files", "--db", small_disk / "d.duckdb")
+    assert one_line_error(result, "the disk is full"), result.output
+    assert sorted(p.name for p in small_disk.iterdir()) == ["filler"]
+
+
+def test_a_failed_demo_keeps_a_folder_that_was_there(tmp_path):
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    (folder / "mine.txt").write_text("keep")
+    db = tmp_path / "d.duckdb"
+    db.write_text("not a database")  # the ingest fails after the files were written
+    result = invoke("demo", "--out", folder, "--db", db)
+    assert result.exit_code == 1
+    assert sorted(p.name for p in folder.iterdir()) == ["mine.txt"]
+
+
+# -- 11. CSV for spreadsheets: --csv-safe and EVALWH_CSV_SAFE=1 --------------------------------------
+
+
+FORMULAS = pd.DataFrame(
+    {
+        "run_id": ["=1+1", "@SUM(A1)", "+cmd|calc", "-x", "＝1", "bm25", "a=b"],
+        "query_id": ["1"] * 7,
+        "doc_id": ["d"] * 7,
+        "score": [-1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0],
+    }
+)
+
+
+def test_csv_keeps_ids_as_they_are_by_default_and_guards_them_when_asked(tmp_path, monkeypatch):
+    db = tmp_path / "W.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_runs(FORMULAS, collection="c")
+    query = "SELECT run_id, -1 AS n FROM runs ORDER BY run_id"
+    plain = invoke("sql", query, "-f", "csv", "--db", db)
+    assert plain.exit_code == 0
+    ids = sorted(FORMULAS.run_id)
+    assert plain.stdout == "run_id,n\n" + "".join(f"{i},-1\n" for i in ids)  # as the warehouse holds them
+    expected = '"run_id","n"\n' + "".join('"' + ("'" if i[0] in "=+-@＝" else "") + i + '",-1\n' for i in ids)
+    safe = invoke("--csv-safe", "sql", query, "-f", "csv", "--db", db)
+    assert safe.exit_code == 0 and safe.stdout == expected
+    monkeypatch.setenv("EVALWH_CSV_SAFE", "1")
+    out = tmp_path / "o.csv"
+    assert invoke("sql", query, "-f", "csv", "-o", out, "--db", db).exit_code == 0
+    assert out.read_text() == expected
+
+
+def test_csv_safe_guards_text_cells_and_names_not_numbers():
+    from evalwh.cli._render import csv_text
+
+    frame = pd.DataFrame([["\tq", -2.5, "\rx"], ["ok", 1.0, None]], columns=["=a", "value", "-b"])
+    assert csv_text(frame, safe=True) == '"\'=a","value","\'-b"\n"\'\tq",-2.5,"\'\rx"\n"ok",1.0,""\n'
+    assert csv_text(frame) == frame.to_csv(index=False)
