@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import doctest
 import gzip
-import hashlib
 import json
 import os
 import shutil
@@ -82,16 +81,32 @@ def db(source: Path, tmp_path: Path) -> Path:
 class Endless:
     """A named pipe that a thread writes without end (``yes > fifo``) until the reader is gone."""
 
+    opened: list[Endless] = []
+
     def __init__(self, path: Path, line: bytes = b"y\n") -> None:
         self.path = path
         os.mkfifo(path)
         self.thread = threading.Thread(target=self._write, args=(line * 4096,), daemon=True)
         self.thread.start()
+        Endless.opened.append(self)
 
     def _write(self, block: bytes) -> None:
         with contextlib.suppress(OSError), open(self.path, "wb") as out:
             while True:
                 out.write(block)
+
+    def stop(self) -> None:
+        """Open and close the reading end, so a writer still waiting for a reader ends (EPIPE)."""
+        with contextlib.suppress(OSError):
+            os.close(os.open(self.path, os.O_RDONLY | os.O_NONBLOCK))
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture(autouse=True)
+def _stop_endless_pipes():
+    yield
+    while Endless.opened:
+        Endless.opened.pop().stop()
 
 
 def _inputs(tmp_path: Path, kind: str, suffix: str, limit: int) -> Path:

@@ -544,10 +544,12 @@ def committed_size(path: str | os.PathLike[str]) -> int | None:
         return None
     import struct
 
-    # each database header: checksum, iteration, meta block, free list, block count, block size
-    headers = [struct.unpack_from("<QQqqQQ", head, offset) for offset in (4096, 8192)]
-    _, iteration, _, _, blocks, block_size = max(headers, key=lambda h: h[1])
-    if iteration == 0 or block_size < 4096 or block_size & (block_size - 1) or block_size > 1 << 30:
+    # each database header: checksum, iteration, meta block, free list, block count, block
+    # size, vector size; a layout that does not read so (another storage format) is left alone
+    headers = [struct.unpack_from("<QQqqQQQ", head, offset) for offset in (4096, 8192)]
+    _, iteration, _, _, blocks, block_size, vector_size = max(headers, key=lambda h: h[1])
+    plausible = 16384 <= block_size <= 1 << 30 and not block_size & (block_size - 1)
+    if iteration == 0 or not plausible or vector_size != 2048:
         return None
     used = _FILE_HEADERS + blocks * block_size
     return used if used <= size else None
