@@ -158,9 +158,11 @@ class Warehouse(Store):
         (``--fill``); the ``qrels_id`` column then reads ``A+B``.
         """
         from evalwh.measures.evaluation import evaluate, wide_form
+        from evalwh.methods.judgments import require_runs
 
         if store:
             self.require_writer("store results")
+        require_runs(self, self.default_collection(collection), command="eval")
         frame = evaluate(
             self, _names(measures), collection=self.default_collection(collection), runs=runs,
             per_query=per_query, depths=depths, qrels_id=qrels_id, rel=rel, unjudged=unjudged,
@@ -221,7 +223,9 @@ class Warehouse(Store):
             significance table, ``runs``, ``anova`` and ``families`` are DataFrames too.
         """
         from evalwh.methods.comparisons import compare_collection
+        from evalwh.methods.judgments import require_runs
 
+        require_runs(self, self.default_collection(collection), command="compare")
         return compare_collection(
             self, self.default_collection(collection), _names(measures), list(runs or []),
             baselines=_names(baseline), all_runs=all_runs or runs is None, qrels_id=qrels_id, fill=_names(fill),
@@ -401,6 +405,9 @@ class Warehouse(Store):
         from evalwh.methods.bounds import compare as compare_bands
         from evalwh.methods.bounds import compute_bounds
 
+        from evalwh.methods.judgments import require_runs
+
+        require_runs(self, self.default_collection(collection), command="bounds")
         chosen = list(runs) if runs is not None else None
         if compare and (chosen is None or len(chosen) != 2):
             raise MetricParamError("bounds: compare=True needs exactly two runs")
@@ -514,21 +521,24 @@ class Warehouse(Store):
 
     def agreement(
         self, reference: str, sets: str | Iterable[str] | None = None, *, collection: str | None = None,
-        binary_at: float | None = None, per_query: bool = False, layout: str = "summary",
+        binary_at: float | None = None, per_query: bool = False, layout: str = "summary", resamples: int = 0,
+        confidence: float = 0.95, seed: int | None = None, level: str = "ordinal",
     ) -> pd.DataFrame:  # fmt: skip
         """Label sets against a reference on the pairs both judged: ``evalwh agreement``.
 
         Percent agreement, Cohen's kappa (unweighted, linear, quadratic) and Krippendorff's
         alpha (nominal, ordinal, interval), with ``binary_at`` also on grade >= it; per set, or
-        per set and topic, or the confusion matrices (``layout="confusion"``); ``sets`` None is
-        every other set. See :func:`evalwh.methods.judgments.agreement`.
+        per set and topic, or the confusion matrices (``layout="confusion"``), or alpha of the
+        reference and the sets together (``layout="raters"``); ``sets`` None is every other
+        set. ``resamples`` > 0 adds bootstrap intervals over topics for kappa and alpha at
+        ``level``. See :func:`evalwh.methods.judgments.agreement`.
         """
         from evalwh.methods.judgments import agreement
 
         return agreement(
             self, self.default_collection(collection), reference, None if sets is None else _names(sets),
-            binary_at=binary_at,
-            per_query=per_query, layout=layout,
+            binary_at=binary_at, per_query=per_query, layout=layout, resamples=resamples, confidence=confidence,
+            seed=seed, level=level,
         )  # fmt: skip
 
     def sensitivity(
@@ -556,20 +566,25 @@ class Warehouse(Store):
     def report(
         self, path: PathLike | None = None, *, collection: str | None = None, format: str = "html",
         measures: Sequence[str] | None = None, pairing: str = "P",
-        depths: Sequence[int] | None = None, baseline: str | None = None, pairs: Sequence[tuple[str, str]] = (),
-        test: str = "anova", correction: str = "bonferroni", alpha: float = 0.05, seed: int = 0,
+        depths: Sequence[int] | None = None, baseline: str | Sequence[str] | None = None, all_pairs: bool = False,
+        pairs: Sequence[tuple[str, str]] = (),
+        test: str | None = None, correction: str | None = None, alpha: float = 0.05, seed: int = 0,
         resamples: int = 9999, qrels_id: str = "default", flag_gap: float = 0.10, pool_depth: int | None = None,
         bounds: bool = True, progress: Progress | None = None, fill: str | Sequence[str] = (),
     ) -> str:  # fmt: skip
         """The evaluation report of a collection: ``evalwh report``.
 
         The other arguments are the command's options, with its defaults: ``measures`` of the
-        leaderboard, the decision matrix's ``pairing`` (``P`` or ``MAP``) and ``depths``, a
-        ``baseline``, the ``pairs`` to draw, ``test``, ``correction``, ``alpha``, ``seed``,
+        leaderboard (None: the collection's conventions or defaults,
+        :mod:`evalwh.present.report.defaults`), ``all_pairs`` (all pairs despite stored
+        baselines), the decision matrix's ``pairing`` (``P`` or ``MAP``) and ``depths``, a ``baseline`` or
+        several, the ``pairs`` to draw, ``test`` and ``correction`` (None: :meth:`compare`'s
+        defaults, over the same family), ``alpha``, ``seed``,
         ``resamples``, ``qrels_id``, ``flag_gap``, ``pool_depth``, ``bounds`` and ``fill`` (sets
         that fill the pairs ``qrels_id`` did not judge, as in :meth:`evaluate`)
         (:class:`~evalwh.present.report.ReportOptions`). A collection with more than one label
-        set gets a judgments section.
+        set gets a judgments section; a collection of label sets without runs gets the
+        label-set report instead (:func:`evalwh.present.report.labels.label_set_report`).
 
         Args:
             path: Write the report to this file (atomically); None writes nothing.
@@ -582,14 +597,25 @@ class Warehouse(Store):
         """
         from evalwh.errors import EvalWhError
         from evalwh.present.report import ReportOptions, build_report, render_html, render_markdown
-        from evalwh.present.report.model import DEFAULT_MEASURES
 
         if format not in ("html", "md"):
             raise EvalWhError(f"report: format {format!r}: give html or md")
+        name = self.default_collection(collection)
+        self.require_collection(name)
+        if not self.run_ids(name):
+            # label sets without runs (a judging study): the label-set report
+            from evalwh.present.report.labels import label_set_report
+
+            text = label_set_report(self, name, format=format, qrels_id=qrels_id, seed=seed)
+            if path is not None:
+                from evalwh.io.files import write_text
+
+                write_text(path, text)
+            return text
         options = ReportOptions(
-            measures=DEFAULT_MEASURES if measures is None else tuple(measures), pairing=pairing,
+            measures=None if measures is None else tuple(measures), pairing=pairing,
             depths=None if depths is None else tuple(depths),
-            baseline=baseline, pairs=tuple((a, b) for a, b in pairs), test=test, correction=correction, alpha=alpha,
+            baselines=tuple(_names(baseline)), all_pairs=all_pairs, pairs=tuple((a, b) for a, b in pairs), test=test, correction=correction, alpha=alpha,
             seed=seed, n_resamples=resamples, qrels_id=qrels_id, flag_gap=flag_gap, pool_depth=pool_depth,
             bounds=bounds, figures=format == "html", fill=tuple(_names(fill)),
         )  # fmt: skip

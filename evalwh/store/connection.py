@@ -467,7 +467,7 @@ class Store:
     # -- reports ---------------------------------------------------------------------------
 
     def collections(self) -> pd.DataFrame:
-        """One row per collection: topics, judged, relevant, runs, qrels sets."""
+        """One row per collection: topics, judged, relevant (of the set named in ``counted_set``), runs, qrels sets."""
         return self.df(sql.query(_REPORTS, "collections"))
 
     def runs(self, collection: str | None = None) -> pd.DataFrame:
