@@ -103,35 +103,3 @@ def check_seed(seed: object, what: str = "seed") -> None:
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or int(seed) < 0:
         raise ArgumentError(f"{what} {seed!r}: a seed is a whole number >= 0 (or None: fresh each time)")
 
-
-def check_number(
-    value: object, what: str, *, low: float | None = None, high: float | None = None,
-    low_open: bool = False, high_open: bool = False,
-) -> float:  # fmt: skip
-    """``value`` as a float within its domain (finite, and between ``low`` and ``high``), else an ArgumentError.
-
-    Examples:
-        >>> check_number(0.5, "p", low=0, high=1, low_open=True, high_open=True)
-        0.5
-        >>> check_number(float("inf"), "prior", low=0)
-        Traceback (most recent call last):
-        ...
-        evalwh.errors.ArgumentError: prior inf: must be a finite number >= 0
-    """
-    import math
-    import numbers
-
-    lower = "" if low is None else f"{'>' if low_open else '>='} {low:g}"
-    upper = "" if high is None else f"{'<' if high_open else '<='} {high:g}"
-    domain = " and ".join(filter(None, [lower, upper]))
-    problem = f"{what} {value!r}: must be a finite number" + (f" {domain}" if domain else "")
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ArgumentError(problem)
-    number = float(value)
-    if not math.isfinite(number):
-        raise ArgumentError(problem)
-    if low is not None and (number <= low if low_open else number < low):
-        raise ArgumentError(problem)
-    if high is not None and (number >= high if high_open else number > high):
-        raise ArgumentError(problem)
-    return number

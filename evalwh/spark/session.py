@@ -180,7 +180,8 @@ def start(
     if active is not None and master is None:
         session = active
     else:
-        if not os.environ.get("PYSPARK_GATEWAY_PORT"):  # (spark-submit's gateway runs already)
+        remote = (master or "").startswith("sc://") or os.environ.get("SPARK_REMOTE")  # (Spark Connect: no JVM here)
+        if not remote and not os.environ.get("PYSPARK_GATEWAY_PORT"):  # (spark-submit's gateway runs already)
             require_java()
         builder = SparkSession.builder.appName(app_name).config("spark.ui.showConsoleProgress", "false")
         if master is not None:
