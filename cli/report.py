@@ -119,7 +119,7 @@ def report(
         ),
     ] = None,
     alpha: AlphaOption = 0.05,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the randomization test.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the randomization test.")] = 0,
     resamples: ResamplesOption = 9999,
     qrels_id: Annotated[
         str, typer.Option("--qrels-id", help="Qrels set to evaluate against.")
