@@ -97,6 +97,7 @@ SLOW_FILES = {
     "test_report_readable.py",
 }
 SLOW = {
+    "test_irds.py": ["test_trec_dl_2019_offline", "test_compare_accepts_irds"],
     "test_adhoc.py": ["test_write_statement_refused_and_data_unchanged"],
     "test_agreement.py": [
         "test_kappa_and_alpha_are_symmetric",

@@ -108,6 +108,14 @@ def _file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def check(source: str | os.PathLike[str]) -> None:
+    """Raise the one-line error :func:`qrels` would for an unknown dataset or one without
+    qrels, without reading (or downloading) them."""
+    _, dataset, name = _load(source)
+    if not dataset.has_qrels():
+        raise EvalWhError(f"{PREFIX}{name}: the dataset has no qrels")
+
+
 def qrels(source: str | os.PathLike[str]) -> IrdsQrels:
     """Resolve ``irds:DATASET_ID`` to its qrels and their provenance.
 
