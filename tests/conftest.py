@@ -97,6 +97,7 @@ SLOW_FILES = {
     "test_report_readable.py",
 }
 SLOW = {
+    "test_ir_metadata.py": ["test_evaluates_the_same_with_and_without_the_block"],
     "test_irds.py": ["test_trec_dl_2019_offline", "test_compare_accepts_irds"],
     "test_adhoc.py": ["test_write_statement_refused_and_data_unchanged"],
     "test_agreement.py": [

@@ -21,8 +21,8 @@ it: its lines are comments to evalwh's readers as to trec_eval, so a run evaluat
 with or without its block (:func:`skip_block` lets the C reader start after it).
 
 A malformed block is one :class:`~evalwh.errors.IngestError` naming the file and line: a
-start marker without its end, a line inside that does not start with ``#``, YAML that does
-not parse (the line is the file's) or that is not a mapping.
+start marker without its end (the file ends, or a line that does not start with ``#``
+comes first), YAML that does not parse (the line is the file's) or that is not a mapping.
 """
 
 from __future__ import annotations
@@ -122,7 +122,10 @@ def read_block(path: Path, label: str | None = None) -> Block | None:
             if _marker(line, END):
                 break
             if not line.startswith(b"#"):
-                raise IngestError(name, number, "a line inside the ir_metadata block does not start with '#'")
+                raise IngestError(
+                    name, number, "the ir_metadata block opened on line 1 ends without '# ir_metadata.end' "
+                    "(this line does not start with '#')",
+                )  # fmt: skip
             try:
                 text = line.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError as error:
