@@ -207,3 +207,22 @@ def test_read_block_of_a_file_without_one(files):
     (files / "y").write_bytes(b"# ir_metadata.start\n# tag: x\n")  # (the ingest says: no run lines)
     with pytest.raises(IngestError, match="y:1: the ir_metadata block opened here has no '# ir_metadata.end' line"):
         ir_metadata.read_block(files / "y")
+
+
+def test_report_shows_the_method(tmp_path):
+    """The report's leaderboard has a method column when runs carry ir_metadata blocks."""
+    from evalwh.io.demo_data import write_demo
+
+    demo = write_demo(tmp_path / "demo")
+    with Warehouse(":memory:") as wh:
+        wh.ingest_qrels(demo.qrels, collection="d")
+        for run, method in zip(demo.runs[:3], ["BM25", "BM25", "dense"], strict=True):
+            block = f"# ir_metadata.start\n# method:\n#   score_function: {method}\n# ir_metadata.end\n"
+            (tmp_path / run.name).write_text(block + run.read_text())
+            wh.ingest_runs(tmp_path / run.name, collection="d")
+        text = wh.report(None, format="md", resamples=99, bounds=False)
+    header = next(line for line in text.splitlines() if line.startswith("| # | run |"))
+    assert header.startswith("| # | run | method | P@10 |")
+    rows = [line.split(" | ") for line in text.splitlines()[text.splitlines().index(header) + 2 :]]
+    methods = {row[1]: row[2] for row in rows[:3]}
+    assert methods == {"bm25": "BM25", "bm25_rm3": "BM25", "dense": "dense"}

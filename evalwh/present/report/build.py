@@ -296,6 +296,8 @@ def _leaderboard(
     )
     pooled = runs_meta.set_index("run_id")["pooled"]
     board.insert(1, "pooled", board["run_id"].map(pooled))
+    if runs_meta["ir_method"].notna().any():  # the method of the runs' ir_metadata blocks
+        board.insert(2, "method", board["run_id"].map(runs_meta.set_index("run_id")["ir_method"]))
     board.insert(0, "position", np.arange(1, len(board) + 1))
     notes = []
     for spec in assess_specs:

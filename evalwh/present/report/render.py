@@ -212,6 +212,8 @@ def _leaderboard_display(report: Report) -> pd.DataFrame:
     out = pd.DataFrame({"#": board["position"], "run": board["run_id"]})
     if board["pooled"].notna().any():
         out["pooled"] = board["pooled"].map({True: "yes", False: "no"}).fillna("")
+    if "method" in board:
+        out["method"] = board["method"].fillna("")
     for m in measures:
         out[_MEASURE_LABEL.get(m, m)] = board[m].map(_number)
     out["topics"] = board["n_topics"]
@@ -219,7 +221,7 @@ def _leaderboard_display(report: Report) -> pd.DataFrame:
     return out
 
 
-_BOARD_META = {"position", "run_id", "pooled", "n_topics", "flag", "flagged"}
+_BOARD_META = {"position", "run_id", "pooled", "method", "n_topics", "flag", "flagged"}
 
 
 def _leaderboard_note(report: Report) -> str:
@@ -264,6 +266,7 @@ def _leaderboard_context(report: Report) -> dict[str, Any]:
                 "position": record["position"],
                 "run": record["run_id"],
                 "pooled": "" if _missing(pooled) else ("yes" if pooled else "no"),
+                "method": "" if _missing(record.get("method")) else record["method"],
                 "cells": cells,
                 "topics": record["n_topics"],
                 "flagged": bool(record["flagged"]),
@@ -273,6 +276,7 @@ def _leaderboard_context(report: Report) -> dict[str, Any]:
     return {
         "ranked_by": _MEASURE_LABEL.get(perf[0], perf[0]),
         "has_pooled": bool(board["pooled"].notna().any()),
+        "has_method": "method" in board,  # ir_metadata's method of the runs
         "measures": [_MEASURE_LABEL.get(m, m) for m in measures],
         "rows": rows,
         "note": _leaderboard_note(report),
