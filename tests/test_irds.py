@@ -103,6 +103,10 @@ def test_topics_and_docs(tiny):
         ["1", "first topic"], ["2", "second topic"], ["3", "third topic"]
     ]  # fmt: skip
     assert irds.docs("evalwh-test/tiny", ["d", "a", "zz", "d"]).values.tolist() == [["d", "delta"], ["a", "alpha"]]
+    assert irds.text_map("irds:evalwh-test/tiny", "topics")["2"] == "second topic"
+    assert irds.text_map("irds:evalwh-test/tiny", "documents", ["b", "zz"]) == {"b": "beta"}
+    with pytest.raises(EvalWhError, match="with their ids"):
+        irds.text_map("irds:evalwh-test/tiny", "documents")
     with pytest.raises(EvalWhError, match="its queries have no field 'body'"):
         irds.topics("evalwh-test/tiny", field="body")
 

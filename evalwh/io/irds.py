@@ -10,7 +10,8 @@ same, byte for byte and digest for digest, as ingesting the file by its path; ot
 formats come through ir_datasets' own ``qrels_iter`` as a DataFrame.
 
 :func:`topics` and :func:`docs` give a dataset's query texts and document texts by id, for
-the pairs a pool hands to judges.
+the pairs a pool hands to judges; :func:`text_map` gives them as the ``id -> text`` mapping a
+text source of ``evalwh pool export`` is.
 
 ir_datasets is an optional extra (``pip install 'evalwh[irds]'``); without it an ``irds:``
 name is one line naming the extra. ir_datasets downloads what its cache lacks; for offline
@@ -240,6 +241,27 @@ def docs(source: str | os.PathLike[str], ids: Iterable[str], field: str | None =
         raise EvalWhError(f"{label}: ir_datasets could not give the documents: {_one_line(error)}") from None
     rows = [(i, _text(found[i], field, fields)) for i in wanted if i in found]
     return pd.DataFrame(rows, columns=["doc_id", "text"])
+
+
+def text_map(source: str | os.PathLike[str], kind: str, ids: Iterable[str] | None = None) -> dict[str, str]:
+    """Texts by id, the shape a text source of ``evalwh pool export`` has (``id -> text``).
+
+    Args:
+        source: ``irds:ID``.
+        kind: ``topics`` (every query of the dataset) or ``documents`` (the ``ids`` asked for:
+            a collection is far too large to map whole).
+        ids: The document ids wanted (``documents`` only).
+
+    Raises:
+        EvalWhError: one line, as :func:`topics` and :func:`docs`; ``documents`` without ids.
+    """
+    if kind == "topics":
+        frame = topics(source)
+        return dict(zip(frame["query_id"], frame["text"], strict=True))
+    if kind != "documents" or ids is None:
+        raise EvalWhError(f"{os.fspath(source)}: texts of 'topics', or of 'documents' with their ids")
+    frame = docs(source, ids)
+    return dict(zip(frame["doc_id"], frame["text"], strict=True))
 
 
 def _named(source: str | os.PathLike[str]) -> str:
