@@ -59,7 +59,13 @@ if TYPE_CHECKING:
 __all__ = ["EvalwhEvaluator", "EvalwhProvider", "PROVIDER", "MEASURES"]
 
 _COLLECTION = "ir_measures"
-_DTYPES: dict[str, Any] = {"INTEGER": int, "DOUBLE": (int, float), "VARCHAR": str, "BOOLEAN": bool, "GAINS": dict}
+_DTYPES: dict[str, Any] = {
+    "INTEGER": int,
+    "DOUBLE": (int, float),
+    "VARCHAR": str,
+    "BOOLEAN": bool,
+    "GAINS": dict,
+}
 _AGGREGATORS = {"mean": _measures.MeanAgg, "sum": _measures.SumAgg}
 
 
@@ -122,7 +128,11 @@ globals().update(MEASURES)
 
 def _supported() -> list[_measures.Measure]:
     """One measure per name evalwh takes, every parameter open (narrowed by :meth:`EvalwhProvider.supports`)."""
-    names = {ir or name for name, (_, ir, _) in catalog.IR_MEASURES.items()} | {"SetRelP"} | set(MEASURES)
+    names = (
+        {ir or name for name, (_, ir, _) in catalog.IR_MEASURES.items()}
+        | {"SetRelP"}
+        | set(MEASURES)
+    )
     out = []
     for name in sorted(names):
         measure = _measures.registry.get(name)
@@ -182,7 +192,9 @@ class EvalwhEvaluator(providers.Evaluator):
         self.has_qrels = not frame.empty
         if self.has_qrels:
             self.warehouse.ingest_qrels(frame, collection=_COLLECTION)
-        super().__init__(measures, sorted(set(frame["query_id"].astype(str))) if self.has_qrels else [])
+        super().__init__(
+            measures, sorted(set(frame["query_id"].astype(str))) if self.has_qrels else []
+        )
 
     def _iter_calc(self, run: Any) -> Iterator[Metric]:
         frame = _frame(run, "run")

@@ -16,10 +16,32 @@ from hypothesis import strategies as st
 ir_measures = pytest.importorskip("ir_measures")
 evalwh_ir_measures = pytest.importorskip("evalwh.ir_measures")
 
-from ir_measures import AP, ERR, IPrec, NumQ, NumRel, NumRelRet, NumRet, P, R, RR, SetF, SetP, SetR  # noqa: E402
-from ir_measures import Bpref, Compat, Judged, Rprec, SDCG, Success, infAP, nDCG, RBP  # noqa: E402
+from ir_measures import (  # noqa: E402  # noqa: E402
+    AP,
+    ERR,
+    RBP,
+    RR,
+    SDCG,
+    Bpref,
+    Compat,
+    IPrec,
+    Judged,
+    NumQ,
+    NumRel,
+    NumRelRet,
+    NumRet,
+    P,
+    R,
+    Rprec,
+    SetF,
+    SetP,
+    SetR,
+    Success,
+    infAP,
+    nDCG,
+)
 
-from evalwh.ir_measures import A_p, MEASURES, PROVIDER, U  # noqa: E402
+from evalwh.ir_measures import MEASURES, PROVIDER, A_p, U  # noqa: E402
 
 DOCS = [f"d{i}" for i in range(10)]
 TOPICS = ["1", "2", "3", "4"]
@@ -39,10 +61,15 @@ def collections(draw, ties=True, negative=True):
     qrels = []
     for topic in TOPICS[: draw(st.integers(2, 4))]:
         judged = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=8, unique=True))
-        grades = [3] + [draw(st.sampled_from((-1, 0, 1, 2, 3) if negative else (0, 1, 2, 3))) for _ in judged[1:]]
+        grades = [3] + [
+            draw(st.sampled_from((-1, 0, 1, 2, 3) if negative else (0, 1, 2, 3)))
+            for _ in judged[1:]
+        ]
         qrels += [(topic, doc, grade) for doc, grade in zip(judged, grades, strict=True)]
     run = []
-    for topic in draw(st.lists(st.sampled_from([*TOPICS, "9"]), min_size=1, max_size=5, unique=True)):
+    for topic in draw(
+        st.lists(st.sampled_from([*TOPICS, "9"]), min_size=1, max_size=5, unique=True)
+    ):
         docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=10, unique=True))
         if ties:
             scores = [draw(st.sampled_from([1.0, 2.0, 3.5])) for _ in docs]
@@ -75,7 +102,9 @@ def test_registered_and_offers_evalwh_measures():
     assert PROVIDER in ir_measures.DefaultPipeline.providers
     assert ir_measures.parse_measure("A_p@10") == A_p @ 10 == MEASURES["A_p"] @ 10
     assert str(ir_measures.parse_measure("RBP_resid(p=0.5)@10")) == "RBP_resid(p=0.5)@10"
-    assert {"A_p", "U", "AA", "A_r", "RBP_resid", "RBP_upper", "bpref10", "AP_minRd"} <= set(MEASURES)
+    assert {"A_p", "U", "AA", "A_r", "RBP_resid", "RBP_upper", "bpref10", "AP_minRd"} <= set(
+        MEASURES
+    )
     assert "gm_map" not in MEASURES  # a geometric mean: not one of ir_measures' aggregators
     assert PROVIDER.supports(A_p @ 10) and PROVIDER.supports(AP(rel=2) @ 100)
     assert not PROVIDER.supports(RBP)  # graded in ir_measures, binary in evalwh: declined
@@ -98,14 +127,28 @@ def test_equals_default_providers_on_distinct_scores(data):
 
 def test_a_p_is_the_judged_share_at_k():
     """A_p@k: judged documents (grade >= 0) in the top k, divided by k; U@k = 1 - A_p@k."""
-    qrels = pd.DataFrame({"query_id": ["1", "1", "1", "2"], "doc_id": ["a", "b", "c", "d"], "relevance": [1, 0, -1, 2]})
-    run = pd.DataFrame({"query_id": ["1"] * 4 + ["9"], "doc_id": ["a", "b", "c", "x", "d"], "score": [4.0, 3, 2, 1, 1]})
+    qrels = pd.DataFrame(
+        {
+            "query_id": ["1", "1", "1", "2"],
+            "doc_id": ["a", "b", "c", "d"],
+            "relevance": [1, 0, -1, 2],
+        }
+    )
+    run = pd.DataFrame(
+        {
+            "query_id": ["1"] * 4 + ["9"],
+            "doc_id": ["a", "b", "c", "x", "d"],
+            "score": [4.0, 3, 2, 1, 1],
+        }
+    )
     values = per_topic(PROVIDER.iter_calc([A_p @ 10, A_p @ 2, U @ 4], qrels, run))
     # topic 2 is not in the run: an empty ranking, nothing judged, all unjudged (topic 9 is
     # not in the qrels: left out)
     assert values == {("A_p@10", "1"): 0.2, ("A_p@2", "1"): 1.0, ("U@4", "1"): 0.5,
                       ("A_p@10", "2"): 0.0, ("A_p@2", "2"): 0.0, ("U@4", "2"): 1.0}  # fmt: skip
-    assert ir_measures.calc_aggregate([A_p @ 10, nDCG @ 10], qrels, run)[A_p @ 10] == pytest.approx(0.1)
+    assert ir_measures.calc_aggregate([A_p @ 10, nDCG @ 10], qrels, run)[A_p @ 10] == pytest.approx(
+        0.1
+    )
 
 
 def test_one_evaluator_many_runs_and_other_inputs():
@@ -130,13 +173,19 @@ def test_pt_experiment():
                             "score": [3.0, 2.0, 2.0, 5.0, 1.0, 1.0]})  # fmt: skip
     reversed_ = results.assign(score=results["score"].to_numpy()[::-1])
     systems = [pt.Transformer.from_df(results), pt.Transformer.from_df(reversed_)]
-    table = pt.Experiment(systems, topics, qrels, eval_metrics=[AP, nDCG @ 10, A_p @ 10, U @ 2], names=["a", "b"])
+    table = pt.Experiment(
+        systems, topics, qrels, eval_metrics=[AP, nDCG @ 10, A_p @ 10, U @ 2], names=["a", "b"]
+    )
     expected = ir_measures.calc_aggregate(
         [AP, nDCG @ 10, A_p @ 10, U @ 2], qrels.rename(columns={"qid": "query_id", "docno": "doc_id", "label": "relevance"}),
         results.rename(columns={"qid": "query_id", "docno": "doc_id"}),
     )  # fmt: skip
     row = table.set_index("name").loc["a"]
     assert row["AP"] == pytest.approx(expected[AP]) == pytest.approx((5 / 6 + 1 / 2 + 0) / 3)
-    assert row["A_p@10"] == pytest.approx(expected[A_p @ 10]) == pytest.approx((0.2 + 0.1 + 0.1) / 3)
-    assert row["U@2"] == pytest.approx(0.5)  # topic 1: x unjudged of 2; 2: e (-1) of 2; 3: f judged, 1 missing
+    assert (
+        row["A_p@10"] == pytest.approx(expected[A_p @ 10]) == pytest.approx((0.2 + 0.1 + 0.1) / 3)
+    )
+    assert row["U@2"] == pytest.approx(
+        0.5
+    )  # topic 1: x unjudged of 2; 2: e (-1) of 2; 3: f judged, 1 missing
     assert table.set_index("name").loc["b", "nDCG@10"] < row["nDCG@10"]

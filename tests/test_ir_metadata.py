@@ -12,12 +12,12 @@ import gzip
 import json
 
 import pytest
+from evalwh.cli import app
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from evalwh import Warehouse
-from evalwh.cli import app
 from evalwh.errors import IngestError
 from evalwh.io import ir_metadata
 
@@ -78,12 +78,23 @@ def test_block_read_and_shown(files):
             "SELECT run_id, tag, team, actor, automatic, method, test_collection, repository, commit, venue"
             " FROM run_ir_metadata_fields"
         ).fetchall()
-        ((metadata, lines),) = wh.con.execute("SELECT metadata, block_lines FROM run_ir_metadata").fetchall()
+        ((metadata, lines),) = wh.con.execute(
+            "SELECT metadata, block_lines FROM run_ir_metadata"
+        ).fetchall()
     assert row == [("bm25-rm3", "bm25-rm3", "evalwh", "A. Assessor", True, "bm25", "tiny",
                     "https://example.org/evalwh", "0a1b2c3", "SIGIR")]  # fmt: skip
     assert lines == 28
-    assert json.loads(metadata)["platform"] == {"software": {"retrieval toolkit": ["pyterrier==1.1.2"]}}
-    assert list(json.loads(metadata)) == list(ir_metadata.KEYS[:1]) + ["research goal", "actor", "method", "implementation", "data", "platform"]
+    assert json.loads(metadata)["platform"] == {
+        "software": {"retrieval toolkit": ["pyterrier==1.1.2"]}
+    }
+    assert list(json.loads(metadata)) == list(ir_metadata.KEYS[:1]) + [
+        "research goal",
+        "actor",
+        "method",
+        "implementation",
+        "data",
+        "platform",
+    ]
     listed = invoke("--db", db, "runs", "--format", "json")
     (run,) = [json.loads(line) for line in listed.stdout.splitlines()]  # JSON lines
     assert (run["ir_method"], run["ir_team"]) == ("bm25", "evalwh")
@@ -100,7 +111,9 @@ def test_evaluates_the_same_with_and_without_the_block(files):
         invoke("--db", db, "ingest", "qrels", qrels, "-c", "c")
         assert invoke("--db", db, "ingest", "runs", str(files / name), "-c", "c").exit_code == 0
         stored = invoke("--db", db, "eval", *measures, "-q", "--format", "csv")
-        direct = invoke("eval", "--qrels", qrels, str(files / name), *measures, "-q", "--format", "csv")
+        direct = invoke(
+            "eval", "--qrels", qrels, str(files / name), *measures, "-q", "--format", "csv"
+        )
         trec = invoke("trec_eval", "-q", "-c", "-m", "all_trec", qrels, str(files / name))
         assert stored.exit_code == direct.exit_code == trec.exit_code == 0
         outputs[name] = (stored.stdout, direct.stdout, trec.stdout)
@@ -126,18 +139,36 @@ def test_replace_drops_the_old_block_and_gzip_is_read(files):
         wh.ingest_runs(files / "with-block", collection="c")
         wh.ingest_runs(files / "with-block.gz", collection="c", replace=True)
         assert wh.con.execute("SELECT tag FROM run_ir_metadata_fields").fetchall() == [("other",)]
-        wh.ingest_runs(files / "plain", collection="c", replace=True)  # the same lines: but no block
+        wh.ingest_runs(
+            files / "plain", collection="c", replace=True
+        )  # the same lines: but no block
         assert wh.con.execute("SELECT count(*) FROM run_ir_metadata").fetchall() == [(0,)]
 
 
 @pytest.mark.parametrize(
     ("text", "line", "problem"),
     [
-        ("# ir_metadata.start\n# tag: x\n" + RUN, 3, "the ir_metadata block opened on line 1 ends without '# ir_metadata.end'"),
+        (
+            "# ir_metadata.start\n# tag: x\n" + RUN,
+            3,
+            "the ir_metadata block opened on line 1 ends without '# ir_metadata.end'",
+        ),
         # the first line that is not a comment is the first run line: its fields are checked first
-        ("# ir_metadata.start\n# tag: x\ntag: y\n# ir_metadata.end\n" + RUN, 3, "expected 6 fields, found 2"),
-        ("# ir_metadata.start\n# tag: x\n# method: [a\n# ir_metadata.end\n" + RUN, 3, "ir_metadata block: YAML: expected ',' or ']'"),
-        ("# ir_metadata.start\n# - a\n# - b\n# ir_metadata.end\n" + RUN, 2, "ir_metadata block: the YAML is a list, not a mapping"),
+        (
+            "# ir_metadata.start\n# tag: x\ntag: y\n# ir_metadata.end\n" + RUN,
+            3,
+            "expected 6 fields, found 2",
+        ),
+        (
+            "# ir_metadata.start\n# tag: x\n# method: [a\n# ir_metadata.end\n" + RUN,
+            3,
+            "ir_metadata block: YAML: expected ',' or ']'",
+        ),
+        (
+            "# ir_metadata.start\n# - a\n# - b\n# ir_metadata.end\n" + RUN,
+            2,
+            "ir_metadata block: the YAML is a list, not a mapping",
+        ),
     ],
 )
 def test_malformed_block_is_one_line(files, text, line, problem):
@@ -145,7 +176,9 @@ def test_malformed_block_is_one_line(files, text, line, problem):
     bad.write_text(text.replace("bm25-rm3", "bad"))
     db = files / "w.duckdb"
     invoke("--db", str(db), "ingest", "runs", str(files / "plain"), "-c", "c")
-    out = invoke("--db", str(db), "ingest", "runs", str(files / "plain"), str(bad), "-c", "c", "--replace")
+    out = invoke(
+        "--db", str(db), "ingest", "runs", str(files / "plain"), str(bad), "-c", "c", "--replace"
+    )
     assert out.exit_code == 1
     (message,) = out.output.strip().splitlines()
     assert message.startswith(f"Error: {bad}:{line}: {problem}"), message
@@ -156,16 +189,20 @@ def test_malformed_block_is_one_line(files, text, line, problem):
 def test_not_at_the_top_is_a_comment(files):
     """A block below the first line is comments, not metadata (as trec_eval reads it)."""
     later = files / "later.txt"
-    later.write_text(RUN.splitlines(keepends=True)[0] + BLOCK + "".join(RUN.splitlines(keepends=True)[1:]))
+    later.write_text(
+        RUN.splitlines(keepends=True)[0] + BLOCK + "".join(RUN.splitlines(keepends=True)[1:])
+    )
     with Warehouse(":memory:") as wh:
         wh.ingest_runs(later, collection="c")
         assert wh.con.execute("SELECT count(*) FROM run_ir_metadata").fetchall() == [(0,)]
         assert wh.con.execute("SELECT count(*) FROM run_results").fetchall() == [(5,)]
 
 
-_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Zl", "Zp")), max_size=12)
+_text = st.text(
+    st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Zl", "Zp")), max_size=12
+)
 _values = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | _text,
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | _text,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_text, inner, max_size=3),
     max_leaves=8,
 )
@@ -178,7 +215,11 @@ def test_any_mapping_round_trips(tmp_path_factory, metadata):
     import yaml
 
     text = yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True)
-    block = "# ir_metadata.start\n" + "".join(f"# {line}\n" for line in text.splitlines()) + "# ir_metadata.end\n"
+    block = (
+        "# ir_metadata.start\n"
+        + "".join(f"# {line}\n" for line in text.splitlines())
+        + "# ir_metadata.end\n"
+    )
     path = tmp_path_factory.mktemp("rt") / "run.txt"
     path.write_bytes((block + RUN).encode())
     read = ir_metadata.read_block(path)
@@ -205,7 +246,9 @@ def test_read_block_of_a_file_without_one(files):
     with pytest.raises(IngestError, match=r"x:2: the line is not valid UTF-8 \(byte 3\)"):
         ir_metadata.read_block(files / "x")
     (files / "y").write_bytes(b"# ir_metadata.start\n# tag: x\n")  # (the ingest says: no run lines)
-    with pytest.raises(IngestError, match="y:1: the ir_metadata block opened here has no '# ir_metadata.end' line"):
+    with pytest.raises(
+        IngestError, match="y:1: the ir_metadata block opened here has no '# ir_metadata.end' line"
+    ):
         ir_metadata.read_block(files / "y")
 
 
@@ -217,7 +260,9 @@ def test_report_shows_the_method(tmp_path):
     with Warehouse(":memory:") as wh:
         wh.ingest_qrels(demo.qrels, collection="d")
         for run, method in zip(demo.runs[:3], ["BM25", "BM25", "dense"], strict=True):
-            block = f"# ir_metadata.start\n# method:\n#   score_function: {method}\n# ir_metadata.end\n"
+            block = (
+                f"# ir_metadata.start\n# method:\n#   score_function: {method}\n# ir_metadata.end\n"
+            )
             (tmp_path / run.name).write_text(block + run.read_text())
             wh.ingest_runs(tmp_path / run.name, collection="d")
         text = wh.report(None, format="md", resamples=99, bounds=False)

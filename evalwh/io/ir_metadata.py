@@ -118,7 +118,9 @@ def read_block(path: Path, label: str | None = None) -> Block | None:
             number += 1
             size += len(line)
             if not line or size > MAX_BLOCK:
-                raise IngestError(name, 1, "the ir_metadata block opened here has no '# ir_metadata.end' line")
+                raise IngestError(
+                    name, 1, "the ir_metadata block opened here has no '# ir_metadata.end' line"
+                )
             if _marker(line, END):
                 break
             if not line.startswith(b"#"):
@@ -129,7 +131,9 @@ def read_block(path: Path, label: str | None = None) -> Block | None:
             try:
                 text = line.decode("utf-8").rstrip("\r\n")
             except UnicodeDecodeError as error:
-                raise IngestError(name, number, f"the line is not valid UTF-8 (byte {error.start + 1})") from None
+                raise IngestError(
+                    name, number, f"the line is not valid UTF-8 (byte {error.start + 1})"
+                ) from None
             body.append(text[2:] if text.startswith("# ") else text[1:])
     return Block(_parse(body, name), number, size)
 
@@ -144,11 +148,15 @@ def _parse(body: list[str], name: str) -> dict[str, Any]:
         mark = getattr(error, "problem_mark", None)
         line = 2 + mark.line if mark is not None else 1  # the block's YAML starts on line 2
         problem = getattr(error, "problem", None) or str(error)
-        raise IngestError(name, line, f"ir_metadata block: YAML: {' '.join(str(problem).split())}") from None
+        raise IngestError(
+            name, line, f"ir_metadata block: YAML: {' '.join(str(problem).split())}"
+        ) from None
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise IngestError(name, 2, f"ir_metadata block: the YAML is a {type(value).__name__}, not a mapping")
+        raise IngestError(
+            name, 2, f"ir_metadata block: the YAML is a {type(value).__name__}, not a mapping"
+        )
     return _plain(value)
 
 

@@ -63,7 +63,9 @@ class IrdsQrels:
 
     def defs_json(self) -> str:
         """The grade definitions as a JSON object (keys are the grades, as text)."""
-        return json.dumps({str(k): v for k, v in sorted(self.qrels_defs.items())}, ensure_ascii=False)
+        return json.dumps(
+            {str(k): v for k, v in sorted(self.qrels_defs.items())}, ensure_ascii=False
+        )
 
 
 def is_irds(source: object) -> bool:
@@ -75,7 +77,9 @@ def dataset_id(source: str | os.PathLike[str]) -> str:
     """The dataset id of an ``irds:`` name (``irds:a/b`` -> ``a/b``); an empty id is an error."""
     name = os.fspath(source)[len(PREFIX) :]
     if not name.strip():
-        raise EvalWhError(f"{os.fspath(source)}: an ir_datasets name needs a dataset id (irds:msmarco-passage/trec-dl-2019)")
+        raise EvalWhError(
+            f"{os.fspath(source)}: an ir_datasets name needs a dataset id (irds:msmarco-passage/trec-dl-2019)"
+        )
     return name
 
 
@@ -83,7 +87,9 @@ def _library() -> Any:
     try:
         import ir_datasets
     except ImportError:
-        raise EvalWhError(f"irds: names need ir_datasets, an optional extra of evalwh: {EXTRA}") from None
+        raise EvalWhError(
+            f"irds: names need ir_datasets, an optional extra of evalwh: {EXTRA}"
+        ) from None
     return ir_datasets
 
 
@@ -94,7 +100,9 @@ def _load(source: str | os.PathLike[str]) -> tuple[Any, Any, str]:
     try:
         return ir_datasets, ir_datasets.load(name), name
     except KeyError:
-        raise EvalWhError(f"{PREFIX}{name}: ir_datasets has no dataset {name!r} (ir_datasets list names them)") from None
+        raise EvalWhError(
+            f"{PREFIX}{name}: ir_datasets has no dataset {name!r} (ir_datasets list names them)"
+        ) from None
 
 
 def _one_line(error: BaseException) -> str:
@@ -146,7 +154,9 @@ def qrels(source: str | os.PathLike[str]) -> IrdsQrels:
     except EvalWhError:
         raise
     except Exception as error:  # ir_datasets' download and format errors, as one line
-        raise EvalWhError(f"{label}: ir_datasets could not give the qrels: {_one_line(error)}") from None
+        raise EvalWhError(
+            f"{label}: ir_datasets could not give the qrels: {_one_line(error)}"
+        ) from None
     try:  # qrels of several files, or another format: their files' hash if ir_datasets names one
         digest: str | None = _file_sha256(Path(handler.qrels_path()))
     except Exception:
@@ -176,7 +186,9 @@ def _qrels_frame(records: Iterable[Any]) -> pd.DataFrame:
     frame = pd.DataFrame(records)
     if frame.empty:
         return pd.DataFrame({"query_id": [], "iteration": [], "doc_id": [], "relevance": []})
-    out = pd.DataFrame({"query_id": frame["query_id"].astype(str), "doc_id": frame["doc_id"].astype(str)})
+    out = pd.DataFrame(
+        {"query_id": frame["query_id"].astype(str), "doc_id": frame["doc_id"].astype(str)}
+    )
     out.insert(1, "iteration", frame["iteration"].astype(str) if "iteration" in frame else "0")
     out["relevance"] = frame["relevance"]
     return out
@@ -203,15 +215,21 @@ def topics(source: str | os.PathLike[str], field: str | None = None) -> pd.DataF
     cls = dataset.queries_cls()
     fields = getattr(cls, "_fields", ())
     if field is not None and field not in fields:
-        raise EvalWhError(f"{label}: its queries have no field {field!r} (they have {', '.join(fields)})")
+        raise EvalWhError(
+            f"{label}: its queries have no field {field!r} (they have {', '.join(fields)})"
+        )
     try:
         rows = [(q.query_id, _text(q, field, fields)) for q in dataset.queries_iter()]
     except Exception as error:
-        raise EvalWhError(f"{label}: ir_datasets could not give the queries: {_one_line(error)}") from None
+        raise EvalWhError(
+            f"{label}: ir_datasets could not give the queries: {_one_line(error)}"
+        ) from None
     return pd.DataFrame(rows, columns=["query_id", "text"])
 
 
-def docs(source: str | os.PathLike[str], ids: Iterable[str], field: str | None = None) -> pd.DataFrame:
+def docs(
+    source: str | os.PathLike[str], ids: Iterable[str], field: str | None = None
+) -> pd.DataFrame:
     """Documents by id: ``doc_id, text``, one row per id found, in the order of ``ids``.
 
     Uses the dataset's document store (``docs_store().get_many``), which ir_datasets builds
@@ -234,16 +252,22 @@ def docs(source: str | os.PathLike[str], ids: Iterable[str], field: str | None =
     wanted = list(dict.fromkeys(str(i) for i in ids))
     fields = getattr(dataset.docs_cls(), "_fields", ())
     if field is not None and field not in fields:
-        raise EvalWhError(f"{label}: its documents have no field {field!r} (they have {', '.join(fields)})")
+        raise EvalWhError(
+            f"{label}: its documents have no field {field!r} (they have {', '.join(fields)})"
+        )
     try:
         found = dataset.docs_store().get_many(wanted)
     except Exception as error:
-        raise EvalWhError(f"{label}: ir_datasets could not give the documents: {_one_line(error)}") from None
+        raise EvalWhError(
+            f"{label}: ir_datasets could not give the documents: {_one_line(error)}"
+        ) from None
     rows = [(i, _text(found[i], field, fields)) for i in wanted if i in found]
     return pd.DataFrame(rows, columns=["doc_id", "text"])
 
 
-def text_map(source: str | os.PathLike[str], kind: str, ids: Iterable[str] | None = None) -> dict[str, str]:
+def text_map(
+    source: str | os.PathLike[str], kind: str, ids: Iterable[str] | None = None
+) -> dict[str, str]:
     """Texts by id, the shape a text source of ``evalwh pool export`` has (``id -> text``).
 
     Args:
@@ -259,7 +283,9 @@ def text_map(source: str | os.PathLike[str], kind: str, ids: Iterable[str] | Non
         frame = topics(source)
         return dict(zip(frame["query_id"], frame["text"], strict=True))
     if kind != "documents" or ids is None:
-        raise EvalWhError(f"{os.fspath(source)}: texts of 'topics', or of 'documents' with their ids")
+        raise EvalWhError(
+            f"{os.fspath(source)}: texts of 'topics', or of 'documents' with their ids"
+        )
     frame = docs(source, ids)
     return dict(zip(frame["doc_id"], frame["text"], strict=True))
 
@@ -278,4 +304,6 @@ def _text(record: Any, field: str | None, fields: tuple[str, ...]) -> str:
     for name in ("text", "title", "body"):
         if name in fields:
             return str(getattr(record, name))
-    return " ".join(str(v) for k, v in zip(fields, record) if k not in ("query_id", "doc_id"))
+    return " ".join(
+        str(v) for k, v in zip(fields, record, strict=False) if k not in ("query_id", "doc_id")
+    )

@@ -142,7 +142,13 @@ def ingest_qrels(
     """
     from evalwh.io.frames import is_table_file, read_table
     from evalwh.io.irds import is_irds
-    from evalwh.store.ingest.qrels import Provenance, check_provenance, ingest_irds_qrels, read_prompt, store_prompt
+    from evalwh.store.ingest.qrels import (
+        Provenance,
+        check_provenance,
+        ingest_irds_qrels,
+        read_prompt,
+        store_prompt,
+    )
     from evalwh.store.ingest.qrels import check_name as check_set_name
 
     check_name(collection, "collection")
@@ -181,7 +187,11 @@ def ingest_qrels(
             store_prompt(wh, prompt_text[0], prompt_text[1], prompt_text[2])
         for item, name in zip(items, names):
             if is_irds(item):  # irds:DATASET_ID, an ir_datasets dataset's qrels (evalwh.io.irds)
-                results.append(ingest_irds_qrels(wh, item, collection, qrels_id=name, replace=replace, provenance=provenance))  # type: ignore[arg-type]
+                results.append(
+                    ingest_irds_qrels(  # type: ignore[arg-type]
+                        wh, item, collection, qrels_id=name, replace=replace, provenance=provenance
+                    )
+                )
                 continue
             if is_table_file(item):
                 item = read_table(item)  # type: ignore[arg-type]

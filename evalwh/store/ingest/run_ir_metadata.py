@@ -33,12 +33,17 @@ def read_blocks(files: list[RunFile]) -> dict[str, ir_metadata.Block]:
     return blocks
 
 
-def store_blocks(wh: Store, collection: str, results: list[IngestResult], blocks: dict[str, ir_metadata.Block]) -> None:
+def store_blocks(
+    wh: Store, collection: str, results: list[IngestResult], blocks: dict[str, ir_metadata.Block]
+) -> None:
     """Keep the blocks of the runs ingested or replaced (a replaced run loses its old one)."""
     for result in results:
         if result.status not in ("ingested", "replaced"):
             continue
-        wh.con.execute("DELETE FROM run_ir_metadata WHERE collection_id = ? AND run_id = ?", [collection, result.name])
+        wh.con.execute(
+            "DELETE FROM run_ir_metadata WHERE collection_id = ? AND run_id = ?",
+            [collection, result.name],
+        )
         block = blocks.get(result.source)
         if block is not None:
             wh.con.execute(
