@@ -271,3 +271,37 @@ def test_report_shows_the_method(tmp_path):
     rows = [line.split(" | ") for line in text.splitlines()[text.splitlines().index(header) + 2 :]]
     methods = {row[1]: row[2] for row in rows[:3]}
     assert methods == {"bm25": "BM25", "bm25_rm3": "BM25", "dense": "dense"}
+
+
+@pytest.mark.parametrize("piece_bytes", [None, 4096])
+def test_the_c_reader_starts_after_the_block(files, monkeypatch, piece_bytes):
+    """A file with a block is read by the C reader (whole, or in pieces of 4 KiB, the block
+    and whole topics in the first), not by the general path, and stores what the file without
+    it stores."""
+    from evalwh.io import runreader
+    from evalwh.store.ingest import keyed, runs
+
+    if runreader.reader() is None:
+        pytest.skip("the C reader is not built")
+    lines = "".join(f"{q} Q0 d{d} {d} {100 - d}.5 bm25-rm3\n" for q in range(1, 11) for d in range(40))
+    (files / "plain").write_text(lines)
+    (files / "with-block").write_text(BLOCK + lines)
+    if piece_bytes is not None:
+        monkeypatch.setattr(keyed, "PIECE_BYTES", piece_bytes)
+        assert len(lines) > 2 * piece_bytes  # read in pieces
+
+    def general(*args, **kwargs):
+        raise AssertionError("the general path read the file")
+
+    stored = {}
+    for name in ("plain", "with-block"):
+        with Warehouse(":memory:") as wh:
+            wh.ingest_qrels(files / "qrels", collection="c")
+            with monkeypatch.context() as patch:
+                patch.setattr(runs, "_ingest_batch", general)
+                wh.ingest_runs(files / name, collection="c")
+            rows = wh.con.execute("SELECT * FROM run_results ORDER BY ALL").fetchall()
+            values = wh.evaluate(["AP", "A_p@2"], collection="c")["value"].tolist()
+            stored[name] = (rows, values)
+    assert stored["plain"] == stored["with-block"]
+    assert len(stored["plain"][0]) == 400

@@ -138,7 +138,7 @@ def ingest_prepared(
                     ignore_extra_fields=ignore_extra_fields,
                     digest=digest,
                     documents=stored_here.documents,
-                    skip=skip_block(data) if digest else 0,  # past an ir_metadata block
+                    skip=skip_block(data),  # past an ir_metadata block (its lines are comments)
                 )
 
             try:
