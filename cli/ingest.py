@@ -55,7 +55,10 @@ def qrels(
     from evalwh.warehouse import Warehouse
 
     for file in files:  # before opening: a mistyped name must not create a warehouse file
-        irds.check(file) if irds.is_irds(file) else require_file(file)
+        if irds.is_irds(file):
+            irds.check(file)  # irds:DATASET_ID: a known dataset with qrels
+        else:
+            require_file(file)
     if prompt is not None:
         require_file(prompt)
     with Warehouse(db) as wh:
@@ -96,12 +99,11 @@ def runs(
     Example: evalwh ingest runs runs/*.gz --collection trec8
     """
     from evalwh.store.ingest import keep_freed_memory
-    from evalwh.io import irds
     from evalwh.io.formats import require_file
     from evalwh.warehouse import Warehouse
 
-    for file in files:  # before opening: a mistyped name must not create a warehouse file
-        irds.check(file) if irds.is_irds(file) else require_file(file)
+    for file in files:
+        require_file(file)  # before opening: a mistyped name must not create a warehouse file
     with Warehouse(db) as wh, progress_bar("ingesting runs") as progress:
         keep_freed_memory(wh)  # this process ends with the command
         results = wh.ingest_runs(

@@ -165,7 +165,8 @@ def read_run(
     import pyarrow as pa
 
     result = module.read_run(
-        data[skip:] if skip else data, delimiter, tag, judged_by, 1, False, ignore_extra_fields, formats.MAX_LINE, documents
+        data[skip:] if skip else data, delimiter, tag, judged_by, 1, False, ignore_extra_fields,
+        formats.MAX_LINE, documents,
     )
     if isinstance(result, str):
         return result
