@@ -95,6 +95,7 @@ SLOW_FILES = {
     "test_safety.py",
     "test_metrics_trec_eval.py",
     "test_report_readable.py",
+    "test_report_scale.py",
 }
 SLOW = {
     "test_ir_measures_provider.py": [
