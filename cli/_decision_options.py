@@ -144,8 +144,8 @@ def check_qrels_file(qrels: Path, db: Path) -> None:
     """
     from evalwh.errors import EvalWhError, NotFoundError
 
-    if qrels.is_file() or str(qrels) == "-":
-        return
+    if qrels.is_file() or str(qrels) == "-" or str(qrels).startswith("irds:"):
+        return  # (irds:DATASET_ID is resolved by the ingest, evalwh.io.irds)
     if qrels.exists():
         raise EvalWhError(f"--qrels {qrels}: not a file (a qrels file is expected)")
     if db.is_file():

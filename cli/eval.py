@@ -67,7 +67,7 @@ def evaluate(
     ] = None,
     qrels: Annotated[
         Path | None,
-        typer.Option("--qrels", help="A qrels file: evaluate the run files given as arguments against it, as trec_eval does."),
+        typer.Option("--qrels", help="A qrels file (or irds:DATASET_ID, an ir_datasets dataset's qrels): evaluate the run files given as arguments against it, as trec_eval does."),
     ] = None,
     measure: Annotated[
         list[str] | None,

@@ -39,7 +39,8 @@ def report(
     qrels: Annotated[
         Path | None,
         typer.Option(
-            "--qrels", help="Qrels file to ingest first (the collection is named after it)."
+            "--qrels",
+            help="Qrels file (or irds:DATASET_ID) to ingest first (the collection is named after it).",
         ),
     ] = None,
     collection: Annotated[

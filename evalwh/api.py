@@ -67,7 +67,8 @@ def evaluate(
     """Evaluate runs against qrels, storing nothing: ``evalwh eval --qrels QRELS RUN...``.
 
     Args:
-        qrels: A qrels file (plain or ``.gz``) or a DataFrame (``query_id, doc_id,
+        qrels: A qrels file (plain or ``.gz``), ``irds:DATASET_ID`` (an ir_datasets
+            dataset's qrels, :mod:`evalwh.io.irds`) or a DataFrame (``query_id, doc_id,
             relevance``, or PyTerrier's ``qid, docno, label``).
         runs: A run file, a list of run files (each file's tag names its run), a DataFrame
             (with ``run_id``, or PyTerrier's ``qid, docno, score``), a list of DataFrames, or
