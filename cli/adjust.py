@@ -37,14 +37,14 @@ def adjust(
 
     Example: evalwh adjust CL99SDopt1 --collection trec8 --pool p10 --method leave-one-out
     """
-    from evalwh.errors import EvalWhError
     from evalwh.warehouse import Warehouse
 
     topics = None
     if common_topics is not None:
-        if not common_topics.exists():
-            raise EvalWhError(f"{common_topics}: no such file")
-        topics = [line.split()[0] for line in common_topics.read_text().splitlines() if line.strip()]
+        from evalwh.io.formats import TABLE_BYTES, read_bounded
+
+        text = read_bounded(common_topics, TABLE_BYTES, "a list of topics", decompress=False).decode("utf-8", "replace")
+        topics = [line.split()[0] for line in text.splitlines() if line.strip()]
     with Warehouse(db) as wh, progress_bar(f"adjusting {run}") as progress:
         frame = wh.adjust(
             run,

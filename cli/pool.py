@@ -32,9 +32,10 @@ def _runs(runs: str | None, runs_file: Path | None) -> list[str] | None:
     if runs is not None:
         return [r.strip() for r in runs.split(",") if r.strip()]
     if runs_file is not None:
-        if not runs_file.exists():
-            raise EvalWhError(f"{runs_file}: no such file")
-        return [line.split()[0] for line in runs_file.read_text().splitlines() if line.strip() and not line.startswith("#")]
+        from evalwh.io.formats import TABLE_BYTES, read_bounded
+
+        text = read_bounded(runs_file, TABLE_BYTES, "a list of runs", decompress=False).decode("utf-8", "replace")
+        return [line.split()[0] for line in text.splitlines() if line.strip() and not line.startswith("#")]
     return None
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -24,18 +23,20 @@ def _sql_file(query: str) -> Path | None:
 def _read_sql(query: str) -> str:
     """The SQL itself, a file's contents, or standard input for ``-``."""
     from evalwh.errors import QueryError
+    from evalwh.io.formats import TABLE_BYTES, read_bounded
 
-    if query == "-":
-        return sys.stdin.read()
-    path = _sql_file(query)
-    if path is not None:
-        if not path.is_file():
-            _not_a_file(path)
-        try:
-            return path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise QueryError(f"{path}: not a UTF-8 text file, so not SQL") from None
-    return query
+    path = Path("-") if query == "-" else _sql_file(query)
+    if path is None:
+        return query
+    if query != "-" and not path.is_file():
+        _not_a_file(path)
+    # at most 16 MiB: an oversize file, or /dev/zero or an endless stream on standard input,
+    # ends there at once
+    data = read_bounded(path, TABLE_BYTES, "an SQL file", decompress=False)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise QueryError(f"{path}: not a UTF-8 text file, so not SQL") from None
 
 
 def _not_a_file(path: Path) -> None:

@@ -102,11 +102,8 @@ def read_prompt(path: str | os.PathLike[str]) -> tuple[str, str, str]:
     """
     given = Path(path)
     label = str(given)
-    formats.require_file(given)
-    try:
-        data = formats.read_bytes(given)
-    except READ_ERRORS as error:
-        raise IngestError(label, None, f"cannot read the prompt file: {error}") from None
+    # (at most 1 MiB: /dev/zero or an endless stream given as the prompt ends there at once)
+    data = formats.read_bounded(given, formats.PROMPT_BYTES, "a prompt file", name=label)
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
@@ -219,10 +216,7 @@ def _ingest_judgments(
     """Ingest a JSON-lines file of judgment records (:mod:`evalwh.io.judgments`)."""
     import pandas as pd
 
-    try:
-        data = formats.read_bytes(path)
-    except READ_ERRORS as error:
-        raise IngestError(label, None, f"cannot read the file: {error}") from None
+    data = formats.read_bounded(path, formats.JUDGMENTS_BYTES, "a judgments file", name=label)
     judgments = parse_judgments(data, label)
     frame = pd.DataFrame(
         {
@@ -331,6 +325,11 @@ def _ingest_qrels(
             wh.con.unregister("staged_qrels_frame")
         line_count = len(stage)
 
+    if existing is not None and list(existing[2:]) == provenance.row() and _same_judgments(wh, collection, qrels_id, details):
+        # the same judgments under another digest (a file re-spaced, or a set imported from an
+        # export whose sha256 no file can be checked against): the set is as it was
+        wh.con.execute("DROP TABLE IF EXISTS staged_qrels")
+        return IngestResult("qrels", qrels_id, label, "unchanged", int(existing[1]))
     status = "ingested"
     if existing is not None:
         if not replace:
@@ -370,6 +369,25 @@ def _ingest_qrels(
     if runs.fetchall()[0][0]:
         refresh_cache(wh, collection, qrels_id, None)
     return IngestResult("qrels", qrels_id, label, status, int(line_count))
+
+
+def _same_judgments(wh: Store, collection: str, qrels_id: str, details: pd.DataFrame | None) -> bool:
+    """Whether the staged qrels rows are the stored set's rows (as a multiset), neither with details."""
+    if details is not None:
+        return False
+    ((stored_details,),) = wh.con.execute(
+        "SELECT count(*) FROM judgment_details WHERE collection_id = ? AND qrels_id = ?", [collection, qrels_id]
+    ).fetchall()
+    if stored_details:
+        return False
+    ((differing,),) = wh.con.execute(
+        "WITH stored AS (SELECT query_id, iteration, doc_id, relevance FROM qrels"
+        " WHERE collection_id = $c AND qrels_id = $q),"
+        " staged AS (SELECT query_id, iteration, doc_id, CAST(relevance_text AS DOUBLE) AS relevance FROM staged_qrels)"
+        " SELECT count(*) FROM ((FROM stored EXCEPT ALL FROM staged) UNION ALL (FROM staged EXCEPT ALL FROM stored))",
+        {"c": collection, "q": qrels_id},
+    ).fetchall()
+    return int(differing) == 0
 
 
 def _qrels_frame(frame: pd.DataFrame) -> pd.DataFrame:
