@@ -50,13 +50,24 @@ def build(
     pool_id: Annotated[str | None, typer.Option("--pool-id", help="Name of the pool and its qrels set.")] = None,
     qrels_id: Annotated[str, typer.Option("--qrels-id", help="Parent judgments to restrict.")] = "default",
     replace: Annotated[bool, typer.Option("--replace", help="Replace a pool of the same name.")] = False,
+    strategy: Annotated[
+        str, typer.Option("--strategy", help="Judging order: depth, take, mtf, bandit, rbp, rrf or random.")
+    ] = "depth",
+    budget: Annotated[
+        int | None, typer.Option("--budget", help="Judgments kept, first in the order (not with depth).")
+    ] = None,
+    per: Annotated[str, typer.Option("--per", help="The budget is per 'topic' or in 'total'.")] = "topic",
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of mtf, bandit and random (default 0).")] = None,
+    gamma: Annotated[float, typer.Option("--gamma", help="The bandit's discount of past evidence (1: stationary).")] = 0.9,
+    rbp_p: Annotated[float, typer.Option("--rbp-p", help="Persistence of the rbp weights.")] = 0.8,
+    rrf_k: Annotated[float, typer.Option("--rrf-k", help="Constant k of the rrf weights 1/(k + rank).")] = 60.0,
     db: DbOption = DEFAULT_DB,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
 ) -> None:
-    """Build a depth-lambda pool and store its qrels as a derived qrels set.
+    """Build a pool with its judging order and store its qrels as a derived qrels set.
 
-    Example: evalwh pool build --collection trec8 --depth 100 --runs-from pooled
+    Example: evalwh pool build --collection trec8 --depth 100 --strategy bandit --budget 8683 --per total
     """
     from evalwh.warehouse import Warehouse
 
@@ -69,7 +80,18 @@ def build(
             pool_id=pool_id,
             qrels_id=qrels_id,
             replace=replace,
+            strategy=strategy,
+            budget=budget,
+            budget_scope=per,
+            seed=seed,
+            gamma=gamma,
+            rbp_p=rbp_p,
+            rrf_k=rrf_k,
         )
+        if frame["seed"].notna().any():
+            import sys
+
+            print(f"seed: {int(frame['seed'].iloc[0])}", file=sys.stderr)
     render(frame, fmt, output, title="pool")
 
 

@@ -304,11 +304,16 @@ class Warehouse(Store):
     def build_pool(
         self, *, collection: str | None = None, depth: int = 100, runs: Sequence[str] | None = None,
         runs_from: str = "pooled", pool_id: str | None = None, qrels_id: str = "default", replace: bool = False,
+        strategy: str = "depth", budget: int | None = None, budget_scope: str = "topic", seed: int | None = None,
+        gamma: float = 0.9, rbp_p: float = 0.8, rrf_k: float = 60.0,
     ) -> pd.DataFrame:  # fmt: skip
-        """Build and store a depth-``depth`` pool and its qrels set: ``evalwh pool build``.
+        """Build and store a pool, its judging order and its qrels set: ``evalwh pool build``.
 
         Members are ``runs``, else ``runs_from`` (``pooled``: the run-metadata flag, or
-        ``all``); see :func:`evalwh.methods.pools.build_pool`.
+        ``all``); the candidates are their top ``depth``; ``strategy`` (``depth``, ``take``,
+        ``mtf``, ``bandit``, ``rbp``, ``rrf``, ``random``) orders them for judging and
+        ``budget`` keeps the first, per topic or in total (``budget_scope``); see
+        :func:`evalwh.methods.pools.build_pool` and docs/budgets.md.
         """
         from evalwh.methods.pools import build_pool
 
@@ -319,7 +324,8 @@ class Warehouse(Store):
             check_name(pool_id, "pool id")
         return build_pool(
             self, self.default_collection(collection), depth=depth, runs=runs, runs_from=runs_from,
-            pool_id=pool_id, qrels_id=qrels_id, replace=replace,
+            pool_id=pool_id, qrels_id=qrels_id, replace=replace, strategy=strategy, budget=budget,
+            budget_scope=budget_scope, seed=seed, gamma=gamma, rbp_p=rbp_p, rrf_k=rrf_k,
         )  # fmt: skip
 
     def pools(self, *, collection: str | None = None) -> pd.DataFrame:
