@@ -1,4 +1,4 @@
-"""evalwh pool build|list|contributions|complete: pools as data (methods §5)."""
+"""evalwh pool build|list|order|export|contributions|complete: pools as data (methods §5)."""
 
 from __future__ import annotations
 
@@ -170,6 +170,53 @@ def complete(
     with Warehouse(db) as wh:
         frame = wh.complete_qrels(collection=collection, qrels_id=qrels_id, completed_id=completed_id, replace=replace)
     render(frame, fmt, output, title="completed qrels")
+
+
+@app.command("export")
+@handle_errors
+@default_collection
+def export(
+    pool: Annotated[str, typer.Argument(help="A stored pool (evalwh pool list).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="File to write the tasks to.", dir_okay=False)],
+    collection: CollectionOption = None,
+    task_format: Annotated[str, typer.Option("--task-format", help="'jsonl' or 'tsv'.")] = "jsonl",
+    topics: Annotated[
+        str | None, typer.Option("--topics", help="Topic texts: a TSV (id, text) or JSON-lines file.")
+    ] = None,
+    documents: Annotated[
+        str | None, typer.Option("--documents", help="Document texts: a TSV (id, text) or JSON-lines file.")
+    ] = None,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Write a pool's judging tasks in judging order (qid, docid, order, and query and passage texts).
+
+    Example: evalwh pool export bandit8683t-pool100-pooled -c trec8 -o tasks.jsonl --topics topics.tsv --documents docs.jsonl
+    """
+    from evalwh.warehouse import Warehouse
+
+    with Warehouse.open_reader(db) as wh:
+        count = wh.export_pool(pool, output, collection=collection, fmt=task_format, topics=topics, documents=documents)
+    typer.echo(f"{count} judging tasks written to {output}", err=True)
+
+
+@app.command("order")
+@handle_errors
+@default_collection
+def order(
+    pool: Annotated[str, typer.Argument(help="A stored pool (evalwh pool list).")],
+    collection: CollectionOption = None,
+    db: DbOption = DEFAULT_DB,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """Show a pool's judging order: topic, document, place in the topic and overall.
+
+    Example: evalwh pool order mtf-pool100-pooled -c trec8 -f csv -o order.csv
+    """
+    from evalwh.warehouse import Warehouse
+
+    with Warehouse.open_reader(db) as wh:
+        render(wh.pool_order(pool, collection=collection), fmt, output, title=f"judging order of {pool}")
 
 
 def register(root: typer.Typer) -> None:
