@@ -166,7 +166,7 @@ def compare_to_reference(
         One row per label set: ``label_id, kendall_tau_b, tau_ap, significant_kept,
         judged_share``. ``significant_kept`` is the share of the pairs the reference finds
         significantly different that the label set finds significant in the same direction
-        (NaN when the reference finds none).
+        (NaN when the reference finds none, or cannot test: fewer than two topics).
     """
     import pandas as pd
 
@@ -181,7 +181,10 @@ def compare_to_reference(
         tested = significance.pairwise(frame, test=test, correction=correction, alpha=alpha)
         return tested.set_index(["run_a", "run_b"])["outcome"]
 
-    ref_out = outcomes(reference_label)
+    try:
+        ref_out = outcomes(reference_label)
+    except InsufficientDataError:
+        ref_out = pd.Series(dtype="float64")  # a single topic: no test, nothing to keep (NaN)
     significant = ref_out[ref_out != 0]
     judged = scores[scores["measure"] == judged_measure].groupby("label_id")["value"].mean()
     rows = []
