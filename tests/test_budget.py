@@ -343,3 +343,29 @@ def test_cli_pool_build_export_and_budget(tmp_path: Path) -> None:
     assert replay.exit_code == 0, replay.output
     assert replay.stdout.splitlines()[0].startswith("strategy,seed,budget,budget_share,judged,relevant_found")
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_budget_tables_export_and_import(tmp_path: Path) -> None:
+    db = tmp_path / "h.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(
+            pd.DataFrame({"query_id": ["1"] * 7 + ["2"] * 2, "doc_id": list("abcdefg") + ["a", "b"],
+                          "relevance": [1, 0, 1, 0, 1, 0, 0, 1, 0]}), collection="h",
+        )  # fmt: skip
+        rows = [(r, t, d, 10.0 - i) for r, docs in RUNS.items() for i, d in enumerate(docs) for t in ("1", "2")]
+        wh.ingest_runs(pd.DataFrame(rows, columns=["run_id", "query_id", "doc_id", "score"]), collection="h")
+        wh.build_pool(collection="h", depth=3, runs=list(RUNS), strategy="mtf", pool_id="M")
+        lara = tmp_path / "p.csv"
+        lara.write_text(HEADER + "1,a,1,0.75,0.25\n1,b,0,0.5,0.5\n")
+        wh.ingest_qrels(lara, collection="h", qrels_id="llm", source="llm")
+        wh.budget(collection="h", strategies=["depth", "rrf"], budgets=["50%"], runs_from="all", depth=3)
+        # a sequential order has no weight: NULL, which the import's checks accept
+        assert wh.con.execute("SELECT count(*) FROM pool_order WHERE weight IS NULL").fetchone() == (14,)
+        wh.export(tmp_path / "out")
+    with Warehouse(tmp_path / "copy.duckdb") as copy:
+        copy.import_export(tmp_path / "out")
+        for table in ("pool_order", "judgment_probabilities", "budget_experiments", "budget_results"):
+            query = f"SELECT * EXCLUDE (created_at) FROM {table}" if table == "budget_experiments" else f"FROM {table}"
+            with Warehouse(db, read_only=True) as wh:
+                before = wh.df(query + " ORDER BY ALL")
+            pd.testing.assert_frame_equal(copy.df(query + " ORDER BY ALL"), before)

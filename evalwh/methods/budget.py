@@ -287,7 +287,14 @@ def replay(
     ref_labels = _reference_labels(wh, collection, reference)
     total_relevant = int((ref_labels["relevance"] >= rel).sum())
     replays = [(s, seed) for s in dict.fromkeys(strategies) for seed in (seeds if s in RANDOM else [None])]
-    label_frames = [ref_labels.assign(label_id="reference")]
+    measures = [measure, judged_measure]
+    # the reference once, then each replay's budgets together: memory stays that of one replay
+    score_frames = [
+        score_label_sets(
+            wh, collection, ref_labels.assign(label_id="reference"), measures, runs=all_runs, reference=reference,
+            rel=rel,
+        )
+    ]  # fmt: skip
     meta: list[dict[str, Any]] = []
     budget_list: list[int] = []
     pool_size = 0
@@ -299,6 +306,7 @@ def replay(
         pool_size = len(order)
         n_topics = order["query_id"].nunique()
         budget_list = parse_budgets(budgets, pool_size, n_topics, scope)
+        label_frames = []
         for budget in budget_list:
             kept = apply_budget(order, budget, scope)
             label = f"{strategy}|{seed}|{budget}"
@@ -310,12 +318,15 @@ def replay(
                 "relevant_found": int(kept["relevant"].sum()),
                 "relevant_share": int(kept["relevant"].sum()) / total_relevant if total_relevant else float("nan"),
             })  # fmt: skip
+        score_frames.append(
+            score_label_sets(
+                wh, collection, pd.concat(label_frames, ignore_index=True), measures, runs=all_runs,
+                reference=reference, rel=rel,
+            )
+        )  # fmt: skip
         if progress:
             progress(done + 1, len(replays))
-    labels = pd.concat(label_frames, ignore_index=True)
-    scores = score_label_sets(
-        wh, collection, labels, [measure, judged_measure], runs=all_runs, reference=reference, rel=rel
-    )
+    scores = pd.concat(score_frames, ignore_index=True)
     measure_name = str(scores["measure"].iloc[0]) if len(scores) else measure
     compared = compare_to_reference(
         scores, measure_name, judged_measure, "reference", test=test, correction=correction, alpha=alpha
@@ -341,6 +352,8 @@ def store_results(
 ) -> None:  # fmt: skip
     """Replace the stored budget experiment of that name (``budget_experiments``, ``budget_results``)."""
     frame = rows[list(RESULT_COLUMNS)].assign(collection_id=collection, experiment_id=experiment_id)
+    for column in ("budget_share", "relevant_share", "kendall_tau_b", "tau_ap", "significant_kept", "judged_share"):
+        frame[column] = frame[column].astype("Float64")  # NaN (nothing to compare) is stored as NULL
     columns = ", ".join(["collection_id", "experiment_id", *RESULT_COLUMNS])
     with wh.transaction():
         for table in ("budget_experiments", "budget_results"):

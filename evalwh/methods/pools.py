@@ -222,6 +222,7 @@ def build_pool(
     if strategy != "depth":
         params.update(strategy=strategy, budget=budget, budget_scope=budget_scope, seed=seed, **strategy_params)
     frame = pd.DataFrame({"collection_id": collection, "pool_id": pool_id, **{c: order[c] for c in ORDER_COLUMNS}})
+    frame["weight"] = frame["weight"].astype("Float64")  # the sequential orders have none: NULL, not NaN
     with wh.transaction():
         _drop_qrels_set(wh, collection, pool_id, replace=replace, what="pool build")
         wh.con.register("pool_order_frame", frame)

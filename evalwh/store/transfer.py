@@ -285,6 +285,11 @@ _ROW_KEYS = {
     "run_topics": ("collection_id", "run_id", "query_id"),
     "runs": ("collection_id", "run_id"),
     "topics": ("collection_id", "query_id"),
+    # judging budgets (schema/019)
+    "pool_order": ("collection_id", "pool_id", "query_id", "doc_id"),
+    "judgment_probabilities": ("collection_id", "qrels_id", "query_id", "doc_id"),
+    "budget_experiments": ("collection_id", "experiment_id"),
+    "budget_results": ("collection_id", "experiment_id", "strategy", "seed", "budget"),
 }
 
 
