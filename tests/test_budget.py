@@ -263,6 +263,17 @@ def test_replay_small_collection() -> None:
     # the seeds are stored with the parameters
     params = json.loads(wh.con.execute("SELECT params FROM budget_experiments WHERE experiment_id = 'e'").fetchone()[0])
     assert params["seeds"] == [0, 1]
+    # the report shows the stored experiment: a figure whose caption is the table
+    from evalwh.present.report.budget import budget_figures, budget_table
+
+    table = budget_table(wh, "s")
+    assert table["seeds"].tolist() == [2, 1, 1, 2, 1, 1] and set(table["experiment_id"]) == {"e"}
+    (figure,) = budget_figures(wh, "s")
+    assert figure.key == "budget-e" and figure.svg.lstrip().startswith("<?xml")
+    bandit = table[(table["strategy"] == "bandit") & (table["budget_share"] == 1.0)].iloc[0]
+    assert f"bandit at {int(bandit['budget'])} judgments: relevant {bandit['relevant_share']:.3f}" in figure.caption
+    html = wh.report(None, collection="s", measures=["AP"], bounds=False)
+    assert "Judging budget: e" in html
 
 
 def test_calibration_removes_a_known_bias() -> None:
