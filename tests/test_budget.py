@@ -380,3 +380,62 @@ def test_budget_tables_export_and_import(tmp_path: Path) -> None:
             with Warehouse(db, read_only=True) as wh:
                 before = wh.df(query + " ORDER BY ALL")
             pd.testing.assert_frame_equal(copy.df(query + " ORDER BY ALL"), before)
+
+
+# --- TREC-8 (slow) -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def trec8(trec8_copy) -> Warehouse:  # type: ignore[no-untyped-def]
+    """TREC-8 with run metadata (the 71 pooled runs flagged), a private writable copy."""
+    wh = Warehouse(trec8_copy)
+    yield wh
+    wh.close()
+
+
+@pytest.mark.slow
+def test_trec8_every_strategy(trec8: Warehouse) -> None:
+    official = trec8.build_pool(collection="trec8", depth=100, pool_id="official").iloc[0]
+    assert (official["strategy"], int(official["pooled"]), int(official["relevant"])) == ("depth", 86830, 4728)
+    differ = trec8.con.execute(
+        "SELECT count(*) FROM ((SELECT query_id, doc_id FROM qrels WHERE qrels_id = 'default'"
+        " EXCEPT SELECT query_id, doc_id FROM pool_order WHERE pool_id = 'official')"
+        " UNION ALL (SELECT query_id, doc_id FROM pool_order WHERE pool_id = 'official'"
+        " EXCEPT SELECT query_id, doc_id FROM qrels WHERE qrels_id = 'default'))"
+    ).fetchone()
+    assert differ == (0,)
+    # 10 % of the official pool in total: what each order's first 8,683 judgments find
+    found = {}
+    for strategy in ("take", "rbp", "rrf", "random", "mtf", "bandit"):
+        row = trec8.build_pool(collection="trec8", depth=100, strategy=strategy, budget=8683, budget_scope="total").iloc[0]
+        assert (int(row["pooled"]), int(row["topics"])) == (8683, 50)
+        found[strategy] = int(row["relevant"])
+    assert found == {"take": 1627, "rbp": 1731, "rrf": 2052, "random": 442, "mtf": 2307, "bandit": 2707}
+    # Losada et al.'s ordering: bandit >= move-to-front >= the depth order
+    assert found["bandit"] >= found["mtf"] >= found["take"]
+    # the depth order spends a total budget rank by rank: its 8,683 documents are the best-ranked
+    worst = trec8.con.execute(
+        "SELECT max(weight) FROM pool_order WHERE pool_id = 'take8683t-pool100-pooled'"
+    ).fetchone()[0]
+    assert worst == 5.0
+
+
+@pytest.mark.slow
+def test_trec8_calibrated_fill_beats_the_biased_judge(trec8: Warehouse, tmp_path: Path) -> None:
+    truth = trec8.df("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
+    lara = tmp_path / "sim.csv"
+    budget.simulated_judge(truth, bias=2.0, separation=1.5, noise=1.0, seed=7).to_csv(lara, index=False)
+    trec8.ingest_qrels(lara, collection="trec8", qrels_id="sim", source="llm", model="simulated")
+    rows = trec8.budget(collection="trec8", machine="sim", budgets=["10%"], selections=["random"],
+                        measure="P@10", experiment_id="hyb", store_sets=True)  # fmt: skip
+    by = rows.set_index("strategy")
+    assert by.loc["random+calibrated", "kendall_tau_b"] > 0.9 > by.loc["random+uncalibrated", "kendall_tau_b"]
+    assert by.loc["random+calibrated", "tau_ap"] > by.loc["random+uncalibrated", "tau_ap"]
+    # the bias, counted: the machine calls ~10x the relevant pairs there are; the calibrated fill about as many
+    relevant = trec8.con.execute(
+        "SELECT qrels_id, count(*) FILTER (WHERE relevance >= 1) FROM qrels"
+        " WHERE qrels_id IN ('sim', 'hyb-random-8683-human', 'hyb-random-8683-inferred') GROUP BY ALL"
+    ).fetchall()
+    counts = dict(relevant)
+    assert counts["sim"] > 5 * 4728
+    assert 0.7 * 4728 < counts["hyb-random-8683-human"] + counts["hyb-random-8683-inferred"] < 1.3 * 4728
