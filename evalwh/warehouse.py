@@ -565,7 +565,7 @@ class Warehouse(Store):
 
         See :func:`evalwh.methods.pools.export_tasks`; returns the number of tasks written.
         """
-        from evalwh.methods.pools import export_tasks
+        from evalwh.methods.budget import export_tasks
 
         return export_tasks(
             self, self.default_collection(collection), pool, output, fmt=fmt, topics=topics, documents=documents

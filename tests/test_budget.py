@@ -28,7 +28,8 @@ from evalwh.cli import app
 from evalwh.errors import EvalWhError, IngestError
 from evalwh.io.probabilities import parse_probabilities
 from evalwh.io.texts import read_texts
-from evalwh.methods import budget, pools
+from evalwh.methods import budget
+from evalwh.methods.budget_pools import candidate_order
 from evalwh.methods.budget_order import apply_budget
 
 RUNS = {"r1": "abc", "r2": "dbe", "r3": "fbg"}
@@ -53,7 +54,7 @@ def _hand() -> Warehouse:
 
 
 def _order(wh: Warehouse, strategy: str, seed: int | None = None) -> str:
-    o = pools.candidate_order(wh, "h", list(RUNS), depth=3, qrels_id="default", strategy=strategy, seed=seed)
+    o = candidate_order(wh, "h", list(RUNS), depth=3, qrels_id="default", strategy=strategy, seed=seed)
     return "".join(o.sort_values("topic_order")["doc_id"])
 
 
@@ -76,10 +77,10 @@ def test_hand_made_orders(hand: Warehouse, strategy: str, seed: int | None, expe
 
 def test_weights_and_random_order(hand: Warehouse) -> None:
     wh = hand
-    rbp = pools.candidate_order(wh, "h", list(RUNS), depth=3, qrels_id="default", strategy="rbp", rbp_p=0.5)
+    rbp = candidate_order(wh, "h", list(RUNS), depth=3, qrels_id="default", strategy="rbp", rbp_p=0.5)
     weights = dict(zip(rbp["doc_id"], rbp["weight"], strict=True))
     assert weights["b"] == pytest.approx(3 * 0.5 * 0.5) and weights["a"] == pytest.approx(0.5)
-    rrf = pools.candidate_order(wh, "h", list(RUNS), depth=3, qrels_id="default", strategy="rrf", rrf_k=60)
+    rrf = candidate_order(wh, "h", list(RUNS), depth=3, qrels_id="default", strategy="rrf", rrf_k=60)
     assert dict(zip(rrf["doc_id"], rrf["weight"], strict=True))["b"] == pytest.approx(3 / 62)
     first, again, other = (_order(wh, "random", s) for s in (5, 5, 6))
     assert first == again and sorted(first) == list("abcdefg") and first != other
@@ -252,10 +253,10 @@ def test_replay_small_collection() -> None:
     # the whole pool judged: the leaderboard is the reference's
     np.testing.assert_allclose(full[["kendall_tau_b", "tau_ap", "significant_kept"]].to_numpy(dtype=float), 1.0)
     members = wh.run_ids("s")
-    pool_relevant = int(pools.candidate_order(wh, "s", members, depth=20, qrels_id="default", strategy="depth")["relevant"].sum())
+    pool_relevant = int(candidate_order(wh, "s", members, depth=20, qrels_id="default", strategy="depth")["relevant"].sum())
     assert (full["relevant_found"] == pool_relevant).all()
     # relevant found at 25 % is what the order's first quarter holds
-    order = pools.candidate_order(wh, "s", members, depth=20, qrels_id="default", strategy="rrf")
+    order = candidate_order(wh, "s", members, depth=20, qrels_id="default", strategy="rrf")
     quarter = rows[(rows["strategy"] == "rrf") & (rows["budget_share"] < 1)].iloc[0]
     assert int(quarter["relevant_found"]) == int(apply_budget(order, int(quarter["budget"]), "total")["relevant"].sum())
     stored = budget.stored_results(wh, "s", "e")

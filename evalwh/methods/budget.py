@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ import numpy as np
 from evalwh import sql
 from evalwh.errors import EvalWhError, InsufficientDataError, NotFoundError
 from evalwh.methods import pools
+from evalwh.methods.budget_pools import candidate_order
 from evalwh.methods.budget_order import RANDOM, STRATEGIES, apply_budget, check_strategy
 from evalwh.store.connection import params_json
 from evalwh.store.context import Averaging, Options, Unjudged, build_context
@@ -299,7 +301,7 @@ def replay(
     budget_list: list[int] = []
     pool_size = 0
     for done, (strategy, seed) in enumerate(replays):
-        order = pools.candidate_order(
+        order = candidate_order(
             wh, collection, members, depth=depth, qrels_id=reference, strategy=strategy, seed=seed,
             gamma=gamma, rbp_p=rbp_p, rrf_k=rrf_k, rel=rel,
         )  # fmt: skip
@@ -695,7 +697,84 @@ def _store_hybrid_sets(
             )  # fmt: skip
 
 
+TASK_FORMATS = ("jsonl", "tsv")
+
+
+def export_tasks(
+    wh: Store,
+    collection: str,
+    pool_id: str,
+    output: str | os.PathLike[str],
+    *,
+    fmt: str = "jsonl",
+    topics: str | os.PathLike[str] | None = None,
+    documents: str | os.PathLike[str] | None = None,
+) -> int:
+    """Write a pool's judging tasks, first to judge first, as JSON lines or TSV.
+
+    Each task: ``qid`` (topic id), ``docid``, ``order`` (the overall judging order),
+    ``topic_order`` and, when ``topics`` / ``documents`` name text sources
+    (:func:`evalwh.io.texts.text_source`), ``query`` and ``passage``: the fields
+    UMBRELA-style judges read, and the ids :mod:`evalwh.io.judgments` reads back. In TSV the
+    columns are ``query_id, doc_id, order, topic_order[, query, passage]`` with a header;
+    tabs and line breaks inside a text become spaces. The file appears whole or not at all.
+
+    Returns:
+        The number of tasks written.
+
+    Raises:
+        NotFoundError: for an unknown pool.
+        IngestError: for a bad text file, or a pooled topic or document it lacks.
+        EvalWhError: for an unknown format.
+    """
+    import pandas as pd
+
+    from evalwh.errors import IngestError
+    from evalwh.io.files import atomic_output
+    from evalwh.io.texts import text_source
+
+    if fmt not in TASK_FORMATS:
+        raise EvalWhError(f"pool export: unknown format {fmt!r}; use one of {', '.join(TASK_FORMATS)}")
+    order = pools.pool_order(wh, collection, pool_id)
+    if order.empty:
+        raise EvalWhError(
+            f"pool {pool_id!r} has no judging order (built before schema 019); rebuild it with `evalwh pool build --replace`"
+        )
+    columns: dict[str, Any] = {}
+    for spec, ids, field in ((topics, order["query_id"], "query"), (documents, order["doc_id"], "passage")):
+        if spec is None:
+            continue
+        texts = text_source(spec)
+        missing = sorted(set(ids) - set(texts))
+        if missing:
+            what = "topic" if field == "query" else "document"
+            raise IngestError(str(spec), None, f"no text for {len(missing)} pooled {what}(s), e.g. {missing[0]!r}")
+        columns[field] = ids.map(texts).to_numpy()
+
+    tasks = pd.DataFrame(
+        {
+            "qid": order["query_id"].astype(str).to_numpy(),
+            "docid": order["doc_id"].astype(str).to_numpy(),
+            "order": order["overall_order"].astype("int64").to_numpy(),
+            "topic_order": order["topic_order"].astype("int64").to_numpy(),
+            **columns,
+        }
+    )
+    with atomic_output(output) as handle:
+        if fmt == "tsv":
+            for field in columns:
+                tasks[field] = tasks[field].str.replace(r"[\t\r\n]+", " ", regex=True)
+            cells = tasks.astype(str)
+            lines = cells.iloc[:, 0].str.cat([cells[c] for c in cells.columns[1:]], sep="\t")
+            header = ["query_id", "doc_id", *cells.columns[2:]]
+            handle.write("\t".join(header) + "\n" + "\n".join(lines) + "\n")
+        else:
+            handle.write(tasks.to_json(orient="records", lines=True, force_ascii=False))
+    return len(order)
+
+
 __all__ = [
-    "CALIBRATIONS", "RESULT_COLUMNS", "SELECTIONS", "STRATEGIES", "calibrate", "choose_pairs", "hybrid",
+    "CALIBRATIONS", "RESULT_COLUMNS", "SELECTIONS", "STRATEGIES", "TASK_FORMATS", "calibrate", "choose_pairs",
+    "export_tasks", "hybrid",
     "parse_budgets", "replay", "score_label_sets", "simulated_judge", "stored_results", "summarise",
 ]  # fmt: skip

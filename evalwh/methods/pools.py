@@ -11,9 +11,8 @@ an experiment, in one pass.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalwh.measures import catalog
 from evalwh import sql
@@ -211,6 +210,8 @@ def build_pool(
         "depth": {}, "take": {}, "random": {}, "mtf": {"rel": rel}, "bandit": {"gamma": gamma, "rel": rel},
         "rbp": {"p": rbp_p}, "rrf": {"k": rrf_k},
     }[strategy]  # fmt: skip
+    from evalwh.methods.budget_pools import candidate_order
+
     order = candidate_order(
         wh, collection, members, depth=depth, qrels_id=qrels_id, strategy=strategy, seed=seed,
         gamma=gamma, rbp_p=rbp_p, rrf_k=rrf_k, rel=rel,
@@ -272,37 +273,6 @@ def build_pool(
 
 
 ORDER_COLUMNS = ("query_id", "doc_id", "topic_order", "overall_order", "weight")
-
-
-def candidate_order(
-    wh: Store,
-    collection: str,
-    members: Sequence[str],
-    *,
-    depth: int,
-    qrels_id: str,
-    strategy: str,
-    seed: int | None = None,
-    gamma: float = 0.9,
-    rbp_p: float = 0.8,
-    rrf_k: float = 60.0,
-    rel: float = 1.0,
-) -> pd.DataFrame:
-    """The judging order of every candidate of the depth-``depth`` pool of ``members`` (nothing stored).
-
-    Returns:
-        :func:`evalwh.methods.budget_order.order_pool`'s frame plus ``relevant`` (the
-        parent's grade >= ``rel``), sorted by ``overall_order``.
-    """
-    from evalwh.methods.budget_order import SEQUENTIAL, order_pool
-
-    base = {"collection_id": collection, "parent_qrels_id": qrels_id, "depth": depth, "runs": list(members)}
-    candidates = wh.df(sql.query(_POOLS, "candidates"), {**base, "rel": rel, "rbp_p": rbp_p, "rrf_k": rrf_k})
-    lists = wh.df(sql.query(_POOLS, "member_lists"), base) if strategy in SEQUENTIAL else None
-    order = order_pool(candidates, strategy, lists=lists, seed=seed, gamma=gamma)
-    relevant = candidates.set_index(["query_id", "doc_id"])["relevant"]
-    order["relevant"] = relevant.reindex(list(zip(order["query_id"], order["doc_id"], strict=True))).to_numpy(bool)
-    return order
 
 
 def pool_order(wh: Store, collection: str, pool_id: str) -> pd.DataFrame:
@@ -804,79 +774,3 @@ ADJUSTMENT_COLUMNS = (
     "n_topics", "n_common", "n_runs", "unpooled", "a", "adjusted", "mixed", "sampled", "ratio",
     "sigma2_a_hat", "se_adjusted", "clt_ok", "bootstrap_confidence", "delta_min", "delta_max",
 )  # fmt: skip
-
-
-TASK_FORMATS = ("jsonl", "tsv")
-
-
-def export_tasks(
-    wh: Store,
-    collection: str,
-    pool_id: str,
-    output: str | os.PathLike[str],
-    *,
-    fmt: str = "jsonl",
-    topics: str | os.PathLike[str] | None = None,
-    documents: str | os.PathLike[str] | None = None,
-) -> int:
-    """Write a pool's judging tasks, first to judge first, as JSON lines or TSV.
-
-    Each task: ``qid`` (topic id), ``docid``, ``order`` (the overall judging order),
-    ``topic_order`` and, when ``topics`` / ``documents`` name text sources
-    (:func:`evalwh.io.texts.text_source`), ``query`` and ``passage``: the fields
-    UMBRELA-style judges read, and the ids :mod:`evalwh.io.judgments` reads back. In TSV the
-    columns are ``query_id, doc_id, order, topic_order[, query, passage]`` with a header;
-    tabs and line breaks inside a text become spaces. The file appears whole or not at all.
-
-    Returns:
-        The number of tasks written.
-
-    Raises:
-        NotFoundError: for an unknown pool.
-        IngestError: for a bad text file, or a pooled topic or document it lacks.
-        EvalWhError: for an unknown format.
-    """
-    import pandas as pd
-
-    from evalwh.errors import IngestError
-    from evalwh.io.files import atomic_output
-    from evalwh.io.texts import text_source
-
-    if fmt not in TASK_FORMATS:
-        raise EvalWhError(f"pool export: unknown format {fmt!r}; use one of {', '.join(TASK_FORMATS)}")
-    order = pool_order(wh, collection, pool_id)
-    if order.empty:
-        raise EvalWhError(
-            f"pool {pool_id!r} has no judging order (built before schema 019); rebuild it with `evalwh pool build --replace`"
-        )
-    columns: dict[str, Any] = {}
-    for spec, ids, field in ((topics, order["query_id"], "query"), (documents, order["doc_id"], "passage")):
-        if spec is None:
-            continue
-        texts = text_source(spec)
-        missing = sorted(set(ids) - set(texts))
-        if missing:
-            what = "topic" if field == "query" else "document"
-            raise IngestError(str(spec), None, f"no text for {len(missing)} pooled {what}(s), e.g. {missing[0]!r}")
-        columns[field] = ids.map(texts).to_numpy()
-
-    tasks = pd.DataFrame(
-        {
-            "qid": order["query_id"].astype(str).to_numpy(),
-            "docid": order["doc_id"].astype(str).to_numpy(),
-            "order": order["overall_order"].astype("int64").to_numpy(),
-            "topic_order": order["topic_order"].astype("int64").to_numpy(),
-            **columns,
-        }
-    )
-    with atomic_output(output) as handle:
-        if fmt == "tsv":
-            for field in columns:
-                tasks[field] = tasks[field].str.replace(r"[\t\r\n]+", " ", regex=True)
-            cells = tasks.astype(str)
-            lines = cells.iloc[:, 0].str.cat([cells[c] for c in cells.columns[1:]], sep="\t")
-            header = ["query_id", "doc_id", *cells.columns[2:]]
-            handle.write("\t".join(header) + "\n" + "\n".join(lines) + "\n")
-        else:
-            handle.write(tasks.to_json(orient="records", lines=True, force_ascii=False))
-    return len(order)
