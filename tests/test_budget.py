@@ -414,11 +414,22 @@ def test_trec8_every_strategy(trec8: Warehouse) -> None:
     assert found == {"take": 1627, "rbp": 1731, "rrf": 2052, "random": 442, "mtf": 2307, "bandit": 2707}
     # Losada et al.'s ordering: bandit >= move-to-front >= the depth order
     assert found["bandit"] >= found["mtf"] >= found["take"]
-    # the depth order spends a total budget rank by rank: its 8,683 documents are the best-ranked
-    worst = trec8.con.execute(
+    # the depth order spends a total budget rank by rank: every candidate whose best rank is
+    # above the last rank it reached is in, and that rank is where the count passes 8,683
+    ((last,),) = trec8.con.execute(
         "SELECT max(weight) FROM pool_order WHERE pool_id = 'take8683t-pool100-pooled'"
-    ).fetchone()[0]
-    assert worst == 5.0
+    ).fetchall()
+    above, through = trec8.con.execute(
+        "SELECT count(*) FILTER (WHERE weight < $r), count(*) FILTER (WHERE weight <= $r)"
+        " FROM pool_order WHERE pool_id = 'official'", {"r": last}
+    ).fetchone()
+    assert above < 8683 <= through
+    missing = trec8.con.execute(
+        "SELECT count(*) FROM pool_order AS o WHERE pool_id = 'official' AND weight < $r AND NOT EXISTS"
+        " (SELECT 1 FROM pool_order AS t WHERE t.pool_id = 'take8683t-pool100-pooled'"
+        "  AND t.query_id = o.query_id AND t.doc_id = o.doc_id)", {"r": last}
+    ).fetchone()
+    assert missing == (0,)
 
 
 @pytest.mark.slow

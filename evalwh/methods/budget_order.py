@@ -172,10 +172,11 @@ def _sequential(
     (``a``) and non-relevant (``b``) evidence, each new label discounting the old by ``gamma``.
     Ties (and the queue's first order) follow one seeded permutation of the runs per topic.
     """
+    import pandas as pd
+
     if not 0.0 < gamma <= 1.0:
         raise EvalWhError(f"pool: the bandit's discount gamma must be in (0, 1], got {gamma}")
     topics = np.unique(frame["query_id"].to_numpy().astype(str))
-    t_of = {t: i for i, t in enumerate(topics)}
     n_topics = len(topics)
     topic_idx = np.searchsorted(topics, frame["query_id"].to_numpy().astype(str))
     # local document index within the topic (frame is sorted by topic, doc)
@@ -185,17 +186,19 @@ def _sequential(
     width = int(sizes.max()) if n_topics else 0
     relevant = np.zeros((n_topics, width), dtype=bool)
     relevant[topic_idx, local] = frame["relevant"].to_numpy(dtype=bool)
-    doc_pos = {(q, d): int(i) for q, d, i in zip(frame["query_id"], frame["doc_id"], local, strict=True)}
 
-    run_ids = np.unique(lists["run_id"].to_numpy())
-    r_of = {r: i for i, r in enumerate(run_ids)}
+    run_ids = np.unique(lists["run_id"].to_numpy().astype(str))
     n_runs = len(run_ids)
     depth = int(lists["rank"].max()) if len(lists) else 0
     arms = np.full((n_topics, n_runs, depth), -1, dtype=np.int64)
-    ti = np.fromiter((t_of[q] for q in lists["query_id"]), dtype=np.int64, count=len(lists))
-    ri = np.fromiter((r_of[r] for r in lists["run_id"]), dtype=np.int64, count=len(lists))
-    di = np.fromiter((doc_pos[(q, d)] for q, d in zip(lists["query_id"], lists["doc_id"], strict=True)),
-                     dtype=np.int64, count=len(lists))  # fmt: skip
+    # each listed document's topic and place among the candidates (every one is a candidate)
+    places = pd.DataFrame({"query_id": frame["query_id"].to_numpy(), "doc_id": frame["doc_id"].to_numpy(),
+                           "ti": topic_idx, "di": local})  # fmt: skip
+    located = lists[["query_id", "run_id", "rank", "doc_id"]].merge(places, on=["query_id", "doc_id"], how="inner")
+    ti = located["ti"].to_numpy(dtype=np.int64)
+    di = located["di"].to_numpy(dtype=np.int64)
+    ri = np.searchsorted(run_ids, located["run_id"].to_numpy().astype(str))
+    lists = located
     arms[ti, ri, lists["rank"].to_numpy(dtype=np.int64) - 1] = di
     # the queue's first order and every tie: one seeded permutation of the runs per topic
     tiebreak = np.argsort(rng.random((n_topics, n_runs)), axis=1).astype(np.float64)
