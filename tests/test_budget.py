@@ -324,6 +324,16 @@ def test_hybrid_small_collection_stores_both_sets() -> None:
     human, inferred = wide["A_p_source(source=human)@10"], wide["A_p_source(source=inferred)@10"]
     assert (human > 0).all() and (inferred > 0).all()
     np.testing.assert_allclose(human + inferred, wide["A_p@10"])
+    # the bounds and the decision matrix take the mixed set as any composition
+    composed = {"qrels_id": "h-lara-60-human", "fill": ["h-lara-60-inferred"]}
+    bounds = wh.bounds(collection="s", measure="P", depths=[10], **composed)
+    alone = wh.bounds(collection="s", measure="P", depths=[10], qrels_id="h-lara-60-human")
+    assert len(bounds) == len(alone) == 5 and set(bounds["qrels_id"]) == {"h-lara-60-human+h-lara-60-inferred"}
+    # filled: every pair of the top 10 is labelled, so no ignorance left; people's labels alone leave some
+    assert (bounds["m_theta"] == 0.0).all() and (alone["m_theta"] > 0.0).all()
+    matrix = wh.matrix(collection="s", depths=[10], test="t", **composed)
+    assert set(matrix.pairs["qrels_id"]) == {"h-lara-60-human+h-lara-60-inferred"}
+    assert len(matrix.pairs) % 10 == 0 and len(matrix.pairs) > 0  # 5 runs: 10 pairs per pairing
 
 
 def test_cli_pool_build_export_and_budget(tmp_path: Path) -> None:
