@@ -112,6 +112,7 @@ SLOW = {
         "test_replay_small_collection",
         "test_cli_pool_build_export_and_budget",
         "test_budget_tables_export_and_import",
+        "test_hybrid_small_collection_stores_both_sets",
     ],
     "test_cli_compare.py": ["test_trec8_compare_two_runs_without_flags"],
     "test_cli_eval.py": ["test_eval_errors"],
