@@ -608,6 +608,17 @@ def hybrid(
     frames.append(pairs[["query_id", "doc_id"]].assign(relevance=uncalibrated, label_id="machine|None|0"))
     meta = [_hybrid_meta("machine", None, 0, len(pairs), np.zeros(len(pairs), bool), truth, total_relevant)]
     stored_sets: list[tuple[str, str, pd.DataFrame, pd.DataFrame, dict[str, Any]]] = []
+    measures = [measure, f"A_p@{judged_depth}"]
+    all_runs = wh.run_ids(collection)
+    score_frames: list[pd.DataFrame] = []
+
+    def score(batch: list[pd.DataFrame]) -> None:
+        # one set-wise pass per selection and seed: memory stays that of a few label sets
+        score_frames.append(score_label_sets(
+            wh, collection, pd.concat(batch, ignore_index=True), measures, runs=all_runs, reference=reference, rel=rel,
+        ))  # fmt: skip
+        batch.clear()
+
     for selection in selections:
         for seed in seeds:
             for budget in counts:
@@ -626,10 +637,10 @@ def hybrid(
                     rest = pairs.loc[~chosen, ["query_id", "doc_id"]].assign(relevance=(calibrated[~chosen] >= 0.5).astype(float))
                     info = {"selection": selection, "budget": budget, "seed": seed, "calibration": calibration}
                     stored_sets.append((selection, str(budget), human, rest, info))
-    labels = pd.concat(frames, ignore_index=True)
-    scores = score_label_sets(
-        wh, collection, labels, [measure, f"A_p@{judged_depth}"], runs=wh.run_ids(collection), reference=reference, rel=rel
-    )
+            score(frames)
+    if frames:
+        score(frames)
+    scores = pd.concat(score_frames, ignore_index=True)
     measure_name = str(scores[scores["measure"] != f"A_p@{judged_depth}"]["measure"].iloc[0])
     compared = compare_to_reference(
         scores, measure_name, f"A_p@{judged_depth}", "reference", test=test, correction=correction, alpha=alpha
