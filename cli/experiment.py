@@ -322,13 +322,19 @@ def budget(
     seed_list = _parse_counts("--seeds", seeds)
     typer.echo(f"seeds: {', '.join(map(str, seed_list))}", err=True)
     with Warehouse(db) as wh, progress_bar("strategy replays") as progress:
-        rows = wh.budget(
-            collection=collection, strategies=[s.strip() for s in strategies.split(",") if s.strip()],
-            budgets=[b.strip() for b in budgets.split(",") if b.strip()], scope=per, seeds=seed_list,
-            reference=reference, depth=depth, runs_from=runs_from, measure=measure, machine=machine,
-            selections=[s.strip() for s in selections.split(",") if s.strip()], calibration=calibration,
-            store_sets=store_sets, experiment_id=experiment_id, progress=progress, test=test, correction=correction,
-        )  # fmt: skip
+        common = dict(collection=collection, budgets=[b.strip() for b in budgets.split(",") if b.strip()],
+                      seeds=seed_list, reference=reference, measure=measure, experiment_id=experiment_id,
+                      test=test, correction=correction)  # fmt: skip
+        if machine is not None:
+            rows = wh.budget(
+                machine=machine, selections=[s.strip() for s in selections.split(",") if s.strip()],
+                calibration=calibration, store_sets=store_sets, **common,
+            )  # fmt: skip
+        else:
+            rows = wh.budget(
+                strategies=[s.strip() for s in strategies.split(",") if s.strip()], scope=per, depth=depth,
+                runs_from=runs_from, progress=progress, **common,
+            )  # fmt: skip
     name = rows.attrs.get("experiment_id", "budget")
     summary = summarise(rows)
     if figure is not None:

@@ -524,39 +524,24 @@ class Warehouse(Store):
         )  # fmt: skip
 
     def budget(
-        self, *, collection: str | None = None, strategies: Sequence[str] = ("depth", "mtf", "bandit", "rrf"),
-        budgets: Sequence[str | int] = ("10%", "25%", "50%"), scope: str = "total", seeds: Sequence[int] = (0,),
-        reference: str = "default", depth: int = 100, runs: Sequence[str] | None = None, runs_from: str = "pooled",
-        measure: str = "AP", machine: str | None = None, selections: Sequence[str] = ("random", "uncertain", "lara"),
-        calibration: str = "isotonic", store_sets: bool = False, experiment_id: str | None = None,
-        store: bool = True, progress: Progress | None = None, **options: Any,
+        self, *, collection: str | None = None, machine: str | None = None, store: bool = True, **options: Any
     ) -> pd.DataFrame:  # fmt: skip
         """What a judging budget buys, replayed against a complete label set: ``evalwh experiment budget``.
 
-        Without ``machine``: each strategy's judging order of the depth-``depth`` pool, cut at
-        each budget (:func:`evalwh.methods.budget.replay`). With ``machine`` (a label set with
-        relevance probabilities): people judge a budget of its pairs chosen by each of
-        ``selections``, a ``calibration`` learnt on them labels the rest
-        (:func:`evalwh.methods.budget.hybrid`). One row per (strategy, seed, budget):
-        relevant found, tau_b, tau_ap, significant pairs kept, judged share. ``options`` go
-        to the function (``test``, ``correction``, ``alpha``, ``gamma``, ...).
+        Without ``machine``: :func:`evalwh.methods.budget.replay` (options ``strategies``,
+        ``budgets``, ``scope``, ``seeds``, ``reference``, ``depth``, ``measure``, ...). With
+        ``machine``, a label set with relevance probabilities: :func:`evalwh.methods.budget.hybrid`
+        (``budgets``, ``selections``, ``calibration``, ``store_sets``, ...). One row per
+        (strategy, seed, budget): relevant found, tau_b, tau_ap, significant pairs kept, judged share.
         """
-        from evalwh.methods import budget as budgets_module
+        from evalwh.methods import budget
 
-        if store or store_sets:
+        if store or options.get("store_sets"):
             self.require_writer("store a budget experiment")
         name = self.default_collection(collection)
         if machine is not None:
-            return budgets_module.hybrid(
-                self, name, machine, budgets=budgets, selections=selections, calibration=calibration, seeds=seeds,
-                reference=reference, measure=measure, experiment_id=experiment_id, store=store,
-                store_sets=store_sets, **options,
-            )  # fmt: skip
-        return budgets_module.replay(
-            self, name, strategies=strategies, budgets=budgets, scope=scope, seeds=seeds, reference=reference,
-            depth=depth, runs=runs, runs_from=runs_from, measure=measure, experiment_id=experiment_id, store=store,
-            progress=progress, **options,
-        )  # fmt: skip
+            return budget.hybrid(self, name, machine, store=store, **options)
+        return budget.replay(self, name, store=store, **options)
 
     def pool_order(self, pool: str, *, collection: str | None = None) -> pd.DataFrame:
         """A stored pool's judging order, first to judge first (:func:`evalwh.methods.pools.pool_order`)."""
@@ -568,15 +553,11 @@ class Warehouse(Store):
         self, pool: str, output: str | os.PathLike[str], *, collection: str | None = None, fmt: str = "jsonl",
         topics: str | None = None, documents: str | None = None,
     ) -> int:  # fmt: skip
-        """Write a pool's judging tasks in order (TSV or JSON lines): ``evalwh pool export``.
-
-        See :func:`evalwh.methods.pools.export_tasks`; returns the number of tasks written.
-        """
+        """Write a pool's judging tasks in order: ``evalwh pool export`` (:func:`evalwh.methods.budget.export_tasks`)."""
         from evalwh.methods.budget import export_tasks
 
-        return export_tasks(
-            self, self.default_collection(collection), pool, output, fmt=fmt, topics=topics, documents=documents
-        )
+        name = self.default_collection(collection)
+        return export_tasks(self, name, pool, output, fmt=fmt, topics=topics, documents=documents)
 
     # -- judgments (evalwh agreement | sensitivity) --------------------------------------------
 
