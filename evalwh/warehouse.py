@@ -308,11 +308,16 @@ class Warehouse(Store):
     def build_pool(
         self, *, collection: str | None = None, depth: int = 100, runs: Sequence[str] | None = None,
         runs_from: str = "pooled", pool_id: str | None = None, qrels_id: str = "default", replace: bool = False,
+        strategy: str = "depth", budget: int | None = None, budget_scope: str = "topic", seed: int | None = None,
+        gamma: float = 0.9, rbp_p: float = 0.8, rrf_k: float = 60.0,
     ) -> pd.DataFrame:  # fmt: skip
-        """Build and store a depth-``depth`` pool and its qrels set: ``evalwh pool build``.
+        """Build and store a pool, its judging order and its qrels set: ``evalwh pool build``.
 
         Members are ``runs``, else ``runs_from`` (``pooled``: the run-metadata flag, or
-        ``all``); see :func:`evalwh.methods.pools.build_pool`.
+        ``all``); the candidates are their top ``depth``; ``strategy`` (``depth``, ``take``,
+        ``mtf``, ``bandit``, ``rbp``, ``rrf``, ``random``) orders them for judging and
+        ``budget`` keeps the first, per topic or in total (``budget_scope``); see
+        :func:`evalwh.methods.pools.build_pool` and docs/budgets.md.
         """
         from evalwh.methods.pools import build_pool
 
@@ -323,7 +328,8 @@ class Warehouse(Store):
             check_name(pool_id, "pool id")
         return build_pool(
             self, self.default_collection(collection), depth=depth, runs=runs, runs_from=runs_from,
-            pool_id=pool_id, qrels_id=qrels_id, replace=replace,
+            pool_id=pool_id, qrels_id=qrels_id, replace=replace, strategy=strategy, budget=budget,
+            budget_scope=budget_scope, seed=seed, gamma=gamma, rbp_p=rbp_p, rrf_k=rrf_k,
         )  # fmt: skip
 
     def pools(self, *, collection: str | None = None) -> pd.DataFrame:
@@ -516,6 +522,42 @@ class Warehouse(Store):
             setting="manual-vs-automatic" if manual_vs_automatic else "all", qrels_id=qrels_id,
             experiment_id=experiment_id, progress=progress,
         )  # fmt: skip
+
+    def budget(
+        self, *, collection: str | None = None, machine: str | None = None, store: bool = True, **options: Any
+    ) -> pd.DataFrame:  # fmt: skip
+        """What a judging budget buys, replayed against a complete label set: ``evalwh experiment budget``.
+
+        Without ``machine``: :func:`evalwh.methods.budget.replay` (options ``strategies``,
+        ``budgets``, ``scope``, ``seeds``, ``reference``, ``depth``, ``measure``, ...). With
+        ``machine``, a label set with relevance probabilities: :func:`evalwh.methods.budget.hybrid`
+        (``budgets``, ``selections``, ``calibration``, ``store_sets``, ...). One row per
+        (strategy, seed, budget): relevant found, tau_b, tau_ap, significant pairs kept, judged share.
+        """
+        from evalwh.methods import budget
+
+        if store or options.get("store_sets"):
+            self.require_writer("store a budget experiment")
+        name = self.default_collection(collection)
+        if machine is not None:
+            return budget.hybrid(self, name, machine, store=store, **options)
+        return budget.replay(self, name, store=store, **options)
+
+    def pool_order(self, pool: str, *, collection: str | None = None) -> pd.DataFrame:
+        """A stored pool's judging order, first to judge first (:func:`evalwh.methods.pools.pool_order`)."""
+        from evalwh.methods.pools import pool_order
+
+        return pool_order(self, self.default_collection(collection), pool)
+
+    def export_pool(
+        self, pool: str, output: str | os.PathLike[str], *, collection: str | None = None, fmt: str = "jsonl",
+        topics: str | None = None, documents: str | None = None,
+    ) -> int:  # fmt: skip
+        """Write a pool's judging tasks in order: ``evalwh pool export`` (:func:`evalwh.methods.budget.export_tasks`)."""
+        from evalwh.methods.budget import export_tasks
+
+        name = self.default_collection(collection)
+        return export_tasks(self, name, pool, output, fmt=fmt, topics=topics, documents=documents)
 
     # -- judgments (evalwh agreement | sensitivity) --------------------------------------------
 

@@ -116,6 +116,12 @@ SLOW = {
         "test_spans_equal_the_previous_asof_formulation",
         "test_closed_form_equals_the_fold",
     ],
+    "test_budget.py": [
+        "test_replay_small_collection",
+        "test_cli_pool_build_export_and_budget",
+        "test_budget_tables_export_and_import",
+        "test_hybrid_small_collection_stores_both_sets",
+    ],
     "test_cli_compare.py": ["test_trec8_compare_two_runs_without_flags"],
     "test_cli_eval.py": ["test_eval_errors"],
     "test_cli_ingest.py": ["test_bad_input_is_one_error_line_and_exit_1"],

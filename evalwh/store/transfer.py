@@ -289,6 +289,11 @@ _ROW_KEYS = {
     "topics": ("collection_id", "query_id"),
     "judgment_details": ("collection_id", "qrels_id", "query_id", "doc_id"),
     "judgment_prompts": ("prompt_sha256",),
+    # judging budgets (schema/019)
+    "pool_order": ("collection_id", "pool_id", "query_id", "doc_id"),
+    "judgment_probabilities": ("collection_id", "qrels_id", "query_id", "doc_id"),
+    "budget_experiments": ("collection_id", "experiment_id"),
+    "budget_results": ("collection_id", "experiment_id", "strategy", "seed", "budget"),
 }
 
 

@@ -243,7 +243,7 @@ def build_report(
     started = clock()
     drawn = []
     if opts.figures:
-        from evalwh.present.report import figures
+        from evalwh.present.report import budget as report_budget, figures
 
         drawn += [
             figures.unjudged_figure(unjudged, pool_depth),
@@ -257,6 +257,7 @@ def build_report(
             drawn.append(figures.pair_figure(index, rows, intervals, opts))
             if bands is not None:
                 drawn.append(figures.bounds_figure(index, bands, rows, pool_depth))
+        drawn += report_budget.budget_figures(wh, collection)  # stored `experiment budget` rows, if any
     step("figures", started)
 
     overview = _overview(topics, unjudged, runs_meta, opts, judged)

@@ -157,6 +157,8 @@ def ingest_qrels_source(
             label = label or formats.label(path)
             if _is_jsonl(readable, path, label):
                 return _ingest_judgments(wh, readable, label, collection, qrels_id, replace, provenance)
+            if _is_probabilities(readable, label):
+                return _ingest_probabilities(wh, readable, label, collection, qrels_id, replace, provenance)
             return _ingest_qrels(wh, readable, label, collection, qrels_id, replace, provenance)
         finally:
             spill.close()
@@ -202,6 +204,52 @@ def _is_jsonl(readable: Path, given: Path, label: str) -> bool:
     except READ_ERRORS as error:
         raise IngestError(label, None, f"cannot read the file: {error}") from None
     return is_jsonl(given, head)
+
+
+def _is_probabilities(readable: Path, label: str) -> bool:
+    """Whether a file is an LLM's probability CSV (LARA's header, :mod:`evalwh.io.probabilities`)."""
+    from evalwh.io.probabilities import is_probabilities
+
+    try:
+        with formats.open_binary(readable) as handle:
+            return is_probabilities(handle.read(1 << 12))
+    except READ_ERRORS as error:
+        raise IngestError(label, None, f"cannot read the file: {error}") from None
+
+
+def _ingest_probabilities(
+    wh: Store, path: Path, label: str, collection: str, qrels_id: str, replace: bool, provenance: Provenance
+) -> IngestResult:
+    """Ingest an LLM's probability CSV: the annotations as grades, each pair's probabilities beside them."""
+    import pandas as pd
+
+    from evalwh.io.probabilities import parse_probabilities
+
+    try:
+        data = formats.read_bytes(path)
+    except READ_ERRORS as error:
+        raise IngestError(label, None, f"cannot read the file: {error}") from None
+    rows = parse_probabilities(data, label)
+    frame = pd.DataFrame(
+        {"query_id": rows.query_id, "iteration": "0", "doc_id": rows.doc_id, "relevance": rows.annotation}
+    )
+    result = _ingest_qrels(
+        wh, frame, label, collection, qrels_id, replace, provenance, digest=hashlib.sha256(data).hexdigest()
+    )
+    if result.status != "unchanged":
+        probabilities = pd.DataFrame(
+            {"query_id": rows.query_id, "doc_id": rows.doc_id, "probs": rows.probs, "prob_relevant": rows.prob_relevant}
+        )
+        wh.con.register("staged_probabilities", probabilities)
+        try:
+            wh.con.execute(
+                "INSERT INTO judgment_probabilities (collection_id, qrels_id, query_id, doc_id, probs, prob_relevant)"
+                " SELECT ?, ?, query_id, doc_id, CAST(probs AS DOUBLE[]), prob_relevant FROM staged_probabilities",
+                [collection, qrels_id],
+            )
+        finally:
+            wh.con.unregister("staged_probabilities")
+    return result
 
 
 def _ingest_judgments(
@@ -340,7 +388,7 @@ def _ingest_qrels(
                 f"qrels {qrels_id!r} of collection {collection!r} already exists with "
                 f"different {what}; use --replace to replace it",
             )
-        for table in ("qrels", "qrels_sets", "judgment_details", "qrels_external"):
+        for table in ("qrels", "qrels_sets", "judgment_details", "judgment_probabilities", "qrels_external"):
             # table names come from the fixed tuple above, values are parameters
             wh.con.execute(
                 f"DELETE FROM {table} WHERE collection_id = ? AND qrels_id = ?",
