@@ -182,10 +182,10 @@ def export(
     collection: CollectionOption = None,
     task_format: Annotated[str, typer.Option("--task-format", help="'jsonl' or 'tsv'.")] = "jsonl",
     topics: Annotated[
-        str | None, typer.Option("--topics", help="Topic texts: a TSV (id, text) or JSON-lines file.")
+        str | None, typer.Option("--topics", help="Topic texts: a TSV (id, text) or JSON-lines file, or irds:DATASET_ID.")
     ] = None,
     documents: Annotated[
-        str | None, typer.Option("--documents", help="Document texts: a TSV (id, text) or JSON-lines file.")
+        str | None, typer.Option("--documents", help="Document texts: a TSV (id, text) or JSON-lines file, or irds:DATASET_ID (only the pooled documents are looked up).")
     ] = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:

@@ -238,3 +238,30 @@ def test_trec_dl_2019_offline(tmp_path):
     )
     assert '"3": "Perfectly relevant' in provenance
     assert counts == "(9260, 43)"  # PROVENANCE.md of anserini_qrels
+
+
+def test_pool_export_takes_texts_from_irds(tiny, tmp_path):
+    """pool export --topics/--documents irds:ID: queries and only the pooled documents."""
+    import json
+
+    wh = Warehouse(":memory:")
+    wh.ingest_qrels(tiny / "qrels", collection="c")
+    wh.ingest_runs([tiny / "run"], collection="c")
+    wh.build_pool(collection="c", depth=2, runs_from="all", pool_id="p")
+    out = tmp_path / "tasks.jsonl"
+    # the run's top 2: topic 1 a, x (x before c: equal scores, doc_id descending); topic 2
+    # e, d; topic 3 f; the dataset's documents are a, b, c, d
+    with pytest.raises(EvalWhError, match=r"no text for 3 pooled document\(s\), e.g. 'e'"):
+        wh.export_pool("p", out, collection="c", topics="irds:evalwh-test/tiny", documents="irds:evalwh-test/tiny")
+    assert not out.exists()
+    wh.con.execute("DELETE FROM pool_order WHERE doc_id IN ('e', 'f', 'x')")
+    written = wh.export_pool(
+        "p", out, collection="c", topics="irds:evalwh-test/tiny", documents="irds:evalwh-test/tiny"
+    )
+    tasks = [json.loads(line) for line in out.read_text().splitlines()]
+    assert written == len(tasks) == 2
+    assert [(t["qid"], t["docid"], t["query"], t["passage"]) for t in tasks] == [
+        ("1", "a", "first topic", "alpha"),
+        ("2", "d", "second topic", "delta"),
+    ]
+    wh.close()

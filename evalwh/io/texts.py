@@ -1,7 +1,7 @@
 """Texts of topics and documents, for judging tasks (``evalwh pool export``).
 
 A text source maps ids to texts. :func:`text_source` takes what the user gave (today a file
-path; ir_datasets ids can be added there) and returns the mapping; :func:`read_texts` reads a
+path, or ``irds:DATASET_ID``) and returns the mapping; :func:`read_texts` reads a
 file of either shape:
 
 * TSV: one ``id<TAB>text`` per line (the text is the rest of the line, tabs and all);
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from evalwh.errors import IngestError
@@ -27,12 +28,28 @@ TEXT_FIELDS = ("text", "query", "title", "contents", "body", "passage", "segment
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
 
 
-def text_source(spec: str | os.PathLike[str]) -> dict[str, str]:
-    """The texts a user named: a TSV or JSON-lines file (see the module's docstring).
+def text_source(
+    spec: str | os.PathLike[str], kind: str = "topics", ids: Iterable[str] | None = None
+) -> dict[str, str]:
+    """The texts a user named: a TSV or JSON-lines file (see the module's docstring), or
+    ``irds:DATASET_ID``, an ir_datasets dataset's topics or documents (:mod:`evalwh.io.irds`).
+
+    Args:
+        spec: A file path or ``irds:ID``.
+        kind: ``topics`` or ``documents``: which texts of an ``irds:`` dataset (a file holds
+            one kind).
+        ids: The ids wanted; from ``irds:`` only these documents are looked up (a collection
+            is far too large to map whole). A file is read whole.
 
     Raises:
         IngestError: for a missing file or a bad line.
+        EvalWhError: for an ``irds:`` name ir_datasets cannot give (one line, naming the
+            ``evalwh[irds]`` extra when ir_datasets is missing).
     """
+    from evalwh.io import irds
+
+    if irds.is_irds(spec):
+        return irds.text_map(spec, kind, None if ids is None else list(dict.fromkeys(ids)))
     return read_texts(Path(spec))
 
 

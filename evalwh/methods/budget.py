@@ -755,7 +755,7 @@ def export_tasks(
     for spec, ids, field in ((topics, order["query_id"], "query"), (documents, order["doc_id"], "passage")):
         if spec is None:
             continue
-        texts = text_source(spec)
+        texts = text_source(spec, "topics" if field == "query" else "documents", ids)
         missing = sorted(set(ids) - set(texts))
         if missing:
             what = "topic" if field == "query" else "document"
