@@ -275,12 +275,19 @@ def compare(
         from evalwh.warehouse import Warehouse
 
         with Warehouse.open_reader(db) as wh:
+            if not measures:  # the collection's conventions (evalwh conventions), else AP
+                from evalwh.present.report.defaults import read_conventions
+
+                measures = list(read_conventions(wh, collection).measures or ["AP"])
             result = wh.compare(
                 measures or ["AP"], run_list, collection=collection, baseline=base, all_runs=all_runs,
                 all_pairs=all_pairs, test=chosen_test, correction=chosen_correction, alpha=alpha,
                 resamples=resamples, seed=seed, qrels_id=qrels_id,
                 fill=fill or [],
             )  # fmt: skip
+            from evalwh.cli.eval import _float32_note
+
+            _float32_note(wh, collection, list(dict.fromkeys(result.runs["run_id"])))
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
     if marks is PaperMarks.arrows and not base:

@@ -172,6 +172,8 @@ def evaluate(
             raise EvalWhError(_no_topics(name, rel, averaging_mode, grades()))
         return frame
     try:
+        if qrels is None and not float32_ties:
+            _float32_note(wh, collection, run)  # type: ignore[arg-type]
         if fmt is EvalFormat.trec:
             _print_trec(compute, measures, per_query, options["depths"], output)  # type: ignore[arg-type]
             return
@@ -195,6 +197,15 @@ def evaluate(
     wide.columns.name = None
     long_form = frame[[*index, "measure", "value"]]
     render(wide, OutputFormat.table, output, title=title, long_form=long_form)
+
+
+def _float32_note(wh: object, collection: str, runs: list[str] | None) -> None:
+    """Say once, on standard error, when trec_eval 9's float32 ties would order a run differently."""
+    from evalwh.present.report.ties import float32_order, ties_note
+
+    note = ties_note(float32_order(wh, collection, runs or None))  # type: ignore[arg-type]
+    if note:
+        typer.echo(f"note: {note}", err=True)
 
 
 def _no_topics(name: str, rel: int, averaging: Averaging, grades: tuple[int, object] | None) -> str:

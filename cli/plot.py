@@ -81,33 +81,72 @@ def compare(
 def runs_(
     output: FigureOption,
     collection: CollectionOption = None,
-    measure: MeasureOption = Measure.MAP,
-    depths: DepthsOption = DEFAULT_DEPTHS,
+    measure: Annotated[
+        Measure | None,
+        typer.Option(
+            "--measure", "-m",
+            help="P (P@d with A_p@d) or MAP (MAP@d with A_p@d); default P, as evalwh report.",
+        ),
+    ] = None,
+    depths: Annotated[
+        str | None,
+        typer.Option(
+            "--depths", "-d",
+            help="Comma-separated depths (default: evalwh report's, from the collection's "
+            "judged depth).",
+        ),
+    ] = None,
     runs: RunsOption = None,
     qrels_id: QrelsIdOption = "default",
     qrels: LegacyQrelsOption = None,
     title: TitleOption = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
-    """Plot all runs ranked by performance at the first depth, with mean A_p at every depth.
+    """Plot all runs, ranked as evalwh report's leaderboard ranks them, with mean A_p at every depth.
+
+    The defaults are the report's, from the collection (docs/report.md): runs ranked by its
+    lead measure (nDCG@10 on graded labels, P@10 on binary, cut at the judged depth), P@d at
+    the depths up to the judged depth. With --measure or --depths, runs are ranked by
+    performance at the first depth, as before.
 
     Example: evalwh plot runs --collection trec8 --measure MAP -o runs.png
     """
     from evalwh.methods.decisions import run_profile
     from evalwh.present.plots.pair import plot_runs
+    from evalwh.present.report import defaults
     from evalwh.warehouse import Warehouse
 
+    chosen = parse_runs(runs)
     with Warehouse.open_reader(db) as wh:
+        order = ranked_by = None
+        grid = parse_depths(depths) if depths is not None else None
+        if measure is None or depths is None:
+            found = defaults.collection_defaults(wh, collection, qrels_id=qrels_id)
+            if grid is None:
+                deepest = int(wh.runs(collection)["max_depth"].max())
+                grid = list(found.depths or _cut_grid(deepest))
+            if measure is None and depths is None:
+                ranked_by = found.lead
+                order = defaults.leaderboard_order(wh, collection, found.lead, runs=chosen, qrels_id=qrels_id)
         profile = run_profile(
             wh,
             collection,
-            measure=measure.value,
-            depths=parse_depths(depths),
-            runs=parse_runs(runs),
+            measure=(measure or Measure.P).value,
+            depths=grid,
+            runs=chosen,
             qrels_id=qrels_id,
         )
-    plot_runs(profile, output, title=title or f"{collection}: {profile['run_id'].nunique()} runs")
+    plot_runs(
+        profile, output, title=title or f"{collection}: {profile['run_id'].nunique()} runs",
+        order=order, ranked_by=ranked_by,
+    )
     typer.echo(f"wrote {output}", err=True)
+
+
+def _cut_grid(deepest: int) -> list[int]:
+    """The default grid cut at the deepest ranking, which is added (as evalwh report does)."""
+    grid = [d for d in parse_depths(DEFAULT_DEPTHS) if d < deepest]
+    return [*grid, min(deepest, parse_depths(DEFAULT_DEPTHS)[-1])]
 
 
 @app.command("reduced-qrels")

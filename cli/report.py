@@ -10,11 +10,9 @@ import typer
 from evalwh.cli._decision_options import (
     AlphaOption,
     CorrectionChoice,
-    CorrectionOption,
     Measure,
     ResamplesOption,
     TestChoice,
-    TestOption,
     parse_depths,
     parse_runs,
 )
@@ -65,11 +63,26 @@ def report(
         ),
     ] = None,
     baseline: Annotated[
-        str | None, typer.Option("--baseline", "-b", help="Compare every run against this run.")
+        list[str] | None,
+        typer.Option(
+            "--baseline", "-b",
+            help="Baseline run, repeatable: every other run is compared with each, as evalwh "
+            "compare -b does (default: all pairs).",
+        ),
     ] = None,
+    all_pairs: Annotated[
+        bool,
+        typer.Option("--all-pairs", help="Compare all pairs even when the collection stores baselines."),
+    ] = False,
     measures: Annotated[
-        str, typer.Option("--measures", help="Comma-separated leaderboard measures (MAP = AP).")
-    ] = "P@10,AP,nDCG@10,bpref",
+        str | None,
+        typer.Option(
+            "--measures",
+            help="Comma-separated leaderboard measures, the first ranks it (MAP = AP; default "
+            "from the collection: nDCG@10 first on graded labels, P@10 on binary, cut at the "
+            "judged depth).",
+        ),
+    ] = None,
     pairing: Annotated[
         Measure,
         typer.Option(
@@ -79,7 +92,9 @@ def report(
     depths: Annotated[
         str | None,
         typer.Option(
-            "--depths", "-d", help="Depths d (default 10,30,100,500,1000 cut at the deepest run)."
+            "--depths", "-d",
+            help="Depths d of the decision matrix (default 10,30,100,500,1000 up to the judged "
+            "depth, plus that depth).",
         ),
     ] = None,
     pair: Annotated[
@@ -88,8 +103,21 @@ def report(
             "--pair", help="RUN_A,RUN_B to draw (repeatable; default: chosen from the leaderboard)."
         ),
     ] = None,
-    test: TestOption = TestChoice.anova,
-    correction: CorrectionOption = CorrectionChoice.bonferroni,
+    test: Annotated[
+        TestChoice | None,
+        typer.Option(
+            "--test", "-t",
+            help="Significance test, as evalwh compare's --test (default t: the paired t-test).",
+        ),
+    ] = None,
+    correction: Annotated[
+        CorrectionChoice | None,
+        typer.Option(
+            "--correction",
+            help="Correction over the family's pairs, as evalwh compare's (default holm; none "
+            "for the Tukey tests).",
+        ),
+    ] = None,
     alpha: AlphaOption = 0.05,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the randomization test.")] = 0,
     resamples: ResamplesOption = 9999,
@@ -103,13 +131,16 @@ def report(
             "--flag-gap",
             min=0.0,
             max=1.0,
-            help="Flag runs whose A_p@10 or A_p@100 is this far below the median.",
+            help="Flag runs whose A_p_ret@10 or A_p_ret@100 is below the pooled runs' lower "
+            "fence and this far below their median.",
         ),
     ] = 0.10,
     pool_depth: Annotated[
         int | None,
         typer.Option(
-            "--pool-depth", min=1, help="The pool depth, if known (else inferred from pooled runs)."
+            "--pool-depth", min=1,
+            help="The judged depth, if known (else the evaluated pool's depth, or inferred from "
+            "the runs' fully judged prefixes).",
         ),
     ] = None,
     bounds: Annotated[
@@ -129,6 +160,10 @@ def report(
     """Evaluate, test and report a collection's runs in one HTML (or Markdown) file.
 
     Example: evalwh report --qrels qrels.txt runs/*.txt -o report.html
+
+    More:
+
+      evalwh report -c trec8 -b INQ604 -o report.html
     """
     from evalwh.errors import EvalWhError
     from evalwh.warehouse import Warehouse
@@ -156,13 +191,14 @@ def report(
         collection = _collection_name(qrels) if qrels is not None else only_collection(db)
     figure_pairs = tuple(_pair(p) for p in pair or [])
     options = dict(
-        measures=tuple(m.strip() for m in measures.split(",") if m.strip()),
+        measures=None if measures is None else [m.strip() for m in measures.split(",") if m.strip()],
         pairing=pairing.value,
         depths=tuple(parse_depths(depths)) if depths else None,
-        baseline=baseline,
+        baseline=list(baseline or []),
+        all_pairs=all_pairs,
         pairs=figure_pairs,
-        test=test.value,
-        correction=correction.value,
+        test=None if test is None else test.value,
+        correction=None if correction is None else correction.value,
         alpha=alpha,
         seed=seed,
         resamples=resamples,
@@ -211,6 +247,61 @@ def _pair(text: str) -> tuple[str, str]:
     return runs[0], runs[1]
 
 
+@handle_errors
+def conventions(
+    collection: Annotated[
+        str | None,
+        typer.Option("--collection", "-c", help="Collection name (default: the warehouse's only collection)."),
+    ] = None,
+    measures: Annotated[
+        str | None,
+        typer.Option("--measures", help="Comma-separated leaderboard measures, the lead first (e.g. nDCG@10,P@10,AP)."),
+    ] = None,
+    baseline: Annotated[
+        list[str] | None, typer.Option("--baseline", "-b", help="Baseline run, repeatable, in order.")
+    ] = None,
+    pool_depth: Annotated[
+        int | None, typer.Option("--pool-depth", min=1, help="The judged depth (a pool's depth).")
+    ] = None,
+    clear: Annotated[
+        bool, typer.Option("--clear", help="Remove the collection's conventions (with no other option).")
+    ] = False,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Show or set a collection's conventions: the measures, baselines and judged depth reused by
+    report, plot runs and compare (an option given replaces that convention, the others stay).
+
+    Example: evalwh conventions -c trec8 --measures P@10,AP,nDCG@10 --baseline INQ604 --pool-depth 100
+    """
+    from evalwh.errors import EvalWhError
+    from evalwh.present.report.defaults import Conventions, read_conventions, store_conventions
+    from evalwh.warehouse import Warehouse
+
+    if collection is None:
+        collection = only_collection(db)
+    setting = measures is not None or bool(baseline) or pool_depth is not None
+    if clear and setting:
+        raise EvalWhError("conventions: --clear removes them all; give it alone")
+    if clear or setting:
+        with Warehouse(db) as wh:
+            old = read_conventions(wh, collection)
+            new = Conventions() if clear else Conventions(
+                measures=old.measures if measures is None else tuple(m.strip() for m in measures.split(",") if m.strip()),
+                baselines=tuple(baseline) if baseline else old.baselines,
+                judged_depth=old.judged_depth if pool_depth is None else pool_depth,
+            )  # fmt: skip
+            current = store_conventions(wh, collection, new)
+    else:
+        with Warehouse.open_reader(db) as wh:
+            wh.require_collection(collection)
+            current = read_conventions(wh, collection)
+    typer.echo(f"collection {collection}")
+    typer.echo(f"measures      {', '.join(current.measures) if current.measures else '(from the collection)'}")
+    typer.echo(f"baselines     {', '.join(current.baselines) if current.baselines else '(none: all pairs)'}")
+    typer.echo(f"judged depth  {current.judged_depth if current.judged_depth is not None else '(inferred)'}")
+
+
 def register(app: typer.Typer) -> None:
-    """Add the report command to the root app."""
+    """Add the report and conventions commands to the root app."""
     app.command("report")(report)
+    app.command("conventions")(conventions)

@@ -556,16 +556,20 @@ class Warehouse(Store):
     def report(
         self, path: PathLike | None = None, *, collection: str | None = None, format: str = "html",
         measures: Sequence[str] | None = None, pairing: str = "P",
-        depths: Sequence[int] | None = None, baseline: str | None = None, pairs: Sequence[tuple[str, str]] = (),
-        test: str = "anova", correction: str = "bonferroni", alpha: float = 0.05, seed: int = 0,
+        depths: Sequence[int] | None = None, baseline: str | Sequence[str] | None = None, all_pairs: bool = False,
+        pairs: Sequence[tuple[str, str]] = (),
+        test: str | None = None, correction: str | None = None, alpha: float = 0.05, seed: int = 0,
         resamples: int = 9999, qrels_id: str = "default", flag_gap: float = 0.10, pool_depth: int | None = None,
         bounds: bool = True, progress: Progress | None = None, fill: str | Sequence[str] = (),
     ) -> str:  # fmt: skip
         """The evaluation report of a collection: ``evalwh report``.
 
         The other arguments are the command's options, with its defaults: ``measures`` of the
-        leaderboard, the decision matrix's ``pairing`` (``P`` or ``MAP``) and ``depths``, a
-        ``baseline``, the ``pairs`` to draw, ``test``, ``correction``, ``alpha``, ``seed``,
+        leaderboard (None: the collection's conventions or defaults,
+        :mod:`evalwh.present.report.defaults`), ``all_pairs`` (all pairs despite stored
+        baselines), the decision matrix's ``pairing`` (``P`` or ``MAP``) and ``depths``, a ``baseline`` or
+        several, the ``pairs`` to draw, ``test`` and ``correction`` (None: :meth:`compare`'s
+        defaults, over the same family), ``alpha``, ``seed``,
         ``resamples``, ``qrels_id``, ``flag_gap``, ``pool_depth``, ``bounds`` and ``fill`` (sets
         that fill the pairs ``qrels_id`` did not judge, as in :meth:`evaluate`)
         (:class:`~evalwh.present.report.ReportOptions`). A collection with more than one label
@@ -582,14 +586,13 @@ class Warehouse(Store):
         """
         from evalwh.errors import EvalWhError
         from evalwh.present.report import ReportOptions, build_report, render_html, render_markdown
-        from evalwh.present.report.model import DEFAULT_MEASURES
 
         if format not in ("html", "md"):
             raise EvalWhError(f"report: format {format!r}: give html or md")
         options = ReportOptions(
-            measures=DEFAULT_MEASURES if measures is None else tuple(measures), pairing=pairing,
+            measures=None if measures is None else tuple(measures), pairing=pairing,
             depths=None if depths is None else tuple(depths),
-            baseline=baseline, pairs=tuple((a, b) for a, b in pairs), test=test, correction=correction, alpha=alpha,
+            baselines=tuple(_names(baseline)), all_pairs=all_pairs, pairs=tuple((a, b) for a, b in pairs), test=test, correction=correction, alpha=alpha,
             seed=seed, n_resamples=resamples, qrels_id=qrels_id, flag_gap=flag_gap, pool_depth=pool_depth,
             bounds=bounds, figures=format == "html", fill=tuple(_names(fill)),
         )  # fmt: skip

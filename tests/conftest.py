@@ -95,6 +95,7 @@ SLOW_FILES = {
     "test_safety.py",
     "test_metrics_trec_eval.py",
     "test_report_readable.py",
+    "test_report_scale.py",
 }
 SLOW = {
     "test_adhoc.py": ["test_write_statement_refused_and_data_unchanged"],

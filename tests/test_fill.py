@@ -286,7 +286,8 @@ def test_report_judgments_section(two_sets: Path) -> None:
     from evalwh.present.report import ReportOptions, build_report, render_markdown
 
     with Warehouse(two_sets) as wh:
-        report = build_report(wh, "c", ReportOptions(depths=(1, 2), figures=False, qrels_id="A", fill=("B",)))
+        options = ReportOptions(measures=("P@10", "AP"), depths=(1, 2), figures=False, qrels_id="A", fill=("B",))
+        report = build_report(wh, "c", options)
         merged_means = wh.evaluate(["P@10"], qrels_id="merged")
         per_set = {name: wh.evaluate(["P@10"], qrels_id=name) for name in ("A", "B")}
         shares = wh.evaluate([f"A_p(source={s})@10" for s in ("human", "llm", "none")], qrels_id="A", fill="B",

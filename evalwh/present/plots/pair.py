@@ -107,7 +107,8 @@ def plot_pair(
 
 
 def plot_runs(
-    profile: pd.DataFrame, path: str | os.PathLike[str], *, title: str | None = None
+    profile: pd.DataFrame, path: str | os.PathLike[str], *, title: str | None = None,
+    order: list[str] | None = None, ranked_by: str | None = None,
 ) -> Figure:
     """Draw every run of a collection ranked by performance at the first depth, with A_p per depth.
 
@@ -115,6 +116,9 @@ def plot_runs(
         profile: The output of :func:`evalwh.methods.decisions.run_profile`.
         path: Where to write the figure; the format follows the suffix.
         title: The figure title.
+        order: The runs' order (best first), e.g. the report's leaderboard; None: by
+            performance at the first depth.
+        ranked_by: What ``order`` ranks by, for the axis label.
 
     Returns:
         The figure (already saved).
@@ -125,8 +129,10 @@ def plot_runs(
         raise InsufficientDataError("plot runs: no runs to plot")
     depths = sorted(int(d) for d in profile["depth"].dropna().unique())
     wide = profile.pivot_table(index="run_id", columns=["kind", "depth"], values="value")
-    order = wide[("performance", depths[0])].sort_values(ascending=False).index
-    wide = wide.loc[order]
+    if order is None:
+        order = list(wide[("performance", depths[0])].sort_values(ascending=False).index)
+        ranked_by = None
+    wide = wide.loc[list(order)]
     x = range(1, len(order) + 1)
     figure, axes = _figure(9.0, 6.0, 2)
     from matplotlib import colormaps
@@ -149,8 +155,9 @@ def plot_runs(
         ax.set_ylabel(f"mean {_metric_label(str(first[kind]))}")
         ax.grid(True, alpha=0.3)
     axes[1].legend(loc="best", frameon=False, ncols=min(len(depths), 5), fontsize="small")
-    ranked_by = _metric_label(str(first["performance"])).removesuffix("@d")
-    axes[1].set_xlabel(f"runs ranked by mean {ranked_by}@{depths[0]}")
+    if ranked_by is None:
+        ranked_by = _metric_label(str(first["performance"])).removesuffix("@d") + f"@{depths[0]}"
+    axes[1].set_xlabel(f"runs ranked by mean {ranked_by}")
     figure.suptitle(title or f"{len(order)} runs")
     from evalwh.present.plots.experiments import save_figure
 

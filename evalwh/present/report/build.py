@@ -23,6 +23,8 @@ from evalwh import sql
 from evalwh._version import __version__
 from evalwh.measures import catalog
 from evalwh.errors import InsufficientDataError, MetricParamError, NotFoundError
+from evalwh.present.report import defaults
+from evalwh.stats.compare import family_procedure
 
 from evalwh.present.report.model import (
     ASSESSMENT_DEPTHS,
@@ -76,7 +78,7 @@ def build_report(
         >>> _ = wh.ingest_runs(files.runs, collection="demo")
         >>> report = build_report(wh, "demo", ReportOptions(depths=(5, 10, 30), figures=False))
         >>> report.leaderboard["run_id"].iloc[0], report.pair_mode, len(report.pairs)
-        ('hybrid', 'all', 112)
+        ('dense', 'all', 112)
     """
     import time
 
@@ -99,19 +101,19 @@ def build_report(
     started = clock()
     wh.require_collection(collection)
     run_ids = wh.run_ids(collection)
-    if len(run_ids) < 2:
+    if not run_ids:
         raise InsufficientDataError(
-            f"report: collection {collection!r} has {len(run_ids)} run(s); a report compares "
-            "at least two (evalwh ingest runs adds more)"
+            f"report: collection {collection!r} has no runs; evalwh ingest runs adds them"
         )
-    for name in [opts.baseline, *(r for pair in opts.pairs for r in pair)]:
-        if name is not None and name not in run_ids:
+    stored_baselines = () if opts.baselines or opts.all_pairs else defaults.read_conventions(wh, collection).baselines
+    for name in [*opts.baselines, *stored_baselines, *(r for pair in opts.pairs for r in pair)]:
+        if name not in run_ids:
             raise NotFoundError(
                 f"report: collection {collection!r} has no run {name!r}; "
                 f"evalwh runs -c {collection} lists them"
             )
     runs_meta = wh.runs(collection)
-    opts = replace(opts, depths=_depths(opts.depths, int(runs_meta["max_depth"].max())))
+    deepest = int(runs_meta["max_depth"].max())
     qrels = wh.df(
         sql.query(_QUERIES, "qrels_provenance"),
         {"collection_id": collection, "qrels_id": opts.qrels_id},
@@ -134,11 +136,28 @@ def build_report(
             sql.query(_QUERIES, "topics"),
             {"collection_id": collection, "qrels_id": opts.qrels_id, "rel": 1},
         )
-    unjudged, inferred_depth = _unjudged_and_pool_depth(wh, collection, opts)
+    stored = defaults.read_conventions(wh, collection)
+    depth_stored = opts.pool_depth is None and stored.judged_depth is not None
+    if depth_stored:
+        opts = replace(opts, pool_depth=stored.judged_depth)
+    if not opts.baselines and not opts.all_pairs and stored.baselines:
+        opts = replace(opts, baselines=stored.baselines)
+    unjudged, judged = _unjudged_and_judged_depth(wh, collection, opts)
+    if depth_stored:
+        judged = defaults.JudgedDepth(judged.depth, "the collection's conventions (evalwh conventions)")
+    graded = defaults.is_graded(wh, collection, [opts.qrels_id, *opts.fill])
+    if opts.measures is None:
+        opts = replace(opts, measures=stored.measures or defaults.default_measures(graded, judged.depth))
+    if opts.depths is None:
+        chosen = defaults.default_depths(judged.depth, deepest)
+        opts = replace(opts, depths=_depths(chosen, deepest))
+    from evalwh.present.report.ties import float32_order
+
+    ties = float32_order(wh, collection)
     step("collection", started)
 
     started = clock()
-    measures = _leaderboard_measures(opts.measures)
+    measures = _leaderboard_measures(opts.measures or ())
     columns = pairings(opts.pairing, list(opts.depths or DEFAULT_DEPTHS), full=True)
     assess_specs = [f"A_p@{d}" for d in ASSESSMENT_DEPTHS]
     retrieved_specs = [f"A_p_ret@{d}" for d in ASSESSMENT_DEPTHS]
@@ -155,35 +174,66 @@ def build_report(
 
     started = clock()
     ranked = leaderboard["run_id"].tolist()
-    if opts.baseline is not None:
-        # the baseline last, so every pair (run, baseline) reads "run ... baseline"
-        order = [r for r in ranked if r != opts.baseline] + [opts.baseline]
+    if opts.baselines:
+        # the baselines last, so every pair (run, baseline) reads "run ... baseline"
+        order = [r for r in ranked if r not in opts.baselines] + list(opts.baselines)
     else:
         order = ranked
-    all_pairs, intervals = _decisions(scores, columns, order, opts, collection)
-    pairs, mode = _listed_pairs(all_pairs, order, opts)
-    from evalwh.stats import decision
+    test, correction = family_procedure(opts.test, opts.correction)
+    opts = replace(opts, test=test.value, correction=correction.value)
+    marks = comparison = None
+    n_pairs = 0
+    if len(run_ids) >= 2:
+        from evalwh.methods.comparisons import family_runs
+        from evalwh.present.report import significance
 
-    proportions = decision.case_proportions(
-        all_pairs, by=["column", "performance", "assessment", "depth"]
-    )
+        family = family_runs(wh, collection, [], opts.baselines, all_runs=True)
+        board_test = significance.family_compare(scores, family, measures, opts)
+        marks = significance.marks(board_test, ranked, opts.baselines)
+        comparison = board_test.pairs
+        matrix_specs = [spec for _, perf, assess, _ in columns for spec in (perf, assess)]
+        matrix_test = significance.family_compare(scores, family, matrix_specs, opts)
+        all_pairs = significance.decision_rows(matrix_test, columns, order, opts.baselines)
+        all_pairs.insert(0, "collection_id", collection)
+        n_pairs = len(all_pairs) // len(columns)
+        intervals = _intervals(scores, columns, order, opts)
+        pairs, mode = _listed_pairs(all_pairs, order, opts)
+        from evalwh.stats import decision
+
+        proportions = decision.case_proportions(
+            all_pairs, by=["column", "performance", "assessment", "depth"]
+        )
+    else:
+        all_pairs = pairs = proportions = pd.DataFrame()
+        intervals = pd.DataFrame()
+        mode = "none"
+    family_info = {
+        "test": opts.test,
+        "correction": opts.correction,
+        "n_runs": len(run_ids),
+        "n_pairs": n_pairs,
+        "mode": "baseline" if opts.baselines else "all",
+        "baselines": list(opts.baselines),
+    }
     step("decisions", started)
 
     started = clock()
-    figure_pairs = list(opts.pairs) or _default_pairs(leaderboard, opts.baseline)
-    pool_depth = opts.pool_depth if opts.pool_depth is not None else inferred_depth
+    figure_pairs = list(opts.pairs)
+    if not figure_pairs and len(run_ids) >= 2:
+        figure_pairs = _default_pairs(leaderboard, measures, opts.baseline)
+    pool_depth = judged.depth
     bands = None
     if opts.figures and opts.bounds and figure_pairs:
         from evalwh.methods.bounds import compute_bounds
 
         wanted = list(dict.fromkeys(r for pair in figure_pairs for r in pair))
-        deepest = int(runs_meta.loc[runs_meta["run_id"].isin(wanted), "max_depth"].max())
+        deepest_pair = int(runs_meta.loc[runs_meta["run_id"].isin(wanted), "max_depth"].max())
         bands = compute_bounds(
             wh,
             collection=collection,
             measure="P",
             runs=wanted,
-            depths=_log_grid(max(deepest, 1)),
+            depths=_log_grid(max(deepest_pair, 1)),
             aggregation="mean",
             qrels_id=opts.qrels_id,
             fill=opts.fill,
@@ -198,7 +248,9 @@ def build_report(
         drawn += [
             figures.unjudged_figure(unjudged, pool_depth),
             figures.topics_figure(topics),
-            figures.runs_figure(_profile(means, columns), opts.pairing),
+            figures.runs_figure(
+                _profile(means, columns), opts.pairing, order=ranked, ranked_by=measures[0]
+            ),
         ]
         for index, pair in enumerate(figure_pairs, start=1):
             rows = _pair_rows(all_pairs, pair)
@@ -207,7 +259,8 @@ def build_report(
                 drawn.append(figures.bounds_figure(index, bands, rows, pool_depth))
     step("figures", started)
 
-    overview = _overview(topics, unjudged, runs_meta, opts, inferred_depth)
+    overview = _overview(topics, unjudged, runs_meta, opts, judged)
+    matrix_measures = [perf for _, perf, _, depth in columns if depth is not None]
     return Report(
         collection=collection,
         options=opts,
@@ -223,18 +276,29 @@ def build_report(
         figures=drawn,
         qrels=qrels,
         runs=runs_meta,
-        methods=_methods(opts, measures, len(order), len(all_pairs) // len(columns), mode),
+        methods=_methods(opts, measures, family_info, mode, judged, graded),
         timings=timings,
         judgments=judgments,
+        marks=marks,
+        family=family_info,
+        deeper=defaults.deeper_than_judged([*measures, *matrix_measures], judged.depth),
+        graded=graded,
+        ties=ties,
+        comparison=comparison,
     )
 
 
 def _depths(given: Sequence[int] | None, deepest: int) -> tuple[int, ...]:
-    """The given depths, or the default grid cut at the deepest ranking (which is added)."""
+    """The given depths, or the default grid cut at the deepest ranking (which is added).
+
+    Examples:
+        >>> _depths(None, 40), _depths((10,), 40), _depths(None, 5000)
+        ((10, 30, 40), (10,), (10, 30, 100, 500, 1000))
+    """
     if given is not None:
         return tuple(int(d) for d in given)
     grid = [d for d in DEFAULT_DEPTHS if d < deepest]
-    return (*grid, min(deepest, DEFAULT_DEPTHS[-1]))
+    return tuple(dict.fromkeys((*grid, min(deepest, DEFAULT_DEPTHS[-1]))))
 
 
 def _leaderboard_measures(specs: Sequence[str]) -> list[str]:
@@ -244,10 +308,10 @@ def _leaderboard_measures(specs: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(str(m) for m in catalog.expand(list(specs))))
 
 
-def _unjudged_and_pool_depth(
+def _unjudged_and_judged_depth(
     wh: Store, collection: str, opts: ReportOptions
-) -> tuple[pd.DataFrame, int | None]:
-    """The unjudged share per rank and the pool depth implied by pooled runs, in one context."""
+) -> tuple[pd.DataFrame, defaults.JudgedDepth]:
+    """The unjudged share per rank and the judged depth (methods §2.7), in one context."""
     from evalwh.store.context import Averaging, Options, build_context
 
     # every topic of the qrels set, as `evalwh unjudged` does (methods §2.7)
@@ -255,9 +319,8 @@ def _unjudged_and_pool_depth(
     with wh.transaction():
         build_context(wh, collection, None, options)
         share = wh.df(sql.query(_REPORTS, "unjudged_share"), {"max_rank": opts.max_rank})
-        depth = wh.df(sql.query(_QUERIES, "pool_depth"), {"collection_id": collection})
-    value = depth["pool_depth"].iloc[0]
-    return share, None if pd.isna(value) else int(value)
+        depth = defaults.read_judged_depth(wh, collection, opts.qrels_id)
+    return share, defaults.judged_depth(depth, opts.pool_depth)
 
 
 def _means(scores: pd.DataFrame, specs: Sequence[str]) -> pd.DataFrame:
@@ -297,13 +360,14 @@ def _leaderboard(
     pooled = runs_meta.set_index("run_id")["pooled"]
     board.insert(1, "pooled", board["run_id"].map(pooled))
     board.insert(0, "position", np.arange(1, len(board) + 1))
+    known = board["pooled"].notna().any() and board["pooled"].fillna(False).astype(bool).any()
+    reference = board["pooled"].fillna(False).astype(bool) if known else pd.Series(True, index=board.index)
     notes = []
     for spec in assess_specs:
         share = board["run_id"].map(retrieved[spec])
-        median = float(share.median())
-        low = share < median - flag_gap
+        low, median, fence = flag_rule(share, reference, flag_gap)
         name = spec.replace("A_p@", "A_p_ret@")
-        text = name + " " + share.map("{:.2f}".format) + f" (median {median:.2f})"
+        text = name + " " + share.map("{:.2f}".format) + f" (median {median:.2f}, fence {fence:.2f})"
         notes.append(text.where(low, ""))
         board[f"low {name}"] = low.to_numpy()
     board["flag"] = ["; ".join(n for n in row if n) for row in zip(*notes, strict=True)]
@@ -311,65 +375,70 @@ def _leaderboard(
     return board.reset_index(drop=True)
 
 
-def _decisions(
+def flag_rule(share: pd.Series, reference: pd.Series, gap: float) -> tuple[pd.Series, float, float]:
+    """Which runs are less assessed: below the reference runs' lower fence and ``gap`` below their median.
+
+    The reference runs are the pooled ones when run metadata says which (else every run); their
+    judged shares set the median and Tukey's lower fence ``Q1 - 1.5 IQR``. A run is flagged when
+    its share lies below both the fence and ``median - gap``: an outlier among the pooled runs,
+    by a margin that matters. A pooled run is flagged only when it is such an outlier itself.
+
+    Returns:
+        The flags (aligned with ``share``), the median and the fence.
+
+    Examples:
+        >>> share = pd.Series([1.0, 1.0, 0.98, 0.97, 0.6, 0.99])
+        >>> low, median, fence = flag_rule(share, pd.Series([True] * 4 + [False] * 2), 0.10)
+        >>> low.tolist(), round(median, 3), round(fence, 3)
+        ([False, False, False, False, True, False], 0.99, 0.944)
+    """
+    ref = share[reference.to_numpy()].dropna()
+    if ref.empty:
+        ref = share.dropna()
+    q1, median, q3 = (float(v) for v in ref.quantile([0.25, 0.5, 0.75]))
+    fence = q1 - 1.5 * (q3 - q1)
+    low = (share < fence) & (share < median - gap)
+    return low, median, fence
+
+
+def _intervals(
     scores: pd.DataFrame,
     columns: list[tuple[str, str, str, int | None]],
     order: list[str],
     opts: ReportOptions,
-    collection: str,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every pair of the family at every column, and the runs' comparison intervals."""
-    from evalwh.stats import decision, significance
+) -> pd.DataFrame:
+    """The runs' comparison intervals per depth, for the pair figures."""
+    from evalwh.stats import significance
 
-    generator = np.random.default_rng(opts.seed)
-    frames = []
     intervals = []
     for label, perf, assess, depth in columns:
-        performance = scores[scores["measure"] == perf]
-        assessment = scores[scores["measure"] == assess]
-        pairs = decision.decision_pairs(
-            performance,
-            assessment,
-            test=opts.test,
-            correction=opts.correction,
-            alpha=opts.alpha,
-            runs=order,
-            n_resamples=opts.n_resamples,
-            rng=generator,
-        )
-        pairs.insert(0, "depth", depth)
-        pairs.insert(0, "assessment", assess)
-        pairs.insert(0, "performance", perf)
-        pairs.insert(0, "column", label)
-        frames.append(pairs)
         if depth is None:
             continue
-        for kind, frame, spec in (
-            ("performance", performance, perf),
-            ("assessment", assessment, assess),
-        ):
+        for kind, spec in (("performance", perf), ("assessment", assess)):
             ci = significance.comparison_intervals(
-                frame, alpha=opts.alpha, runs=order, blocked=opts.test == "anova2"
+                scores[scores["measure"] == spec],
+                alpha=opts.alpha,
+                runs=order,
+                blocked=opts.test == "anova2",
             )
             ci.insert(0, "depth", depth)
             ci.insert(0, "measure", spec)
             ci.insert(0, "kind", kind)
             ci.insert(0, "column", label)
             intervals.append(ci)
-    out = pd.concat(frames, ignore_index=True)
-    out["depth"] = out["depth"].astype("Int64")
-    out.insert(0, "collection_id", collection)
+    if not intervals:
+        return pd.DataFrame(columns=["column", "kind", "measure", "depth"])
     ci_frame = pd.concat(intervals, ignore_index=True)
     ci_frame["depth"] = ci_frame["depth"].astype("Int64")
-    return out, ci_frame
+    return ci_frame
 
 
 def _listed_pairs(
     all_pairs: pd.DataFrame, order: list[str], opts: ReportOptions
 ) -> tuple[pd.DataFrame, str]:
     """The pairs the report lists: against the baseline, all of them, or neighbours."""
-    if opts.baseline is not None:
-        keep = all_pairs["run_b"] == opts.baseline
+    if opts.baselines:
+        keep = all_pairs["run_b"].isin(opts.baselines)
         mode = "baseline"
     elif len(order) * (len(order) - 1) // 2 <= opts.max_all_pairs:
         keep = pd.Series(True, index=all_pairs.index)
@@ -378,18 +447,57 @@ def _listed_pairs(
         position = {run: i for i, run in enumerate(order)}
         keep = all_pairs["run_b"].map(position) == all_pairs["run_a"].map(position) + 1
         mode = "adjacent"
-    return all_pairs[keep].reset_index(drop=True), mode
+    listed = all_pairs[keep]
+    # down the leaderboard: by the first run's position, then the second's (stable per column)
+    rank = {run: i for i, run in enumerate(order)}
+    ordered = listed.assign(_a=listed["run_a"].map(rank), _b=listed["run_b"].map(rank))
+    ordered = ordered.sort_values(["_a", "_b"], kind="stable").drop(columns=["_a", "_b"])
+    return ordered.reset_index(drop=True), mode
 
 
-def _default_pairs(leaderboard: pd.DataFrame, baseline: str | None) -> list[tuple[str, str]]:
-    """The pairs drawn when none are given: the top of the board, and its most flagged run."""
+def _default_pairs(
+    leaderboard: pd.DataFrame, measures: list[str], baseline: str | None
+) -> list[tuple[str, str]]:
+    """The pairs drawn when none are given: the top of the board, and where measures disagree.
+
+    The first pair is the two runs at the top of the leaderboard (the best run against the
+    baseline, with one). The second is the pair of runs, among the top ten, that the
+    leaderboard's measures order most differently: the largest ``min(d_lead, -d_other)``
+    over the other measures, ``d`` a difference of means in units of the measure's spread
+    over the runs (the lead says a beats b, another measure says b beats a). When no two
+    measures disagree, the most flagged run against the anchor, as before.
+    """
     ranked = leaderboard["run_id"].tolist()
     anchor = baseline if baseline is not None else ranked[0]
     others = [r for r in ranked if r != anchor]
     pairs = [(others[0], anchor)]
-    flagged = leaderboard[leaderboard["flagged"] & (leaderboard["run_id"] != anchor)]
-    if not flagged.empty and flagged["run_id"].iloc[0] != others[0]:
-        pairs.append((str(flagged["run_id"].iloc[0]), anchor))
+    top = leaderboard.head(10)
+    if baseline is not None and baseline not in set(top["run_id"]):
+        top = pd.concat([top, leaderboard[leaderboard["run_id"] == baseline]])
+    best_pair, best_score = None, 0.0
+    lead = top[measures[0]].to_numpy(dtype=float)
+    spread = max(float(leaderboard[measures[0]].std(ddof=0)), 1e-12)
+    lead_diff = (lead[:, None] - lead[None, :]) / spread
+    ids = top["run_id"].to_numpy(dtype=object)
+    # with a baseline, only the pairs with it were tested: the other side must be the baseline
+    allowed = np.ones(lead_diff.shape, dtype=bool) if baseline is None else (
+        (ids[:, None] == baseline) | (ids[None, :] == baseline)
+    )
+    for other in measures[1:]:
+        values = top[other].to_numpy(dtype=float)
+        width = max(float(leaderboard[other].std(ddof=0)), 1e-12)
+        against = (values[None, :] - values[:, None]) / width  # b beats a on the other measure
+        score = np.minimum(lead_diff, against)
+        score = np.where(np.isnan(score) | ~allowed, -np.inf, score)
+        i, j = np.unravel_index(int(np.argmax(score)), score.shape)
+        if score[i, j] > best_score:
+            best_pair, best_score = (str(ids[i]), str(ids[j])), float(score[i, j])
+    if best_pair is not None and set(best_pair) != set(pairs[0]):
+        pairs.append(best_pair)
+    elif best_pair is None:
+        flagged = leaderboard[leaderboard["flagged"] & (leaderboard["run_id"] != anchor)]
+        if not flagged.empty and flagged["run_id"].iloc[0] != others[0]:
+            pairs.append((str(flagged["run_id"].iloc[0]), anchor))
     return pairs
 
 
@@ -432,15 +540,10 @@ def _overview(
     unjudged: pd.DataFrame,
     runs_meta: pd.DataFrame,
     opts: ReportOptions,
-    inferred: int | None,
+    judged: defaults.JudgedDepth,
 ) -> dict[str, Any]:
     """The collection at a glance."""
-    if opts.pool_depth is not None:
-        pool_depth, source = opts.pool_depth, "given"
-    elif inferred is not None:
-        pool_depth, source = inferred, "inferred from the pooled runs' fully judged prefixes"
-    else:
-        pool_depth, source = None, "unknown (no run metadata says which runs were pooled)"
+    pool_depth, source = judged.depth, judged.source
     first_at = {}
     for share in INCOMPLETE_SHARES:
         reached = unjudged.loc[unjudged["share"] >= share, "rank"]
@@ -479,18 +582,68 @@ def _spread(values: pd.Series) -> dict[str, float]:
     }
 
 
+_TEST_PHRASES = {
+    "anova": "one-way ANOVA gate, then pairwise t with its pooled error",
+    "anova2": "two-way ANOVA gate (topics as blocks), then pairwise t with its error",
+    "t": "paired t-test",
+    "wilcoxon": "Wilcoxon signed-rank test",
+    "sign": "sign test",
+    "randomization": "paired randomisation test",
+    "bootstrap": "paired bootstrap test",
+    "tukey": "Tukey's HSD after the two-way ANOVA (family-wise)",
+    "randomized_tukey": "randomised Tukey HSD (family-wise)",
+}
+
+
+def family_sentence(opts: ReportOptions, family: dict[str, Any]) -> str:
+    """One sentence: which pairs were tested, with which test and correction, at which alpha.
+
+    Examples:
+        >>> from evalwh.present.report.model import ReportOptions
+        >>> o = ReportOptions(test="t", correction="holm")
+        >>> family_sentence(o, {"n_runs": 8, "n_pairs": 28, "mode": "all", "baselines": []})
+        'all 28 pairs of the 8 runs, paired t-test, Holm correction over the 28 pairs of each measure, alpha 0.05'
+        >>> family_sentence(o, {"n_runs": 2, "n_pairs": 1, "mode": "baseline", "baselines": ["b"]})
+        'the 1 run against the baseline b, paired t-test, Holm correction over the 1 pair of each measure, alpha 0.05'
+    """
+    n_pairs, n_runs = family["n_pairs"], family["n_runs"]
+    plural = "pair" if n_pairs == 1 else "pairs"
+    if family["mode"] == "baseline":
+        bases = family["baselines"]
+        others = n_runs - len(bases)
+        runs = "run" if others == 1 else "runs"
+        against = f"the baseline {bases[0]}" if len(bases) == 1 else f"each of the baselines {', '.join(bases)}"
+        which = f"the {others} {runs} against {against}"
+    else:
+        which = f"all {n_pairs:,} {plural} of the {n_runs} runs"
+    test = _TEST_PHRASES.get(str(opts.test), str(opts.test))
+    if opts.correction in (None, "none"):
+        correction = "no further correction" if opts.test in ("tukey", "randomized_tukey") else "no correction"
+    else:
+        name = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg", "by": "Benjamini-Yekutieli"}
+        correction = f"{name.get(str(opts.correction), opts.correction)} correction over the {n_pairs:,} {plural} of each measure"
+    return f"{which}, {test}, {correction}, alpha {opts.alpha}"
+
+
 def _methods(
-    opts: ReportOptions, measures: list[str], n_runs: int, n_pairs: int, mode: str
+    opts: ReportOptions,
+    measures: list[str],
+    family: dict[str, Any],
+    mode: str,
+    judged: defaults.JudgedDepth,
+    graded: bool,
 ) -> list[tuple[str, str]]:
     """How every number of the report was computed, one line per kind of number."""
     pairing = "P@d with A_p@d" if opts.pairing == "P" else "MAP@d (AP@d) with A_p@d"
     listed = {
-        "baseline": f"every run against the baseline {opts.baseline}",
+        "baseline": "every run against the baseline(s) " + ", ".join(opts.baselines),
         "all": "every pair",
         "adjacent": "each run against the next one down the leaderboard",
+        "none": "no pair (one run)",
     }[mode]
     seed = "none" if opts.seed is None else str(opts.seed)
-    return [
+    depth = "unknown" if judged.depth is None else str(judged.depth)
+    lines = [
         (
             "Measures",
             f"{', '.join(measures)}: means over topics with at least one relevant document "
@@ -499,27 +652,44 @@ def _methods(
             "ranking. AP's mean is MAP.",
         ),
         (
+            "Defaults",
+            f"labels {'graded' if graded else 'binary'}, judged depth {depth} ({judged.source}). "
+            "Unless --measures names them, the measures are nDCG@k first on graded labels and "
+            "P@k first on binary ones, with k = 10 or the judged depth when shallower, then AP "
+            "and bpref; the decision matrix's depths stop at the judged depth.",
+        ),
+        (
             "Assessment",
             "A_p@d = share of the top d positions holding a judged document (positions past "
             "the end of a short run count as not assessed, methods §2.2). A run is flagged "
             "as less assessed when the documents it retrieved are: its mean A_p_ret@10 or "
             "A_p_ret@100 (judged share of the min(d, retrieved) documents it returned) lies "
-            f"more than {opts.flag_gap:.2f} below the median run's.",
+            "below the lower fence of the pooled runs' own shares (first quartile minus 1.5 "
+            f"interquartile ranges; every run's when no run metadata says which were pooled) "
+            f"and more than {opts.flag_gap:.2f} below their median.",
         ),
-        (
-            "Significance",
-            f"test {opts.test}, correction {opts.correction} over all {n_pairs} pairs of the "
-            f"family of {n_runs} runs, alpha {opts.alpha}, seed {seed} "
-            f"(randomization test only, {opts.n_resamples} resamples). Topics undefined for "
-            "any run in either metric are dropped from both.",
-        ),
-        (
-            "Decision matrix",
-            f"pairing {pairing} at depths {', '.join(map(str, opts.depths or ()))}, plus MAP/MAA "
-            "(AP with AA). Cases: 1 (== ==), 2 (== ≠), 3a (≠ ==), 3b (better run assessed "
-            "significantly less), 4 (better run also assessed more). 1 and 3 are strong, 2 "
-            f"and 4 weak. Listed: {listed}; the case proportions cover all pairs.",
-        ),
+    ]
+    if family.get("n_pairs"):
+        lines.append(
+            (
+                "Significance",
+                f"{family_sentence(opts, family)}, seed {seed} (resampling tests only, "
+                f"{opts.n_resamples} resamples): evalwh compare's family, so its p-values are "
+                "compare's for the same options. A topic without a score for every run in a "
+                "measure is dropped from that measure.",
+            )
+        )
+        lines.append(
+            (
+                "Decision matrix",
+                f"pairing {pairing} at depths {', '.join(map(str, opts.depths or ()))}, plus "
+                "MAP/MAA (AP with AA), tested over the same family. Cases: 1 (== ==), 2 (== ≠), "
+                "3a (≠ ==), 3b (better run assessed significantly less), 4 (better run also "
+                f"assessed more). 1 and 3 are strong, 2 and 4 weak. Listed: {listed}; the case "
+                "proportions cover every pair of the family.",
+            )
+        )
+    lines += [
         (
             "Bounds",
             "P@d belief and plausibility: [P@d, P@d + U@d] with U@d = 1 - A_p@d, mean masses "
@@ -532,6 +702,7 @@ def _methods(
             "is unjudged, over lists reaching k (methods §2.7).",
         ),
     ]
+    return lines
 
 
 def _filled(opts: ReportOptions) -> str:

@@ -160,30 +160,38 @@ LEGEND_RUNS = 12
 
 
 @_report_style
-def runs_figure(profile: pd.DataFrame, pairing: str) -> Figure:
+def runs_figure(
+    profile: pd.DataFrame, pairing: str, *, order: list[str] | None = None, ranked_by: str | None = None
+) -> Figure:
     """Every run's mean performance and A_p against depth: one line per run, depths on the x-axis.
 
     The depths are placed evenly and labelled with their values (10, 30, 100, ...); runs are
-    coloured by their rank at the first depth (darkest = best). Up to :data:`LEGEND_RUNS` runs
-    are named in a legend beside the axes, never over the lines.
+    coloured by their rank on the leaderboard (``order``, ranked by ``ranked_by``), else at the
+    first depth (darkest = best). Up to :data:`LEGEND_RUNS` runs are named in a legend beside
+    the axes, never over the lines.
     """
     from evalwh.present.report.model import Figure
 
     perf = "P" if pairing == "P" else "MAP"
     first = int(min(profile["depth"].dropna()))
+    by = ranked_by if order is not None and ranked_by is not None else f"{perf}@{first}"
     caption = (
         f"Mean {perf}@d (top) and mean A_p@d (bottom) of every run at each depth d; one line "
-        f"per run, coloured by its rank on {perf}@{first} (darkest = best)."
+        f"per run, coloured by its rank on {by} (darkest = best)."
     )
-    return Figure("runs", "All runs against depth", caption, to_svg(draw_runs(profile, perf)))
+    return Figure("runs", "All runs against depth", caption, to_svg(draw_runs(profile, perf, order, by)))
 
 
-def draw_runs(profile: pd.DataFrame, perf: str) -> MplFigure:
+def draw_runs(
+    profile: pd.DataFrame, perf: str, order: list[str] | None = None, ranked_by: str | None = None
+) -> MplFigure:
     """The matplotlib figure of :func:`runs_figure`."""
     depths = sorted(int(d) for d in profile["depth"].dropna().unique())
     wide = profile.pivot_table(index="run_id", columns=["kind", "depth"], values="value")
-    order = wide[("performance", depths[0])].sort_values(ascending=False, kind="stable").index
-    wide = wide.loc[order]
+    if order is None:
+        order = wide[("performance", depths[0])].sort_values(ascending=False, kind="stable").index
+    wide = wide.loc[list(order)]
+    order = wide.index
     from matplotlib import colormaps
 
     palette = colormaps["viridis"].resampled(max(len(order), 2))
@@ -211,7 +219,7 @@ def draw_runs(profile: pd.DataFrame, perf: str) -> MplFigure:
     if named:
         axes[0].legend(
             loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize="small",
-            title=f"by {perf}@{depths[0]}", title_fontsize="small",
+            title=f"by {ranked_by or f'{perf}@{depths[0]}'}", title_fontsize="small",
         )  # fmt: skip
     return figure
 

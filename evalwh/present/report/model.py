@@ -25,15 +25,24 @@ class ReportOptions:
 
     Attributes:
         measures: Leaderboard measures (ir_measures grammar); ``MAP`` is accepted for ``AP``.
+            None: the collection's defaults (:mod:`evalwh.present.report.defaults`: nDCG@10
+            leads on graded labels, P@10 on binary, cut at the judged depth).
         pairing: Decision-matrix pairing: ``P`` (P@d with A_p@d) or ``MAP`` (AP@d with A_p@d).
         depths: The depths d of the decision matrix and the depth figures; when None,
-            :data:`DEFAULT_DEPTHS` up to the deepest ranking, plus that depth.
-        baseline: Compare every run against this run; None compares all pairs (few runs) or
-            each run with the next one down the leaderboard (many runs).
+            :data:`DEFAULT_DEPTHS` up to the judged depth, plus that depth (up to the deepest
+            ranking, plus that depth, when the judged depth is unknown).
+        baselines: Compare every run against each of these runs (``evalwh compare -b``);
+            empty: all pairs. The comparisons table lists the baseline pairs, else all pairs
+            (few runs) or each run with the next one down the leaderboard (many runs). The
+            collection's stored baselines (``evalwh conventions``) when empty.
+        all_pairs: Compare all pairs even when the collection stores baselines.
         pairs: Pairs of runs to draw (pair and bounds figures); chosen from the leaderboard
             when empty.
-        test: Significance procedure (:class:`evalwh.stats.significance.Procedure`).
-        correction: Multiple-comparison correction over all pairs of the family.
+        test: Significance procedure (:class:`evalwh.stats.significance.Procedure`); None:
+            ``evalwh compare``'s default, the paired t-test
+            (:func:`evalwh.stats.compare.family_procedure`).
+        correction: Multiple-comparison correction over the family's pairs, per measure;
+            None: ``evalwh compare``'s default (Holm; none for the Tukey tests).
         alpha: Significance level.
         seed: Seed of the randomization test's resamples.
         n_resamples: Resamples of the randomization test.
@@ -41,8 +50,9 @@ class ReportOptions:
         fill: Sets whose labels fill the pairs ``qrels_id`` did not judge, in order
             (:func:`evalwh.measures.evaluation.evaluate`); the report then evaluates against
             the composition ``A+B``.
-        flag_gap: A run is flagged when its mean A_p@d lies more than this below the median
-            run's, at any of :data:`ASSESSMENT_DEPTHS`.
+        flag_gap: A run is flagged when its mean A_p_ret@d, at any of
+            :data:`ASSESSMENT_DEPTHS`, lies below the pooled runs' lower fence (first quartile
+            minus 1.5 interquartile ranges) and more than this below their median.
         max_all_pairs: Without a baseline, list all pairs up to this many; beyond it, list
             each run against the next one down the leaderboard.
         pool_depth: The pool depth if known; inferred from pooled runs' judged prefixes when
@@ -52,13 +62,14 @@ class ReportOptions:
         max_rank: Deepest rank of the unjudged-share curve.
     """
 
-    measures: tuple[str, ...] = DEFAULT_MEASURES
+    measures: tuple[str, ...] | None = None
     pairing: str = "P"
     depths: tuple[int, ...] | None = None
-    baseline: str | None = None
+    baselines: tuple[str, ...] = ()
+    all_pairs: bool = False
     pairs: tuple[tuple[str, str], ...] = ()
-    test: str = "anova"
-    correction: str = "bonferroni"
+    test: str | None = None
+    correction: str | None = None
     alpha: float = 0.05
     seed: int | None = 0
     n_resamples: int = 9999
@@ -70,6 +81,11 @@ class ReportOptions:
     figures: bool = True
     max_rank: int = 1000
     fill: tuple[str, ...] = ()
+
+    @property
+    def baseline(self) -> str | None:
+        """The first baseline (the one the figures compare with), or None."""
+        return self.baselines[0] if self.baselines else None
 
     @property
     def qrels_label(self) -> str:
@@ -152,6 +168,17 @@ class Report:
         methods: ``(what, how)`` lines: how every number was computed.
         timings: Seconds spent per step.
         judgments: The judgments section, when the collection has more than one label set.
+        marks: The leaderboard's significance at a glance, per measure and run
+            (:func:`evalwh.present.report.significance.marks`); None for a single run.
+        family: How the comparisons were made: ``test, correction, n_runs, n_pairs, mode``
+            (``baseline`` or ``all``) and ``baselines``.
+        deeper: Measures (leaderboard or decision matrix) that cut deeper than the judged
+            depth, each with why (:func:`evalwh.present.report.defaults.deeper_than_judged`).
+        graded: The labels have more than two levels.
+        comparison: The leaderboard measures' comparison: :func:`evalwh.stats.compare.compare`'s
+            ``pairs`` over the family (what ``evalwh compare`` prints); None for a single run.
+        ties: Runs whose order differs under float32 scores (``run_id, lists, first_rank``;
+            ``queries/reports/float32_order.sql``).
     """
 
     collection: str
@@ -171,12 +198,19 @@ class Report:
     methods: list[tuple[str, str]]
     timings: dict[str, float] = field(default_factory=dict)
     judgments: Judgments | None = None
+    marks: pd.DataFrame | None = None
+    family: dict[str, Any] = field(default_factory=dict)
+    deeper: dict[str, str] = field(default_factory=dict)
+    graded: bool = False
+    ties: pd.DataFrame | None = None
+    comparison: pd.DataFrame | None = None
 
 
 def options_record(opts: ReportOptions) -> dict[str, Any]:
     """The options as plain values (for the report's provenance block and JSON)."""
     record = asdict(opts)
-    record["measures"] = list(opts.measures)
+    record["measures"] = list(opts.measures or ())
+    record["baselines"] = list(opts.baselines)
     record["depths"] = list(opts.depths or ())
     record["pairs"] = [list(p) for p in opts.pairs]
     if opts.fill:

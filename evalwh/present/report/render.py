@@ -105,8 +105,8 @@ def _html_context(report: Report) -> dict[str, Any]:
     figures = [_figure_context(f) for f in report.figures]
     return {
         "title": f"Evaluation report: {report.collection}",
-        "runs": o["runs"],
-        "topics": o["topics"],
+        "runs": _count_of(o["runs"], "run"),
+        "topics": _count_of(o["topics"], "topic"),
         "version": report.version,
         "generated": report.generated,
         "built_in": f"{sum(report.timings.values()):.1f}",
@@ -125,14 +125,17 @@ def _markdown_context(report: Report) -> dict[str, Any]:
     o = report.overview
     return {
         "collection": report.collection,
-        "runs": o["runs"],
-        "topics": o["topics"],
+        "runs": _count_of(o["runs"], "run"),
+        "topics": _count_of(o["topics"], "topic"),
         "version": report.version,
         "generated": report.generated,
         "glance_facts": _glance_facts(report),
         "unjudged": _unjudged_sentence(report),
         "leaderboard": _leaderboard_display(report),
         "leaderboard_note": _leaderboard_note(report),
+        "leaderboard_notes": [
+            t for t in (_significance_note(report), _deeper_note(report), _ties_sentence(report)) if t
+        ],
         "pairs_heading": _pairs_heading(report),
         "pairs_test": _test_sentence(report),
         "pairs": _pairs_display(report),
@@ -166,19 +169,28 @@ def _spread(s: dict[str, float]) -> str:
 
 
 def _unjudged_sentence(report: Report) -> str:
+    """Where the unjudged share first reaches 1%, 10%, 50%: one clause per rank, the largest
+    share reached there (1% and 10% first reached at rank 1 read "10% of the lists at rank 1")."""
     o = report.overview
-    first = o["unjudged_first_at"]
-    reached = [f"{share:.0%} of the lists at rank {rank}" for share, rank in first.items() if rank]
+    by_rank: dict[int, float] = {}
+    for share, rank in o["unjudged_first_at"].items():
+        if rank:
+            by_rank[rank] = max(share, by_rank.get(rank, 0.0))
+    clauses = [
+        f"{share:.0%}{' of the lists' if i == 0 else ''} at rank {rank}"
+        for i, (rank, share) in enumerate(sorted(by_rank.items()))
+    ]
     at = ", ".join(
         f"{share:.1%} at rank {depth}"
         for depth, share in o["unjudged_at_depths"].items()
         if share is not None
     )
-    head = (
-        "Unjudged documents reach " + ", ".join(reached) + "."
-        if reached
-        else "Every ranked document is judged."
-    )
+    if not clauses:
+        head = "Every ranked document is judged."
+    elif len(clauses) == 1:
+        head = f"Unjudged documents reach {clauses[0]}."
+    else:
+        head = f"Unjudged documents reach {', '.join(clauses[:-1])} and {clauses[-1]}."
     return f"{head} Unjudged share: {at}." if at else head
 
 
@@ -190,7 +202,7 @@ def _glance_context(report: Report, figures: list[dict[str, Any]]) -> dict[str, 
         (f"{o['relevant']:,}", "relevant documents"),
         (
             f"{o['runs']}",
-            "runs" + ("" if o["pooled_runs"] is None else f" ({o['pooled_runs']} pooled)"),
+            ("run" if o["runs"] == 1 else "runs") + ("" if o["pooled_runs"] is None else f" ({o['pooled_runs']} pooled)"),
         ),
         ("–" if o["pool_depth"] is None else str(o["pool_depth"]), "pool depth"),
     ]
@@ -206,44 +218,158 @@ def _glance_context(report: Report, figures: list[dict[str, Any]]) -> dict[str, 
     }
 
 
+_BOARD_META = {"position", "run_id", "pooled", "n_topics", "flag", "flagged"}
+
+
+def _board_measures(report: Report) -> list[str]:
+    """The leaderboard's value columns, without an A_p_ret@d equal to A_p@d for every run."""
+    board = report.leaderboard
+    shown = []
+    for m in board.columns:
+        if m in _BOARD_META or m.startswith("low "):
+            continue
+        twin = m.replace("A_p_ret@", "A_p@")
+        if m.startswith("A_p_ret@") and twin in board.columns and _same(board[m], board[twin]):
+            continue  # (its flag then marks the A_p@d cell, the same value)
+        shown.append(m)
+    return shown
+
+
+def _same(a: pd.Series, b: pd.Series) -> bool:
+    return bool((a - b).abs().fillna(0.0).le(1e-12).all())
+
+
+def _low(record: dict[str, Any], measure: str) -> bool:
+    """Whether a cell is the flagged value: A_p_ret@d's, or A_p@d's when they are the same column."""
+    retrieved = measure.replace("A_p@", "A_p_ret@")
+    return bool(record.get(f"low {retrieved}", False))
+
+
+def _mark_of(report: Report) -> dict[tuple[str, str], dict[str, Any]]:
+    """(measure, run) -> its significance marks (empty without a comparison)."""
+    if report.marks is None:
+        return {}
+    return {(r["measure"], r["run_id"]): r for r in report.marks.to_dict("records")}
+
+
+def _versus(vs: tuple[Any, ...]) -> str:
+    """A cell's marks against the baselines, in order: ▲ better, ▼ worse, · not distinguishable."""
+    symbols = {1: "▲", -1: "▼", 0: "·"}
+    if all(v is None for v in vs):
+        return "base"
+    return "".join(symbols[int(v)] if v is not None else "–" for v in vs)
+
+
 def _leaderboard_display(report: Report) -> pd.DataFrame:
     board = report.leaderboard
-    measures = [c for c in board.columns if c not in _BOARD_META and not c.startswith("low ")]
+    measures = _board_measures(report)
+    lead = _lead(report)
+    marks = _mark_of(report)
+    baselines = report.options.baselines
     out = pd.DataFrame({"#": board["position"], "run": board["run_id"]})
     if board["pooled"].notna().any():
         out["pooled"] = board["pooled"].map({True: "yes", False: "no"}).fillna("")
     for m in measures:
-        out[_MEASURE_LABEL.get(m, m)] = board[m].map(_number)
+        values = board[m].map(_number)
+        if marks and baselines and (m, board["run_id"].iloc[0]) in marks:
+            values = values + " " + board["run_id"].map(lambda r, m=m: _versus(marks[(m, r)]["vs"]))
+        out[_header(report, m)] = values
+    if marks and not baselines:
+        out[f"> ({_label(lead)})"] = board["run_id"].map(lambda r: marks[(lead, r)]["better"])
+        out[f"< ({_label(lead)})"] = board["run_id"].map(lambda r: marks[(lead, r)]["worse"])
     out["topics"] = board["n_topics"]
     out["flag"] = board["flag"]
     return out
 
 
-_BOARD_META = {"position", "run_id", "pooled", "n_topics", "flag", "flagged"}
+def _label(measure: str) -> str:
+    return _MEASURE_LABEL.get(measure, measure)
+
+
+def _header(report: Report, measure: str) -> str:
+    """A column's label: MAP for AP, and † when the measure cuts deeper than the judged depth."""
+    return _label(measure) + (" †" if measure in report.deeper else "")
+
+
+def _lead(report: Report) -> str:
+    """The measure that ranks the leaderboard (its first value column)."""
+    return _board_measures(report)[0]
+
+
+def _count_of(n: int, noun: str) -> str:
+    """``1 run``, ``2 runs``, ``1,234 topics``."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _leaderboard_note(report: Report) -> str:
     flagged = int(report.leaderboard["flagged"].sum())
     gap = report.options.flag_gap
+    pooled = report.leaderboard["pooled"]
+    against = "the pooled runs'" if pooled.fillna(False).astype(bool).any() else "the runs'"
+    head = "No run is flagged" if flagged == 0 else f"{_count_of(flagged, 'run')} flagged ⚑"
     return (
-        f"{flagged} run(s) flagged: of the documents they retrieved, a share judged (mean "
-        f"A_p_ret@10 or A_p_ret@100, the red cells) more than {gap:.2f} below the median run's. "
-        "Their comparisons with better-assessed runs are the ones to distrust. A low A_p@d "
-        "beside a high A_p_ret@d is a short run: the positions it did not fill count as not "
-        "judged in A_p@d, but it is not flagged, because what it returned was judged."
+        f"{head}: ⚑ marks a run when the share of the documents it retrieved that is judged "
+        f"(mean A_p_ret@10 or A_p_ret@100, the red cells) lies below the lower fence of "
+        f"{against} own shares (first quartile minus 1.5 interquartile ranges) and more than "
+        f"{gap:.2f} below their median; a flagged run's comparisons with better-assessed runs "
+        "are the ones to distrust. A low A_p@d beside a high A_p_ret@d is a short run, not "
+        "flagged: what it returned was judged."
     )
+
+
+def _significance_note(report: Report) -> str:
+    """What the leaderboard's marks say, and under which family (empty for one run)."""
+    if report.marks is None:
+        return "One run: nothing to compare."
+    from evalwh.present.report.build import family_sentence
+
+    family = family_sentence(report.options, report.family)
+    if report.options.baselines:
+        names = ", ".join(report.options.baselines)
+        return (
+            f"Beside each mean, against the baseline{'s' if len(report.options.baselines) > 1 else ''} "
+            f"{names} in order: ▲ significantly better, ▼ significantly worse, · not "
+            f"distinguishable; base marks the baseline ({family})."
+        )
+    lead = _label(_lead(report))
+    return (
+        f"> and <: how many runs each run is significantly better and worse than on {lead}; "
+        f"shaded means are the top group of their measure, runs no other run is significantly "
+        f"better than ({family})."
+    )
+
+
+def _deeper_note(report: Report) -> str:
+    if not report.deeper:
+        return ""
+    return "† " + "; ".join(f"{_label(m)}: {why}" for m, why in report.deeper.items()) + "."
+
+
+def _ties_sentence(report: Report) -> str:
+    from evalwh.present.report.ties import ties_note
+
+    if report.ties is None:
+        return ""
+    return ties_note(report.ties) or ""
 
 
 def _leaderboard_context(report: Report) -> dict[str, Any]:
     """The leaderboard's rows with their cells formatted and classed: ``best`` for the best
-    value of a performance measure, ``low`` for a flagged assessment value, and a bar as wide
-    as the first measure's value (60 px for the best)."""
+    value of a performance measure, ``low`` for a flagged assessment value, ``top`` for a run
+    of its measure's top group, and a bar as wide as the lead measure's value (40 px for the
+    best). Every cell has its sort key (``data-v``) for the page's sorting script."""
     board = report.leaderboard
-    measures = [c for c in board.columns if c not in _BOARD_META and not c.startswith("low ")]
+    measures = _board_measures(report)
     assess = [m for m in measures if m.startswith(("A_p@", "A_p_ret@"))]
     perf = [m for m in measures if m not in assess]
     best = {m: board[m].max() for m in perf}
     top = float(board[perf[0]].max()) or 1.0
+    marks = _mark_of(report)
+    baselines = report.options.baselines
+    counts = bool(marks) and not baselines
+    lead = perf[0]
+    # A_p@d columns whose A_p_ret@d twin is shown (else the A_p@d cell carries the flag)
+    shown_twins = {m.replace("A_p_ret@", "A_p@") for m in measures if m.startswith("A_p_ret@")}
     rows = []
     for record in board.to_dict("records"):
         cells = []
@@ -252,47 +378,78 @@ def _leaderboard_context(report: Report) -> dict[str, Any]:
             classes = []
             if m in best and not _missing(value) and value == best[m]:
                 classes.append("best")
-            if m in assess and record.get(f"low {m}", False):
+            if m in assess and (
+                record.get(f"low {m}", False) or (m.startswith("A_p@") and m not in shown_twins and _low(record, m))
+            ):
                 classes.append("low")
+            mark = marks.get((m, record["run_id"]))
+            sign = ""
+            if mark is not None and baselines:
+                sign = _versus(mark["vs"])
+            elif mark is not None and mark["top"]:
+                classes.append("top")
             bar = None
             if m == perf[0] and not _missing(value):
-                bar = f"{max(0.0, float(value)) / top * 60:.0f}"
-            cells.append({"classes": " ".join(classes), "bar": bar, "value": _number(value)})
+                bar = f"{max(0.0, float(value)) / top * 40:.0f}"
+            cells.append(
+                {
+                    "classes": " ".join(classes),
+                    "bar": bar,
+                    "value": _number(value),
+                    "sign": sign,
+                    "key": "" if _missing(value) else f"{float(value):.12g}",
+                }
+            )
         pooled = record["pooled"]
+        lead_mark = marks.get((lead, record["run_id"]))
         rows.append(
             {
                 "position": record["position"],
                 "run": record["run_id"],
                 "pooled": "" if _missing(pooled) else ("yes" if pooled else "no"),
                 "cells": cells,
+                "better": lead_mark["better"] if counts and lead_mark else None,
+                "worse": lead_mark["worse"] if counts and lead_mark else None,
                 "topics": record["n_topics"],
                 "flagged": bool(record["flagged"]),
                 "flag": record["flag"],
             }
         )
     return {
-        "ranked_by": _MEASURE_LABEL.get(perf[0], perf[0]),
+        "ranked_by": _label(perf[0]),
         "has_pooled": bool(board["pooled"].notna().any()),
-        "measures": [_MEASURE_LABEL.get(m, m) for m in measures],
+        "measures": [_header(report, m) for m in measures],
+        "counts": counts,
+        "lead": _label(lead),
         "rows": rows,
         "note": _leaderboard_note(report),
+        "significance": _significance_note(report),
+        "deeper": _deeper_note(report),
+        "ties": _ties_sentence(report),
     }
 
 
 def _pairs_heading(report: Report) -> str:
+    if report.pairs.empty:
+        return "One run: no pairs to compare."
     n = len(report.pairs) // max(report.pairs["column"].nunique(), 1)
     if report.pair_mode == "baseline":
-        return f"{n} runs against the baseline **{report.options.baseline}**, per depth."
+        names = ", ".join(f"**{b}**" for b in report.options.baselines)
+        if len(report.options.baselines) > 1:
+            return f"{_count_of(n, 'pair')}: every other run against each of the baselines {names}, per depth."
+        return f"{_count_of(n, 'run')} against the baseline {names}, per depth."
     if report.pair_mode == "all":
-        return f"All {n} pairs, per depth."
+        return "The one pair, per depth." if n == 1 else f"All {n} pairs, per depth."
     return (
         f"{n} pairs: each run against the next one down the leaderboard (all pairs are in "
-        "the proportions below and in `evalwh matrix --layout pairs`)."
+        "the proportions below and in `evalwh compare --all-runs --layout long`)."
     )
 
 
 def _pairs_display(report: Report) -> pd.DataFrame:
     pairs = report.pairs
+    if pairs.empty:
+        return pd.DataFrame({"run_a": [], "run_b": []})
     columns = list(dict.fromkeys(pairs["column"]))
     keys = list(dict.fromkeys(zip(pairs["run_a"], pairs["run_b"], strict=True)))
     cell = pairs.set_index(["run_a", "run_b", "column"])
@@ -312,6 +469,8 @@ def _comparisons_context(report: Report) -> dict[str, Any]:
     (the cell's class), the outcomes, and the means with adjusted p-values, printed as well as
     in the tooltip (hover alone is lost on paper)."""
     pairs = report.pairs
+    if pairs.empty:
+        return {"heading": _pairs_heading(report), "test": "", "columns": [], "rows": []}
     columns = list(dict.fromkeys(pairs["column"]))
     rows = []
     for (a, b), group in pairs.groupby(["run_a", "run_b"], sort=False):
@@ -342,19 +501,9 @@ def _comparisons_context(report: Report) -> dict[str, Any]:
     return {
         "heading": _pairs_heading(report).replace("**", ""),
         "test": _test_sentence(report),
-        "columns": [_column_label(pairs, c) for c in columns],
+        "columns": [_column_label(pairs, c, report.deeper) for c in columns],
         "rows": rows,
     }
-
-
-_TEST_NAMES = {
-    "anova": "one-way ANOVA over all runs as a gate, then pairwise t-tests with its pooled error",
-    "t": "paired t-test",
-    "anova2": "two-way ANOVA (runs, topics as blocks) as a gate, then pairwise t-tests with its error",
-    "wilcoxon": "Wilcoxon signed-rank test",
-    "sign": "sign test",
-    "randomization": "paired randomisation test",
-}
 
 
 def _short(measure: object) -> str:
@@ -363,29 +512,32 @@ def _short(measure: object) -> str:
 
 
 def _test_sentence(report: Report) -> str:
-    """Which test and correction decided every outcome, and what "==" means under them."""
+    """Which family, test and correction decided every outcome, and what "==" means under them."""
+    if report.pairs.empty:
+        return ""
+    from evalwh.present.report.build import family_sentence
+
     opts = report.options
-    n_runs = len(report.leaderboard)
-    family = n_runs * (n_runs - 1) // 2
-    test = _TEST_NAMES.get(opts.test, opts.test)
-    correction = "no correction" if opts.correction in (None, "none") else f"{opts.correction} correction"
+    family = family_sentence(opts, report.family)
+    pairing = "P@d with A_p@d" if opts.pairing == "P" else "MAP@d with A_p@d"
     return (
-        f"Test: {test}, {correction} over the {family:,} pairs of the {n_runs} runs, alpha "
-        f"{opts.alpha}; pairing {'P@d with A_p@d' if opts.pairing == 'P' else 'MAP@d with A_p@d'}, "
-        f"and MAP with MAA. \"==\" means the difference is not significant at alpha {opts.alpha} "
-        f"after correcting for all {family:,} pairs, not that the runs are equal: the more runs, "
-        "the larger a difference must be (this is the protocol of Baillie et al.; a paired "
-        "t-test or fewer runs, e.g. evalwh matrix --test t or --runs, finds more differences)."
+        f"Tested as evalwh compare tests them: {family}; pairing {pairing}, and MAP with MAA. "
+        f"\"==\" means the difference is not significant at alpha {opts.alpha} after the "
+        "correction, not that the runs are equal."
     )
 
 
-def _column_label(pairs: pd.DataFrame, column: str) -> str:
+def _column_label(pairs: pd.DataFrame, column: str, deeper: dict[str, str] | None = None) -> str:
+    """A decision-matrix column's label (``P@10``, ``MAP / MAA``), † when deeper than judged."""
     perf = str(pairs.loc[pairs["column"] == column, "performance"].iloc[0])
-    return "MAP / MAA" if column.startswith("MAP") else f"{perf.split('@')[0]}{column}"
+    label = "MAP / MAA" if column.startswith("MAP") else f"{perf.split('@')[0]}{column}"
+    return label + (" †" if deeper and perf in deeper else "")
 
 
 def _proportions_display(report: Report) -> pd.DataFrame:
     p = report.proportions
+    if p.empty:
+        return pd.DataFrame({"column": [], "pairs": []})
     out = pd.DataFrame({"column": p["column"], "pairs": p["pairs"].astype(int)})
     for name in ["C1", "C2", "C3", "C4", "C3a", "C3b", "strong", "weak"]:
         out[name] = p[name].map(lambda v: f"{v:.2f}")
@@ -398,11 +550,13 @@ def _proportions_context(report: Report) -> dict[str, Any]:
     names = ["C1", "C2", "C3", "C4", "C3a", "C3b", "strong", "weak"]
     segments = [("C1", "c1"), ("C3a", "c3a"), ("C3b", "c3b"), ("C2", "c2"), ("C4", "c4")]
     rows = []
+    if report.proportions.empty:
+        return {"names": names, "rows": rows}
     for record in report.proportions.to_dict("records"):
         shares = {name: float(record[name]) for name in names}
         rows.append(
             {
-                "label": _column_label(report.pairs, record["column"]),
+                "label": _column_label(report.pairs, record["column"], report.deeper),
                 "pairs": int(record["pairs"]),
                 "segments": [
                     {

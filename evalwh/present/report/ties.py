@@ -1,0 +1,69 @@
+"""Tell the user when trec_eval 9's float32 ties would order a run differently (docs/report.md).
+
+evalwh orders a list as trec_eval 10 does: score as a double, descending, then doc_id
+descending. trec_eval up to 9.0.8 read scores into a C float, so two scores that round to the
+same float32 tied and fell back to the doc_id order; published TREC tables were made that way.
+Where a run's order differs between the two, its values can differ from the published ones,
+and ``--float32-ties`` reproduces them. ``eval``, ``compare`` and ``report`` say so once, with
+this module's sentence; the check is one SQL pass over the stored scores
+(``queries/reports/float32_order.sql``), without sorting the runs again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from evalwh import sql
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalwh.store.connection import Store
+
+
+def float32_order(wh: Store, collection: str, runs: Sequence[str] | None = None) -> pd.DataFrame:
+    """The runs whose order changes under float32 scores: ``run_id, lists, first_rank``.
+
+    Examples:
+        >>> import pandas as pd
+        >>> from evalwh import Warehouse
+        >>> wh = Warehouse(":memory:")
+        >>> _ = wh.ingest_qrels(pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]}),
+        ...                     collection="c")
+        >>> lines = pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"],
+        ...                       "score": [1.00000001, 1.0]})
+        >>> _ = wh.ingest_runs(lines, collection="c", run_id="r")
+        >>> float32_order(wh, "c").values.tolist()
+        [['r', 1, 2]]
+    """
+    return wh.df(
+        sql.query("evalwh.queries.reports", "float32_order"),
+        {"collection_id": collection, "runs": None if runs is None else list(runs)},
+    )
+
+
+def ties_note(frame: pd.DataFrame) -> str | None:
+    """One sentence naming ``--float32-ties`` when some run's order differs; None otherwise.
+
+    Examples:
+        >>> import pandas as pd
+        >>> ties_note(pd.DataFrame({"run_id": ["a", "b"], "lists": [3, 1], "first_rank": [5, 40]}))
+        '2 runs (a, b) order 4 lists differently when scores are rounded to float32, as trec_eval 9 and the published TREC tables did (the first at rank 5); their values can differ from those tables: --float32-ties reproduces them.'
+        >>> ties_note(pd.DataFrame({"run_id": [], "lists": [], "first_rank": []})) is None
+        True
+    """
+    if frame.empty:
+        return None
+    n = len(frame)
+    names = ", ".join(str(r) for r in frame["run_id"].head(5)) + (", ..." if n > 5 else "")
+    lists = int(frame["lists"].sum())
+    runs = "1 run" if n == 1 else f"{n} runs"
+    verb = "orders" if n == 1 else "order"
+    return (
+        f"{runs} ({names}) {verb} {lists} list{'s' if lists != 1 else ''} differently when scores "
+        "are rounded to float32, as trec_eval 9 and the published TREC tables did (the first at "
+        f"rank {int(frame['first_rank'].min())}); "
+        f"{'its values' if n == 1 else 'their values'} can differ from those tables: "
+        "--float32-ties reproduces them."
+    )

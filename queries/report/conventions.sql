@@ -1,0 +1,6 @@
+-- name: report_conventions
+-- description: A collection's stored conventions (measures, baselines, judged depth); no row when none are set.
+-- params: collection_id VARCHAR
+SELECT measures, baselines, judged_depth, updated_at
+FROM collection_conventions
+WHERE collection_id = $collection_id;
