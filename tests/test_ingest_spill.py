@@ -191,7 +191,7 @@ _ANY_DOC = st.one_of(
 _ANY_PAIRS = st.lists(st.tuples(_TOPIC, _ANY_DOC), max_size=40, unique=True)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(stored=_ANY_PAIRS, file=_ANY_PAIRS.filter(bool), budget=st.sampled_from([0, 1 << 30]))
 def test_the_dictionary_gives_stored_pairs_their_keys_and_new_pairs_new_ones(stored, file, budget):
     """Held to a dict: a stored pair's key is its own, new pairs get keys from next_key, one each."""
