@@ -22,7 +22,7 @@ from evalwh.cli import report as report_cmd
 from evalwh.cli import sql as sql_cmd
 from evalwh.cli import spark as spark_cmd
 from evalwh.cli import trec_eval as trec_eval_cmd
-from evalwh.cli._errors import DEBUG
+from evalwh.cli._errors import DEBUG, OneLineGroup
 from evalwh.cli._help import fold_long_words
 
 fold_long_words()
@@ -33,6 +33,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     add_completion=False,
+    cls=OneLineGroup,  # (usage errors in one line, exit 2; every float option finite)
 )
 
 

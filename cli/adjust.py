@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from evalwh.cli._errors import handle_errors
-from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, FormatOption, OutputFormat, OutputOption, default_collection
+from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, FormatOption, OutputFormat, OutputOption, default_collection, number
 from evalwh.cli._progress import progress_bar
 from evalwh.cli._render import render
 
@@ -25,9 +25,9 @@ def adjust(
         Path | None, typer.Option("--common-topics", help="File of common topic ids, one per line.", dir_okay=False)
     ] = None,
     unjudged: Annotated[str, typer.Option("--unjudged", help="'nonrelevant' (assumed) or 'condensed'.")] = "nonrelevant",
-    confidence: Annotated[float, typer.Option("--confidence", help="Confidence of the CLT check.")] = 0.95,
-    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 10_000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 1,
+    confidence: Annotated[float, typer.Option("--confidence", click_type=number(0, 1, min_open=True, max_open=True), help="Confidence of the CLT check.")] = 0.95,
+    resamples: Annotated[int, typer.Option("--resamples", min=1, help="Bootstrap resamples.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the bootstrap.")] = 1,
     store: Annotated[bool, typer.Option("--store/--no-store", help="Keep the result in the pool_adjustments table.")] = True,
     db: DbOption = DEFAULT_DB,
     fmt: FormatOption = OutputFormat.table,

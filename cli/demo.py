@@ -20,7 +20,7 @@ def demo(
         str, typer.Option("--collection", "-c", help="Collection name for the demo.")
     ] = "demo",
     seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the generator (same seed, same files).")
+        int, typer.Option("--seed", min=0, help="Seed of the generator (same seed, same files).")
     ] = 0,
     db: DbOption = DEFAULT_DB,
 ) -> None:

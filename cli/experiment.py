@@ -7,13 +7,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from evalwh.cli._errors import handle_errors
 from evalwh.cli._options import (
-    default_collection,
     DEFAULT_DB,
     CollectionOption,
     DbOption,
     FormatOption,
     OutputFormat,
     OutputOption,
+    default_collection,
+    number,
 )
 from evalwh.cli._progress import progress_bar
 from evalwh.cli._render import render
@@ -32,15 +33,16 @@ MeasuresOption = Annotated[
 ]
 QrelsOption = Annotated[str, typer.Option("--qrels-id", help="The full qrels set to start from.")]
 SeedOption = Annotated[
-    int, typer.Option("--seed", help="Seed of the random generator (results are reproducible).")
+    int, typer.Option("--seed", min=0, help="Seed of the random generator (results are reproducible).")
 ]
 CapOption = Annotated[
-    int, typer.Option("--cap", help="Documents per topic counted by the exclusion rule.")
+    int, typer.Option("--cap", min=1, help="Documents per topic counted by the exclusion rule.")
 ]
 ShareOption = Annotated[
     float,
     typer.Option(
-        "--share", help="Share of |T| x cap a run must retrieve to take part (methods §8.1)."
+        "--share", click_type=number(0, 1, min_open=True),
+        help="Share of |T| x cap a run must retrieve to take part (methods §8.1)."
     ),
 ]
 ExperimentOption = Annotated[

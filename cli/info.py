@@ -15,7 +15,11 @@ def collections(
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
 ) -> None:
-    """List the collections: topics, judged and relevant documents, runs.
+    """List the collections: topics, judged and relevant documents, runs, label sets.
+
+    The counts are those of one label set, named in counted_set: `default` when the
+    collection has it, else its first human set (a collection of label sets without runs,
+    say human and LLM labels, is counted on its human labels); qrels_sets counts every set.
 
     Example: evalwh collections --db trec.duckdb
     """

@@ -16,6 +16,7 @@ from evalwh.cli._options import (
     OutputFormat,
     OutputOption,
     default_collection,
+    number,
 )
 from evalwh.cli._render import render
 
@@ -27,6 +28,15 @@ class AgreementLayout(str, enum.Enum):
 
     summary = "summary"
     confusion = "confusion"
+    raters = "raters"
+
+
+class AlphaLevel(str, enum.Enum):
+    """Krippendorff's alpha's level of measurement."""
+
+    nominal = "nominal"
+    ordinal = "ordinal"
+    interval = "interval"
 
 
 class SensitivityLayout(str, enum.Enum):
@@ -59,8 +69,24 @@ def agreement(
     ] = None,
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="One row per set and topic.")] = False,
     layout: Annotated[
-        AgreementLayout, typer.Option("--layout", help="summary (the statistics) or confusion (counts per grade pair).")
+        AgreementLayout,
+        typer.Option(
+            "--layout",
+            help="summary (the statistics), confusion (counts per grade pair) or raters (Krippendorff's alpha of the "
+            "reference and the sets together).",
+        ),
     ] = AgreementLayout.summary,
+    bootstrap: Annotated[
+        int,
+        typer.Option(
+            "--bootstrap", min=0, help="Bootstrap samples over topics for the intervals of kappa and alpha (0: none)."
+        ),
+    ] = 1000,
+    confidence: Annotated[float, typer.Option("--confidence", click_type=number(0, 1, min_open=True, max_open=True), help="Coverage of the intervals.")] = 0.95,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed of the bootstrap (none: fresh each run).")] = None,
+    level: Annotated[
+        AlphaLevel, typer.Option("--level", help="The level of Krippendorff's alpha whose interval the summary gives.")
+    ] = AlphaLevel.ordinal,
     sort: Annotated[
         str | None, typer.Option("--sort", help="Sort the summary by this column, largest first (e.g. kappa).")
     ] = None,
@@ -72,8 +98,11 @@ def agreement(
 
     Each set gets percent agreement, Cohen's kappa (unweighted, linear and quadratic weights)
     and Krippendorff's alpha (nominal, ordinal, interval), and how many pairs only one side
-    judged. An undefined kappa (one grade on a side) or fewer than 30 shared pairs is noted
-    in the table and warned about on stderr.
+    judged, with 95% intervals for kappa and alpha (a bootstrap over topics; not with
+    --per-query). Kappa is empty when undefined (both sides give every pair one grade) and 0
+    when one side does; both, and fewer than 30 shared pairs, are noted in the table and
+    warned about on stderr. --layout raters gives Krippendorff's alpha of the reference and
+    the sets together (several raters at once).
 
     Example: evalwh agreement -c llmjudge --reference human --binary-at 2 --sort kappa
     """
@@ -83,8 +112,12 @@ def agreement(
     with Warehouse.open_reader(db) as wh:
         frame = wh.agreement(
             reference, sets or None, collection=collection, binary_at=binary_at, per_query=per_query,
-            layout=layout.value,
+            layout=layout.value, resamples=bootstrap, confidence=confidence, seed=seed, level=level.value,
         )  # fmt: skip
+    if layout is AgreementLayout.raters:
+        _warn(frame, ["sets"])
+        render(frame, fmt, output, title=f"{collection}: Krippendorff's alpha of {frame['raters'][0]} label sets together")
+        return
     if layout is AgreementLayout.confusion:
         render(frame, fmt, output, title=f"{collection}: shared pairs per grade, rows {reference}, columns the set")
         return
@@ -112,13 +145,13 @@ def sensitivity(
         typer.Option("--measure", "-m", help="Measure spec; repeatable (default: AP, nDCG@10, P@10 and bpref)."),
     ] = None,
     run: Annotated[list[str] | None, typer.Option("--run", help="Rank only this run; repeatable.")] = None,
-    rbo_p: Annotated[float, typer.Option("--rbo-p", help="RBO's persistence p (0 < p < 1).")] = 0.9,
-    top_k: Annotated[int, typer.Option("--top-k", help="Depth of the top-k overlap.")] = 10,
+    rbo_p: Annotated[float, typer.Option("--rbo-p", click_type=number(0, 1, min_open=True, max_open=True), help="RBO's persistence p (0 < p < 1).")] = 0.9,
+    top_k: Annotated[int, typer.Option("--top-k", min=1, help="Depth of the top-k overlap.")] = 10,
     bootstrap: Annotated[
-        int, typer.Option("--bootstrap", help="Bootstrap samples over topics for tau_b's interval (0: none).")
+        int, typer.Option("--bootstrap", min=0, help="Bootstrap samples over topics for tau_b's interval (0: none).")
     ] = 1000,
-    confidence: Annotated[float, typer.Option("--confidence", help="Coverage of the bootstrap interval.")] = 0.95,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the bootstrap (none: fresh each run).")] = None,
+    confidence: Annotated[float, typer.Option("--confidence", click_type=number(0, 1, min_open=True, max_open=True), help="Coverage of the bootstrap interval.")] = 0.95,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed of the bootstrap (none: fresh each run).")] = None,
     layout: Annotated[
         SensitivityLayout,
         typer.Option("--layout", help="summary (per set and measure), runs (rank and score per set) or sets (ranked)."),

@@ -43,7 +43,7 @@ def _runs(runs: str | None, runs_file: Path | None) -> list[str] | None:
 @default_collection
 def build(
     collection: CollectionOption = None,
-    depth: Annotated[int, typer.Option("--depth", "-d", help="Pool depth lambda: each member's top documents.")] = 100,
+    depth: Annotated[int, typer.Option("--depth", "-d", min=1, help="Pool depth lambda: each member's top documents.")] = 100,
     runs_from: RunsFromOption = "pooled",
     runs: RunsOption = None,
     runs_file: RunsFileOption = None,
@@ -98,7 +98,7 @@ def list_(
 def contributions(
     collection: CollectionOption = None,
     pool: Annotated[str | None, typer.Option("--pool", help="A stored pool (else --depth and the runs).")] = None,
-    depth: Annotated[int | None, typer.Option("--depth", "-d", help="Pool depth, without --pool.")] = None,
+    depth: Annotated[int | None, typer.Option("--depth", "-d", min=1, help="Pool depth, without --pool.")] = None,
     runs_from: RunsFromOption = "pooled",
     runs: RunsOption = None,
     runs_file: RunsFileOption = None,

@@ -23,19 +23,38 @@ def _sql_file(query: str) -> Path | None:
 
 def _read_sql(query: str) -> str:
     """The SQL itself, a file's contents, or standard input for ``-``."""
-    from evalwh.errors import NotFoundError, QueryError
+    from evalwh.errors import QueryError
 
     if query == "-":
         return sys.stdin.read()
     path = _sql_file(query)
     if path is not None:
         if not path.is_file():
-            raise NotFoundError(f"{path}: no such SQL file")
+            _not_a_file(path)
         try:
             return path.read_text(encoding="utf-8")
         except UnicodeDecodeError:
             raise QueryError(f"{path}: not a UTF-8 text file, so not SQL") from None
     return query
+
+
+def _not_a_file(path: Path) -> None:
+    """Raise one line saying what ``path`` is, when it is not a regular file: absent, a folder, a device."""
+    import os
+    import stat
+
+    from evalwh.errors import NotFoundError, QueryError
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise NotFoundError(f"{path}: no such SQL file") from None
+    except OSError as error:
+        raise QueryError(f"{path}: cannot read the SQL file ({error.strerror})") from None
+    kinds = [(stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket")]  # fmt: skip
+    kind = next((name for test, name in kinds if test(mode)), "not a file")
+    raise QueryError(f"{path}: not a regular file ({kind}), so not a SQL file; give a .sql file or the SQL itself")
 
 
 def _not_echoed(path: Path, error: Exception) -> Exception:

@@ -158,9 +158,11 @@ class Warehouse(Store):
         (``--fill``); the ``qrels_id`` column then reads ``A+B``.
         """
         from evalwh.measures.evaluation import evaluate, wide_form
+        from evalwh.methods.judgments import require_runs
 
         if store:
             self.require_writer("store results")
+        require_runs(self, self.default_collection(collection), command="eval")
         frame = evaluate(
             self, _names(measures), collection=self.default_collection(collection), runs=runs,
             per_query=per_query, depths=depths, qrels_id=qrels_id, rel=rel, unjudged=unjudged,
@@ -221,7 +223,9 @@ class Warehouse(Store):
             significance table, ``runs``, ``anova`` and ``families`` are DataFrames too.
         """
         from evalwh.methods.comparisons import compare_collection
+        from evalwh.methods.judgments import require_runs
 
+        require_runs(self, self.default_collection(collection), command="compare")
         return compare_collection(
             self, self.default_collection(collection), _names(measures), list(runs or []),
             baselines=_names(baseline), all_runs=all_runs or runs is None, qrels_id=qrels_id, fill=_names(fill),
@@ -401,6 +405,9 @@ class Warehouse(Store):
         from evalwh.methods.bounds import compare as compare_bands
         from evalwh.methods.bounds import compute_bounds
 
+        from evalwh.methods.judgments import require_runs
+
+        require_runs(self, self.default_collection(collection), command="bounds")
         chosen = list(runs) if runs is not None else None
         if compare and (chosen is None or len(chosen) != 2):
             raise MetricParamError("bounds: compare=True needs exactly two runs")
@@ -514,21 +521,24 @@ class Warehouse(Store):
 
     def agreement(
         self, reference: str, sets: str | Iterable[str] | None = None, *, collection: str | None = None,
-        binary_at: float | None = None, per_query: bool = False, layout: str = "summary",
+        binary_at: float | None = None, per_query: bool = False, layout: str = "summary", resamples: int = 0,
+        confidence: float = 0.95, seed: int | None = None, level: str = "ordinal",
     ) -> pd.DataFrame:  # fmt: skip
         """Label sets against a reference on the pairs both judged: ``evalwh agreement``.
 
         Percent agreement, Cohen's kappa (unweighted, linear, quadratic) and Krippendorff's
         alpha (nominal, ordinal, interval), with ``binary_at`` also on grade >= it; per set, or
-        per set and topic, or the confusion matrices (``layout="confusion"``); ``sets`` None is
-        every other set. See :func:`evalwh.methods.judgments.agreement`.
+        per set and topic, or the confusion matrices (``layout="confusion"``), or alpha of the
+        reference and the sets together (``layout="raters"``); ``sets`` None is every other
+        set. ``resamples`` > 0 adds bootstrap intervals over topics for kappa and alpha at
+        ``level``. See :func:`evalwh.methods.judgments.agreement`.
         """
         from evalwh.methods.judgments import agreement
 
         return agreement(
             self, self.default_collection(collection), reference, None if sets is None else _names(sets),
-            binary_at=binary_at,
-            per_query=per_query, layout=layout,
+            binary_at=binary_at, per_query=per_query, layout=layout, resamples=resamples, confidence=confidence,
+            seed=seed, level=level,
         )  # fmt: skip
 
     def sensitivity(
@@ -573,7 +583,8 @@ class Warehouse(Store):
         ``resamples``, ``qrels_id``, ``flag_gap``, ``pool_depth``, ``bounds`` and ``fill`` (sets
         that fill the pairs ``qrels_id`` did not judge, as in :meth:`evaluate`)
         (:class:`~evalwh.present.report.ReportOptions`). A collection with more than one label
-        set gets a judgments section.
+        set gets a judgments section; a collection of label sets without runs gets the
+        label-set report instead (:func:`evalwh.present.report.labels.label_set_report`).
 
         Args:
             path: Write the report to this file (atomically); None writes nothing.
@@ -589,6 +600,18 @@ class Warehouse(Store):
 
         if format not in ("html", "md"):
             raise EvalWhError(f"report: format {format!r}: give html or md")
+        name = self.default_collection(collection)
+        self.require_collection(name)
+        if not self.run_ids(name):
+            # label sets without runs (a judging study): the label-set report
+            from evalwh.present.report.labels import label_set_report
+
+            text = label_set_report(self, name, format=format, qrels_id=qrels_id, seed=seed)
+            if path is not None:
+                from evalwh.io.files import write_text
+
+                write_text(path, text)
+            return text
         options = ReportOptions(
             measures=None if measures is None else tuple(measures), pairing=pairing,
             depths=None if depths is None else tuple(depths),
@@ -664,16 +687,35 @@ class Warehouse(Store):
         return transfer.import_export(self, directory, replace=replace)
 
 
+def _takes_names(annotation: object) -> bool:
+    """Whether a parameter annotated so takes names (``Sequence[str]``), not paths or numbers."""
+    import re
+
+    text = str(annotation)
+    return bool(re.search(r"\b(Sequence|Iterable)\[str\]", text)) and "PathLike" not in text
+
+
 def _one_at_a_time(cls: type[Warehouse]) -> type[Warehouse]:
-    """Make every public job of ``cls`` hold the warehouse's lock while it runs.
+    """Make every public job of ``cls`` hold the warehouse's lock while it runs, on arguments checked.
 
     A DuckDB connection runs one statement at a time, and a job is many statements (often in
     one transaction): two threads sharing a ``Warehouse`` would interleave them ("connection
     is busy", "transaction is aborted"). With the lock they take turns, and each job sees its
     own transaction whole. (``wh.con`` used directly is outside the lock; for parallel work
-    open one reader per thread with :meth:`Warehouse.open_reader`.)
+    open one reader per thread with :meth:`Warehouse.open_reader`.) A job that comes after
+    :meth:`close` (a thread that waited for the lock while another closed the warehouse) is a
+    :class:`~evalwh.errors.WarehouseClosedError`, not DuckDB's error about a closed connection.
+
+    The arguments are checked here once for every job: a parameter that takes names
+    (``runs``, ``sets``, ``common_topics``: annotated ``Sequence[str]``) takes one name as a
+    plain string too (``sensitivity("default")`` is the set ``default``, not the sets ``d``,
+    ``e``, ...), and a ``seed`` must be a whole number >= 0 or None
+    (:func:`~evalwh.errors.check_seed`).
     """
     import functools
+    import inspect
+
+    from evalwh.errors import WarehouseClosedError, check_seed
 
     names = [n for n, v in vars(cls).items() if callable(v) and not n.startswith("_")]
     names += ["collections", "runs", "run_ids", "query", "close"]  # (Store's, for users)
@@ -681,9 +723,28 @@ def _one_at_a_time(cls: type[Warehouse]) -> type[Warehouse]:
         method = getattr(cls, name)
         if isinstance(vars(cls).get(name), (classmethod, staticmethod)):
             continue
+        signature = inspect.signature(method)
+        listed = tuple(p.name for p in signature.parameters.values() if _takes_names(p.annotation))
+        seeded = "seed" in signature.parameters
 
-        def locked(self: Warehouse, *args: Any, __method: Any = method, **kwargs: Any) -> Any:
+        def locked(
+            self: Warehouse, *args: Any, __method: Any = method, __signature: inspect.Signature = signature,
+            __listed: tuple[str, ...] = listed, __seeded: bool = seeded, **kwargs: Any,
+        ) -> Any:  # fmt: skip
+            if __listed or __seeded:
+                bound = __signature.bind(self, *args, **kwargs)
+                for param in __listed:
+                    if isinstance(bound.arguments.get(param), str):
+                        bound.arguments[param] = [bound.arguments[param]]
+                if __seeded:
+                    check_seed(bound.arguments.get("seed"))
+                args, kwargs = bound.args[1:], bound.kwargs
             with self._lock:
+                if self.closed and __method.__name__ != "close":
+                    raise WarehouseClosedError(
+                        f"{self.path}: the warehouse was closed (Warehouse.close()) before "
+                        f"{__method.__name__}() could run; open it again"
+                    )
                 return __method(self, *args, **kwargs)
 
         setattr(cls, name, functools.wraps(method)(locked))

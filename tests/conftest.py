@@ -98,6 +98,13 @@ SLOW_FILES = {
     "test_report_scale.py",
 }
 SLOW = {
+    "test_ir_measures_provider.py": [
+        "test_equals_default_providers_with_ties",
+        "test_equals_default_providers_on_distinct_scores",
+        "test_pt_experiment",
+    ],
+    "test_ir_metadata.py": ["test_evaluates_the_same_with_and_without_the_block", "test_report_shows_the_method"],
+    "test_irds.py": ["test_trec_dl_2019_offline", "test_compare_accepts_irds"],
     "test_adhoc.py": ["test_write_statement_refused_and_data_unchanged"],
     "test_agreement.py": [
         "test_kappa_and_alpha_are_symmetric",

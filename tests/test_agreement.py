@@ -104,8 +104,11 @@ def test_per_query_matches_references(llmjudge: Path) -> None:
             topic = merged[merged["query_id"] == row.query_id]
             a, b = topic["relevance_x"].to_numpy(), topic["relevance_y"].to_numpy()
             assert row.pairs == len(topic)
+            if len(np.unique(a)) < 2 and len(np.unique(b)) < 2 and a[0] == b[0]:
+                assert np.isnan(row.kappa) and "kappa and alpha undefined" in row.note
+                continue
             if len(np.unique(a)) < 2 or len(np.unique(b)) < 2:
-                assert np.isnan(row.kappa) and "kappa undefined" in row.note
+                assert row.kappa == 0.0 and row.kappa_linear == 0.0 and "kappa is 0" in row.note
                 continue
             ca, cb = np.searchsorted(labels, a), np.searchsorted(labels, b)
             full = np.arange(len(labels))
@@ -156,7 +159,7 @@ def test_counts_each_side_lacks(small: Path) -> None:
         ["1", 3, 1, 1], ["2", 1, 2, 1],
     ]  # fmt: skip
     assert "only 4 shared pairs (under 30)" in total.loc[0, "note"]
-    assert "kappa undefined: the reference has one grade (1) and the set has one grade (1)" in topics.loc[1, "note"]
+    assert "kappa and alpha undefined: both sides give every pair grade 1" in topics.loc[1, "note"]
     assert np.isnan(topics.loc[1, "kappa"])
 
 
@@ -197,10 +200,29 @@ def test_cli_warns_on_few_pairs(small: Path) -> None:
 
 
 def test_scalar_functions_say_why_undefined() -> None:
-    with pytest.raises(InsufficientDataError, match=r"kappa undefined: the reference has one grade \(2\)"):
-        ag.cohen_kappa([2, 2, 2], [0, 1, 2])
-    with pytest.raises(InsufficientDataError, match="alpha undefined"):
+    with pytest.raises(InsufficientDataError, match="kappa and alpha undefined: both sides give every pair grade 1"):
+        ag.cohen_kappa([1, 1], [1, 1])
+    with pytest.raises(InsufficientDataError, match="kappa and alpha undefined"):
         ag.krippendorff_alpha([1, 1], [1, 1])
+
+
+def test_kappa_is_empty_exactly_when_undefined_and_0_where_it_is_0() -> None:
+    """Issue 37: kappa 0.0 was printed beside "kappa undefined" for a side with one grade.
+
+    One side constant against a side with several grades: p_o = p_e, kappa is 0 (as
+    scikit-learn computes it), alpha is defined. Both sides one and the same grade: 0/0.
+    """
+    assert ag.cohen_kappa([2, 2, 2], [0, 1, 2]) == 0.0 == cohen_kappa_score([2, 2, 2], [0, 1, 2])
+    assert ag.cohen_kappa([0, 0], [1, 1]) == 0.0  # two constant sides, two grades
+    table = ag.agreement_table([2, 2, 2, 0, 0, 1, 1], [0, 1, 2, 0, 0, 0, 0], groups=[0, 0, 0, 1, 1, 2, 2], binary_at=1)
+    assert table.loc[0, "note"].startswith("the reference gives every pair grade 2: kappa is 0")
+    assert table.loc[0, "alpha_nominal"] == pytest.approx(
+        krippendorff.alpha(reliability_data=np.array([[2, 2, 2], [0, 1, 2]]), level_of_measurement="nominal")
+    )
+    assert table.loc[1, "note"].startswith("kappa and alpha undefined: both sides give every pair grade 0")
+    assert np.isnan(table.loc[1, "kappa"]) and np.isnan(table.loc[1, "alpha_nominal"])
+    assert table.loc[2, "kappa"] == 0.0  # reference 1, set 0 throughout
+    assert table.loc[2, "note"].startswith("the reference gives every pair grade 1 and the set gives every pair grade 0")
 
 
 def test_fractional_grades_are_categories() -> None:
@@ -245,7 +267,7 @@ def test_identical_sets_agree_fully(pair: tuple[np.ndarray, np.ndarray]) -> None
         for column in ("kappa", "kappa_linear", "kappa_quadratic", "alpha_nominal", "alpha_ordinal", "alpha_interval"):
             assert row[column] == pytest.approx(1.0), column
     else:
-        assert np.isnan(row["kappa"]) and row["note"].startswith("kappa undefined")
+        assert np.isnan(row["kappa"]) and row["note"].startswith("kappa and alpha undefined")
 
 
 @settings(max_examples=100, deadline=None)
@@ -274,3 +296,128 @@ def test_docstring_examples() -> None:
     for module in (ag, evalwh.stats.rankings, evalwh.methods.judgments):
         failures, tried = doctest.testmod(module)
         assert tried > 0 and failures == 0, module.__name__
+
+
+# -- intervals and several raters (issue 36) ---------------------------------------------------
+
+
+def _three_sets(seed: int) -> pd.DataFrame:
+    """Six topics of 12 documents, grades 0-3 by a 'human', an 'llm' that errs by a grade on a
+    third of them, and a 'third' set that judged only some of the documents."""
+    generator = np.random.default_rng(seed)
+    rows = [(str(t), f"d{d}") for t in range(1, 7) for d in range(12)]
+    human = generator.integers(0, 4, len(rows))
+    llm = np.clip(human + generator.choice([-1, 0, 0, 1], len(rows)) * (generator.random(len(rows)) < 0.5), 0, 3)
+    third = np.where(generator.random(len(rows)) < 0.6, np.clip(human + generator.integers(-1, 2, len(rows)), 0, 3), -1)
+    frame = pd.DataFrame(rows, columns=["query_id", "doc_id"])
+    return frame.assign(human=human, llm=llm, third=third)
+
+
+@pytest.fixture
+def three_sets(tmp_path: Path) -> tuple[Path, pd.DataFrame]:
+    frame = _three_sets(36)
+    db = tmp_path / "sets.duckdb"
+    with Warehouse(db) as wh:
+        for name in ("human", "llm", "third"):
+            qrels = frame[["query_id", "doc_id", name]].rename(columns={name: "relevance"})
+            wh.ingest_qrels(qrels, collection="c", qrels_id=name)
+    return db, frame
+
+
+def test_kappa_and_alpha_intervals_equal_a_loop_over_replicates(three_sets: tuple[Path, pd.DataFrame]) -> None:
+    """Topics drawn as documented; each replicate's kappa by scikit-learn, alpha by krippendorff."""
+    from scipy import stats
+
+    db, frame = three_sets
+    with Warehouse.open_reader(db) as wh:
+        row = wh.agreement("human", "llm", resamples=200, seed=4, level="interval").iloc[0]
+    topics = sorted(frame["query_id"].unique())
+    drawn = np.random.default_rng(4).integers(0, len(topics), size=(200, len(topics)))
+    kappas, alphas = [], []
+    for draw in drawn:
+        sample = pd.concat([frame[frame["query_id"] == topics[t]] for t in draw])
+        kappas.append(cohen_kappa_score(sample["human"], sample["llm"]))
+        alphas.append(krippendorff.alpha(reliability_data=np.vstack([sample["human"], sample["llm"]]).astype(float),
+                                         level_of_measurement="interval"))  # fmt: skip
+    z = stats.norm.ppf(0.975)
+    kappa = cohen_kappa_score(frame["human"], frame["llm"])
+    alpha = krippendorff.alpha(reliability_data=np.vstack([frame["human"], frame["llm"]]).astype(float),
+                               level_of_measurement="interval")  # fmt: skip
+    assert row["kappa"] == pytest.approx(kappa, abs=1e-12)
+    assert (row["kappa_low"], row["kappa_high"]) == pytest.approx(
+        (kappa - z * np.std(kappas, ddof=1), kappa + z * np.std(kappas, ddof=1)), abs=1e-9
+    )
+    assert (row["alpha_interval_low"], row["alpha_interval_high"]) == pytest.approx(
+        (alpha - z * np.std(alphas, ddof=1), alpha + z * np.std(alphas, ddof=1)), abs=1e-9
+    )
+    assert row["kappa_low"] < row["kappa"] < row["kappa_high"]
+
+
+def test_several_raters_equal_the_krippendorff_package(three_sets: tuple[Path, pd.DataFrame]) -> None:
+    """Three sets, 'third' with holes: units with one value are not pairable (as the package has it)."""
+    from scipy import stats
+
+    db, frame = three_sets
+    with Warehouse.open_reader(db) as wh:
+        row = wh.agreement("human", ["llm", "third"], layout="raters", resamples=100, seed=2).iloc[0]
+    data = frame[["human", "llm", "third"]].to_numpy(dtype=float).T
+    data[data < 0] = np.nan
+    assert row["sets"] == "human, llm, third" and row["raters"] == 3
+    assert (row["topics"], row["units"], row["values"]) == (6, 72, 144 + int((frame["third"] >= 0).sum()))
+    for level in ("nominal", "ordinal", "interval"):
+        expected = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+        assert row[f"alpha_{level}"] == pytest.approx(expected, abs=1e-12), level
+    # the interval: the same topic draws, the package on each replicate's units
+    topics = sorted(frame["query_id"].unique())
+    drawn = np.random.default_rng(2).integers(0, len(topics), size=(100, len(topics)))
+    replicates = [
+        krippendorff.alpha(reliability_data=np.hstack([data[:, (frame["query_id"] == topics[t]).to_numpy()] for t in d]),
+                           level_of_measurement="ordinal")  # fmt: skip
+        for d in drawn
+    ]
+    half = stats.norm.ppf(0.975) * np.std(replicates, ddof=1)
+    assert (row["alpha_ordinal_low"], row["alpha_ordinal_high"]) == pytest.approx(
+        (row["alpha_ordinal"] - half, row["alpha_ordinal"] + half), abs=1e-9
+    )
+
+
+def test_two_raters_equal_the_pairwise_alpha(three_sets: tuple[Path, pd.DataFrame]) -> None:
+    db, _ = three_sets
+    with Warehouse.open_reader(db) as wh:
+        two = wh.agreement("human", "third", layout="raters").iloc[0]
+        pairwise = wh.agreement("human", "third").iloc[0]
+    for level in ("nominal", "ordinal", "interval"):
+        assert two[f"alpha_{level}"] == pytest.approx(pairwise[f"alpha_{level}"], abs=1e-12)
+    assert two["units"] == pairwise["pairs"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31), st.integers(2, 5))
+def test_coincidence_of_several_coders_equals_the_package(seed: int, coders: int) -> None:
+    generator = np.random.default_rng(seed)
+    values = generator.integers(-1, 4, size=(15, coders))  # -1: no value
+    cats = np.arange(4.0)
+    coincidence = ag.coincidence_per_group(values, np.zeros(15, dtype=np.int64), 1, 4)
+    data = np.where(values >= 0, values, np.nan).astype(float).T
+    pairable = (values >= 0).sum(axis=1) >= 2
+    for level in ("nominal", "ordinal", "interval"):
+        mine = ag.alpha_from_coincidence(coincidence, cats, level=level)[0]
+        values_in_units = data[:, pairable]
+        if len(np.unique(values_in_units[~np.isnan(values_in_units)])) < 2:
+            assert np.isnan(mine)
+            continue
+        assert mine == pytest.approx(krippendorff.alpha(reliability_data=data, level_of_measurement=level), abs=1e-9)
+
+
+def test_agreement_cli_intervals_and_raters(three_sets: tuple[Path, pd.DataFrame]) -> None:
+    db, _ = three_sets
+    result = runner.invoke(app, ["agreement", "-c", "c", "--reference", "human", "--seed", "1", "-f", "csv", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    table = pd.read_csv(io.StringIO(result.stdout))
+    assert list(table["qrels_id"]) == ["llm", "third"]
+    assert ((table["kappa_low"] <= table["kappa"]) & (table["kappa"] <= table["kappa_high"])).all()
+    assert ((table["alpha_ordinal_low"] <= table["alpha_ordinal"]) & (table["alpha_ordinal"] <= table["alpha_ordinal_high"])).all()
+    result = runner.invoke(app, ["agreement", "-c", "c", "--reference", "human", "--layout", "raters", "--bootstrap", "0",
+                                 "-f", "csv", "--db", str(db)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert pd.read_csv(io.StringIO(result.stdout))["raters"].tolist() == [3]

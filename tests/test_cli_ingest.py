@@ -150,7 +150,8 @@ def test_clash_replace_and_run_id(runner, db, tmp_path):
     lines = result.stdout.splitlines()
     assert (
         lines[0]
-        == "run_id,topics,docs,min_depth,max_depth,group_name,run_type,pooled,source_file,sha256"
+        == "run_id,topics,docs,min_depth,max_depth,group_name,run_type,pooled,source_file,sha256,"
+        "ir_method,ir_team,ir_metadata"  # (the last three: the run file's ir_metadata block)
     )
     assert [line.split(",")[:5] + [line.split(",")[8]] for line in lines[1:]] == [
         ["first", "2", "3", "1", "2", "run.txt"],
@@ -165,7 +166,7 @@ def test_run_metadata_and_collections(runner, db, tmp_path):
     result = invoke(runner, "ingest", "run-metadata", table, "-c", "c", "--db", db)
     assert (result.exit_code, result.stdout) == (0, "metadata set for 1 runs\n")
     result = invoke(runner, "collections", "--db", db, "--format", "csv")
-    assert result.stdout == "collection_id,topics,judged,relevant,runs,qrels_sets\nc,2,3,2,1,1\n"
+    assert result.stdout == "collection_id,topics,judged,relevant,runs,qrels_sets,counted_set\nc,2,3,2,1,1,default\n"
     result = invoke(runner, "runs", "-c", "c", "--db", db, "--format", "json")
     assert '"group_name":"uni","run_type":"manual","pooled":true' in result.stdout
     bad = write(tmp_path, "bad.tsv", "run_id\tpooled\nr\tperhaps\n")
@@ -278,7 +279,7 @@ def test_demo(runner, db, tmp_path):
     assert again.stdout.count("already ingested, unchanged") == len(lines) - 1
     result = invoke(runner, "collections", "--db", db, "--format", "csv")
     assert result.stdout == (
-        "collection_id,topics,judged,relevant,runs,qrels_sets\ndemo,30,2540,556,8,1\n"
+        "collection_id,topics,judged,relevant,runs,qrels_sets,counted_set\ndemo,30,2540,556,8,1,default\n"
     )
 
 

@@ -1011,7 +1011,7 @@ def test_trec8_counts_match_provenance(trec8):
     assert sum(r.lines for r in results) == 6_284_293
     assert updated == 129
     assert wh.collections().drop(columns="collection_id").values.tolist() == [
-        [50, 86_830, 4_728, 129, 1]
+        [50, 86_830, 4_728, 129, 1, "default"]
     ]
     assert wh.con.execute(
         "SELECT count(DISTINCT doc_id), count(*) FILTER (WHERE relevance = 0) FROM qrels"

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 _QUERIES = "evalwh.queries.judgments"
 SCORE_DECIMALS = 12
 """Mean scores are compared at this many decimals when runs are ranked (methods §11.4)."""
-LAYOUTS = ("summary", "confusion")
+LAYOUTS = ("summary", "confusion", "raters")
 STATISTICS = (
     "agreement", "kappa", "kappa_linear", "kappa_quadratic", "alpha_nominal", "alpha_ordinal", "alpha_interval",
 )  # fmt: skip
@@ -45,6 +45,24 @@ def known_sets(store: Store, collection: str) -> list[str]:
     """The qrels sets of ``collection`` (an error naming the collections if it has none)."""
     store.require_collection(collection)
     return [str(v) for v in store.df(sql.query(_QUERIES, "sets"), {"collection_id": collection})["qrels_id"]]
+
+
+def require_runs(store: Store, collection: str, *, command: str) -> None:
+    """Raise NotFoundError in one line when ``collection`` holds label sets but no runs.
+
+    A collection of label sets alone (human and LLM labels, the usual judging study) has no
+    ranking to evaluate, compare or bound; the message says what works on it instead.
+    """
+    store.require_collection(collection)
+    if store.run_ids(collection):
+        return
+    sets = known_sets(store, collection)
+    listed = ", ".join(sets[:5]) + (f" and {len(sets) - 5} more" if len(sets) > 5 else "")
+    held = f"only label sets ({listed})" if sets else "no label sets either"
+    raise NotFoundError(
+        f"{command}: collection {collection!r} has no runs, {held}; evalwh agreement compares label sets, "
+        "evalwh report writes a label-set report, evalwh ingest runs adds runs"
+    )
 
 
 def check_sets(store: Store, collection: str, names: Sequence[str], *, command: str) -> None:
@@ -71,6 +89,10 @@ def agreement(
     binary_at: float | None = None,
     per_query: bool = False,
     layout: str = "summary",
+    resamples: int = 0,
+    confidence: float = 0.95,
+    seed: int | None = None,
+    level: str = "ordinal",
 ) -> pd.DataFrame:
     """Every label set against ``reference`` on the pairs both judged (methods §11.1-§11.3).
 
@@ -82,16 +104,27 @@ def agreement(
             None: every other set of the collection.
         binary_at: Also compare grade >= this on both sides (``kappa_binary``, ``agreement_binary``).
         per_query: One row per set and topic (every topic either side judged).
-        layout: ``summary`` (the statistics) or ``confusion`` (one row per set and reference
-            grade, one column per grade of any set, counts of shared pairs; grades as text).
+        layout: ``summary`` (the statistics), ``confusion`` (one row per set and reference
+            grade, one column per grade of any set, counts of shared pairs; grades as text)
+            or ``raters`` (Krippendorff's alpha of the reference and the sets together,
+            :func:`raters`).
+        resamples: Bootstrap replicates over topics for the intervals of kappa and alpha
+            (methods §11.7); 0: none. Not with ``per_query``.
+        confidence: Coverage of the intervals.
+        seed: Seed of the bootstrap (None: a fresh one each call).
+        level: The level of Krippendorff's alpha whose interval is given (nominal, ordinal,
+            interval).
 
     Returns:
         ``summary``: ``qrels_id, [query_id,] pairs, only_reference, only_set, agreement, kappa,
         kappa_linear, kappa_quadratic, alpha_nominal, alpha_ordinal, alpha_interval
         [, kappa_binary, agreement_binary], note``, sets in the order given. ``pairs`` is the
         number of pairs both judged, ``only_reference`` and ``only_set`` those only one side
-        judged (a negative grade is no judgment). A statistic that is undefined (a side with
-        one grade) is empty and ``note`` says why; fewer than 30 shared pairs are noted too.
+        judged (a negative grade is no judgment). Kappa and alpha are empty exactly when
+        undefined (both sides give every pair one and the same grade) and ``note`` says why;
+        a side with one grade gives kappa 0, noted too, as are fewer than 30 shared pairs.
+        With ``resamples``: ``kappa_low, kappa_high, alpha_<level>_low, alpha_<level>_high``
+        before ``note``.
 
     Raises:
         NotFoundError: for an unknown collection or set (with a suggestion).
@@ -122,7 +155,16 @@ def agreement(
         )
     if layout not in LAYOUTS:
         raise MetricParamError(f"agreement: layout {layout!r}: give one of {', '.join(LAYOUTS)}")
+    if level not in agree.ALPHA_LEVELS:
+        raise MetricParamError(f"agreement: level {level!r}: give one of {', '.join(agree.ALPHA_LEVELS)}")
+    if resamples < 0:
+        raise MetricParamError(f"agreement: resamples={resamples}: give 0 (no intervals) or more")
     check_sets(store, collection, [reference, *names], command="agreement")
+    if layout == "raters":
+        return raters(
+            store, collection, [reference, *(n for n in names if n != reference)], resamples=resamples,
+            confidence=confidence, seed=seed,
+        )  # fmt: skip
     params = {"collection_id": collection, "reference": reference, "sets": names}
     pairs = store.run(sql.query(_QUERIES, "pairs"), params).fetchnumpy()
     if layout == "confusion":
@@ -152,10 +194,94 @@ def agreement(
     columns = [*keys, "pairs", "only_reference", "only_set", *STATISTICS]
     if binary_at is not None:
         columns += ["kappa_binary", "agreement_binary"]
+    if resamples and not per_query:
+        cats, counts = agree.confusion(
+            np.asarray(pairs["reference"], dtype=np.float64), np.asarray(pairs["label"], dtype=np.float64),
+            groups=set_index * max(n_topics, 1) + np.asarray(pairs["topic_index"], dtype=np.int64),
+            n_groups=len(names) * max(n_topics, 1),
+        )  # fmt: skip
+        k = len(cats)
+        intervals = agree.bootstrap_agreement(
+            counts.reshape(len(names), max(n_topics, 1), k, k), cats, level=level, resamples=resamples,
+            confidence=confidence, rng=seed,
+        )  # fmt: skip
+        for name, values in intervals.items():
+            out[name] = values
+        columns += list(intervals)
     out = out[[*columns, "note"]]
     for column in ("pairs", "only_reference", "only_set"):
         out[column] = out[column].astype("int64")
     return out
+
+
+def raters(
+    store: Store,
+    collection: str,
+    sets: Sequence[str],
+    *,
+    resamples: int = 0,
+    confidence: float = 0.95,
+    seed: int | None = None,
+) -> pd.DataFrame:
+    """Krippendorff's alpha of several label sets at once (methods §11.7).
+
+    Every (topic, document) pair any of ``sets`` judged is a unit; each set that judged it
+    gives one value (a negative grade is no value). Units with fewer than two values are
+    not pairable and are left out, as Krippendorff defines it; the values equal those of
+    the ``krippendorff`` package on the sets' reliability matrix.
+
+    Returns:
+        One row: ``sets`` (comma-separated), ``raters``, ``topics``, ``units`` (pairable
+        units), ``values`` (their values), ``alpha_nominal, alpha_ordinal, alpha_interval``,
+        with ``resamples`` each with ``_low`` and ``_high`` (the normal bootstrap interval
+        over topics), and ``note``.
+
+    Raises:
+        MetricParamError: with fewer than two sets.
+    """
+    import pandas as pd
+
+    names = list(dict.fromkeys(sets))
+    if len(names) < 2:
+        raise MetricParamError("agreement: Krippendorff's alpha over several raters needs at least two label sets")
+    check_sets(store, collection, names, command="agreement")
+    labels = store.run(sql.query(_QUERIES, "labels"), {"collection_id": collection, "sets": names}).fetchnumpy()
+    grades = np.asarray(labels["grade"], dtype=np.float64)
+    unit = np.asarray(labels["unit_index"], dtype=np.int64)
+    topic_of_row = np.asarray(labels["topic_index"], dtype=np.int64)
+    cats = np.unique(grades)
+    n_units = int(unit.max()) + 1 if len(unit) else 0
+    n_topics = int(topic_of_row.max()) + 1 if len(topic_of_row) else 0
+    # the reliability matrix, units x raters: the category's index, -1 for no value
+    values = np.full((n_units, len(names)), -1, dtype=np.int64)
+    values[unit, np.asarray(labels["set_index"], dtype=np.int64)] = np.searchsorted(cats, grades)
+    topic = np.zeros(n_units, dtype=np.int64)
+    topic[unit] = topic_of_row
+    per_topic = agree.coincidence_per_group(values, topic, max(n_topics, 1), len(cats))
+    total = per_topic.sum(axis=0, keepdims=True)
+    pairable = (values >= 0).sum(axis=1) >= 2
+    row: dict[str, Any] = {
+        "sets": ", ".join(names), "raters": len(names), "topics": int(len(np.unique(topic[pairable]))),
+        "units": int(pairable.sum()), "values": int((values[pairable] >= 0).sum()),
+    }  # fmt: skip
+    if resamples:
+        weights = agree.topic_weights(per_topic.shape[0], resamples, seed)
+        replicates = np.einsum("bt,tij->bij", weights, per_topic)
+    for level in agree.ALPHA_LEVELS:
+        estimate = agree.alpha_from_coincidence(total, cats, level=level)
+        row[f"alpha_{level}"] = float(estimate[0])
+        if resamples:
+            low, high = agree.normal_interval(
+                estimate, agree.alpha_from_coincidence(replicates, cats, level=level)[:, None], confidence
+            )
+            row[f"alpha_{level}_low"], row[f"alpha_{level}_high"] = float(low[0]), float(high[0])
+    notes = []
+    if len(cats) < 2:
+        notes.append("alpha undefined: every value is one grade" if len(cats) else "no unit has two values")
+    elif row["units"] < agree.FEW_PAIRS:
+        notes.append(f"only {row['units']} pairable units (under {agree.FEW_PAIRS}): the statistics are unreliable")
+    row["note"] = "; ".join(notes)
+    return pd.DataFrame([row])
 
 
 def _confusion(pairs: dict[str, Any], names: list[str]) -> pd.DataFrame:
@@ -186,7 +312,8 @@ class Sensitivity:
     Attributes:
         summary: One row per (set, measure): ``reference, qrels_id, measure, runs, kendall_tau_b,
             tau_b_low, tau_b_high, tau_ap, rbo, rbo_p, top_k, top_k_overlap, max_rank_change,
-            max_change_run`` (the interval is the bootstrap's over topics; no run is named
+            max_change_run`` (the interval is the normal bootstrap interval over topics, centred on
+            ``kendall_tau_b``, methods §11.4; no run is named
             when none moved).
         runs: One row per (measure, run): ``measure, run_id``, then ``score`` and ``rank``
             under each set (``<set>_score``, ``<set>_rank``) and the rank change from the
@@ -250,8 +377,8 @@ def sensitivity(
     Each set (or composition ``A+B``) evaluates the runs on every measure; each set's ranking
     is compared with the reference's: Kendall's tau_b (the same as :func:`scipy.stats.kendalltau`
     on the two mean vectors ``evalwh eval`` prints, rounded to :data:`SCORE_DECIMALS` decimals
-    so that equal means tie), a percentile bootstrap interval for it
-    over topics, tau_ap with the reference as the truth, RBO_ext with persistence ``rbo_p``,
+    so that equal means tie), a normal bootstrap interval for it over
+    topics centred on it (:func:`evalwh.stats.rankings.bootstrap_tau`), tau_ap with the reference as the truth, RBO_ext with persistence ``rbo_p``,
     the share of the reference's top ``top_k`` kept, and the largest rank change.
 
     Args:
@@ -283,6 +410,7 @@ def sensitivity(
         raise MetricParamError("sensitivity: give at least two label sets (the first is the reference)")
     if not measures:
         raise MetricParamError("sensitivity: give at least one measure")
+    require_runs(store, collection, command="sensitivity")
     known = known_sets(store, collection)
     parts = [(base, *fill) for base, fill in (parse_set(n, known) for n in names)]
     check_sets(store, collection, list(dict.fromkeys(p for group in parts for p in group)), command="sensitivity")
@@ -292,6 +420,8 @@ def sensitivity(
         means[name] = _evaluate(store, collection, name, known, list(measures), runs, per_query=False)
         if resamples:
             topics[name] = _evaluate(store, collection, name, known, list(measures), runs, per_query=True)
+    if means[ref].empty:
+        raise InsufficientDataError(f"sensitivity: no run of collection {collection!r} is scored under {ref!r}")
     measure_names = list(dict.fromkeys(means[ref]["measure"]))
     rng = np.random.default_rng(seed)
     summary_rows: list[dict[str, Any]] = []
@@ -321,12 +451,13 @@ def sensitivity(
             change = per_run[f"{name}_rank"].to_numpy() - ref_ranks
             per_run[f"{name}_change"] = change
             biggest = int(np.argmax(np.abs(change)))  # the first run in name order on ties
+            tau_b = rankings.kendall_tau_b(ref_scores, other)
             low = high = float("nan")
             if resamples:
-                low, high = _bootstrap(topics[ref], topics[name], measure, run_ids, resamples, confidence, rng)
+                low, high = _bootstrap(topics[ref], topics[name], measure, run_ids, resamples, confidence, rng, tau_b)
             summary_rows.append({
                 "reference": ref, "qrels_id": name, "measure": measure, "runs": len(run_ids),
-                "kendall_tau_b": rankings.kendall_tau_b(ref_scores, other), "tau_b_low": low, "tau_b_high": high,
+                "kendall_tau_b": tau_b, "tau_b_low": low, "tau_b_high": high,
                 "tau_ap": rankings.tau_ap(ref_scores, other), "rbo": rankings.rbo(ref_scores, other, p=rbo_p, names=run_ids),
                 "rbo_p": rbo_p, "top_k": min(top_k, len(run_ids)),
                 "top_k_overlap": rankings.top_k_overlap(ref_scores, other, top_k, names=run_ids),
@@ -351,8 +482,9 @@ def _bootstrap(
     resamples: int,
     confidence: float,
     rng: np.random.Generator,
+    estimate: float,
 ) -> tuple[float, float]:
-    """The bootstrap interval for tau_b from both sets' per-topic values of one measure."""
+    """The bootstrap interval for tau_b, centred on ``estimate``, from both sets' per-topic values of one measure."""
     import pandas as pd
 
     mine = [f[f["measure"] == measure] for f in (reference, other)]
@@ -371,5 +503,5 @@ def _bootstrap(
         masks.append(np.isin(np.arange(len(topic_ids)), col))
     return rankings.bootstrap_tau(
         mats[0], mats[1], reference_topics=masks[0], other_topics=masks[1],
-        resamples=resamples, confidence=confidence, rng=rng,
+        resamples=resamples, confidence=confidence, rng=rng, estimate=estimate,
     )  # fmt: skip

@@ -12,9 +12,11 @@ every topic (or every label set) at once:
 * Krippendorff's alpha for two coders at the nominal, ordinal and interval levels (the
   interval level uses the grades' values, the ordinal level their order and frequencies).
 
-A statistic is undefined when its chance term is zero (one category on a side for kappa, one
-category in all for alpha); the table functions leave it empty and say why in ``note``, the
-scalar functions raise :class:`~evalwh.errors.InsufficientDataError`.
+Kappa and alpha are undefined when their chance term is zero, which for both happens exactly
+when the two sides give every pair one and the same grade; the table functions leave them
+empty and say why in ``note``, the scalar functions raise
+:class:`~evalwh.errors.InsufficientDataError`. A side with one grade against a side with
+several is no such case: kappa is then exactly 0, and ``note`` says why.
 """
 
 from __future__ import annotations
@@ -162,15 +164,7 @@ def alpha_from_counts(
     ``alpha = 1 - (n - 1) * sum(o * delta) / sum(n_c n_k delta)`` with ``n = 2 * pairs``.
     NaN where the expected disagreement is zero (one category in all, or no pairs).
     """
-    coincidence = counts + np.transpose(counts, (0, 2, 1))
-    delta = _alpha_delta(coincidence, np.asarray(categories, dtype=np.float64), level)
-    n = coincidence.sum(axis=(1, 2))
-    marg = coincidence.sum(axis=2)
-    observed = np.einsum("gij,gij->g", coincidence, delta)
-    expected = np.einsum("gi,gj,gij->g", marg, marg, delta)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        value = 1.0 - (n - 1.0) * observed / expected
-    return np.where((n > 0) & (expected > 0), value, np.nan)
+    return alpha_from_coincidence(counts + np.transpose(counts, (0, 2, 1)), categories, level=level)
 
 
 def agreement_from_counts(counts: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -181,22 +175,47 @@ def agreement_from_counts(counts: NDArray[np.float64]) -> NDArray[np.float64]:
 
 
 def undefined_reason(counts: NDArray[np.float64], categories: NDArray[np.float64]) -> list[str]:
-    """Why kappa (and alpha) cannot be computed for each confusion matrix, or '' when they can."""
+    """Why kappa and alpha cannot be computed for each confusion matrix, or '' when they can.
+
+    Both are 0/0 exactly when the two sides give every shared pair one and the same grade
+    (or there are no shared pairs): then observed and expected disagreement are both zero.
+    A side with one grade while the other has more is no such case: kappa is then 0
+    (:func:`one_grade_note`).
+    """
     rows = counts.sum(axis=2) > 0
     cols = counts.sum(axis=1) > 0
     reasons = [""] * counts.shape[0]
-    # only the groups with a side of at most one category need words
-    for g in np.flatnonzero((rows.sum(axis=1) <= 1) | (cols.sum(axis=1) <= 1)):
+    for g in np.flatnonzero((rows.sum(axis=1) <= 1) & (cols.sum(axis=1) <= 1)):
         if not rows[g].any():
             reasons[g] = "no shared pairs"
+        elif (rows[g] == cols[g]).all():
+            grade = _grade(categories[rows[g]][0])
+            reasons[g] = f"kappa and alpha undefined: both sides give every pair grade {grade}"
+    return reasons
+
+
+def one_grade_note(counts: NDArray[np.float64], categories: NDArray[np.float64]) -> list[str]:
+    """Why kappa is 0 for each confusion matrix where a side gives every pair one grade, else ''.
+
+    With one side constant the observed agreement equals the agreement expected by chance
+    (``p_o = p_e``), so every kappa, weighted or not, is exactly 0; alpha is defined and
+    pools the two sides' grades. Where kappa is undefined (:func:`undefined_reason`) the
+    note is ''.
+    """
+    rows = counts.sum(axis=2) > 0
+    cols = counts.sum(axis=1) > 0
+    undefined = undefined_reason(counts, categories)
+    notes = [""] * counts.shape[0]
+    for g in np.flatnonzero((rows.sum(axis=1) == 1) | (cols.sum(axis=1) == 1)):
+        if undefined[g]:
             continue
         sides = [
-            f"{name} has one grade ({_grade(categories[present][0])})"
+            f"{name} gives every pair grade {_grade(categories[present][0])}"
             for name, present in (("the reference", rows[g]), ("the set", cols[g]))
             if present.sum() == 1
         ]
-        reasons[g] = "kappa undefined: " + " and ".join(sides)
-    return reasons
+        notes[g] = " and ".join(sides) + ": kappa is 0 (agreement no better than chance)"
+    return notes
 
 
 def _grade(value: float) -> str:
@@ -264,12 +283,12 @@ def agreement_table(
     cats, counts = confusion(a, labels, groups=g, n_groups=n_groups)
     frame = pd.DataFrame({"group": np.arange(counts.shape[0]), **statistics_from_counts(counts, cats, scopes=scopes)})
     frame["pairs"] = frame["pairs"].astype(np.int64)
-    notes = undefined_reason(counts, cats)
+    notes = _notes(counts, cats)
     if binary_at is not None:
         two = binary_counts(counts, cats, binary_at)
         frame["kappa_binary"] = kappa_from_counts(two)
         frame["agreement_binary"] = agreement_from_counts(two)
-        binary_notes = undefined_reason(two, np.array([0.0, 1.0]))
+        binary_notes = _notes(two, np.array([0.0, 1.0]))
         notes = [
             n if not b or b == n else "; ".join(x for x in (n, f"binary at {_grade(binary_at)}: {b}") if x)
             for n, b in zip(notes, binary_notes, strict=True)
@@ -280,6 +299,13 @@ def agreement_table(
     ]
     frame["note"] = ["; ".join(x for x in (n, f) if x) for n, f in zip(notes, few, strict=True)]
     return frame
+
+
+def _notes(counts: NDArray[np.float64], categories: NDArray[np.float64]) -> list[str]:
+    """Per group: why kappa and alpha are undefined, or why kappa is 0, or ''."""
+    undefined = undefined_reason(counts, categories)
+    zero = one_grade_note(counts, categories)
+    return [u or z for u, z in zip(undefined, zero, strict=True)]
 
 
 def _one(reference: ArrayLike, labels: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -294,7 +320,8 @@ def cohen_kappa(reference: ArrayLike, labels: ArrayLike, *, weights: str = "none
     """Cohen's kappa of two aligned label arrays (``weights``: none, linear or quadratic).
 
     Raises:
-        InsufficientDataError: when a side has one category only (kappa is 0/0).
+        InsufficientDataError: when both sides give every pair one and the same grade (kappa
+            is 0/0); a side with one grade against several gives kappa 0.
 
     Examples:
         >>> round(cohen_kappa([0, 1, 2, 2, 1, 0], [0, 1, 2, 1, 1, 1], weights="quadratic"), 4)
@@ -308,14 +335,154 @@ def krippendorff_alpha(reference: ArrayLike, labels: ArrayLike, *, level: str = 
     """Krippendorff's alpha of two coders who both labelled every pair (``level``: nominal, ordinal, interval).
 
     Raises:
-        InsufficientDataError: when both sides together use one category only.
+        InsufficientDataError: when both sides give every pair one and the same grade.
 
     Examples:
         >>> round(krippendorff_alpha([0, 1, 2, 2, 1, 0], [0, 1, 2, 1, 1, 1], level="interval"), 4)
         0.6944
     """
-    cats, counts = confusion(reference, labels)
-    value = float(alpha_from_counts(counts, cats, level=level)[0])
-    if np.isnan(value):
-        raise InsufficientDataError("alpha undefined: the pairs use one grade only, or there are none")
-    return value
+    cats, counts = _one(reference, labels)
+    return float(alpha_from_counts(counts, cats, level=level)[0])
+
+
+# -- intervals and several raters ------------------------------------------------------------
+
+
+def normal_interval(
+    estimate: NDArray[np.float64], replicates: NDArray[np.float64], confidence: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``estimate +- z * sd(replicates)`` per column of ``replicates`` (shape ``(B, G)``), cut to [-1, 1].
+
+    The normal bootstrap interval of methods §11.4, centred on the estimate; replicates that
+    are NaN (a replicate where the statistic is undefined) are left out. NaN where the
+    estimate is NaN or fewer than two replicates are defined.
+    """
+    from statistics import NormalDist  # the quantile without importing scipy.stats (about a second)
+
+    if not 0.0 < confidence < 1.0:
+        raise InsufficientDataError(f"bootstrap: confidence={confidence} must lie strictly between 0 and 1")
+    defined = np.isfinite(replicates)
+    count = defined.sum(axis=0)
+    filled = np.where(defined, replicates, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = filled.sum(axis=0) / count
+        sd = np.sqrt(np.where(defined, (replicates - mean) ** 2, 0.0).sum(axis=0) / (count - 1))
+    half = NormalDist().inv_cdf((1.0 + confidence) / 2.0) * sd
+    ok = np.isfinite(estimate) & (count >= 2)
+    low = np.where(ok, np.maximum(estimate - half, -1.0), np.nan)
+    high = np.where(ok, np.minimum(estimate + half, 1.0), np.nan)
+    return low, high
+
+
+def topic_weights(topics: int, resamples: int, rng: np.random.Generator | int | None) -> NDArray[np.float64]:
+    """Bootstrap draws of topics as counts ``(resamples, topics)``: row b says how often each topic is drawn.
+
+    Replicate b draws ``rng.integers(0, topics, (resamples, topics))[b]``, as
+    :func:`evalwh.stats.rankings.tau_b_replicates` does.
+    """
+    if resamples < 1 or topics < 1:
+        raise InsufficientDataError(f"bootstrap: resamples={resamples} and topics={topics} must be at least 1")
+    drawn = np.random.default_rng(rng).integers(0, topics, size=(resamples, topics))
+    flat = (drawn + (np.arange(resamples) * topics)[:, None]).ravel()
+    return np.bincount(flat, minlength=resamples * topics).reshape(resamples, topics).astype(np.float64)
+
+
+def bootstrap_agreement(
+    counts: NDArray[np.float64],
+    categories: NDArray[np.float64],
+    *,
+    level: str = "ordinal",
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    rng: np.random.Generator | int | None = None,
+) -> dict[str, NDArray[np.float64]]:
+    """Bootstrap intervals over topics for Cohen's kappa and Krippendorff's alpha of each set.
+
+    Topics, not pairs, are drawn: the pairs of one topic share its query, its assessor and
+    the judge's reading of it, so their labels err together, and a bootstrap over pairs would
+    pretend they are independent and give too narrow intervals. Each replicate draws the
+    topics with replacement (:func:`topic_weights`, the same draws for every set), adds up
+    the drawn topics' confusion matrices and computes the statistics; the interval is
+    :func:`normal_interval` around the estimate on all topics.
+
+    Args:
+        counts: Confusion matrices per set and topic, shape ``(sets, topics, K, K)``.
+        categories: The K categories, increasing.
+        level: Krippendorff's alpha's level (nominal, ordinal, interval).
+        resamples: Bootstrap replicates.
+        confidence: Coverage of the intervals.
+        rng: Seed or generator of the draws.
+
+    Returns:
+        Arrays over the sets: ``kappa_low, kappa_high, alpha_<level>_low, alpha_<level>_high``.
+
+    Examples:
+        >>> _, c = confusion([0, 1, 1, 0, 1, 0], [0, 1, 0, 0, 1, 1], groups=[0, 0, 1, 1, 2, 2])
+        >>> out = bootstrap_agreement(c[None], np.array([0.0, 1.0]), resamples=200, rng=1)
+        >>> sorted(out)
+        ['alpha_ordinal_high', 'alpha_ordinal_low', 'kappa_high', 'kappa_low']
+    """
+    if counts.ndim != 4:
+        raise InsufficientDataError(f"bootstrap: confusion matrices of shape (sets, topics, K, K) needed; got {counts.shape}")
+    sets, topics, k, _ = counts.shape
+    weights = topic_weights(topics, resamples, rng)
+    total = counts.sum(axis=1)
+    # one matrix product: (B, topics) @ (topics, sets * K * K)
+    per_topic = np.ascontiguousarray(np.transpose(counts, (1, 0, 2, 3))).reshape(topics, sets * k * k)
+    replicates = (weights @ per_topic).reshape(resamples * sets, k, k)
+    out: dict[str, NDArray[np.float64]] = {}
+    # each replicate weighs kappa by the positions of the categories it uses, as the estimate does
+    kappa = kappa_from_counts(replicates, scopes=np.arange(resamples * sets)).reshape(resamples, sets)
+    out["kappa_low"], out["kappa_high"] = normal_interval(kappa_from_counts(total, scopes=np.arange(sets)), kappa, confidence)
+    alpha = alpha_from_counts(replicates, categories, level=level).reshape(resamples, sets)
+    low, high = normal_interval(alpha_from_counts(total, categories, level=level), alpha, confidence)
+    out[f"alpha_{level}_low"], out[f"alpha_{level}_high"] = low, high
+    return out
+
+
+def alpha_from_coincidence(
+    coincidence: NDArray[np.float64], categories: NDArray[np.float64], *, level: str = "nominal"
+) -> NDArray[np.float64]:
+    """Krippendorff's alpha from coincidence matrices ``(G, K, K)`` (any number of coders).
+
+    ``alpha = 1 - (n - 1) * sum(o * delta) / sum(n_c n_k delta)``, ``n`` the pairable values
+    (the matrix's total). NaN where the expected disagreement is zero.
+    """
+    delta = _alpha_delta(coincidence, np.asarray(categories, dtype=np.float64), level)
+    n = coincidence.sum(axis=(1, 2))
+    marg = coincidence.sum(axis=2)
+    observed = np.einsum("gij,gij->g", coincidence, delta)
+    expected = np.einsum("gi,gj,gij->g", marg, marg, delta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = 1.0 - (n - 1.0) * observed / expected
+    return np.where((n > 0) & (expected > 0), value, np.nan)
+
+
+def coincidence_per_group(values: NDArray[np.int64], groups: ArrayLike, n_groups: int, k: int) -> NDArray[np.float64]:
+    """Coincidence matrices of units coded by several coders, summed per group: ``(n_groups, K, K)``.
+
+    Args:
+        values: Per unit and coder, the category's index (0..K-1), or -1 where the coder gave
+            no value; shape ``(units, coders)``.
+        groups: A group number per unit (the topic, say).
+        n_groups: How many groups.
+        k: How many categories.
+
+    A unit with m >= 2 values adds ``(n_u n_u^T - diag(n_u)) / (m - 1)`` (``n_u`` its count per
+    category): every ordered pair of values from different coders, weighted by 1 / (m - 1).
+    A unit with fewer than two values is not pairable and adds nothing.
+    """
+    units = values.shape[0]
+    onehot = np.zeros((units, k))
+    for coder in range(values.shape[1]):  # a few coders: one vectorised pass each
+        have = values[:, coder] >= 0
+        np.add.at(onehot, (np.flatnonzero(have), values[have, coder]), 1.0)
+    m = onehot.sum(axis=1)
+    scale = np.where(m >= 2, 1.0 / np.maximum(m - 1.0, 1.0), 0.0)
+    g = np.asarray(groups, dtype=np.int64)
+    out = np.zeros((n_groups, k, k))
+    np.add.at(out, g, (onehot * scale[:, None])[:, :, None] * onehot[:, None, :])
+    diagonal = np.zeros((n_groups, k))
+    np.add.at(diagonal, g, onehot * scale[:, None])
+    out[:, np.arange(k), np.arange(k)] -= diagonal
+    return out

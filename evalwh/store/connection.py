@@ -214,9 +214,13 @@ class Store:
 
     # -- lifecycle -------------------------------------------------------------------------
 
+    closed = False
+    """True once :meth:`close` ran: the jobs of a ``Warehouse`` then refuse in one line."""
+
     def close(self) -> None:
         """Close the connection."""
         self.con.close()
+        self.closed = True
         OPEN.discard(self)
 
     def __enter__(self) -> Store:
@@ -253,6 +257,7 @@ class Store:
     def _discard(self) -> None:
         """Close, and remove the warehouse file if this object created it (a failed first command)."""
         self.con.close()
+        self.closed = True
         OPEN.discard(self)
         if self.created:
             for suffix in ("", ".wal"):
@@ -443,7 +448,7 @@ class Store:
     # -- reports ---------------------------------------------------------------------------
 
     def collections(self) -> pd.DataFrame:
-        """One row per collection: topics, judged, relevant, runs, qrels sets."""
+        """One row per collection: topics, judged, relevant (of the set named in ``counted_set``), runs, qrels sets."""
         return self.df(sql.query(_REPORTS, "collections"))
 
     def runs(self, collection: str | None = None) -> pd.DataFrame:

@@ -359,6 +359,8 @@ def _leaderboard(
     )
     pooled = runs_meta.set_index("run_id")["pooled"]
     board.insert(1, "pooled", board["run_id"].map(pooled))
+    if "ir_method" in runs_meta and runs_meta["ir_method"].notna().any():  # ir_metadata blocks
+        board.insert(2, "method", board["run_id"].map(runs_meta.set_index("run_id")["ir_method"]))
     board.insert(0, "position", np.arange(1, len(board) + 1))
     known = board["pooled"].notna().any() and board["pooled"].fillna(False).astype(bool).any()
     reference = board["pooled"].fillna(False).astype(bool) if known else pd.Series(True, index=board.index)

@@ -143,10 +143,12 @@ def ingest_qrels_source(
     qrels_id: str,
     replace: bool,
     provenance: Provenance | None = None,
+    label: str | None = None,
 ) -> IngestResult:
     """Ingest a qrels file (TREC or JSON lines) or DataFrame inside the caller's transaction.
 
-    See :meth:`evalwh.warehouse.Warehouse.ingest_qrels`.
+    See :meth:`evalwh.warehouse.Warehouse.ingest_qrels`. ``label`` names the source in
+    messages and ``qrels_sets.source_file`` (default: the file's name, or ``DataFrame``).
     """
     provenance = provenance or Provenance()
     if isinstance(source, (str, os.PathLike)):
@@ -155,13 +157,44 @@ def ingest_qrels_source(
             path = Path(source)
             formats.require_file(path)
             readable = spill.copy(path) if formats.needs_copy(path) else path
-            label = formats.label(path)
+            label = label or formats.label(path)
             if _is_jsonl(readable, path, label):
                 return _ingest_judgments(wh, readable, label, collection, qrels_id, replace, provenance)
             return _ingest_qrels(wh, readable, label, collection, qrels_id, replace, provenance)
         finally:
             spill.close()
-    return _ingest_qrels(wh, source, "DataFrame", collection, qrels_id, replace, provenance)
+    return _ingest_qrels(wh, source, label or "DataFrame", collection, qrels_id, replace, provenance)
+
+
+def ingest_irds_qrels(
+    wh: Store,
+    source: str | os.PathLike[str],
+    collection: str,
+    *,
+    qrels_id: str,
+    replace: bool,
+    provenance: Provenance | None = None,
+) -> IngestResult:
+    """Ingest an ir_datasets dataset's qrels (``irds:DATASET_ID``) with their provenance.
+
+    The set is ingested as its file (or ir_datasets' records) would be, named
+    ``irds:DATASET_ID`` in ``qrels_sets.source_file``; the dataset id, ir_datasets' version,
+    the qrels file's SHA-256 and the grade definitions go to ``qrels_external``
+    (schema/020_external_sources.sql).
+    """
+    from evalwh.io import irds
+
+    resolved = irds.qrels(source)
+    result = ingest_qrels_source(
+        wh, resolved.source, collection, qrels_id=qrels_id, replace=replace, provenance=provenance,
+        label=resolved.label,
+    )  # fmt: skip
+    wh.con.execute("DELETE FROM qrels_external WHERE collection_id = ? AND qrels_id = ?", [collection, qrels_id])
+    wh.con.execute(
+        "INSERT INTO qrels_external VALUES (?, ?, 'ir_datasets', ?, ?, ?, ?)",
+        [collection, qrels_id, resolved.dataset_id, resolved.version, resolved.qrels_sha256, resolved.defs_json()],
+    )
+    return result
 
 
 def _is_jsonl(readable: Path, given: Path, label: str) -> bool:
@@ -308,7 +341,7 @@ def _ingest_qrels(
                 f"qrels {qrels_id!r} of collection {collection!r} already exists with "
                 f"different {what}; use --replace to replace it",
             )
-        for table in ("qrels", "qrels_sets", "judgment_details"):
+        for table in ("qrels", "qrels_sets", "judgment_details", "qrels_external"):
             # table names come from the fixed tuple above, values are parameters
             wh.con.execute(
                 f"DELETE FROM {table} WHERE collection_id = ? AND qrels_id = ?",

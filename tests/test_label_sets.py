@@ -1,0 +1,128 @@
+"""A collection of label sets without runs (issue 36, item 5): what works on it, and what says why not.
+
+The collection: three topics of LLMJudge's human test labels and of one LLM judge's labels
+(Olz-exp), no runs. The expected numbers are computed from the files with pandas,
+scikit-learn and the krippendorff package, not from the warehouse.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import krippendorff
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import SHARED_DATA
+from sklearn.metrics import cohen_kappa_score
+from typer.testing import CliRunner
+
+from evalwh import Warehouse
+from evalwh.cli import app
+
+LLMJUDGE = SHARED_DATA / "llmjudge"
+TOPICS = ["q0", "q1", "q2"]
+runner = CliRunner(env={"COLUMNS": "200", "TERMINAL_WIDTH": "200"})
+
+
+def _subset(path: Path) -> pd.DataFrame:
+    frame = pd.read_csv(path, sep=r"\s+", header=None, names=["query_id", "iteration", "doc_id", "relevance"],
+                        dtype={"query_id": str, "doc_id": str})  # fmt: skip
+    return frame[frame["query_id"].isin(TOPICS)].reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def labels_only(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]:
+    if not LLMJUDGE.is_dir():
+        pytest.skip(f"{LLMJUDGE} is not there")
+    folder = tmp_path_factory.mktemp("labels")
+    human, llm = _subset(LLMJUDGE / "human.test.qrels"), _subset(LLMJUDGE / "judges" / "Olz-exp.txt")
+    for name, frame in (("human", human), ("llm", llm)):
+        frame.to_csv(folder / f"{name}.qrels", sep=" ", header=False, index=False)
+    db = folder / "labels.duckdb"
+    for name, source in (("human", "human"), ("llm", "llm")):
+        result = runner.invoke(app, ["ingest", "qrels", str(folder / f"{name}.qrels"), "-c", "judging", "--qrels-id",
+                                     name, "--source", source, "--db", str(db)])  # fmt: skip
+        assert result.exit_code == 0, result.output
+    return db, human.merge(llm, on=["query_id", "doc_id"], suffixes=("_human", "_llm"))
+
+
+def test_collections_counts_the_human_set_and_says_so(labels_only: tuple[Path, pd.DataFrame]) -> None:
+    db, pairs = labels_only
+    result = runner.invoke(app, ["collections", "--db", str(db), "-f", "csv"])
+    assert result.exit_code == 0, result.output
+    relevant = int((pairs["relevance_human"] >= 1).sum())
+    assert result.stdout == (
+        "collection_id,topics,judged,relevant,runs,qrels_sets,counted_set\n"
+        f"judging,3,{len(pairs)},{relevant},0,2,human\n"
+    )
+
+
+@pytest.mark.parametrize("command", ["eval", "sensitivity", "compare", "bounds"])
+def test_run_commands_say_in_one_line_that_there_are_no_runs(labels_only: tuple[Path, pd.DataFrame], command: str) -> None:
+    db, _ = labels_only
+    args = [command, "--db", str(db)] + (["--qrels-id", "human", "--qrels-id", "llm"] if command == "sensitivity" else [])
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"Error: {command}: collection 'judging' has no runs, only label sets (human, llm); evalwh agreement compares "
+        "label sets, evalwh report writes a label-set report, evalwh ingest runs adds runs\n"
+    )
+
+
+def test_agreement_works_with_intervals(labels_only: tuple[Path, pd.DataFrame]) -> None:
+    db, pairs = labels_only
+    result = runner.invoke(app, ["agreement", "--reference", "human", "--seed", "3", "-f", "csv", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    row = pd.read_csv(io.StringIO(result.stdout)).iloc[0]
+    assert row["kappa"] == pytest.approx(cohen_kappa_score(pairs["relevance_human"], pairs["relevance_llm"]), abs=1e-4)
+    assert row["kappa_low"] <= row["kappa"] <= row["kappa_high"]
+
+
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_report_is_a_label_set_report(labels_only: tuple[Path, pd.DataFrame], tmp_path: Path, fmt: str) -> None:
+    db, pairs = labels_only
+    out = tmp_path / f"labels.{fmt}"
+    result = runner.invoke(app, ["report", "--db", str(db), "--format", fmt, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    a, b = pairs["relevance_human"], pairs["relevance_llm"]
+    kappa = cohen_kappa_score(a, b)
+    alpha = krippendorff.alpha(reliability_data=np.vstack([a, b]).astype(float), level_of_measurement="ordinal")
+    assert "Label sets of judging" in text
+    assert "holds 2 label sets and no runs" in text
+    for section in ("Provenance", "Coverage", "Agreement with human", "Confusion matrices", "Agreement per topic"):
+        assert section in text, section
+    assert f"{kappa:.3f} [" in text and f"{alpha:.3f} [" in text  # estimates with their intervals
+    # the confusion matrix: human grade 0 against the LLM's grades, from the files
+    counts = pd.crosstab(a, b)
+    zero = " | ".join(str(int(counts.loc[0, g])) if g in counts.columns else "0" for g in sorted(counts.columns))
+    per_topic = {q: cohen_kappa_score(t["relevance_human"], t["relevance_llm"]) for q, t in pairs.groupby("query_id")}
+    if fmt == "md":
+        assert f"| 0 | {zero} |" in text
+        for topic, value in per_topic.items():
+            assert f"| {topic} | {int((pairs['query_id'] == topic).sum())} | {value:.3f} |" in text
+    else:
+        assert "<script" not in text and 'src="http' not in text and "<table>" in text  # one file, nothing fetched
+
+
+def test_report_on_one_label_set_without_runs_says_why(tmp_path: Path) -> None:
+    db = tmp_path / "one.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]}), collection="c", qrels_id="h")
+    result = runner.invoke(app, ["report", "--db", str(db), "--format", "md"])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "Error: report: collection 'c' has no runs and 1 label set(s); a label-set report compares at least two "
+        "(evalwh ingest qrels adds one), a run report needs runs (evalwh ingest runs)\n"
+    )
+
+
+def test_docstring_examples() -> None:
+    import doctest
+
+    import evalwh.present.report.labels
+
+    failures, tried = doctest.testmod(evalwh.present.report.labels)
+    assert tried > 0 and failures == 0
