@@ -77,7 +77,7 @@ def evaluate(
     depths: Annotated[str | None, typer.Option("--depths", help="Comma-separated depths for measures given without @k.")] = None,
     rel: Annotated[int, typer.Option("--rel", "-l", help="Relevance threshold: grade >= rel is relevant (trec_eval -l).")] = 1,
     unjudged: Annotated[str, typer.Option("--unjudged", help="nonrelevant (assumed) or condensed (removed; trec_eval -J).")] = "nonrelevant",
-    depth_cap: Annotated[int | None, typer.Option("--depth-cap", "-M", help="Keep the first N documents per topic (trec_eval -M).")] = None,
+    depth_cap: Annotated[int | None, typer.Option("--depth-cap", "-M", min=1, help="Keep the first N documents per topic (trec_eval -M).")] = None,
     float32_ties: Annotated[bool, typer.Option("--float32-ties", help="Order on scores rounded to float32, as trec_eval <= 9.0.8.")] = False,
     averaging: Annotated[
         str, typer.Option("--averaging", help="default, trec_eval_c (trec_eval -c) or trec_eval_default (topics the run has).")

@@ -157,6 +157,13 @@ SLOW_FILES = {
     "test_report_scale.py",
 }
 SLOW = {
+    "test_ir_measures_provider.py": [
+        "test_equals_default_providers_with_ties",
+        "test_equals_default_providers_on_distinct_scores",
+        "test_pt_experiment",
+    ],
+    "test_ir_metadata.py": ["test_evaluates_the_same_with_and_without_the_block", "test_report_shows_the_method"],
+    "test_irds.py": ["test_trec_dl_2019_offline", "test_compare_accepts_irds"],
     "test_adhoc.py": ["test_write_statement_refused_and_data_unchanged"],
     "test_agreement.py": [
         "test_kappa_and_alpha_are_symmetric",
@@ -167,6 +174,12 @@ SLOW = {
         "test_belief_is_precision_and_ignorance_is_one_minus_ap",
         "test_spans_equal_the_previous_asof_formulation",
         "test_closed_form_equals_the_fold",
+    ],
+    "test_budget.py": [
+        "test_replay_small_collection",
+        "test_cli_pool_build_export_and_budget",
+        "test_budget_tables_export_and_import",
+        "test_hybrid_small_collection_stores_both_sets",
     ],
     "test_cli_compare.py": ["test_trec8_compare_two_runs_without_flags"],
     "test_cli_eval.py": ["test_eval_errors"],

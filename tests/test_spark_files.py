@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import random
 from urllib.parse import unquote
 
@@ -80,6 +81,8 @@ def test_every_bad_run_file_class_gets_the_ingest_message(session, tmp_path):  #
         ("same tag", "{b}: run 'r' is also in {a}; run ids must be unique (the tag of the first line names the run)"),
         ("missing", "{missing}: no such file"),
         ("directory", "{directory}: is a directory, not a file"),
+        ("pipe", "{pipe}: is not a regular file (a device, pipe or socket); Spark reads regular files"),
+        ("device", "/dev/zero: is not a regular file (a device, pipe or socket); Spark reads regular files"),
         ("twice", "{a}: the file is given twice"),
         ("glob without match", "{nothing}: no such file"),
         ("nothing", "runs: no run files given"),
@@ -94,8 +97,9 @@ def test_run_file_lists_fail_as_ingest_does(session, tmp_path, case, message, re
     first = write(tmp_path, "first.txt", "401 Q0 d1 1 2.5\n")
     names = {
         "a": a, "b": b, "bad": bad, "first": first, "missing": tmp_path / "missing.txt",
-        "directory": tmp_path, "nothing": tmp_path / "none*.txt",
+        "directory": tmp_path, "nothing": tmp_path / "none*.txt", "pipe": tmp_path / "fifo.txt",
     }
+    os.mkfifo(names["pipe"])  # (never opened: listing it must not wait for a writer)
     calls = {
         "bad among good": [a, bad, other],
         # a file whose first line is bad is refused before run names are compared
@@ -103,6 +107,8 @@ def test_run_file_lists_fail_as_ingest_does(session, tmp_path, case, message, re
         "same tag": [a, other, b],
         "missing": [a, names["missing"]],
         "directory": [tmp_path],
+        "pipe": [a, names["pipe"]],
+        "device": ["/dev/zero"],
         "twice": [a, tmp_path / "." / "a.txt"],
         "glob without match": [names["nothing"]],
         "nothing": [],

@@ -100,11 +100,26 @@ def list_files(spark: Any, patterns: Sequence[str | os.PathLike[str]], what: str
             label = text if not glob else _label(uri)
             if status.isDirectory():
                 raise IngestError(label, None, "is a directory, not a file")
+            if _special_local(uri):
+                # Hadoop lists a device or a pipe as a file of 0 bytes, which would be read as empty
+                raise IngestError(label, None, "is not a regular file (a device, pipe or socket); Spark reads regular files")
             if uri in seen:
                 raise IngestError(label, None, "the file is given twice")
             seen.add(uri)
             files.append(SparkFile(label, uri, int(status.getLen())))
     return files
+
+
+def _special_local(uri: str) -> bool:
+    """Whether a local ``file:`` URI names a device, a pipe or a socket (not a regular file)."""
+    import stat
+
+    if urlsplit(uri).scheme != "file":
+        return False
+    try:
+        return not stat.S_ISREG(os.stat(_label(uri)).st_mode)
+    except OSError:
+        return False  # (Hadoop listed it; a file gone since is Spark's error to name)
 
 
 def _label(uri: str) -> str:
