@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,14 +59,21 @@ TREC8 = SHARED_DATA / "trec8_adhoc"
 # with a warning naming the directory and how many tests it cost.
 
 
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in {"true", "1"}
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
-    if not SHARED_DATA.is_dir() and os.environ.get("CI", "").lower() in {"true", "1"}:
+    if not SHARED_DATA.is_dir() and _in_ci():
         raise pytest.UsageError(
             f"{SHARED_DATA} is missing: the golden tests need ../shared beside the checkout (CI=true)"
         )
+    if _in_ci() and java_runtime() is None:
+        raise pytest.UsageError(f"no Java runtime for the Spark tests (CI=true): {JAVA_INSTALL}")
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    _java_banner(terminalreporter)
     if SHARED_DATA.is_dir():
         return
     skipped = [
@@ -78,6 +86,57 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         f"{SHARED_DATA} is not there: {len(skipped)} tests against trec_eval's outputs and "
         "TREC-8 were skipped. Check out ../shared beside the repository to run them.",
         red=True,
+        bold=True,
+    )
+
+
+# -- Java, for the Spark tests ----------------------------------------------------------------
+# Spark's tests start a JVM (a local session, a standalone cluster). On a machine with Python
+# alone they skip, and pytest ends with one banner naming what was skipped and the install
+# line; under CI=true a missing runtime fails the session at start, as ../shared does.
+JAVA_INSTALL = "apt-get install openjdk-17-jre-headless (or set JAVA_HOME to a Java 17 runtime)"
+_JAVA: list[str | None] = []
+_JAVA_SKIP = "no Java runtime: the Spark tests need one"
+
+
+def java_runtime() -> str | None:
+    """The java that Spark's launcher (bin/spark-class) would run, if it runs; else None.
+
+    As spark-class chooses it: ``$JAVA_HOME/bin/java`` when JAVA_HOME is set, else ``java``
+    on the PATH; it counts only if ``java -version`` exits 0. Looked up once per session.
+    """
+    if not _JAVA:
+        import subprocess
+
+        home = os.environ.get("JAVA_HOME")
+        java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+        found = None
+        if java:
+            try:
+                done = subprocess.run([java, "-version"], capture_output=True, timeout=60, check=False)
+                found = java if done.returncode == 0 else None
+            except OSError:
+                found = None
+        _JAVA.append(found)
+    return _JAVA[0]
+
+
+def needs_java() -> None:
+    """Skip the calling test (or fixture) where no Java runtime is found."""
+    if java_runtime() is None:
+        pytest.skip(_JAVA_SKIP)
+
+
+def _java_banner(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if _JAVA_SKIP in str(r.longrepr)]
+    if not skipped:
+        return
+    files = sorted({r.nodeid.split("::")[0] for r in skipped})
+    terminalreporter.write_sep("!", "no Java runtime", yellow=True, bold=True)
+    terminalreporter.write_line(
+        f"{len(skipped)} Spark tests were skipped ({', '.join(files)}): no runnable java "
+        f"(JAVA_HOME/bin/java or java on the PATH). Install one to run them: {JAVA_INSTALL}",
+        yellow=True,
         bold=True,
     )
 
@@ -318,6 +377,10 @@ def spark_session():
     the shuffle partitions for their own duration only (runtime SQL settings).
     """
     pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is in the test extra")
+    needs_java()
+    # the executors' Python workers (evalwh's reader on them) run this interpreter, as
+    # evalwh.spark.session.start has a local session's run it
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     session = (
         pyspark_sql.SparkSession.builder.master("local[2]")
         .appName("evalwh-test")

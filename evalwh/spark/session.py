@@ -12,6 +12,9 @@ master given. What it sets, and why:
   a small cluster into hundreds of tiny tasks; unless the configuration names a number, it is
   three per core the session has (at least four), and adaptive execution coalesces further.
   Files are listed once, on the driver (:func:`tune`).
+* **Python on the executors.** A local session's executors are this machine: their Python
+  workers run this interpreter (``PYSPARK_PYTHON``, unless set or configured), so that evalwh's
+  reader on the executors finds evalwh. On a cluster, ``spark.pyspark.python`` says which.
 * **pandas.** pyspark warns (FutureWarning) that it does not fully support pandas 3. evalwh
   never converts through pyspark's pandas path (values come back as Arrow tables, see
   :func:`evalwh.spark.evaluate`), so the notice is silenced, for that message only.
@@ -31,6 +34,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import threading
 import warnings
 from collections.abc import Iterator, Mapping
@@ -187,6 +191,11 @@ def start(
         if master is not None:
             builder = builder.master(master)
         settings = dict(config or {})
+        if (master is None or master.startswith("local")) and "spark.pyspark.python" not in settings:
+            # the executors of a local session are this machine: their Python workers (evalwh's
+            # reader on the executors, files.load_runs(reader="evalwh")) run this interpreter,
+            # where evalwh is installed, not whichever python3 the PATH finds
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         if not verbose:
             option = f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
             given = settings.get("spark.driver.extraJavaOptions")
