@@ -1,4 +1,17 @@
-"""Benchmark: how evalwh's costs grow with the input, beside pytrec_eval, in one run.
+"""Benchmark: how evalwh's costs grow with the input, beside its peers, in one run.
+
+The headline collections are the shared bench's (``../shared/bench/README.md``: L = 100 runs x
+250 topics x 1,000, XL = 20 x 5,000 x 1,000) and TREC-8::
+
+    python ../shared/bench/gen_collection.py --runs 100 --topics 250 --depth 1000 \\
+        --docs-per-topic-pool 5000 --seed 7 --out DATA/L --workers 2
+    python ../shared/bench/gen_collection.py --runs 20 --topics 5000 --depth 1000 \\
+        --docs-per-topic-pool 3000 --seed 11 --out DATA/XL --workers 2
+    python bench/scale.py L=DATA/L XL=DATA/XL \\
+        trec8=../shared/data/trec8_adhoc/trec8.qrels:../shared/data/trec8_adhoc/runs \\
+        [--peers pytrec_eval,ranx,ir_measures] [--no-peers XL]
+
+The project's own generator makes the other shapes (1 M, 10 M lines, a billion):
 
 Usage:
     python bench/generate.py DATA/m1  --runs 10  --topics 100  --max-grade 3    #   1 M lines
@@ -9,7 +22,7 @@ Usage:
         trec8=../shared/data/trec8_adhoc/trec8.qrels:../shared/data/trec8_adhoc/runs \\
         [--rounds 1] [--workdir /tmp/evalwh-scale] [--json out.json] \\
         [--baseline OLD_SOURCE_TREE --baseline-sets l,trec8] [--trec-eval PATH] \\
-        [--warehouse-only b1]
+        [--warehouse-only b1] [--peers pytrec_eval,ranx,ir_measures] [--no-peers xl]
 
 The billion-line size (200 runs x 5,000 topics x 1,000) is XL's runs written ten times under
 other tags (``bench/replicate.py``, 39 GB of text)::
@@ -31,8 +44,11 @@ own ``ru_maxrss`` (from ``wait4``). Per data set:
 * the first ``evalwh eval`` on it, and whether it wrote anything (the file's size and
   modification time before and after), then a warm one;
 * the direct path ``evalwh eval --qrels QRELS RUN...`` (nothing stored);
-* pytrec_eval (parse + evaluate, one run at a time, as bench/eval.py) and the trec_eval
-  binary (one process per run) where one is given (``--trec-eval``) or on the PATH. trec_eval
+* the peers, each in a process of its own (``bench/eval.py --child``: parse + evaluate, one
+  run at a time): pytrec_eval (always: the ratios' reference), ranx and ir_measures (``--peers``;
+  ``--no-peers SETS`` leaves them out on slow sets, ranx takes about 5x pytrec_eval's CPU), and
+  the trec_eval binary (one process per run) where one is given (``--trec-eval``) or on the
+  PATH; without one the bench says so in a line and goes on. trec_eval
   10 builds with ``make`` from its repository (github.com/usnistgov/trec_eval); its measures
   are the first six (``-m P.10,100 -m map -m map_cut.100 -m ndcg_cut.10 -m bpref``); it reads
   only plain files, so a gzipped run is decompressed to a file first, within the step.
@@ -42,8 +58,9 @@ its C reader built in place) the warehouse steps and the direct path also run on
 in the same rounds, for the data sets named by ``--baseline-sets``; the tree is laid out as
 installed first (:func:`as_installed`), so that its command line, SQL and schema are used.
 
-Measures: P@10, P@100, AP, AP@100, nDCG@10, bpref, A_p@10, A_p@100 (pytrec_eval: the first
-six). Rounds are interleaved (each round runs every step of every data set) and the load
+Measures: P@10, P@100, AP, AP@100, nDCG@10, bpref, A_p@10, A_p@100 (pytrec_eval and ranx:
+the first six; ir_measures all eight, ``Judged@k``). The table gives every step's wall, CPU and
+peak, its ratio to pytrec_eval, and the warehouse end to end's ratio to the direct path. Rounds are interleaved (each round runs every step of every data set) and the load
 average of the machine is recorded beside every figure, as the machine may be shared.
 """
 
@@ -62,6 +79,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 MEASURES = ["P@10", "P@100", "AP", "AP@100", "nDCG@10", "bpref", "A_p@10", "A_p@100"]
+PEERS = ("pytrec_eval", "ranx", "ir_measures")  # bench/eval.py --child TOOL
 TREC_EVAL = ["-m", "P.10,100", "-m", "map", "-m", "map_cut.100", "-m", "ndcg_cut.10", "-m", "bpref"]
 # the console script's own entry (evalwh.__main__:main), as a user runs `evalwh`
 CLI = [sys.executable, "-c", "from evalwh.__main__ import main; main()"]
@@ -153,6 +171,7 @@ def one_round(
     baseline: Path | None,
     trec_eval: str | None,
     warehouse_only: bool = False,
+    peers: tuple[str, ...] = (),
 ) -> dict[str, object]:
     """Every step once for one data set (and on the baseline code, if given)."""
     db = workdir / f"{name}.duckdb"
@@ -160,9 +179,10 @@ def one_round(
     out: dict[str, object] = {}
     measures = [a for m in MEASURES for a in ("-m", m)]
     if not warehouse_only:
-        out["pytrec_eval"] = run(
-            [sys.executable, str(HERE / "eval.py"), "--child", "pytrec_eval", str(qrels), str(files[0].parent), str(db)]
-        )
+        for peer in ("pytrec_eval", *(p for p in peers if p != "pytrec_eval")):
+            out[peer] = run(
+                [sys.executable, str(HERE / "eval.py"), "--child", peer, str(qrels), str(files[0].parent), str(db)]
+            )
     for prefix, code in [("", None)] + ([("before_", baseline)] if baseline else []):
         for stale in workdir.glob(f"{name}.duckdb*"):
             stale.unlink()
@@ -221,14 +241,15 @@ def table(results: dict[str, list[dict[str, object]]], lines: dict[str, int]) ->
         "| data set | lines | step | wall s | CPU s | peak GiB | load | vs pytrec_eval (wall) | (CPU) |",
         "|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
+    against_direct: list[str] = []
     for name, rounds in results.items():
         if "pytrec_eval" in rounds[0]:
             reference = median(name, "pytrec_eval", "wall")
             reference_cpu = median(name, "pytrec_eval", "cpu")
         else:  # (--warehouse-only: no ratios)
             reference = reference_cpu = float("nan")
-        steps = ["pytrec_eval", "trec_eval", "ingest_qrels", "ingest_runs", "first_eval", "warm_eval", "direct"]
-        for step in steps + ["before_" + s for s in steps[2:]]:
+        steps = [*PEERS, "trec_eval", "ingest_qrels", "ingest_runs", "first_eval", "warm_eval", "direct"]
+        for step in steps + ["before_" + s for s in steps[len(PEERS) + 1 :]]:
             if step not in rounds[0]:
                 continue
             wall, cpu = median(name, step, "wall"), median(name, step, "cpu")
@@ -254,6 +275,14 @@ def table(results: dict[str, list[dict[str, object]]], lines: dict[str, int]) ->
                 f"| {name} | | {prefix}warehouse file {size:.2f} GiB; the first eval "
                 f"{'WROTE to it' if wrote else 'wrote nothing'} | | | | | | |"
             )
+            if prefix + "direct" in rounds[0]:
+                direct, direct_cpu = median(name, prefix + "direct", "wall"), median(name, prefix + "direct", "cpu")
+                against_direct.append(
+                    f"| {name} | {prefix}warehouse end to end / direct | {end_to_end / direct:.2f}x |"
+                    f" {end_to_end_cpu / direct_cpu:.2f}x |"
+                )
+    if against_direct:
+        rows += ["", "| data set | ratio | wall | CPU |", "|---|---|---:|---:|", *against_direct]
     return "\n".join(rows)
 
 
@@ -267,12 +296,26 @@ def main() -> None:
     parser.add_argument("--baseline-sets", default="", help="data sets to run the baseline on")
     parser.add_argument("--trec-eval", default=shutil.which("trec_eval"), help="trec_eval binary")
     parser.add_argument("--warehouse-only", default="", help="data sets with only the warehouse steps")
+    parser.add_argument(
+        "--peers", default=",".join(PEERS), help=f"peers to run beside pytrec_eval (of {', '.join(PEERS)})"
+    )
+    parser.add_argument("--no-peers", default="", help="data sets where only pytrec_eval runs of the peers")
     args = parser.parse_args()
     args.workdir = args.workdir.resolve()
     args.workdir.mkdir(parents=True, exist_ok=True)
     args.baseline = as_installed(args.baseline.resolve(), args.workdir / "baseline") if args.baseline else None
     sets = [data_set(spec) for spec in args.datasets]
     only = args.warehouse_only.split(",")
+    peers = tuple(p for p in args.peers.split(",") if p)
+    unknown = set(peers) - set(PEERS)
+    if unknown:
+        parser.error(f"unknown peers: {', '.join(sorted(unknown))} (known: {', '.join(PEERS)})")
+    if args.trec_eval is None:
+        print(
+            "# trec_eval: no binary on the PATH, its rows are left out (build trec_eval 10 with"
+            " `make` from its repository and put it on the PATH, or give --trec-eval PATH)",
+            flush=True,
+        )
     lines = {name: lines_of(files) for name, _, files in sets if name not in only}
     print(
         f"# {platform.node()}: {os.cpu_count()} cores, {platform.processor() or platform.machine()},"
@@ -283,7 +326,16 @@ def main() -> None:
     for number in range(args.rounds):
         for name, qrels, files in sets:
             baseline = args.baseline if name in args.baseline_sets.split(",") else None
-            outcome = one_round(name, qrels, files, args.workdir, baseline, args.trec_eval, name in only)
+            outcome = one_round(
+                name,
+                qrels,
+                files,
+                args.workdir,
+                baseline,
+                args.trec_eval,
+                name in only,
+                () if name in args.no_peers.split(",") else peers,
+            )
             results[name].append(outcome)
             lines.setdefault(name, int(outcome.get("lines", 0)))  # type: ignore[call-overload]
             print(f"round {number + 1} {name}: {json.dumps(outcome)}", flush=True)

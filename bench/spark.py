@@ -1,20 +1,27 @@
 """Benchmark the whole evaluation on Spark against the DuckDB warehouse, on one collection.
 
-Usage: python bench/spark.py [--data /work/benchdata/L] [--master local[2]|cluster]
-                             [--engines floor,spark,warehouse] [--measures P@10,AP,nDCG@10,bpref,A_p@10]
+Usage: python bench/spark.py [--data /work/bench-data/L] [--master local[2]|cluster]
+                             [--engines spark,spark-evalwh,spark-parquet,floor,warehouse]
+                             [--measures P@10,AP,nDCG@10,bpref,A_p@10] [--check] [--nice 10]
 
 ``--master cluster`` starts a standalone cluster on this machine first (a master and two
 one-core workers, evalwh.spark.standalone, as the tests do) and runs Spark on it; its start
 is timed apart. ``--data trec8`` reads ../shared/data/trec8_adhoc (qrels and the 129 runs).
 
 The collection is a directory with ``qrels.txt`` and ``runs/*`` as ``bench/generate.py``
-writes it (the L collection: 100 runs x 250 topics x 1,000 documents, 25 M lines; generate it
-once with ``python bench/generate.py /work/benchdata/L``). Each engine runs in a fresh Python
+writes it (the L collection of ``../shared/bench``: 100 runs x 250 topics x 1,000 documents, 25 M
+lines; its README has the command). Each engine runs in a fresh Python
 process (``--child``), the same work from the same text files:
 
 * ``spark``: a SparkSession on ``--master`` (start-up timed on its own), then
-  ``evalwh.spark.files``: qrels and runs read, checked and ranked by Spark, and the metric SQL
-  on Spark, per-topic values collected as pandas;
+  ``evalwh.spark.files``: qrels and runs read, checked and ranked by Spark SQL's reader, and
+  the metric SQL on Spark, per-topic values collected as pandas;
+* ``spark-evalwh``: the same with evalwh's C reader on the executors (``--reader evalwh``):
+  the executors hand Spark the judged lines with their running counts and each topic's
+  line count, nothing else;
+* ``spark-parquet``: ``evalwh spark eval --runs-parquet``: the collection's export (format
+  2, checked and ranked; made once by the warehouse beside the round, not timed) read as
+  Parquet, qrels included, and evaluated;
 * ``floor``: Spark's floor on these cores: a plain job that reads the same run files and
   ranks each topic's lines with one window (no checks, no qrels, no measures);
 * ``warehouse``: ``Warehouse.ingest_qrels`` and ``ingest_runs`` into a fresh DuckDB file, then
@@ -22,8 +29,13 @@ process (``--child``), the same work from the same text files:
 
 Peak memory is the largest sum of resident set sizes of the child and every process under it
 (for Spark: the Python driver, the JVM and its Python workers), sampled every 0.1 s from
-/proc. The machine's load average is printed beside the figures: on a shared machine the
-wall times vary, so compare the ratio, measured in the same minutes.
+/proc. The CPU seconds are every process's: the child's tree (the driver: Python and its JVM,
+in local mode the executors' threads and Python workers too) and, with ``--master cluster``,
+the cluster's master, workers and executors, printed apart (``cpu driver``, ``cpu executors``).
+The machine's load average is printed beside the figures: on a shared machine the wall times
+vary, so compare the CPU seconds and the ratio, measured in the same minutes. Each engine
+runs under ``nice -n 10`` (``--nice``). ``--check`` compares every engine's per-topic values
+with the warehouse's.
 """
 
 from __future__ import annotations
@@ -39,6 +51,7 @@ import time
 from pathlib import Path
 
 DEFAULT_MEASURES = "P@10,AP,nDCG@10,bpref,A_p@10"
+ENGINES = ("spark", "spark-evalwh", "spark-parquet", "floor", "warehouse")
 
 
 def _progress(times: dict[str, float]) -> None:
@@ -60,7 +73,8 @@ def _session(master: str):  # type: ignore[no-untyped-def]
 
     config = {"spark.ui.enabled": "false", "spark.driver.memory": "4g"}
     if master.startswith("spark://"):
-        config.update({"spark.driver.memory": "1g", "spark.executor.memory": "1500m"})
+        # (the executors' Python workers, evalwh's reader: this interpreter, where evalwh is)
+        config.update({"spark.driver.memory": "1g", "spark.executor.memory": "1500m", "spark.pyspark.python": sys.executable})
     session = start(master, app_name="evalwh-bench", config=config)
     session.range(1).collect()  # the first job starts the executors' machinery
     return session
@@ -95,7 +109,8 @@ def child_floor(data: Path, master: str) -> dict[str, float]:
     return times
 
 
-def child_spark(data: Path, master: str, measures: list[str]) -> dict[str, float]:
+def child_spark(data: Path, master: str, measures: list[str], reader: str = "spark") -> dict[str, float]:
+    """evalwh spark eval's work on text files: Spark SQL's reader, or evalwh's on the executors."""
     from evalwh.spark import evaluate
     from evalwh.spark.files import load_qrels, load_runs
 
@@ -110,7 +125,7 @@ def child_spark(data: Path, master: str, measures: list[str]) -> dict[str, float
     times["qrels"] = time.perf_counter() - step
     _progress(times)
     step = time.perf_counter()
-    loaded = load_runs(session, [runs])
+    loaded = load_runs(session, [runs], reader=reader)
     times["runs (read, check, rank)"] = time.perf_counter() - step
     _progress(times)
     step = time.perf_counter()
@@ -120,8 +135,64 @@ def child_spark(data: Path, master: str, measures: list[str]) -> dict[str, float
     times["total"] = time.perf_counter() - start
     times["rows"] = float(len(frame))
     times["lines"] = float(sum(loaded.line_counts))
+    times["files by evalwh's reader"] = float(loaded.by_reader)
+    _save(frame, "spark-evalwh" if reader == "evalwh" else "spark")
     session.stop()
     return times
+
+
+def child_parquet(data: Path, master: str, measures: list[str]) -> dict[str, float]:
+    """evalwh spark eval --runs-parquet: an export's ranked runs and qrels read as Parquet."""
+    from evalwh.spark import evaluate, register_export
+
+    times: dict[str, float] = {}
+    start = time.perf_counter()
+    session = _session(master)
+    times["startup"] = time.perf_counter() - start
+    _progress(times)
+    step = time.perf_counter()
+    register_export(session, str(_export(data)))
+    times["qrels"] = time.perf_counter() - step
+    _progress(times)
+    times["runs (read, check, rank)"] = 0.0
+    step = time.perf_counter()
+    frame = evaluate(session, measures, collection="L")
+    times["evaluate"] = time.perf_counter() - step
+    _progress(times)
+    times["total"] = time.perf_counter() - start
+    times["rows"] = float(len(frame))
+    times["lines"] = float(session.table("run_results").count())
+    _save(frame, "spark-parquet")
+    session.stop()
+    return times
+
+
+def _export(data: Path) -> Path:
+    """The collection as an evalwh export (format 2, as evalwh spark ingest writes it), made once.
+
+    Made by the warehouse (``evalwh export``: the same layout and rows as ``evalwh spark
+    ingest --output``, tests/test_spark_files.py) beside the collection, outside the timing.
+    """
+    target = Path(os.environ.get("EVALWH_BENCH_EXPORTS", "/tmp")) / f"evalwh-bench-export-{data.name}"
+    if (target / "manifest.json").is_file():
+        return target
+    from evalwh.store import transfer
+    from evalwh.warehouse import Warehouse
+
+    with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
+        with Warehouse(Path(tmp) / "export.duckdb") as wh:
+            qrels, runs = _files(data)
+            wh.ingest_qrels(qrels, collection="L")
+            wh.ingest_runs(sorted(Path(runs).parent.glob(Path(runs).name)), collection="L")
+            transfer.export(wh, target)
+    return target
+
+
+def _save(frame, name: str) -> None:  # type: ignore[no-untyped-def]
+    """The per-topic values, for the comparison with the warehouse's (--check)."""
+    folder = os.environ.get("EVALWH_BENCH_VALUES")
+    if folder:
+        frame[["run_id", "query_id", "measure", "value"]].to_parquet(Path(folder) / f"{name}.parquet")
 
 
 def child_warehouse(data: Path, measures: list[str]) -> dict[str, float]:
@@ -143,6 +214,7 @@ def child_warehouse(data: Path, measures: list[str]) -> dict[str, float]:
             frame = wh.evaluate(measures, collection="L", per_query=True)
             times["evaluate"] = time.perf_counter() - step
     times["total"] = time.perf_counter() - start
+    _save(frame, "warehouse")
     times["rows"] = float(len(frame))
     times["lines"] = float(sum(r.lines for r in results))
     return times
@@ -183,7 +255,7 @@ def measure(engine: str, args: argparse.Namespace, cluster: list[int] = ()) -> d
     executors' JVMs and Python workers are the workers' children) count in the CPU seconds
     and the peak memory too, from before the child starts to its end.
     """
-    command = [sys.executable, __file__, "--child", engine, "--data", str(args.data),
+    command = ["nice", "-n", str(args.nice), sys.executable, __file__, "--child", engine, "--data", str(args.data),
                "--master", args.master, "--measures", args.measures]
     before: dict[int, float] = {}
     for pid in cluster:
@@ -207,10 +279,16 @@ def measure(engine: str, args: argparse.Namespace, cluster: list[int] = ()) -> d
     reader = threading.Thread(target=phase_cpu, daemon=True)
     reader.start()
 
+    driver: dict[int, float] = {}
+
     def sample() -> None:
         nonlocal peak
         while not done.is_set():
-            peak = max(peak, _tree_rss(process.pid, cpu) + sum(_tree_rss(pid, cpu) for pid in cluster))
+            own: dict[int, float] = {}
+            rss = _tree_rss(process.pid, own)
+            driver.update(own)
+            cpu.update(own)
+            peak = max(peak, rss + sum(_tree_rss(pid, cpu) for pid in cluster))
             time.sleep(0.1)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -229,23 +307,33 @@ def measure(engine: str, args: argparse.Namespace, cluster: list[int] = ()) -> d
     # are the workers' children, not the child's: with ``cluster`` they count too (less what
     # the cluster's processes had used before).
     result["cpu_seconds"] = sum(cpu.values()) - sum(before.values())
+    # the driver's share (its Python and JVM); the rest, on a cluster, is the master's, the
+    # workers' and the executors' (JVMs and Python workers)
+    result["cpu driver"] = sum(driver.values())
+    result["cpu executors (and cluster daemons)"] = result["cpu_seconds"] - result["cpu driver"]
     result.update(phases)  # (sampled every 0.1 s: the split between phases is approximate)
     return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path("/work/benchdata/L"))
+    parser.add_argument("--data", type=Path, default=Path("/work/bench-data/L"))
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--engines", default="spark,warehouse")
     parser.add_argument("--measures", default=DEFAULT_MEASURES)
-    parser.add_argument("--child", choices=["spark", "warehouse", "floor"])
+    parser.add_argument("--child", choices=[*ENGINES])
+    parser.add_argument("--nice", type=int, default=10, help="niceness of each engine's process (a shared machine)")
+    parser.add_argument("--check", action="store_true", help="compare every engine's per-topic values with the warehouse's")
     args = parser.parse_args()
     measures = args.measures.split(",")
     if str(args.data) == "trec8":
         args.data = Path(__file__).resolve().parents[2] / "shared" / "data" / "trec8_adhoc"
-    if args.child == "spark":
-        print(json.dumps(child_spark(args.data, args.master, measures)))
+    if args.child in ("spark", "spark-evalwh"):
+        reader = "evalwh" if args.child == "spark-evalwh" else "spark"
+        print(json.dumps(child_spark(args.data, args.master, measures, reader)))
+        return
+    if args.child == "spark-parquet":
+        print(json.dumps(child_parquet(args.data, args.master, measures)))
         return
     if args.child == "floor":
         print(json.dumps(child_floor(args.data, args.master)))
@@ -271,6 +359,11 @@ def main() -> None:
 
 def _run_all(args: argparse.Namespace, measures: list[str], cluster: list[int] = ()) -> None:  # type: ignore[assignment]
     results = {}
+    values = tempfile.mkdtemp(prefix="evalwh-bench-values-") if args.check else None
+    if values:
+        os.environ["EVALWH_BENCH_VALUES"] = values
+    if "spark-parquet" in args.engines.split(","):
+        _export(args.data)  # (made once, outside the timing)
     for engine in args.engines.split(","):
         load = os.getloadavg()
         results[engine] = measure(engine, args, cluster if engine != "warehouse" else ())
@@ -282,9 +375,35 @@ def _run_all(args: argparse.Namespace, measures: list[str], cluster: list[int] =
     print(f"measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print(f"\n{args.data}: {results[next(iter(results))]['lines']:,.0f} run lines, measures {measures}, "
           f"{os.cpu_count()} cores; Spark master {args.master}")
-    print(f"| {'':28} | " + " | ".join(f"{e:>10}" for e in results) + " |")
+    keys[keys.index("peak_memory_gib"):keys.index("peak_memory_gib")] = ["cpu driver", "cpu executors (and cluster daemons)"]
+    print(f"| {'':36} | " + " | ".join(f"{e:>13}" for e in results) + " |")
     for key in keys:
-        print(f"| {key:28} | " + " | ".join(f"{results[e].get(key, 0.0):10.2f}" for e in results) + " |")
+        print(f"| {key:36} | " + " | ".join(f"{results[e].get(key, 0.0):13.2f}" for e in results) + " |")
+    if "warehouse" in results:
+        base = results["warehouse"]["cpu_seconds"]
+        print("CPU against the warehouse's: " + ", ".join(
+            f"{e} {results[e]['cpu_seconds'] / base:.1f}x" for e in results if e != "warehouse"))
+    if values:
+        _check(Path(values), results)
+
+
+def _check(folder: Path, results: dict) -> None:  # type: ignore[type-arg]
+    """Every engine's per-topic values against the warehouse's: the same keys, equal to 1e-12."""
+    import numpy as np
+    import pandas as pd
+
+    duck = pd.read_parquet(folder / "warehouse.parquet")
+    for engine in results:
+        path = folder / f"{engine}.parquet"
+        if engine == "warehouse" or not path.is_file():
+            continue
+        other = pd.read_parquet(path)
+        merged = duck.merge(other, on=["run_id", "query_id", "measure"], how="outer", indicator=True)
+        a, b = merged["value_x"].to_numpy(), merged["value_y"].to_numpy()
+        same = (merged["_merge"] == "both").all() and bool(
+            (np.isclose(a, b, rtol=0, atol=1e-12) | (np.isnan(a) & np.isnan(b))).all()
+        )
+        print(f"{engine}: {len(other):,} per-topic values, {'all equal to' if same else 'NOT equal to'} the warehouse's")
 
 
 if __name__ == "__main__":

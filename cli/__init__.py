@@ -22,7 +22,8 @@ from evalwh.cli import report as report_cmd
 from evalwh.cli import sql as sql_cmd
 from evalwh.cli import spark as spark_cmd
 from evalwh.cli import trec_eval as trec_eval_cmd
-from evalwh.cli._errors import DEBUG
+from evalwh.cli._errors import DEBUG, OneLineGroup
+from evalwh.cli._render import CSV_SAFE
 from evalwh.cli._help import fold_long_words
 
 fold_long_words()
@@ -33,6 +34,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     add_completion=False,
+    cls=OneLineGroup,  # (usage errors in one line, exit 2; every float option finite)
 )
 
 
@@ -48,10 +50,19 @@ def _root(
             show_default=False,
         ),
     ] = None,
+    csv_safe: Annotated[
+        bool,
+        typer.Option(
+            "--csv-safe",
+            envvar="EVALWH_CSV_SAFE",
+            help="CSV for spreadsheets: prefix cells beginning =, +, -, @ with ' and quote text (env EVALWH_CSV_SAFE=1).",
+        ),
+    ] = False,
 ) -> None:
     """An SQL-backed evaluation warehouse for IR test collections."""
     # (each command's --db option reads this one when it is not given itself: cli/_options.py)
     DEBUG["on"] = debug
+    CSV_SAFE["on"] = csv_safe
 
 
 app.add_typer(ingest.app, name="ingest")

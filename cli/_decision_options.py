@@ -10,6 +10,8 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from evalwh.cli._options import number
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -82,7 +84,7 @@ CorrectionOption = Annotated[
     typer.Option("--correction", help="Correction over the pairs: bonferroni, holm, bh, by, none."),
 ]
 AlphaOption = Annotated[
-    float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
+    float, typer.Option("--alpha", click_type=number(0, 1, min_open=True, max_open=True), help="Significance level.")
 ]
 RunsOption = Annotated[
     str | None,
@@ -102,7 +104,7 @@ LegacyQrelsOption = Annotated[
     ),
 ]
 SeedOption = Annotated[
-    int | None, typer.Option("--seed", help="Random seed of the resampling tests.")
+    int | None, typer.Option("--seed", min=0, help="Random seed of the resampling tests.")
 ]
 ResamplesOption = Annotated[
     int,
@@ -142,8 +144,8 @@ def check_qrels_file(qrels: Path, db: Path) -> None:
     """
     from evalwh.errors import EvalWhError, NotFoundError
 
-    if qrels.is_file() or str(qrels) == "-":
-        return
+    if qrels.is_file() or str(qrels) == "-" or str(qrels).startswith("irds:"):
+        return  # (irds:DATASET_ID is resolved by the ingest, evalwh.io.irds)
     if qrels.exists():
         raise EvalWhError(f"--qrels {qrels}: not a file (a qrels file is expected)")
     if db.is_file():

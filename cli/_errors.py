@@ -5,6 +5,13 @@ memory, a file that cannot be written) and DuckDB's interrupted queries are name
 too, and anything unexpected still ends in one line naming the error (``--debug`` shows the
 traceback). Nothing is lost by a failure: warehouse writes are one transaction and output
 files are written whole or not at all (``evalwh.io.files``).
+
+Usage errors (an unknown option, a value outside an option's choices or range, a missing
+option) are click's, raised while the command line is parsed: :class:`OneLineGroup`, the root
+command's class, prints them as one line too, naming the option first
+(``Error: --source: 'bogus' is not one of human, llm, inferred``), with exit code 2.
+
+Exit codes: 0 success, 1 error, 2 usage error, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import typer
+import typer.core
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -169,3 +177,104 @@ def handle_errors(func: F) -> F:
 
     wrapper.handles_errors = True  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
+
+
+# -- usage errors: click's, one line ------------------------------------------------------------
+
+# click's exceptions, from where typer takes them (its own copy of click, or click itself)
+_CLICK = sys.modules[typer.BadParameter.__module__]
+_QUOTED_CHOICES = re.compile(r"is not one of ((?:'[^']*'(?:, )?)+)")
+_NOT_A = re.compile(r"is not a valid (?:int|integer)(?: range)?$")
+_NOT_A_FLOAT = re.compile(r"is not a valid float(?: range)?$")
+_PATH_KIND = re.compile(r"^(?:File|Directory|Path) ('.*') is a (file|directory)$")
+_PATH_MISSING = re.compile(r"^(?:File|Directory|Path) ('.*') does not exist$")
+
+
+def _hint(error: Any) -> str:
+    """The option or argument a usage error concerns, as typed: ``--source``, ``FILES``."""
+    hint = getattr(error, "param_hint", None)
+    if hint is not None:
+        return " / ".join(hint) if isinstance(hint, (list, tuple)) else str(hint)
+    param = getattr(error, "param", None)
+    if param is None:
+        return ""
+    if getattr(param, "param_type_name", "") == "option":
+        return max(param.opts, key=len)  # (--output, not -o)
+    return str(param.name or "").upper()
+
+
+def usage_message(error: Any) -> str:
+    """The one line (without ``Error: ``) for click's usage error ``error``: the option first.
+
+    Examples:
+        >>> usage_message(typer.BadParameter("'bogus' is not one of 'human', 'llm', 'inferred'.", param_hint="--source"))
+        "--source: 'bogus' is not one of human, llm, inferred"
+    """
+    ctx = getattr(error, "ctx", None)
+    command = ctx.command_path if ctx is not None else "evalwh"
+    hint = _hint(error)
+    if isinstance(error, _CLICK.MissingParameter):
+        kind = getattr(error.param, "param_type_name", None) or error.param_type or "parameter"
+        what = "option" if kind == "option" else "argument" if kind == "argument" else kind
+        return f"{hint}: missing; {command} needs this {what} ({command} --help)"
+    if isinstance(error, _CLICK.BadParameter):
+        text = error.message.strip().rstrip(".")
+        text = _QUOTED_CHOICES.sub(lambda m: "is not one of " + m.group(1).replace("'", ""), text)
+        text = _NOT_A.sub("is not a whole number", text)
+        text = _NOT_A_FLOAT.sub("is not a number", text)
+        kind = _PATH_KIND.match(text)
+        if kind:
+            other = "directory" if kind.group(2) == "file" else "file"
+            text = f"{kind.group(1)} is a {kind.group(2)}, not a {other}"
+        text = _PATH_MISSING.sub(r"no such file or directory \1", text)
+        if not hint or text.startswith(hint):
+            return text
+        return f"{hint}: {text}"
+    if isinstance(error, _CLICK.NoSuchOption):
+        close = f"; did you mean {' or '.join(sorted(error.possibilities))}?" if error.possibilities else ""
+        return f"{error.option_name}: {command} has no such option{close} ({command} --help)"
+    text = one_line(error.format_message()).rstrip(".")
+    option = getattr(error, "option_name", None)
+    if option and text.startswith(f"Option '{option}' "):
+        return f"{option}: {text[len(option) + 10:]}"  # "Option '-m' requires an argument"
+    text = text.replace(". Did you mean", "; did you mean")
+    text = text[:1].lower() + text[1:] if text[:2].istitle() else text
+    return f"{command}: {text}" if isinstance(error, _CLICK.UsageError) else text
+
+
+def _one_line_usage(error: Any) -> None:
+    """Print click's error ``error`` as one line and end with its exit code (2 for usage)."""
+    if type(error).__name__ == "NoArgsIsHelpError":
+        raise error  # (the command's help, as asked: typer prints it)
+    typer.echo(f"Error: {usage_message(error)}", err=True)
+    raise typer.Exit(error.exit_code)
+
+
+class OneLineGroup(typer.core.TyperGroup):
+    """The root command: click's usage errors as one line (exit 2), every float option finite.
+
+    Click (inside typer) parses the command line before any command runs, so its errors do not
+    pass through :func:`handle_errors`; typer would draw them as a framed box of several
+    lines. Here they are caught where the root command parses its own options and where it
+    hands over to a command (which parses the rest), and printed as :func:`usage_message`.
+    Every float option of every command also refuses ``nan``, ``inf`` and ``-inf``
+    (:func:`evalwh.cli._options.finite_floats`), whatever range it declares.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from evalwh.cli._options import finite_floats
+
+        finite_floats(self)
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().make_context(*args, **kwargs)
+        except _CLICK.ClickException as error:
+            _one_line_usage(error)
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except _CLICK.ClickException as error:
+            _one_line_usage(error)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 import functools
+import math
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -11,6 +13,61 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+# click's parameter types, from where typer takes them (its own copy of click, or click itself)
+_TYPES = sys.modules[typer.BadParameter.__module__.rpartition(".")[0] + ".types"]
+
+
+def _finite(self: Any, value: Any, param: Any, ctx: Any, convert: Callable[..., float]) -> float:
+    number = convert(self, value, param, ctx)
+    if not math.isfinite(number):
+        self.fail(f"{value!r} is not a finite number", param, ctx)
+    return number
+
+
+class FiniteFloat(_TYPES.FloatParamType):  # type: ignore[misc,name-defined]
+    """A float option that refuses ``nan``, ``inf`` and ``-inf`` (click's float takes them)."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        return _finite(self, value, param, ctx, _TYPES.FloatParamType.convert)
+
+
+class FiniteFloatRange(_TYPES.FloatRange):  # type: ignore[misc,name-defined]
+    """A float option within a range, finite (click's range lets ``nan`` through: it compares false)."""
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        return _finite(self, value, param, ctx, _TYPES.FloatRange.convert)
+
+
+def number(
+    min: float | None = None, max: float | None = None, *, min_open: bool = False, max_open: bool = False
+) -> Any:
+    """The click type of a float option with a domain: ``typer.Option(click_type=number(0, 1, min_open=True))``.
+
+    Finite always; ``min``/``max`` bound it, excluded with ``min_open``/``max_open`` (a
+    probability strictly between 0 and 1 is ``number(0, 1, min_open=True, max_open=True)``).
+    """
+    return FiniteFloatRange(min, max, min_open=min_open, max_open=max_open)
+
+
+def finite_floats(command: Any) -> None:
+    """Make every float option of ``command`` and of its subcommands refuse ``nan`` and infinities.
+
+    Called once on the root command (:class:`evalwh.cli._errors.OneLineGroup`), so that no
+    float option, present or future, takes a value outside the real numbers.
+    """
+    for param in command.params:
+        kind = param.type
+        if isinstance(kind, (FiniteFloat, FiniteFloatRange)) or not isinstance(kind, _TYPES.FloatParamType):
+            continue
+        if isinstance(kind, _TYPES.FloatRange):
+            param.type = FiniteFloatRange(
+                kind.min, kind.max, min_open=kind.min_open, max_open=kind.max_open, clamp=kind.clamp
+            )
+        else:
+            param.type = FiniteFloat()
+    for sub in getattr(command, "commands", {}).values():
+        finite_floats(sub)
 
 
 def _db_anywhere(ctx: typer.Context, param: typer.CallbackParam, value: Path) -> Path:

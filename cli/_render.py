@@ -61,7 +61,7 @@ def render(
         typer.echo(f"wrote {len(frame):,} rows to {output}", err=True)
         return
     if fmt is OutputFormat.csv:
-        text = frame.to_csv(index=False)
+        text = csv_text(frame, safe=CSV_SAFE["on"])
     elif fmt is OutputFormat.json:
         text = frame.to_json(orient="records", lines=True, double_precision=15)
     elif fmt in (OutputFormat.markdown, OutputFormat.latex):
@@ -98,6 +98,46 @@ def render(
     if long_form is not None and (len(frame.columns) > WIDE_COLUMNS or _natural_width(cells) > console.width):
         cells = _cells(long_form, digits)
     console.print(_rich_table(cells, title, console.width))
+
+
+CSV_SAFE = {"on": False}
+"""Set by the root option ``--csv-safe`` (env ``EVALWH_CSV_SAFE=1``): CSV cells made safe for spreadsheets."""
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+"""What a spreadsheet may take for the start of a formula (OWASP's CSV injection list, with
+the full-width ``＝ ＋ － ＠`` some spreadsheets read as their ASCII forms)."""
+
+
+def csv_text(frame: pd.DataFrame, *, safe: bool = False) -> str:
+    """``frame`` as CSV: every value as the warehouse holds it, or made safe for spreadsheets.
+
+    With ``safe`` (OWASP's rule against CSV injection), a text cell or column name that
+    begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (or a full-width
+    ``＝ ＋ － ＠``) gets a leading ``'``, which a spreadsheet shows and does not evaluate, and
+    every text cell is quoted. Numbers are written as they are: ``-3.5`` stays a number.
+
+    Examples:
+        >>> import pandas as pd
+        >>> frame = pd.DataFrame({"run_id": ["=1+1", "bm25"], "value": [-0.5, 0.25]})
+        >>> print(csv_text(frame, safe=True), end="")
+        "run_id","value"
+        "'=1+1",-0.5
+        "bm25",0.25
+    """
+    import csv
+
+    if not safe:
+        return frame.to_csv(index=False)
+
+    def guard(value: object) -> object:
+        return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+    guarded = frame.copy()
+    guarded.columns = range(len(frame.columns))  # (by position: SQL may name two columns alike)
+    for position, dtype in enumerate(frame.dtypes):
+        if dtype.kind not in "biufcmM":
+            guarded[position] = guarded[position].map(guard)
+    header = [str(guard(str(name))) for name in frame.columns]
+    return guarded.to_csv(index=False, header=header, quoting=csv.QUOTE_NONNUMERIC)
 
 
 Cells = tuple[list[str], list[bool], list[list[str]]]

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from evalwh.cli._errors import handle_errors
-from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, FormatOption, OutputFormat, OutputOption, default_collection
+from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, FormatOption, OutputFormat, OutputOption, default_collection, number
 from evalwh.cli._progress import progress_bar
 from evalwh.cli._render import render
 
@@ -25,9 +25,9 @@ def adjust(
         Path | None, typer.Option("--common-topics", help="File of common topic ids, one per line.", dir_okay=False)
     ] = None,
     unjudged: Annotated[str, typer.Option("--unjudged", help="'nonrelevant' (assumed) or 'condensed'.")] = "nonrelevant",
-    confidence: Annotated[float, typer.Option("--confidence", help="Confidence of the CLT check.")] = 0.95,
-    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 10_000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 1,
+    confidence: Annotated[float, typer.Option("--confidence", click_type=number(0, 1, min_open=True, max_open=True), help="Confidence of the CLT check.")] = 0.95,
+    resamples: Annotated[int, typer.Option("--resamples", min=1, help="Bootstrap resamples.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the bootstrap.")] = 1,
     store: Annotated[bool, typer.Option("--store/--no-store", help="Keep the result in the pool_adjustments table.")] = True,
     db: DbOption = DEFAULT_DB,
     fmt: FormatOption = OutputFormat.table,
@@ -37,14 +37,14 @@ def adjust(
 
     Example: evalwh adjust CL99SDopt1 --collection trec8 --pool p10 --method leave-one-out
     """
-    from evalwh.errors import EvalWhError
     from evalwh.warehouse import Warehouse
 
     topics = None
     if common_topics is not None:
-        if not common_topics.exists():
-            raise EvalWhError(f"{common_topics}: no such file")
-        topics = [line.split()[0] for line in common_topics.read_text().splitlines() if line.strip()]
+        from evalwh.io.formats import TABLE_BYTES, read_bounded
+
+        text = read_bounded(common_topics, TABLE_BYTES, "a list of topics", decompress=False).decode("utf-8", "replace")
+        topics = [line.split()[0] for line in text.splitlines() if line.strip()]
     with Warehouse(db) as wh, progress_bar(f"adjusting {run}") as progress:
         frame = wh.adjust(
             run,

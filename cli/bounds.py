@@ -32,7 +32,7 @@ EveryRankOption = Annotated[
     bool, typer.Option("--every-rank", help="Every depth 1..--max-depth instead of --depths.")
 ]
 MaxDepthOption = Annotated[
-    int, typer.Option("--max-depth", help="Deepest depth with --every-rank.")
+    int, typer.Option("--max-depth", min=1, help="Deepest depth with --every-rank.")
 ]
 RunsListOption = Annotated[
     list[str] | None,

@@ -119,8 +119,8 @@ def compare(
         Path | None,
         typer.Option(
             "--qrels",
-            help="A qrels file: evaluate the run files given as arguments against it and compare "
-            "them, with no warehouse (a stored qrels set is --qrels-id).",
+            help="A qrels file (or irds:DATASET_ID): evaluate the run files given as arguments "
+            "against it and compare them, with no warehouse (a stored qrels set is --qrels-id).",
         ),
     ] = None,
     scores: Annotated[

@@ -20,7 +20,7 @@ def demo(
         str, typer.Option("--collection", "-c", help="Collection name for the demo.")
     ] = "demo",
     seed: Annotated[
-        int, typer.Option("--seed", help="Seed of the generator (same seed, same files).")
+        int, typer.Option("--seed", min=0, help="Seed of the generator (same seed, same files).")
     ] = 0,
     db: DbOption = DEFAULT_DB,
 ) -> None:
@@ -28,14 +28,28 @@ def demo(
 
     Example: evalwh demo --out demo --db demo.duckdb
     """
-    from evalwh.io.demo_data import write_demo
+    import contextlib
+
+    from evalwh.io.demo_data import demo_paths, write_demo
     from evalwh.warehouse import Warehouse
 
+    # a failed demo leaves nothing it made: not its files, not a folder it created
+    made = [p for p in (out, *out.parents) if not p.exists()]  # folders write_demo makes
+    new_files = [p for p in demo_paths(out) if not p.exists()]
     files = write_demo(out, rng=seed)
-    with Warehouse(db) as wh:
-        results = [wh.ingest_qrels(files.qrels, collection=collection)]
-        results += wh.ingest_runs(files.runs, collection=collection)
-        wh.ingest_run_metadata(files.metadata, collection=collection)
+    try:
+        with Warehouse(db) as wh:
+            results = [wh.ingest_qrels(files.qrels, collection=collection)]
+            results += wh.ingest_runs(files.runs, collection=collection)
+            wh.ingest_run_metadata(files.metadata, collection=collection)
+    except BaseException:
+        for path in new_files:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        for folder in made:  # the innermost first; only when empty
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
     for result in results:
         typer.echo(result.message())
     typer.echo(

@@ -67,7 +67,7 @@ def evaluate(
     ] = None,
     qrels: Annotated[
         Path | None,
-        typer.Option("--qrels", help="A qrels file: evaluate the run files given as arguments against it, as trec_eval does."),
+        typer.Option("--qrels", help="A qrels file (or irds:DATASET_ID, an ir_datasets dataset's qrels): evaluate the run files given as arguments against it, as trec_eval does."),
     ] = None,
     measure: Annotated[
         list[str] | None,
@@ -82,7 +82,7 @@ def evaluate(
     unjudged: Annotated[
         str, typer.Option("--unjudged", help="nonrelevant (assumed) or condensed (removed; trec_eval -J).")
     ] = "nonrelevant",
-    depth_cap: Annotated[int | None, typer.Option("--depth-cap", "-M", help="Keep the first N documents per topic (trec_eval -M).")] = None,
+    depth_cap: Annotated[int | None, typer.Option("--depth-cap", "-M", min=1, help="Keep the first N documents per topic (trec_eval -M).")] = None,
     float32_ties: Annotated[
         bool, typer.Option("--float32-ties", help="Order on scores rounded to float32, as trec_eval <= 9.0.8.")
     ] = False,
@@ -288,7 +288,7 @@ def unjudged(
     collection: CollectionOption = None,
     qrels_id: Annotated[str, typer.Option("--qrels-id", help="Qrels set that decides what is judged.")] = "default",
     fill: FillOption = None,
-    max_rank: Annotated[int, typer.Option("--max-rank", help="Deepest rank reported.")] = 1000,
+    max_rank: Annotated[int, typer.Option("--max-rank", min=1, help="Deepest rank reported.")] = 1000,
     ranks: Annotated[
         str | None, typer.Option("--ranks", help="Only these ranks, comma-separated (e.g. 1,10,100,1000).")
     ] = None,

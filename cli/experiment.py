@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from evalwh.cli._errors import handle_errors
 from evalwh.cli._options import (
-    default_collection,
     DEFAULT_DB,
     CollectionOption,
     DbOption,
     FormatOption,
     OutputFormat,
     OutputOption,
+    default_collection,
+    number,
 )
 from evalwh.cli._progress import progress_bar
 from evalwh.cli._render import render
@@ -32,15 +34,16 @@ MeasuresOption = Annotated[
 ]
 QrelsOption = Annotated[str, typer.Option("--qrels-id", help="The full qrels set to start from.")]
 SeedOption = Annotated[
-    int, typer.Option("--seed", help="Seed of the random generator (results are reproducible).")
+    int, typer.Option("--seed", min=0, help="Seed of the random generator (results are reproducible).")
 ]
 CapOption = Annotated[
-    int, typer.Option("--cap", help="Documents per topic counted by the exclusion rule.")
+    int, typer.Option("--cap", min=1, help="Documents per topic counted by the exclusion rule.")
 ]
 ShareOption = Annotated[
     float,
     typer.Option(
-        "--share", help="Share of |T| x cap a run must retrieve to take part (methods §8.1)."
+        "--share", click_type=number(0, 1, min_open=True),
+        help="Share of |T| x cap a run must retrieve to take part (methods §8.1)."
     ),
 ]
 ExperimentOption = Annotated[
@@ -271,3 +274,76 @@ def _parse_counts(option: str, text: str) -> list[int]:
 
 
 app.command("pool-bias")(pool_bias)
+
+
+@handle_errors
+@default_collection
+def budget(
+    collection: CollectionOption = None,
+    strategies: Annotated[
+        str, typer.Option("--strategies", help="Comma-separated: depth, take, mtf, bandit, rbp, rrf, random.")
+    ] = "depth,mtf,bandit,rrf",
+    budgets: Annotated[
+        str, typer.Option("--budgets", help="Comma-separated budgets: shares of the pool (10%) or counts.")
+    ] = "10%,25%,50%",
+    per: Annotated[str, typer.Option("--per", help="Budgets in 'total' or per 'topic'.")] = "total",
+    seeds: Annotated[str, typer.Option("--seeds", help="Comma-separated seeds of the random strategies.")] = "0",
+    reference: Annotated[str, typer.Option("--reference", help="The complete label set.")] = "default",
+    depth: Annotated[int, typer.Option("--depth", "-d", min=1, help="Pool depth of the candidates.")] = 100,
+    runs_from: Annotated[str, typer.Option("--runs-from", help="Pool members: 'pooled' or 'all'.")] = "pooled",
+    measure: Annotated[str, typer.Option("--measure", "-m", help="The leaderboard's measure (not nDCG).")] = "AP",
+    test: Annotated[str, typer.Option("--test", help="Significance test of the pairs (t, wilcoxon, ...).")] = "t",
+    correction: Annotated[str, typer.Option("--correction", help="Its correction (none, holm, bonferroni, ...).")] = "none",
+    machine: Annotated[
+        str | None, typer.Option("--machine", help="A label set with LLM probabilities: people + calibrated LLM.")
+    ] = None,
+    selections: Annotated[
+        str, typer.Option("--selections", help="With --machine: random, uncertain, lara (comma-separated).")
+    ] = "random,uncertain,lara",
+    calibration: Annotated[str, typer.Option("--calibration", help="With --machine: isotonic or logistic.")] = "isotonic",
+    store_sets: Annotated[
+        bool, typer.Option("--store-sets", help="With --machine: store people's labels and the calibrated fill as sets.")
+    ] = False,
+    figure: Annotated[Path | None, typer.Option("--figure", help="Write the figure (PNG) here.", dir_okay=False)] = None,
+    experiment_id: ExperimentOption = None,
+    db: DbOption = DEFAULT_DB,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """What a judging budget buys: relevant found, tau_b, tau_ap, significant pairs kept, judged share.
+
+    Prints the mean over seeds per strategy and budget (files get one row per seed).
+
+    Example: evalwh experiment budget -c trec8 --strategies depth,mtf,bandit,rrf --budgets 10%,25%,50% --seeds 0,1,2
+    """
+    from evalwh.methods.budget import summarise
+    from evalwh.warehouse import Warehouse
+
+    seed_list = _parse_counts("--seeds", seeds)
+    typer.echo(f"seeds: {', '.join(map(str, seed_list))}", err=True)
+    with Warehouse(db) as wh, progress_bar("strategy replays") as progress:
+        common = dict(collection=collection, budgets=[b.strip() for b in budgets.split(",") if b.strip()],
+                      seeds=seed_list, reference=reference, measure=measure, experiment_id=experiment_id,
+                      test=test, correction=correction)  # fmt: skip
+        if machine is not None:
+            rows = wh.budget(
+                machine=machine, selections=[s.strip() for s in selections.split(",") if s.strip()],
+                calibration=calibration, store_sets=store_sets, **common,
+            )  # fmt: skip
+        else:
+            rows = wh.budget(
+                strategies=[s.strip() for s in strategies.split(",") if s.strip()], scope=per, depth=depth,
+                runs_from=runs_from, progress=progress, **common,
+            )  # fmt: skip
+    name = rows.attrs.get("experiment_id", "budget")
+    summary = summarise(rows)
+    if figure is not None:
+        from evalwh.io.files import atomic_output
+        from evalwh.present.plots.budget import budget_figure
+
+        with atomic_output(figure, "wb") as handle:
+            budget_figure(summary, title=f"{name} ({measure})").savefig(handle, format="png", dpi=110)
+    render(summary if fmt is OutputFormat.table else rows, fmt, output, title=f"{name}: what a budget buys ({measure})")
+
+
+app.command("budget")(budget)

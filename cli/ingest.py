@@ -29,7 +29,7 @@ class Source(str, enum.Enum):
 def qrels(
     files: Annotated[
         list[Path],
-        typer.Argument(help="TREC qrels files (qid iter docid rel) or JSON-lines judgment records, plain or .gz."),
+        typer.Argument(help="TREC qrels files (qid iter docid rel) or JSON-lines judgment records, plain or .gz; or irds:DATASET_ID, an ir_datasets dataset's qrels."),
     ],
     collection: CollectionOption = None,
     qrels_id: Annotated[
@@ -50,11 +50,15 @@ def qrels(
 
     Example: evalwh ingest qrels judges/*.txt --collection llmjudge --source llm
     """
+    from evalwh.io import irds
     from evalwh.io.formats import require_file
     from evalwh.warehouse import Warehouse
 
-    for file in files:
-        require_file(file)  # before opening: a mistyped name must not create a warehouse file
+    for file in files:  # before opening: a mistyped name must not create a warehouse file
+        if irds.is_irds(file):
+            irds.check(file)  # irds:DATASET_ID: a known dataset with qrels
+        else:
+            require_file(file)
     if prompt is not None:
         require_file(prompt)
     with Warehouse(db) as wh:

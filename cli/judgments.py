@@ -16,6 +16,7 @@ from evalwh.cli._options import (
     OutputFormat,
     OutputOption,
     default_collection,
+    number,
 )
 from evalwh.cli._render import render
 
@@ -81,7 +82,7 @@ def agreement(
             "--bootstrap", min=0, help="Bootstrap samples over topics for the intervals of kappa and alpha (0: none)."
         ),
     ] = 1000,
-    confidence: Annotated[float, typer.Option("--confidence", help="Coverage of the intervals.")] = 0.95,
+    confidence: Annotated[float, typer.Option("--confidence", click_type=number(0, 1, min_open=True, max_open=True), help="Coverage of the intervals.")] = 0.95,
     seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed of the bootstrap (none: fresh each run).")] = None,
     level: Annotated[
         AlphaLevel, typer.Option("--level", help="The level of Krippendorff's alpha whose interval the summary gives.")
@@ -144,12 +145,12 @@ def sensitivity(
         typer.Option("--measure", "-m", help="Measure spec; repeatable (default: AP, nDCG@10, P@10 and bpref)."),
     ] = None,
     run: Annotated[list[str] | None, typer.Option("--run", help="Rank only this run; repeatable.")] = None,
-    rbo_p: Annotated[float, typer.Option("--rbo-p", help="RBO's persistence p (0 < p < 1).")] = 0.9,
-    top_k: Annotated[int, typer.Option("--top-k", help="Depth of the top-k overlap.")] = 10,
+    rbo_p: Annotated[float, typer.Option("--rbo-p", click_type=number(0, 1, min_open=True, max_open=True), help="RBO's persistence p (0 < p < 1).")] = 0.9,
+    top_k: Annotated[int, typer.Option("--top-k", min=1, help="Depth of the top-k overlap.")] = 10,
     bootstrap: Annotated[
-        int, typer.Option("--bootstrap", help="Bootstrap samples over topics for tau_b's interval (0: none).")
+        int, typer.Option("--bootstrap", min=0, help="Bootstrap samples over topics for tau_b's interval (0: none).")
     ] = 1000,
-    confidence: Annotated[float, typer.Option("--confidence", help="Coverage of the bootstrap interval.")] = 0.95,
+    confidence: Annotated[float, typer.Option("--confidence", click_type=number(0, 1, min_open=True, max_open=True), help="Coverage of the bootstrap interval.")] = 0.95,
     seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed of the bootstrap (none: fresh each run).")] = None,
     layout: Annotated[
         SensitivityLayout,

@@ -15,6 +15,7 @@ from evalwh.cli._options import (
     OutputFormat,
     OutputOption,
     default_collection,
+    number,
 )
 from evalwh.cli._render import render
 
@@ -32,11 +33,11 @@ def label_uncertainty(
         typer.Option("--measure", "-m", help="P@k, nDCG, nDCG@k, AP or AP@k; repeatable (default: P@10, nDCG@10 and AP)."),
     ] = None,
     run: Annotated[list[str] | None, typer.Option("--run", "-r", help="Only this run; repeatable.")] = None,
-    samples: Annotated[int, typer.Option("--samples", help="Monte Carlo replicates.")] = 1000,
-    seed: Annotated[int | None, typer.Option("--seed", help="Seed of the replicates (none: fresh each time).")] = 1,
-    level: Annotated[float, typer.Option("--level", help="Coverage of the central interval (lower to upper).")] = 0.95,
+    samples: Annotated[int, typer.Option("--samples", min=1, help="Monte Carlo replicates.")] = 1000,
+    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed of the replicates (none: fresh each time).")] = 1,
+    level: Annotated[float, typer.Option("--level", click_type=number(0, 1, min_open=True, max_open=True), help="Coverage of the central interval (lower to upper).")] = 0.95,
     prior: Annotated[
-        float, typer.Option("--prior", help="Dirichlet prior added to every cell of the confusion matrix (0: none).")
+        float, typer.Option("--prior", click_type=number(0), help="Dirichlet prior added to every cell of the confusion matrix (0: none).")
     ] = 1.0,
     resample_confusion: Annotated[
         bool,

@@ -198,12 +198,12 @@ def bounds(
             "--depths", help="Comma-separated depth grid; every rank to --max-depth when omitted."
         ),
     ] = None,
-    max_depth: Annotated[int, typer.Option("--max-depth", help="Deepest depth drawn.")] = 1000,
+    max_depth: Annotated[int, typer.Option("--max-depth", min=1, help="Deepest depth drawn.")] = 1000,
     aggregation: Annotated[
         str, typer.Option("--aggregation", "-a", help="mean or dempster.")
     ] = "mean",
     pool_depth: Annotated[
-        int | None, typer.Option("--pool-depth", help="Mark the pool depth with a line.")
+        int | None, typer.Option("--pool-depth", min=1, help="Mark the pool depth with a line.")
     ] = None,
     title: TitleOption = None,
     db: DbOption = DEFAULT_DB,

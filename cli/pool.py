@@ -1,4 +1,4 @@
-"""evalwh pool build|list|contributions|complete: pools as data (methods §5)."""
+"""evalwh pool build|list|order|export|contributions|complete: pools as data (methods §5)."""
 
 from __future__ import annotations
 
@@ -32,9 +32,10 @@ def _runs(runs: str | None, runs_file: Path | None) -> list[str] | None:
     if runs is not None:
         return [r.strip() for r in runs.split(",") if r.strip()]
     if runs_file is not None:
-        if not runs_file.exists():
-            raise EvalWhError(f"{runs_file}: no such file")
-        return [line.split()[0] for line in runs_file.read_text().splitlines() if line.strip() and not line.startswith("#")]
+        from evalwh.io.formats import TABLE_BYTES, read_bounded
+
+        text = read_bounded(runs_file, TABLE_BYTES, "a list of runs", decompress=False).decode("utf-8", "replace")
+        return [line.split()[0] for line in text.splitlines() if line.strip() and not line.startswith("#")]
     return None
 
 
@@ -43,20 +44,31 @@ def _runs(runs: str | None, runs_file: Path | None) -> list[str] | None:
 @default_collection
 def build(
     collection: CollectionOption = None,
-    depth: Annotated[int, typer.Option("--depth", "-d", help="Pool depth lambda: each member's top documents.")] = 100,
+    depth: Annotated[int, typer.Option("--depth", "-d", min=1, help="Pool depth lambda: each member's top documents.")] = 100,
     runs_from: RunsFromOption = "pooled",
     runs: RunsOption = None,
     runs_file: RunsFileOption = None,
     pool_id: Annotated[str | None, typer.Option("--pool-id", help="Name of the pool and its qrels set.")] = None,
     qrels_id: Annotated[str, typer.Option("--qrels-id", help="Parent judgments to restrict.")] = "default",
     replace: Annotated[bool, typer.Option("--replace", help="Replace a pool of the same name.")] = False,
+    strategy: Annotated[
+        str, typer.Option("--strategy", help="Judging order: depth, take, mtf, bandit, rbp, rrf or random.")
+    ] = "depth",
+    budget: Annotated[
+        int | None, typer.Option("--budget", help="Judgments kept, first in the order (not with depth).")
+    ] = None,
+    per: Annotated[str, typer.Option("--per", help="The budget is per 'topic' or in 'total'.")] = "topic",
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed of mtf, bandit and random (default 0).")] = None,
+    gamma: Annotated[float, typer.Option("--gamma", help="The bandit's discount of past evidence (1: stationary).")] = 0.9,
+    rbp_p: Annotated[float, typer.Option("--rbp-p", help="Persistence of the rbp weights.")] = 0.8,
+    rrf_k: Annotated[float, typer.Option("--rrf-k", help="Constant k of the rrf weights 1/(k + rank).")] = 60.0,
     db: DbOption = DEFAULT_DB,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
 ) -> None:
-    """Build a depth-lambda pool and store its qrels as a derived qrels set.
+    """Build a pool with its judging order and store its qrels as a derived qrels set.
 
-    Example: evalwh pool build --collection trec8 --depth 100 --runs-from pooled
+    Example: evalwh pool build --collection trec8 --depth 100 --strategy bandit --budget 8683 --per total
     """
     from evalwh.warehouse import Warehouse
 
@@ -69,7 +81,18 @@ def build(
             pool_id=pool_id,
             qrels_id=qrels_id,
             replace=replace,
+            strategy=strategy,
+            budget=budget,
+            budget_scope=per,
+            seed=seed,
+            gamma=gamma,
+            rbp_p=rbp_p,
+            rrf_k=rrf_k,
         )
+        if frame["seed"].notna().any():
+            import sys
+
+            print(f"seed: {int(frame['seed'].iloc[0])}", file=sys.stderr)
     render(frame, fmt, output, title="pool")
 
 
@@ -98,7 +121,7 @@ def list_(
 def contributions(
     collection: CollectionOption = None,
     pool: Annotated[str | None, typer.Option("--pool", help="A stored pool (else --depth and the runs).")] = None,
-    depth: Annotated[int | None, typer.Option("--depth", "-d", help="Pool depth, without --pool.")] = None,
+    depth: Annotated[int | None, typer.Option("--depth", "-d", min=1, help="Pool depth, without --pool.")] = None,
     runs_from: RunsFromOption = "pooled",
     runs: RunsOption = None,
     runs_file: RunsFileOption = None,
@@ -148,6 +171,53 @@ def complete(
     with Warehouse(db) as wh:
         frame = wh.complete_qrels(collection=collection, qrels_id=qrels_id, completed_id=completed_id, replace=replace)
     render(frame, fmt, output, title="completed qrels")
+
+
+@app.command("export")
+@handle_errors
+@default_collection
+def export(
+    pool: Annotated[str, typer.Argument(help="A stored pool (evalwh pool list).")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="File to write the tasks to.", dir_okay=False)],
+    collection: CollectionOption = None,
+    task_format: Annotated[str, typer.Option("--task-format", help="'jsonl' or 'tsv'.")] = "jsonl",
+    topics: Annotated[
+        str | None, typer.Option("--topics", help="Topic texts: a TSV (id, text) or JSON-lines file, or irds:DATASET_ID.")
+    ] = None,
+    documents: Annotated[
+        str | None, typer.Option("--documents", help="Document texts: a TSV (id, text) or JSON-lines file, or irds:DATASET_ID (only the pooled documents are looked up).")
+    ] = None,
+    db: DbOption = DEFAULT_DB,
+) -> None:
+    """Write a pool's judging tasks in judging order (qid, docid, order, and query and passage texts).
+
+    Example: evalwh pool export bandit8683t-pool100-pooled -c trec8 -o tasks.jsonl --topics topics.tsv --documents docs.jsonl
+    """
+    from evalwh.warehouse import Warehouse
+
+    with Warehouse.open_reader(db) as wh:
+        count = wh.export_pool(pool, output, collection=collection, fmt=task_format, topics=topics, documents=documents)
+    typer.echo(f"{count} judging tasks written to {output}", err=True)
+
+
+@app.command("order")
+@handle_errors
+@default_collection
+def order(
+    pool: Annotated[str, typer.Argument(help="A stored pool (evalwh pool list).")],
+    collection: CollectionOption = None,
+    db: DbOption = DEFAULT_DB,
+    fmt: FormatOption = OutputFormat.table,
+    output: OutputOption = None,
+) -> None:
+    """Show a pool's judging order: topic, document, place in the topic and overall.
+
+    Example: evalwh pool order mtf-pool100-pooled -c trec8 -f csv -o order.csv
+    """
+    from evalwh.warehouse import Warehouse
+
+    with Warehouse.open_reader(db) as wh:
+        render(wh.pool_order(pool, collection=collection), fmt, output, title=f"judging order of {pool}")
 
 
 def register(root: typer.Typer) -> None:

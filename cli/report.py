@@ -39,7 +39,8 @@ def report(
     qrels: Annotated[
         Path | None,
         typer.Option(
-            "--qrels", help="Qrels file to ingest first (the collection is named after it)."
+            "--qrels",
+            help="Qrels file (or irds:DATASET_ID) to ingest first (the collection is named after it).",
         ),
     ] = None,
     collection: Annotated[
@@ -119,7 +120,7 @@ def report(
         ),
     ] = None,
     alpha: AlphaOption = 0.05,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the randomization test.")] = 0,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the randomization test.")] = 0,
     resamples: ResamplesOption = 9999,
     qrels_id: Annotated[
         str, typer.Option("--qrels-id", help="Qrels set to evaluate against.")

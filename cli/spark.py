@@ -34,11 +34,39 @@ VerboseOption = Annotated[bool, typer.Option("--verbose", help="Keep Spark's own
 IgnoreExtraOption = Annotated[bool, typer.Option("--ignore-extra-fields", help="Accept run lines with more than six fields.")]
 
 
+ReaderOption = Annotated[
+    str,
+    typer.Option(
+        "--reader",
+        help="Who reads the run files: spark (Spark SQL, needs nothing on the executors) or evalwh "
+        "(evalwh's C reader on the executors, evalwh installed there: docs/spark.md; the files it "
+        "leaves, Spark SQL reads). Same rules, messages and values.",
+    ),
+]
+
+
 @app.command("eval")
 @handle_errors
 def evaluate(
-    runs: RunsArgument,
-    qrels: QrelsOption,
+    runs: Annotated[
+        list[str] | None,
+        typer.Argument(help="Run files or globs (plain or .gz; local paths, hdfs://, s3a://, ...), one run per file; or --runs-parquet."),
+    ] = None,
+    qrels: Annotated[
+        str | None,
+        typer.Option("--qrels", help="The qrels file (grades are finite numbers); with --runs-parquet, instead of the export's qrels."),
+    ] = None,
+    runs_parquet: Annotated[
+        str | None,
+        typer.Option(
+            "--runs-parquet",
+            help="An evalwh export (evalwh spark ingest --output, or evalwh export): its runs, already checked and ranked, and its qrels, read as Parquet instead of text.",
+        ),
+    ] = None,
+    collection: Annotated[
+        str | None, typer.Option("--collection", "-c", help="With --runs-parquet: the export's collection (if it holds several).")
+    ] = None,
+    reader: ReaderOption = "spark",
     measure: Annotated[
         list[str] | None,
         typer.Option("--measure", "-m", help="Measure spec (P@10, AP, nDCG@10, 'RBP(p=0.8)@10', A_p@100, all_trec); reported as typed; repeatable."),
@@ -49,7 +77,7 @@ def evaluate(
     depths: Annotated[str | None, typer.Option("--depths", help="Comma-separated depths for measures given without @k.")] = None,
     rel: Annotated[int, typer.Option("--rel", "-l", help="Relevance threshold: grade >= rel is relevant (trec_eval -l).")] = 1,
     unjudged: Annotated[str, typer.Option("--unjudged", help="nonrelevant (assumed) or condensed (removed; trec_eval -J).")] = "nonrelevant",
-    depth_cap: Annotated[int | None, typer.Option("--depth-cap", "-M", help="Keep the first N documents per topic (trec_eval -M).")] = None,
+    depth_cap: Annotated[int | None, typer.Option("--depth-cap", "-M", min=1, help="Keep the first N documents per topic (trec_eval -M).")] = None,
     float32_ties: Annotated[bool, typer.Option("--float32-ties", help="Order on scores rounded to float32, as trec_eval <= 9.0.8.")] = False,
     averaging: Annotated[
         str, typer.Option("--averaging", help="default, trec_eval_c (trec_eval -c) or trec_eval_default (topics the run has).")
@@ -68,14 +96,26 @@ def evaluate(
     --qrels. On a laptop give --master 'local[2]' (the default without spark-submit is
     local[*]); on a cluster give its master URL, or run it with spark-submit (docs/spark.md).
     --format parquet --output DIR has the executors write every per-topic value as Parquet,
-    partitioned by measure.
+    partitioned by measure. --runs-parquet DIR evaluates an export written by evalwh spark
+    ingest (runs checked and ranked once, read as columns).
 
     Example: evalwh spark eval --qrels qrels.txt 'runs/*.gz' -m P@10 -m AP --master 'local[2]'
     """
     from evalwh.cli.eval import DEFAULT_MEASURES, _depths
     from evalwh.errors import MetricParamError
+    from evalwh.spark.files import READERS
     from evalwh.store.context import Averaging, Unjudged
 
+    if runs_parquet is not None and runs:
+        raise typer.BadParameter("give run files or --runs-parquet DIR, not both", param_hint="RUNS")
+    if runs_parquet is None and not runs:
+        raise typer.BadParameter("give run files (or --runs-parquet DIR)", param_hint="RUNS")
+    if runs_parquet is None and qrels is None:
+        raise typer.BadParameter("the run files are evaluated against a qrels file: give --qrels", param_hint="--qrels")
+    if runs_parquet is None and collection is not None:
+        raise typer.BadParameter("--collection names a collection of --runs-parquet's export", param_hint="--collection")
+    if reader not in READERS:
+        raise typer.BadParameter(f"{reader!r}: expected one of {', '.join(READERS)}", param_hint="--reader")
     try:
         unjudged_mode, averaging_mode = Unjudged(unjudged), Averaging(averaging)
     except ValueError as error:
@@ -92,28 +132,38 @@ def evaluate(
         float32_ties=float32_ties, averaging=averaging_mode, typed_names=True,
     )
     with _spark(master, conf, verbose) as (session, progress):
-        from evalwh.spark.files import evaluate_files, load_qrels, load_runs
+        from evalwh.spark import build_context, evaluate, measure_values, parse_options
+        from evalwh.spark.files import load_qrels, load_runs
 
+        if runs_parquet is not None:
+            name = _load_export(session, runs_parquet, collection, qrels, progress)
+        else:
+            name = "spark"
+            judgments = load_qrels(session, qrels, collection=name)
+            progress(f"read {judgments:,} judgments")
+            loaded = load_runs(
+                session, runs, collection=name, ignore_extra_fields=ignore_extra_fields, progress=progress,
+                reader=reader, rel=rel, float32_ties=float32_ties,
+            )  # fmt: skip
+            if reader == "evalwh":
+                _say_reader(loaded)
         if fmt == "parquet":
-            from evalwh.spark import build_context, measure_values, parse_options
             from evalwh.spark.writeback import write_values
 
-            load_qrels(session, qrels, collection="spark")
-            load_runs(session, runs, collection="spark", ignore_extra_fields=ignore_extra_fields, progress=progress)
             parsed, context = parse_options(specs, options)
-            build_context(session, "spark", None, context)
+            build_context(session, name, None, context)
             written = write_values(measure_values(session, parsed, typed_names=True), output)
             typer.echo(f"wrote the per-topic values of {len(parsed)} measures to {output} in {written} files", err=True)
             return
-        frame = evaluate_files(
-            session, qrels, runs, specs, ignore_extra_fields=ignore_extra_fields, progress=progress, **options
-        )
+        frame = evaluate(session, specs, collection=name, **options)
+        progress(f"ranked, judged and scored: {len(frame):,} values")
+    source = f"qrels {Path(qrels).name}" if qrels is not None else f"qrels of {Path(runs_parquet).name}"
     if frame.empty:
         from evalwh.cli.eval import _no_topics
         from evalwh.errors import EvalWhError
 
-        raise EvalWhError(_no_topics(f"qrels {Path(qrels).name}", rel, averaging_mode, None))
-    title = options_line(f"qrels {Path(qrels).name}", rel, unjudged_mode.value, averaging_mode.value, depth_cap, float32_ties)
+        raise EvalWhError(_no_topics(source, rel, averaging_mode, None))
+    title = options_line(source, rel, unjudged_mode.value, averaging_mode.value, depth_cap, float32_ties)
     _print(frame, specs, per_query, fmt, output, title, context_columns(options))
 
 
@@ -157,6 +207,44 @@ def ingest(
         f"collection {collection!r} to {output}; load them with: evalwh import {output}",
         err=True,
     )
+
+
+def _say_reader(loaded: object) -> None:
+    """One line on stderr: how many files evalwh's reader took on the executors (the fast
+    path asked for), and why the others went to Spark SQL where that is not the file's form."""
+    total = len(loaded.files)  # type: ignore[attr-defined]
+    taken, missing = loaded.by_reader, loaded.without_reader  # type: ignore[attr-defined]
+    line = f"evalwh's reader read {taken:,} of {total:,} run files on the executors"
+    if missing:
+        line += f"; {missing:,} went to Spark SQL because their executor has no evalwh reader (docs/spark.md: --archives)"
+    elif taken < total:
+        line += "; Spark SQL read the others (not in the reader's plain form, or negative or fractional grades)"
+    typer.echo(line, err=True)
+
+
+def _load_export(session: object, directory: str, collection: str | None, qrels: str | None, progress: Callable[[str], None]) -> str:
+    """Register an export's runs (and its qrels, or the --qrels file's) as the evaluation's views.
+
+    Returns the collection evaluated: the export's one collection, or ``collection``.
+    """
+    from evalwh.errors import NotFoundError
+    from evalwh.spark import CONTEXT_TABLES, register_export
+    from evalwh.spark.files import load_qrels
+    from evalwh.store.transfer import read_manifest
+
+    held = list(read_manifest(Path(directory))["collections"])
+    if collection is None:
+        if len(held) != 1:
+            raise NotFoundError(f"{directory}: the export holds collections {', '.join(held)}; name one with --collection")
+        collection = held[0]
+    elif collection not in held:
+        raise NotFoundError(f"{directory}: the export holds no collection {collection!r} (it has: {', '.join(held)})")
+    tables = [t for t in CONTEXT_TABLES if qrels is None or t != "qrels"]
+    register_export(session, directory, tables)
+    if qrels is not None:
+        load_qrels(session, qrels, collection=collection)
+    progress(f"registered the export {directory} (collection {collection!r})")
+    return collection
 
 
 def options_line(name: str, rel: int, unjudged: str, averaging: str, depth_cap: int | None, float32_ties: bool) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -23,19 +22,40 @@ def _sql_file(query: str) -> Path | None:
 
 def _read_sql(query: str) -> str:
     """The SQL itself, a file's contents, or standard input for ``-``."""
+    from evalwh.errors import QueryError
+    from evalwh.io.formats import TABLE_BYTES, read_bounded
+
+    path = Path("-") if query == "-" else _sql_file(query)
+    if path is None:
+        return query
+    if query != "-" and not path.is_file():
+        _not_a_file(path)
+    # at most 16 MiB: an oversize file, or /dev/zero or an endless stream on standard input,
+    # ends there at once
+    data = read_bounded(path, TABLE_BYTES, "an SQL file", decompress=False)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise QueryError(f"{path}: not a UTF-8 text file, so not SQL") from None
+
+
+def _not_a_file(path: Path) -> None:
+    """Raise one line saying what ``path`` is, when it is not a regular file: absent, a folder, a device."""
+    import os
+    import stat
+
     from evalwh.errors import NotFoundError, QueryError
 
-    if query == "-":
-        return sys.stdin.read()
-    path = _sql_file(query)
-    if path is not None:
-        if not path.is_file():
-            raise NotFoundError(f"{path}: no such SQL file")
-        try:
-            return path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise QueryError(f"{path}: not a UTF-8 text file, so not SQL") from None
-    return query
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise NotFoundError(f"{path}: no such SQL file") from None
+    except OSError as error:
+        raise QueryError(f"{path}: cannot read the SQL file ({error.strerror})") from None
+    kinds = [(stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket")]  # fmt: skip
+    kind = next((name for test, name in kinds if test(mode)), "not a file")
+    raise QueryError(f"{path}: not a regular file ({kind}), so not a SQL file; give a .sql file or the SQL itself")
 
 
 def _not_echoed(path: Path, error: Exception) -> Exception:

@@ -67,7 +67,8 @@ def evaluate(
     """Evaluate runs against qrels, storing nothing: ``evalwh eval --qrels QRELS RUN...``.
 
     Args:
-        qrels: A qrels file (plain or ``.gz``) or a DataFrame (``query_id, doc_id,
+        qrels: A qrels file (plain or ``.gz``), ``irds:DATASET_ID`` (an ir_datasets
+            dataset's qrels, :mod:`evalwh.io.irds`) or a DataFrame (``query_id, doc_id,
             relevance``, or PyTerrier's ``qid, docno, label``).
         runs: A run file, a list of run files (each file's tag names its run), a DataFrame
             (with ``run_id``, or PyTerrier's ``qid, docno, score``), a list of DataFrames, or
@@ -164,7 +165,8 @@ def compare(
         effect_size, es_e, wins, ties, losses, statistic, p_value, p_adjusted, reject``;
         ``run_b`` is the baseline); ``runs`` each run's mean and interval; ``anova`` the
         two-way ANOVA table per measure; ``families`` the test, correction, topics kept and
-        margin of error per measure; ``notes`` the topics dropped, as sentences.
+        margin of error per measure; ``notes`` the topics dropped, and the topics a run has no
+        ranking for when the runs differ in them (each scores 0 for that run), as sentences.
         :func:`paper_table` lays it out for a paper.
 
     Raises:
@@ -182,13 +184,18 @@ def compare(
         >>> result.pairs[["run_a", "run_b", "mean_diff", "wins", "losses"]].values.tolist()
         [['x', 'y', 0.5, 3, 0]]
     """
+    from evalwh.errors import check_seed
+    from evalwh.methods.comparisons import split_retrieved, with_retrieved
     from evalwh.stats.compare import compare as compare_scores
 
+    check_seed(seed)
+    asked, name, kept = with_retrieved(_measures(measures), typed_names=False)
     scores = evaluate(
-        qrels, runs, measures, per_query=True, rel=rel, unjudged=unjudged, depth_cap=depth_cap,
+        qrels, runs, asked, per_query=True, rel=rel, unjudged=unjudged, depth_cap=depth_cap,
         averaging=averaging, ignore_extra_fields=ignore_extra_fields,
     )  # fmt: skip
-    scores = scores[["run_id", "query_id", "measure", "value"]]
+    # (NumRet per topic, in the same pass: the topics a run has no ranking for, for the note)
+    scores, retrieved = split_retrieved(scores[["run_id", "query_id", "measure", "value"]], name, kept)
     baselines = [baseline] if isinstance(baseline, str) else list(baseline or [])
     # as `evalwh compare -b B RUN...`: the baselines first, then the runs in the order given
     given = _given_order(runs, scores)
@@ -203,6 +210,7 @@ def compare(
     return compare_scores(
         scores, runs=family, measures=list(dict.fromkeys(scores["measure"])), baselines=baselines,
         all_pairs=all_pairs, test=test, correction=correction, alpha=alpha, n_resamples=resamples, rng=seed,
+        retrieved=retrieved,
     )  # fmt: skip
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import enum
+import re
+
 
 class EvalWhError(Exception):
     """Root of every error evalwh raises on purpose; the CLI prints it as ``Error: ...``."""
@@ -13,6 +16,10 @@ class SchemaError(EvalWhError):
 
 class WarehouseLockedError(EvalWhError):
     """Another process holds the warehouse file open for writing."""
+
+
+class WarehouseClosedError(EvalWhError):
+    """A job asked of a ``Warehouse`` after its ``close()`` (by this thread or another)."""
 
 
 class IngestError(EvalWhError):
@@ -44,3 +51,55 @@ class QueryError(EvalWhError):
 
 class InsufficientDataError(EvalWhError):
     """A statistic cannot be computed from the data given (too few topics or runs)."""
+
+
+class ArgumentError(EvalWhError, ValueError):
+    """An argument outside its domain: a choice that is not one, a negative seed, ``nan``.
+
+    A ``ValueError`` too, as Python's own checks of an argument's value are, so that code
+    written against them still catches it.
+    """
+
+
+class Choice(str, enum.Enum):
+    """A string enumeration whose unknown values are :class:`ArgumentError` naming the choices.
+
+    The message calls the value by the class's name in lower case, or by its ``__noun__``.
+
+    Examples:
+        >>> class Test(Choice):
+        ...     t = "t"
+        ...     sign = "sign"
+        >>> Test("sign").value
+        'sign'
+        >>> Test("ttest")
+        Traceback (most recent call last):
+        ...
+        evalwh.errors.ArgumentError: test 'ttest' is not one of t, sign
+    """
+
+    @classmethod
+    def _missing_(cls, value: object) -> Choice:
+        noun = getattr(cls, "__noun__", None) or re.sub(r"(?<!^)(?=[A-Z])", " ", cls.__name__).lower()
+        raise ArgumentError(f"{noun} {value!r} is not one of {', '.join(m.value for m in cls)}")
+
+
+def check_seed(seed: object, what: str = "seed") -> None:
+    """Refuse a random seed numpy would refuse (a negative number, a fraction), naming it.
+
+    None (fresh randomness each time) and a non-negative integer pass; so does a
+    ``numpy.random.Generator``, used as it is.
+
+    Examples:
+        >>> check_seed(-1)
+        Traceback (most recent call last):
+        ...
+        evalwh.errors.ArgumentError: seed -1: a seed is a whole number >= 0 (or None: fresh each time)
+    """
+    import numbers
+
+    if seed is None or type(seed).__name__ == "Generator":
+        return
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or int(seed) < 0:
+        raise ArgumentError(f"{what} {seed!r}: a seed is a whole number >= 0 (or None: fresh each time)")
+

@@ -308,11 +308,16 @@ class Warehouse(Store):
     def build_pool(
         self, *, collection: str | None = None, depth: int = 100, runs: Sequence[str] | None = None,
         runs_from: str = "pooled", pool_id: str | None = None, qrels_id: str = "default", replace: bool = False,
+        strategy: str = "depth", budget: int | None = None, budget_scope: str = "topic", seed: int | None = None,
+        gamma: float = 0.9, rbp_p: float = 0.8, rrf_k: float = 60.0,
     ) -> pd.DataFrame:  # fmt: skip
-        """Build and store a depth-``depth`` pool and its qrels set: ``evalwh pool build``.
+        """Build and store a pool, its judging order and its qrels set: ``evalwh pool build``.
 
         Members are ``runs``, else ``runs_from`` (``pooled``: the run-metadata flag, or
-        ``all``); see :func:`evalwh.methods.pools.build_pool`.
+        ``all``); the candidates are their top ``depth``; ``strategy`` (``depth``, ``take``,
+        ``mtf``, ``bandit``, ``rbp``, ``rrf``, ``random``) orders them for judging and
+        ``budget`` keeps the first, per topic or in total (``budget_scope``); see
+        :func:`evalwh.methods.pools.build_pool` and docs/budgets.md.
         """
         from evalwh.methods.pools import build_pool
 
@@ -323,7 +328,8 @@ class Warehouse(Store):
             check_name(pool_id, "pool id")
         return build_pool(
             self, self.default_collection(collection), depth=depth, runs=runs, runs_from=runs_from,
-            pool_id=pool_id, qrels_id=qrels_id, replace=replace,
+            pool_id=pool_id, qrels_id=qrels_id, replace=replace, strategy=strategy, budget=budget,
+            budget_scope=budget_scope, seed=seed, gamma=gamma, rbp_p=rbp_p, rrf_k=rrf_k,
         )  # fmt: skip
 
     def pools(self, *, collection: str | None = None) -> pd.DataFrame:
@@ -517,6 +523,42 @@ class Warehouse(Store):
             experiment_id=experiment_id, progress=progress,
         )  # fmt: skip
 
+    def budget(
+        self, *, collection: str | None = None, machine: str | None = None, store: bool = True, **options: Any
+    ) -> pd.DataFrame:  # fmt: skip
+        """What a judging budget buys, replayed against a complete label set: ``evalwh experiment budget``.
+
+        Without ``machine``: :func:`evalwh.methods.budget.replay` (options ``strategies``,
+        ``budgets``, ``scope``, ``seeds``, ``reference``, ``depth``, ``measure``, ...). With
+        ``machine``, a label set with relevance probabilities: :func:`evalwh.methods.budget.hybrid`
+        (``budgets``, ``selections``, ``calibration``, ``store_sets``, ...). One row per
+        (strategy, seed, budget): relevant found, tau_b, tau_ap, significant pairs kept, judged share.
+        """
+        from evalwh.methods import budget
+
+        if store or options.get("store_sets"):
+            self.require_writer("store a budget experiment")
+        name = self.default_collection(collection)
+        if machine is not None:
+            return budget.hybrid(self, name, machine, store=store, **options)
+        return budget.replay(self, name, store=store, **options)
+
+    def pool_order(self, pool: str, *, collection: str | None = None) -> pd.DataFrame:
+        """A stored pool's judging order, first to judge first (:func:`evalwh.methods.pools.pool_order`)."""
+        from evalwh.methods.pools import pool_order
+
+        return pool_order(self, self.default_collection(collection), pool)
+
+    def export_pool(
+        self, pool: str, output: str | os.PathLike[str], *, collection: str | None = None, fmt: str = "jsonl",
+        topics: str | None = None, documents: str | None = None,
+    ) -> int:  # fmt: skip
+        """Write a pool's judging tasks in order: ``evalwh pool export`` (:func:`evalwh.methods.budget.export_tasks`)."""
+        from evalwh.methods.budget import export_tasks
+
+        name = self.default_collection(collection)
+        return export_tasks(self, name, pool, output, fmt=fmt, topics=topics, documents=documents)
+
     # -- judgments (evalwh agreement | sensitivity) --------------------------------------------
 
     def agreement(
@@ -687,16 +729,35 @@ class Warehouse(Store):
         return transfer.import_export(self, directory, replace=replace)
 
 
+def _takes_names(annotation: object) -> bool:
+    """Whether a parameter annotated so takes names (``Sequence[str]``), not paths or numbers."""
+    import re
+
+    text = str(annotation)
+    return bool(re.search(r"\b(Sequence|Iterable)\[str\]", text)) and "PathLike" not in text
+
+
 def _one_at_a_time(cls: type[Warehouse]) -> type[Warehouse]:
-    """Make every public job of ``cls`` hold the warehouse's lock while it runs.
+    """Make every public job of ``cls`` hold the warehouse's lock while it runs, on arguments checked.
 
     A DuckDB connection runs one statement at a time, and a job is many statements (often in
     one transaction): two threads sharing a ``Warehouse`` would interleave them ("connection
     is busy", "transaction is aborted"). With the lock they take turns, and each job sees its
     own transaction whole. (``wh.con`` used directly is outside the lock; for parallel work
-    open one reader per thread with :meth:`Warehouse.open_reader`.)
+    open one reader per thread with :meth:`Warehouse.open_reader`.) A job that comes after
+    :meth:`close` (a thread that waited for the lock while another closed the warehouse) is a
+    :class:`~evalwh.errors.WarehouseClosedError`, not DuckDB's error about a closed connection.
+
+    The arguments are checked here once for every job: a parameter that takes names
+    (``runs``, ``sets``, ``common_topics``: annotated ``Sequence[str]``) takes one name as a
+    plain string too (``sensitivity("default")`` is the set ``default``, not the sets ``d``,
+    ``e``, ...), and a ``seed`` must be a whole number >= 0 or None
+    (:func:`~evalwh.errors.check_seed`).
     """
     import functools
+    import inspect
+
+    from evalwh.errors import WarehouseClosedError, check_seed
 
     names = [n for n, v in vars(cls).items() if callable(v) and not n.startswith("_")]
     names += ["collections", "runs", "run_ids", "query", "close"]  # (Store's, for users)
@@ -704,9 +765,28 @@ def _one_at_a_time(cls: type[Warehouse]) -> type[Warehouse]:
         method = getattr(cls, name)
         if isinstance(vars(cls).get(name), (classmethod, staticmethod)):
             continue
+        signature = inspect.signature(method)
+        listed = tuple(p.name for p in signature.parameters.values() if _takes_names(p.annotation))
+        seeded = "seed" in signature.parameters
 
-        def locked(self: Warehouse, *args: Any, __method: Any = method, **kwargs: Any) -> Any:
+        def locked(
+            self: Warehouse, *args: Any, __method: Any = method, __signature: inspect.Signature = signature,
+            __listed: tuple[str, ...] = listed, __seeded: bool = seeded, **kwargs: Any,
+        ) -> Any:  # fmt: skip
+            if __listed or __seeded:
+                bound = __signature.bind(self, *args, **kwargs)
+                for param in __listed:
+                    if isinstance(bound.arguments.get(param), str):
+                        bound.arguments[param] = [bound.arguments[param]]
+                if __seeded:
+                    check_seed(bound.arguments.get("seed"))
+                args, kwargs = bound.args[1:], bound.kwargs
             with self._lock:
+                if self.closed and __method.__name__ != "close":
+                    raise WarehouseClosedError(
+                        f"{self.path}: the warehouse was closed (Warehouse.close()) before "
+                        f"{__method.__name__}() could run; open it again"
+                    )
                 return __method(self, *args, **kwargs)
 
         setattr(cls, name, functools.wraps(method)(locked))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -58,14 +59,21 @@ TREC8 = SHARED_DATA / "trec8_adhoc"
 # with a warning naming the directory and how many tests it cost.
 
 
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in {"true", "1"}
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
-    if not SHARED_DATA.is_dir() and os.environ.get("CI", "").lower() in {"true", "1"}:
+    if not SHARED_DATA.is_dir() and _in_ci():
         raise pytest.UsageError(
             f"{SHARED_DATA} is missing: the golden tests need ../shared beside the checkout (CI=true)"
         )
+    if _in_ci() and java_runtime() is None:
+        raise pytest.UsageError(f"no Java runtime for the Spark tests (CI=true): {JAVA_INSTALL}")
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    _java_banner(terminalreporter)
     if SHARED_DATA.is_dir():
         return
     skipped = [
@@ -78,6 +86,57 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         f"{SHARED_DATA} is not there: {len(skipped)} tests against trec_eval's outputs and "
         "TREC-8 were skipped. Check out ../shared beside the repository to run them.",
         red=True,
+        bold=True,
+    )
+
+
+# -- Java, for the Spark tests ----------------------------------------------------------------
+# Spark's tests start a JVM (a local session, a standalone cluster). On a machine with Python
+# alone they skip, and pytest ends with one banner naming what was skipped and the install
+# line; under CI=true a missing runtime fails the session at start, as ../shared does.
+JAVA_INSTALL = "apt-get install openjdk-17-jre-headless (or set JAVA_HOME to a Java 17 runtime)"
+_JAVA: list[str | None] = []
+_JAVA_SKIP = "no Java runtime: the Spark tests need one"
+
+
+def java_runtime() -> str | None:
+    """The java that Spark's launcher (bin/spark-class) would run, if it runs; else None.
+
+    As spark-class chooses it: ``$JAVA_HOME/bin/java`` when JAVA_HOME is set, else ``java``
+    on the PATH; it counts only if ``java -version`` exits 0. Looked up once per session.
+    """
+    if not _JAVA:
+        import subprocess
+
+        home = os.environ.get("JAVA_HOME")
+        java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+        found = None
+        if java:
+            try:
+                done = subprocess.run([java, "-version"], capture_output=True, timeout=60, check=False)
+                found = java if done.returncode == 0 else None
+            except OSError:
+                found = None
+        _JAVA.append(found)
+    return _JAVA[0]
+
+
+def needs_java() -> None:
+    """Skip the calling test (or fixture) where no Java runtime is found."""
+    if java_runtime() is None:
+        pytest.skip(_JAVA_SKIP)
+
+
+def _java_banner(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    skipped = [r for r in terminalreporter.stats.get("skipped", []) if _JAVA_SKIP in str(r.longrepr)]
+    if not skipped:
+        return
+    files = sorted({r.nodeid.split("::")[0] for r in skipped})
+    terminalreporter.write_sep("!", "no Java runtime", yellow=True, bold=True)
+    terminalreporter.write_line(
+        f"{len(skipped)} Spark tests were skipped ({', '.join(files)}): no runnable java "
+        f"(JAVA_HOME/bin/java or java on the PATH). Install one to run them: {JAVA_INSTALL}",
+        yellow=True,
         bold=True,
     )
 
@@ -98,6 +157,13 @@ SLOW_FILES = {
     "test_report_scale.py",
 }
 SLOW = {
+    "test_ir_measures_provider.py": [
+        "test_equals_default_providers_with_ties",
+        "test_equals_default_providers_on_distinct_scores",
+        "test_pt_experiment",
+    ],
+    "test_ir_metadata.py": ["test_evaluates_the_same_with_and_without_the_block", "test_report_shows_the_method"],
+    "test_irds.py": ["test_trec_dl_2019_offline", "test_compare_accepts_irds"],
     "test_adhoc.py": ["test_write_statement_refused_and_data_unchanged"],
     "test_agreement.py": [
         "test_kappa_and_alpha_are_symmetric",
@@ -108,6 +174,12 @@ SLOW = {
         "test_belief_is_precision_and_ignorance_is_one_minus_ap",
         "test_spans_equal_the_previous_asof_formulation",
         "test_closed_form_equals_the_fold",
+    ],
+    "test_budget.py": [
+        "test_replay_small_collection",
+        "test_cli_pool_build_export_and_budget",
+        "test_budget_tables_export_and_import",
+        "test_hybrid_small_collection_stores_both_sets",
     ],
     "test_cli_compare.py": ["test_trec8_compare_two_runs_without_flags"],
     "test_cli_eval.py": ["test_eval_errors"],
@@ -305,6 +377,10 @@ def spark_session():
     the shuffle partitions for their own duration only (runtime SQL settings).
     """
     pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is in the test extra")
+    needs_java()
+    # the executors' Python workers (evalwh's reader on them) run this interpreter, as
+    # evalwh.spark.session.start has a local session's run it
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     session = (
         pyspark_sql.SparkSession.builder.master("local[2]")
         .appName("evalwh-test")

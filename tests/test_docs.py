@@ -111,7 +111,7 @@ def _words(line: str) -> list[str]:
 def _resolve(words: list[str]) -> tuple[list[str], object, list[str]]:
     """The command path, the click command and the words after it."""
     command, path, rest = CLICK_APP, [], words[1:]
-    while rest[:1] in (["--db"], ["--debug"]):  # root options may stand before the command
+    while rest[:1] in (["--db"], ["--debug"], ["--csv-safe"]):  # root options may stand before the command
         rest = rest[2:] if rest[0] == "--db" else rest[1:]
     while _is_group(command) and rest and not rest[0].startswith("-"):
         sub = command.commands.get(rest[0])  # type: ignore[attr-defined]

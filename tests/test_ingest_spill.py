@@ -181,3 +181,29 @@ def test_a_bad_file_with_the_dictionary_spilled_leaves_the_warehouse_as_it_was(
         assert _state(wh) == before
         wh.ingest_runs([tmp_path / "b"], collection="c")  # the keys go on after the stored ones
         assert len(_state(wh)[2]) == 30
+
+
+# ids around the record's one-byte length (255 and more take a length of four bytes more)
+_ANY_DOC = st.one_of(
+    _DOC,
+    st.builds(lambda c, n: c * n, st.sampled_from("ab"), st.sampled_from([254, 255, 256, 300, 1000])),
+)
+_ANY_PAIRS = st.lists(st.tuples(_TOPIC, _ANY_DOC), max_size=40, unique=True)
+
+
+@settings(max_examples=30, deadline=None)
+@given(stored=_ANY_PAIRS, file=_ANY_PAIRS.filter(bool), budget=st.sampled_from([0, 1 << 30]))
+def test_the_dictionary_gives_stored_pairs_their_keys_and_new_pairs_new_ones(stored, file, budget):
+    """Held to a dict: a stored pair's key is its own, new pairs get keys from next_key, one each."""
+    next_key = len(stored) + 1
+    with tempfile.TemporaryFile() as spill:
+        documents = runreader.documents(
+            _runlines, _stored(stored, 3), next_key, spill_fd=spill.fileno(), budget=budget
+        )
+    known = {pair: key for key, pair in enumerate(stored, start=1)}
+    rows, added = _keyed(documents, file)
+    keys = sorted(row["doc_key"] for row in rows)
+    new = [pair for pair in file if pair not in known]
+    assert keys == sorted([known[pair] for pair in file if pair in known] + [key for *_, key in added])
+    assert sorted((topic, doc) for topic, doc, _ in added) == sorted(new)
+    assert sorted(key for *_, key in added) == list(range(next_key, next_key + len(new)))

@@ -224,9 +224,9 @@ def test_cli_pool_build_list_contributions(tmp_path: Path) -> None:
     env = {"COLUMNS": "200", "TERMINAL_WIDTH": "200"}
     built = runner.invoke(app, ["pool", "build", "-c", "ex", "--depth", "2", "--runs", "s1,s2,s3", "--pool-id", "P", "--db", str(db), "-f", "csv"], env=env)
     assert built.exit_code == 0, built.output
-    assert built.output.splitlines()[1] == "P,2,default,list,3,1,5,5,3,0"
+    assert built.output.splitlines()[1] == "P,2,default,list,depth,,,,3,1,5,5,3,0"
     listed = runner.invoke(app, ["pool", "list", "-c", "ex", "--db", str(db), "-f", "csv"], env=env)
-    assert listed.output.splitlines()[1].startswith("P,2,default,list,3")
+    assert listed.output.splitlines()[1].startswith("P,2,default,list,depth,,,,3")
     unique = runner.invoke(app, ["pool", "contributions", "-c", "ex", "--pool", "P", "--db", str(db), "-f", "csv"], env=env)
     assert unique.output.splitlines()[1:] == ["s3,,2,1,2,1,1", "s1,,2,2,1,1,1", "s2,,2,1,1,0,1"]
     adjusted = runner.invoke(app, ["adjust", "r", "-c", "ex", "--pool", "P", "-m", "P@2", "--db", str(db), "-f", "csv"], env=env)

@@ -4,11 +4,11 @@ One cluster for the whole test session (``cluster``): pyspark's own ``bin/spark-
 starts the master and the workers on 127.0.0.1 (evalwh.spark.standalone), the fixture waits
 until both workers registered and stops exactly the processes it started. On it:
 
-* ``evalwh spark eval --master spark://...`` scores all 129 TREC-8 runs read as text, per
-  topic, and every value must equal the DuckDB warehouse's (the shared TREC-8 fixture);
-  standard error stays quiet (no Spark or JVM warnings);
-* ``spark-submit`` of evalwh's entry point (evalwh.cli.spark_submit) prints what
-  ``evalwh eval --qrels`` prints for the same files.
+``spark-submit`` of evalwh's entry point (evalwh.cli.spark_submit), with evalwh shipped to
+the executors as an archive (``--archives``, docs/spark.md) and read there by its C reader,
+prints what ``evalwh eval --qrels`` prints for a few TREC-8 runs, byte for byte, and stays
+quiet. One test on a few runs: the full-size measurement (all 129 runs, every process's
+CPU) is ``bench/spark.py --master cluster``.
 """
 
 from __future__ import annotations
@@ -18,13 +18,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
-from conftest import TREC8
-from test_ingest import QRELS, RUN, write
-
-from evalwh.warehouse import Warehouse
+from conftest import TREC8, needs_java
+from test_ingest import RUN, write
 
 pytestmark = [pytest.mark.slow]
 
@@ -40,6 +36,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untype
     """A Spark master and two one-core workers (2 GiB each) on 127.0.0.1, for every cluster test."""
     from evalwh.spark.standalone import StandaloneCluster
 
+    needs_java()
     with StandaloneCluster(tmp_path_factory.mktemp("spark-cluster"), workers=2, cores=1, memory="2g", timeout=600) as running:
         assert running.alive_workers() == 2
         started = running.pids
@@ -59,51 +56,65 @@ def _executor_settings() -> list[str]:
     return ["--conf", "spark.executor.memory=1500m", "--conf", "spark.driver.memory=1g"]
 
 
-def test_trec8_on_the_cluster_equals_the_warehouse_per_query(cluster, trec8_ingest, tmp_path):  # type: ignore[no-untyped-def]
-    """All 129 TREC-8 runs x the five measures on two workers, topic by topic against DuckDB."""
-    out = tmp_path / "values.csv"
-    measures = [arg for m in MEASURES for arg in ("-m", m)]
-    result = subprocess.run(
-        [str(BIN / "evalwh"), "spark", "eval", "--master", cluster.url, *_executor_settings(),
-         "--qrels", str(TREC8 / "trec8.qrels"), str(TREC8 / "runs" / "input.*.gz"), *measures,
-         "--per-query", "--format", "csv", "--output", str(out)],
-        capture_output=True, text=True, env=_environment(), check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    assert "WARN" not in result.stderr and "Using incubator" not in result.stderr, result.stderr
-    other = pd.read_csv(out, dtype={"query_id": str})
-    with Warehouse(trec8_ingest[0], read_only=True) as wh:
-        duck = wh.evaluate(MEASURES, collection="trec8", per_query=True, typed_names=True)
-    assert list(dict.fromkeys(other["measure"])) == MEASURES  # names as typed, in order
-    assert len(duck) == len(other) == 129 * 50 * len(MEASURES)
-    merged = duck.merge(other, on=["run_id", "query_id", "measure"], suffixes=("_duckdb", "_spark"))
-    assert len(merged) == len(duck)
-    a, b = merged["value_duckdb"].to_numpy(), merged["value_spark"].to_numpy()
-    agree = np.isclose(a, b, rtol=0, atol=1e-12) | (np.isnan(a) & np.isnan(b))
-    assert agree.all(), merged.loc[~agree]
+def _packed_evalwh(directory: Path) -> Path:
+    """evalwh as --archives ships it: the installed package, its compiled reader included.
+
+    (What ``pip install --no-deps --target evalwh_pkg evalwh-*.whl`` lays out, taken from
+    this installation; docs/spark.md.)
+    """
+    import tarfile
+
+    import evalwh
+
+    archive = directory / "evalwh_pkg.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(Path(evalwh.__file__).parent, arcname="evalwh", filter=lambda t: None if "__pycache__" in t.name else t)
+    return archive
 
 
-def test_spark_submit_of_the_entry_point_prints_what_eval_prints(cluster, tmp_path):  # type: ignore[no-untyped-def]
-    """spark-submit --master spark://... evalwh/cli/spark_submit.py eval: evalwh eval's trec layout."""
+def _executor_python() -> str:
+    """The executors' interpreter: the base Python under this virtual environment where it has
+    pyarrow and numpy but not evalwh (so that only the archive brings evalwh's reader), else
+    this one."""
+    base = getattr(sys, "_base_executable", sys.executable)
+    probe = "import pyarrow, numpy, importlib.util as u; raise SystemExit(u.find_spec('evalwh') is not None)"
+    done = subprocess.run([base, "-c", probe], capture_output=True, cwd="/", check=False)
+    return base if done.returncode == 0 else sys.executable
+
+
+def test_spark_submit_with_evalwh_shipped_to_the_executors_prints_what_eval_prints(cluster, tmp_path):  # type: ignore[no-untyped-def]
+    """spark-submit --archives evalwh_pkg.tar.gz ... eval --reader evalwh: evalwh eval's trec layout.
+
+    Three TREC-8 runs and a small run file the reader leaves (Spark SQL reads it), x the
+    five measures, per topic, byte for byte; the executors read with evalwh's C reader from
+    the shipped archive. (All 129 runs on the cluster: bench/spark.py --master cluster.)
+    """
     from evalwh.cli import spark_submit
 
-    qrels = write(tmp_path, "qrels.txt", QRELS + "403 0 d9 1\n")
-    runs = [
-        write(tmp_path, "a.txt.gz", RUN.replace(" r\n", " a\n")),
-        write(tmp_path, "b.txt", RUN.replace(" r\n", " b\n").replace("2.5", "0.1")),
-    ]
-    common = ["--qrels", str(qrels), "-m", "P@2", "-m", "RBP(p=0.5)@3", "-m", "nDCG@10", "--format", "trec", "--per-query"]
+    if not TREC8.is_dir():
+        pytest.skip(f"{TREC8} is not there")
+    runs = [*map(str, sorted((TREC8 / "runs").glob("input.*.gz"))[:3]), str(write(tmp_path, "hand.txt", "# by hand\n" + RUN))]
+    measures = [arg for m in MEASURES for arg in ("-m", m)]
+    common = ["--qrels", str(TREC8 / "trec8.qrels"), *measures, "--format", "trec", "--per-query"]
     direct = subprocess.run(
-        [str(BIN / "evalwh"), "eval", *common, *map(str, runs)],
-        capture_output=True, text=True, env=_environment(), check=True,
+        [str(BIN / "evalwh"), "eval", *common, *runs], capture_output=True, text=True, env=_environment(), check=True
     )
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     result = subprocess.run(
-        [str(submit), "--master", cluster.url, "--conf", "spark.executor.memory=512m",
-         "--conf", f"spark.pyspark.python={sys.executable}", spark_submit.__file__,
-         "eval", *common, *map(str, runs)],
+        [str(submit), "--master", cluster.url, *_executor_settings(),
+         "--archives", f"{_packed_evalwh(tmp_path)}#evalwh_pkg",
+         "--conf", "spark.executorEnv.PYTHONPATH=evalwh_pkg",
+         "--conf", f"spark.pyspark.python={_executor_python()}",
+         "--conf", f"spark.pyspark.driver.python={sys.executable}",
+         spark_submit.__file__, "eval", "--reader", "evalwh", *common, *runs],
         capture_output=True, text=True, env=_environment(), check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout == direct.stdout
-    assert "RBP(p=0.5)@3" in result.stdout
+    # spark-submit merges its Python driver's standard error into its standard output
+    lines = result.stdout.splitlines(keepends=True)
+    said = [line for line in lines if line.startswith("evalwh's reader read")]
+    assert len(said) == 1, result.stdout
+    assert said[0].startswith("evalwh's reader read 3 of 4 run files on the executors; Spark SQL read the others")
+    assert "".join(line for line in lines if line not in said) == direct.stdout
+    assert "RBP(p=0.8)@10" in result.stdout
+    assert "WARN" not in result.stderr and "Using incubator" not in result.stderr, result.stderr

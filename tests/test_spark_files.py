@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import random
 from urllib.parse import unquote
 
@@ -24,7 +25,7 @@ from test_ingest import BAD_QRELS, BAD_RUNS, QRELS, RUN, write
 
 from evalwh.io import formats
 from evalwh import spark
-from evalwh.errors import IngestError
+from evalwh.errors import IngestError, MetricParamError
 from evalwh.spark import files
 from evalwh.warehouse import Warehouse
 
@@ -80,12 +81,15 @@ def test_every_bad_run_file_class_gets_the_ingest_message(session, tmp_path):  #
         ("same tag", "{b}: run 'r' is also in {a}; run ids must be unique (the tag of the first line names the run)"),
         ("missing", "{missing}: no such file"),
         ("directory", "{directory}: is a directory, not a file"),
+        ("pipe", "{pipe}: is not a regular file (a device, pipe or socket); Spark reads regular files"),
+        ("device", "/dev/zero: is not a regular file (a device, pipe or socket); Spark reads regular files"),
         ("twice", "{a}: the file is given twice"),
         ("glob without match", "{nothing}: no such file"),
         ("nothing", "runs: no run files given"),
     ],
 )
-def test_run_file_lists_fail_as_ingest_does(session, tmp_path, case, message):  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("reader", ["spark", "evalwh"])
+def test_run_file_lists_fail_as_ingest_does(session, tmp_path, case, message, reader):  # type: ignore[no-untyped-def]
     a = write(tmp_path, "a.txt", RUN)
     b = write(tmp_path, "b.txt", RUN.replace("2.5", "3.5"))
     other = write(tmp_path, "c.txt", RUN.replace(" r\n", " other\n"))
@@ -93,8 +97,9 @@ def test_run_file_lists_fail_as_ingest_does(session, tmp_path, case, message):  
     first = write(tmp_path, "first.txt", "401 Q0 d1 1 2.5\n")
     names = {
         "a": a, "b": b, "bad": bad, "first": first, "missing": tmp_path / "missing.txt",
-        "directory": tmp_path, "nothing": tmp_path / "none*.txt",
+        "directory": tmp_path, "nothing": tmp_path / "none*.txt", "pipe": tmp_path / "fifo.txt",
     }
+    os.mkfifo(names["pipe"])  # (never opened: listing it must not wait for a writer)
     calls = {
         "bad among good": [a, bad, other],
         # a file whose first line is bad is refused before run names are compared
@@ -102,12 +107,16 @@ def test_run_file_lists_fail_as_ingest_does(session, tmp_path, case, message):  
         "same tag": [a, other, b],
         "missing": [a, names["missing"]],
         "directory": [tmp_path],
+        "pipe": [a, names["pipe"]],
+        "device": ["/dev/zero"],
         "twice": [a, tmp_path / "." / "a.txt"],
         "glob without match": [names["nothing"]],
         "nothing": [],
     }
+    if reader == "evalwh":
+        files.load_qrels(session, write(tmp_path, "qrels.txt", QRELS))
     with pytest.raises(IngestError) as caught:
-        files.load_runs(session, calls[case])
+        files.load_runs(session, calls[case], reader=reader)
     assert str(caught.value) == message.format(**names)
 
 
@@ -195,6 +204,47 @@ def test_ranks_and_values_equal_the_warehouse_with_ties_bytes_and_float32(sessio
         duck = wh.evaluate(MEASURES, collection="c", per_query=True, float32_ties=float32)
         other = spark.evaluate(session, MEASURES, collection="c", float32_ties=float32)
         assert_same_values(duck, other)
+    wh.close()
+
+
+def test_the_executors_reader_gives_the_values_and_judged_rows_of_spark_sql(session, tmp_path):  # type: ignore[no-untyped-def]
+    """reader="evalwh": the plain files read on the executors, the others by Spark SQL; one result.
+
+    Ties, a .gz file, a file the reader leaves (a comment line), grades 0-2; the default
+    threshold, another one (the relevant lines counted again over the judged rows) and
+    float32 ties (read again): the judged rows equal Spark SQL's and the values the warehouse's.
+    """
+    rng = random.Random(11)
+    docs = [f"d{i}" for i in range(14)]
+    qrels_text = "".join(f"{q} 0 {d} {rng.choice([0, 1, 1, 2])}\n" for q in range(1, 5) for d in docs[:10])
+    qrels = write(tmp_path, "qrels.txt", qrels_text)
+    runs = []
+    for r, name in enumerate(["a.txt", "b.txt.gz", "c.txt", "comment.txt"]):
+        lines = [
+            f"{q} Q0 {d} {j} {rng.choice(['1', '2', '0.5', '0.30000001', '0.3'])} run{r}\n"
+            for q in range(1, 5) for j, d in enumerate(rng.sample(docs, 8))
+        ]
+        text = "".join(lines) if name != "comment.txt" else "# made by hand\n" + "".join(lines)
+        runs.append(write(tmp_path, name, text))
+    wh = Warehouse(":memory:")
+    wh.ingest_qrels(qrels, collection="c")
+    wh.ingest_runs(runs, collection="c")
+    judged = "SELECT run_id, query_id, rank, gain, judged_so_far, relevant_so_far FROM ev_judged_source"
+    for float32 in (False, True):
+        files.load_qrels(session, qrels, collection="c")
+        files.load_runs(session, runs, collection="c", float32_ties=float32)
+        spark.evaluate(session, ["AP"], collection="c", float32_ties=float32)
+        expected = sorted(tuple(r) for r in session.sql(judged).collect())
+        loaded = files.load_runs(session, runs, collection="c", reader="evalwh", float32_ties=float32)
+        assert (loaded.by_reader, loaded.without_reader) == (3, 0)  # comment.txt: Spark SQL's
+        for rel in (1, 2):
+            other = spark.evaluate(session, MEASURES, collection="c", float32_ties=float32, rel=rel)
+            if rel == 1:
+                assert sorted(tuple(r) for r in session.sql(judged).collect()) == expected
+            duck = wh.evaluate(MEASURES, collection="c", per_query=True, float32_ties=float32, rel=rel)
+            assert_same_values(duck, other)
+        with pytest.raises(MetricParamError, match="float32 ties"):
+            spark.evaluate(session, ["AP"], collection="c", float32_ties=not float32)
     wh.close()
 
 
@@ -323,6 +373,22 @@ def test_write_back_imports_into_a_warehouse_that_evaluates_as_one_from_the_file
         )
     imported.close()
     direct.close()
+    # the same export evaluated on Spark, read as Parquet: what evalwh eval --qrels prints
+    common = [*[a for m in MEASURES for a in ("-m", m)], "--per-query", "--format", "csv"]
+    parquet = CliRunner().invoke(app, ["spark", "eval", "--runs-parquet", str(out), *common])
+    assert parquet.exit_code == 0, parquet.output
+    text = CliRunner().invoke(app, ["eval", "--qrels", str(qrels), *map(str, runs), *common])
+    key = ["run_id", "query_id", "measure"]
+    a = pd.read_csv(io.StringIO(text.stdout), dtype={"query_id": str}).drop(columns="collection_id")
+    b = pd.read_csv(io.StringIO(parquet.stdout), dtype={"query_id": str}).drop(columns="collection_id")
+    assert list(a.columns) == list(b.columns)
+    assert_same_values(a[[*key, "value"]], b[[*key, "value"]])
+    assert len(b) == 3 * 50 * len(MEASURES)
+    both = CliRunner().invoke(app, ["spark", "eval", "--runs-parquet", str(out), str(runs[0])])
+    assert both.exit_code == 2 and "not both" in both.output
+    other = CliRunner().invoke(app, ["spark", "eval", "--runs-parquet", str(out), "--collection", "t9"])
+    assert other.exit_code == 1
+    assert other.stderr.strip() == f"Error: {out}: the export holds no collection 't9' (it has: t8)"
 
 
 def test_eval_output_directory_holds_the_per_topic_values_by_measure(session, tmp_path):  # type: ignore[no-untyped-def]
@@ -396,8 +462,10 @@ def test_every_catalog_measure_keeps_the_name_evalwh_eval_gives_it(session, tmp_
     args = ["--qrels", str(qrels), str(run), *[a for m in specs for a in ("-m", m)], "--per-query", "--format", "csv"]
     direct = CliRunner().invoke(app, ["eval", *args])
     assert direct.exit_code == 0, direct.output
-    other = CliRunner().invoke(app, ["spark", "eval", *args])
+    # (evalwh's reader on the executors: every measure from the judged rows it gives)
+    other = CliRunner().invoke(app, ["spark", "eval", "--reader", "evalwh", *args])
     assert other.exit_code == 0, other.output
+    assert other.stderr.strip() == "evalwh's reader read 1 of 1 run files on the executors"
     a = pd.read_csv(io.StringIO(direct.stdout), dtype={"query_id": str})
     b = pd.read_csv(io.StringIO(other.stdout), dtype={"query_id": str})
     assert list(dict.fromkeys(b["measure"])) == list(dict.fromkeys(a["measure"])) == specs

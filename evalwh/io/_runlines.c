@@ -401,10 +401,13 @@ fail:
 /* The collection's (topic, document) pairs and their keys (documents.doc_key), grown while
  * run files are read: the ingest stores a key per run line instead of the document id. As
  * the judgments, every topic has its own table (a run file is read topic by topic); a slot
- * holds the upper half of the document's hash and where its record is in the topic's record
- * array (offset / 8 + 1). A record is the id's length, its key, then its bytes padded to 8:
- * one cache line to fetch, asked for ahead of time (key_rows). A lock makes one read_run at
- * a time add to it.
+ * (32 bits) holds where a record is in the topic's record array (offset + 1), and a table is
+ * at most two thirds full. A record is the id's length (one byte; 255 and four more bytes
+ * from 255 on), its key (8 bytes), then the id's bytes, unpadded: 21 bytes for an id of 12,
+ * so that a collection's pairs take about 33 bytes each in memory (a record, the slack of its
+ * array, a slot and a half), not 62 as with padded records and 64-bit slots; L's 6.9 M pairs
+ * fit in memory (DICTIONARY_BYTES). A probe reads the record it points to, asked for ahead of
+ * time (key_rows). A lock makes one read_run at a time add to it.
  *
  * A collection's pairs can outgrow memory (100 M run lines of 5,000 topics hold 10 M pairs,
  * about 600 MiB), so the dictionary keeps at most `budget` bytes of topics' tables in memory
@@ -420,7 +423,7 @@ fail:
 typedef struct {
     char *text; /* the topic id (own copy) */
     uint32_t len;
-    uint64_t *slots; /* NULL while spilled */
+    uint32_t *slots; /* record offset + 1, 0: empty; NULL while spilled */
     size_t mask, count;
     char *records; /* NULL while spilled */
     size_t record_bytes, record_cap;
@@ -446,9 +449,36 @@ typedef struct {
     size_t queue_head, queue_len, queue_cap;
 } Documents;
 
-static inline size_t doc_record_size(uint32_t len) { return 16 + (((size_t)len + 7) & ~(size_t)7); }
+static inline size_t doc_record_size(uint32_t len) { return (len < 255 ? 1 : 5) + 8 + (size_t)len; }
 
-static inline size_t doc_topic_bytes(const DocTopic *t) { return (t->mask + 1) * sizeof(uint64_t) + t->record_cap; }
+/* a record's id length into *len; returns where its key is (its id follows the key) */
+static inline const char *doc_record_key(const char *record, uint32_t *len) {
+    uint8_t first = (uint8_t)record[0];
+    if (first < 255) {
+        *len = first;
+        return record + 1;
+    }
+    memcpy(len, record + 1, 4);
+    return record + 5;
+}
+
+/* write a record at out: the id's length, the key, the id */
+static inline void doc_record_write(char *out, const char *doc, uint32_t len, int64_t key) {
+    if (len < 255) {
+        *out++ = (char)(uint8_t)len;
+    } else {
+        *out++ = (char)255;
+        memcpy(out, &len, 4);
+        out += 4;
+    }
+    memcpy(out, &key, 8);
+    memcpy(out + 8, doc, len);
+}
+
+static inline size_t doc_topic_bytes(const DocTopic *t) { return (t->mask + 1) * sizeof(uint32_t) + t->record_cap; }
+
+/* whether a table of mask + 1 slots is too full for count records (at most two thirds) */
+static inline int doc_table_full(size_t count, size_t mask) { return 3 * count > 2 * (mask + 1); }
 
 static void documents_release(Documents *d) {
     if (d == NULL) return;
@@ -547,7 +577,7 @@ static int doc_resident(Documents *d, size_t topic) {
     DocTopic *t = &d->topics[topic];
     if (t->resident) return 1;
     t->record_cap = t->record_bytes ? t->record_bytes : 8;
-    if ((t->slots = calloc(t->mask + 1, sizeof(uint64_t))) == NULL || (t->records = malloc(t->record_cap)) == NULL ||
+    if ((t->slots = calloc(t->mask + 1, sizeof(uint32_t))) == NULL || (t->records = malloc(t->record_cap)) == NULL ||
         !spill_io(d, t->records, t->record_bytes, t->spill_at, 0)) {
         free(t->slots);
         free(t->records);
@@ -558,11 +588,10 @@ static int doc_resident(Documents *d, size_t topic) {
     }
     for (size_t at = 0; at < t->record_bytes;) {
         uint32_t len;
-        memcpy(&len, t->records + at, 4);
-        uint64_t hash = hash_bytes(t->records + at + 16, len, 0);
-        size_t slot = hash & t->mask;
+        const char *key = doc_record_key(t->records + at, &len);
+        size_t slot = hash_bytes(key + 8, len, 0) & t->mask;
         while (t->slots[slot]) slot = (slot + 1) & t->mask;
-        t->slots[slot] = (hash & HIGH_HALF) | (uint64_t)(at / 8 + 1);
+        t->slots[slot] = (uint32_t)(at + 1);
         at += doc_record_size(len);
     }
     t->resident = 1;
@@ -589,7 +618,7 @@ static size_t doc_topic(Documents *d, const char *text, uint32_t len) {
     }
     DocTopic *t = &d->topics[d->topic_count];
     memset(t, 0, sizeof *t);
-    if ((t->text = malloc(len ? len : 1)) == NULL || (t->slots = calloc(16, sizeof(uint64_t))) == NULL) {
+    if ((t->text = malloc(len ? len : 1)) == NULL || (t->slots = calloc(16, sizeof(uint32_t))) == NULL) {
         free(t->text);
         return SIZE_MAX;
     }
@@ -617,25 +646,20 @@ static size_t doc_topic(Documents *d, const char *text, uint32_t len) {
     return d->topic_count - 1;
 }
 
-static inline const char *doc_record(const DocTopic *t, uint64_t entry) {
-    return t->records + (size_t)((uint32_t)entry - 1) * 8;
-}
+static inline const char *doc_record(const DocTopic *t, uint32_t entry) { return t->records + (entry - 1); }
 
 /* the key of a document of topic t (in memory; hash: hash_bytes(doc, len, 0)); -1 if absent */
 static int64_t doc_key_of(const DocTopic *t, const char *doc, uint32_t len, uint64_t hash) {
     size_t slot = hash & t->mask;
     for (;;) {
-        uint64_t entry = t->slots[slot];
+        uint32_t entry = t->slots[slot];
         if (entry == 0) return -1;
-        if ((entry & HIGH_HALF) == (hash & HIGH_HALF)) {
-            const char *record = doc_record(t, entry);
-            uint32_t record_len;
+        uint32_t record_len;
+        const char *at = doc_record_key(doc_record(t, entry), &record_len);
+        if (record_len == len && same_bytes(at + 8, doc, len)) {
             int64_t key;
-            memcpy(&record_len, record, 4);
-            if (record_len == len && same_bytes(record + 16, doc, len)) {
-                memcpy(&key, record + 8, 8);
-                return key;
-            }
+            memcpy(&key, at, 8);
+            return key;
         }
         slot = (slot + 1) & t->mask;
     }
@@ -644,43 +668,38 @@ static int64_t doc_key_of(const DocTopic *t, const char *doc, uint32_t len, uint
 /* add a document (known to be absent) to topic t (in memory) with this key; 0 on memory failure */
 static int doc_add(Documents *d, DocTopic *t, const char *doc, uint32_t len, uint64_t hash, int64_t key) {
     size_t size = doc_record_size(len);
-    if ((t->record_bytes + size) / 8 >= UINT32_MAX) return 0;
-    if (t->record_bytes + size > t->record_cap) {
-        size_t cap = t->record_cap ? 2 * t->record_cap : 256;
-        while (cap < t->record_bytes + size) cap *= 2;
+    if (t->record_bytes + size >= UINT32_MAX) return 0; /* (a slot holds an offset of 32 bits) */
+    if (t->record_bytes + size > t->record_cap) {  /* (grown by half: less slack than doubling) */
+        size_t cap = t->record_cap ? t->record_cap + t->record_cap / 2 : 256;
+        while (cap < t->record_bytes + size) cap += cap / 2;
         char *grown = realloc(t->records, cap);
         if (!grown) return 0;
         d->resident_bytes += cap - t->record_cap;
         t->records = grown;
         t->record_cap = cap;
     }
-    if (2 * (t->count + 1) > t->mask + 1) { /* grow and rehash the topic's table */
+    if (doc_table_full(t->count + 1, t->mask)) { /* grow and rehash the topic's table */
         size_t mask = 2 * t->mask + 1;
-        uint64_t *grown = calloc(mask + 1, sizeof(uint64_t));
+        uint32_t *grown = calloc(mask + 1, sizeof(uint32_t));
         if (!grown) return 0;
         for (size_t i = 0; i <= t->mask; i++) {
-            uint64_t entry = t->slots[i];
+            uint32_t entry = t->slots[i];
             if (!entry) continue;
-            const char *record = doc_record(t, entry);
             uint32_t record_len;
-            memcpy(&record_len, record, 4);
-            size_t at = hash_bytes(record + 16, record_len, 0) & mask;
+            const char *key_at = doc_record_key(doc_record(t, entry), &record_len);
+            size_t at = hash_bytes(key_at + 8, record_len, 0) & mask;
             while (grown[at]) at = (at + 1) & mask;
             grown[at] = entry;
         }
         free(t->slots);
-        d->resident_bytes += (mask - t->mask) * sizeof(uint64_t);
+        d->resident_bytes += (mask - t->mask) * sizeof(uint32_t);
         t->slots = grown;
         t->mask = mask;
     }
-    char *record = t->records + t->record_bytes;
-    memset(record, 0, size);
-    memcpy(record, &len, 4);
-    memcpy(record + 8, &key, 8);
-    memcpy(record + 16, doc, len);
+    doc_record_write(t->records + t->record_bytes, doc, len, key);
     size_t slot = hash & t->mask;
     while (t->slots[slot]) slot = (slot + 1) & t->mask;
-    t->slots[slot] = (hash & HIGH_HALF) | (uint64_t)(t->record_bytes / 8 + 1);
+    t->slots[slot] = (uint32_t)(t->record_bytes + 1);
     t->record_bytes += size;
     t->count++;
     return 1;
@@ -1230,6 +1249,7 @@ static int rank_topics(Work *w) {
         const uint64_t *judged_slots = judged_here ? w->judgments->slots + judged_here->slot0 : NULL;
         size_t judged_mask = judged_here ? judged_here->mask : 0;
         const DocTopic *graded_here = NULL;
+        const uint32_t *graded_slots = NULL;
         if (w->graded != NULL) {
             if (!graded_pin(w->graded, topic->text, topic->len, &pinned)) {
                 w->graded_failed = 1;
@@ -1237,7 +1257,7 @@ static int rank_topics(Work *w) {
             }
             if (pinned != SIZE_MAX) {
                 graded_here = &w->graded->topics[pinned];
-                judged_slots = graded_here->slots;
+                graded_slots = graded_here->slots;
                 judged_mask = graded_here->mask;
             }
         }
@@ -1253,7 +1273,14 @@ static int rank_topics(Work *w) {
                     PREFETCH(judged_slots + (group[i + 2 * PREFETCH_AHEAD]->hash & judged_mask));
                 if (i + PREFETCH_AHEAD < count) {
                     uint64_t entry = judged_slots[group[i + PREFETCH_AHEAD]->hash & judged_mask];
-                    if (entry) PREFETCH(graded_here ? doc_record(graded_here, entry) : record_at(w->judgments, entry));
+                    if (entry) PREFETCH(record_at(w->judgments, entry));
+                }
+            } else if (graded_slots != NULL) {
+                if (i + 2 * PREFETCH_AHEAD < count)
+                    PREFETCH(graded_slots + (group[i + 2 * PREFETCH_AHEAD]->hash & judged_mask));
+                if (i + PREFETCH_AHEAD < count) {
+                    uint32_t entry = graded_slots[group[i + PREFETCH_AHEAD]->hash & judged_mask];
+                    if (entry) PREFETCH(doc_record(graded_here, entry));
                 }
             }
             size_t slot = line->hash & mask;
@@ -1369,7 +1396,7 @@ static int key_rows(Work *w) {
         for (size_t i = 0; i < count; i++) {
             if (i + 2 * PREFETCH_AHEAD < count) PREFETCH(here->slots + (group[i + 2 * PREFETCH_AHEAD]->hash & here->mask));
             if (i + PREFETCH_AHEAD < count) {
-                uint64_t entry = here->slots[group[i + PREFETCH_AHEAD]->hash & here->mask];
+                uint32_t entry = here->slots[group[i + PREFETCH_AHEAD]->hash & here->mask];
                 if (entry) PREFETCH(doc_record(here, entry));
             }
             const Line *line = group[i];

@@ -8,13 +8,14 @@ and their comparisons to pooled runs are the ones to distrust.
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from evalwh.io.files import atomic_path, write_text
+from evalwh.io.files import atomic_output, atomic_path, new_directory
 
 # run name -> (quality: weight of relevance in the score, pooled)
 DEMO_RUNS: dict[str, tuple[float, bool]] = {
@@ -80,9 +81,29 @@ def write_demo(
         >>> [p.name for p in files.runs][:2], files.qrels.name
         (['bm25.txt', 'bm25_rm3.txt'], 'qrels.txt')
     """
-    generator = np.random.default_rng(rng)
+    # all files or none: each is written beside its target and renamed once every one is
+    # whole; a folder made here is removed again on failure (a full disk leaves nothing)
+    with new_directory(directory) as out, ExitStack() as files:
+        return _write_demo(out, files, topics, docs_per_topic, depth, pool_depth, rng)
+
+
+def demo_paths(directory: str | Path) -> list[Path]:
+    """The files :func:`write_demo` writes into ``directory``: the qrels, the runs, the metadata."""
     out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    return [out / "qrels.txt", *(out / f"{name}.txt" for name in DEMO_RUNS), out / "runs.tsv"]
+
+
+def _write_demo(
+    out: Path,
+    files: ExitStack,
+    topics: int,
+    docs_per_topic: int,
+    depth: int,
+    pool_depth: int,
+    rng: np.random.Generator | int | None,
+) -> DemoFiles:
+    """The body of :func:`write_demo`: every file's temporary is entered into ``files``."""
+    generator = np.random.default_rng(rng)
     depth = min(depth, docs_per_topic)
     grades = generator.choice([0, 1, 2], p=[0.95, 0.035, 0.015], size=(topics, docs_per_topic))
     # every topic gets at least one relevant document, so none is dropped from the averages
@@ -116,23 +137,20 @@ def write_demo(
             }
         )
         path = out / f"{name}.txt"
-        with atomic_path(path) as part:
-            lines.to_csv(part, sep=" ", header=False, index=False, float_format="%.4f")
+        lines.to_csv(files.enter_context(atomic_path(path)), sep=" ", header=False, index=False, float_format="%.4f")
         runs.append(path)
     t_judged, d_judged = np.nonzero(judged)
     qrels = out / "qrels.txt"
-    with atomic_path(qrels) as part:
-        pd.DataFrame(
-            {
-                "query_id": topic_ids[t_judged],
-                "iteration": 0,
-                "doc_id": doc_ids[t_judged, d_judged],
-                "relevance": grades[t_judged, d_judged],
-            }
-        ).to_csv(part, sep=" ", header=False, index=False)
+    pd.DataFrame(
+        {
+            "query_id": topic_ids[t_judged],
+            "iteration": 0,
+            "doc_id": doc_ids[t_judged, d_judged],
+            "relevance": grades[t_judged, d_judged],
+        }
+    ).to_csv(files.enter_context(atomic_path(qrels)), sep=" ", header=False, index=False)
     metadata = out / "runs.tsv"
-    write_text(
-        metadata,
+    files.enter_context(atomic_output(metadata)).write(
         "run_id\tgroup\ttype\tpooled\n"
         + "".join(f"{name}\tdemo\tautomatic\t{int(p)}\n" for name, (_, p) in DEMO_RUNS.items())
     )

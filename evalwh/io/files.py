@@ -210,6 +210,37 @@ def atomic_output(
             handle.flush()
 
 
+@contextlib.contextmanager
+def new_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Make ``path`` (and its missing parents) for a block; on failure remove those it made.
+
+    A folder this call created is removed again when the block fails (a full disk, Ctrl-C),
+    if it is empty by then; a folder that existed is left alone.
+
+    Examples:
+        >>> import tempfile
+        >>> root = Path(tempfile.mkdtemp())
+        >>> try:
+        ...     with new_directory(root / "a" / "b"):
+        ...         raise OSError(28, "No space left on device")
+        ... except OSError:
+        ...     pass
+        >>> list(root.iterdir())
+        []
+    """
+    folder = Path(path)
+    made = [p for p in (folder, *folder.parents) if not p.exists()]
+    made = made[: next((i for i, p in enumerate(made) if p.exists()), len(made))]
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        yield folder
+    except BaseException:
+        for created in made:  # the innermost first
+            with contextlib.suppress(OSError):
+                created.rmdir()
+        raise
+
+
 def write_text(target: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` to ``target`` atomically (UTF-8)."""
     with atomic_output(target) as handle:

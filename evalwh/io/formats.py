@@ -87,6 +87,15 @@ def require_file(path: Path) -> None:
         raise IngestError(str(path), None, "is a directory, not a file")
 
 
+def require_regular(path: Path, why: str) -> None:
+    """Raise IngestError unless ``path`` is a regular file (links followed): not a device,
+    pipe or socket, which a reader that seeks (Parquet) would wait on or read without end.
+    """
+    require_file(path)
+    if is_stdin(path) or not stat.S_ISREG(os.stat(path).st_mode):
+        raise IngestError(label(path), None, f"is not a regular file (a device, pipe or socket); {why}")
+
+
 def needs_copy(path: Path) -> bool:
     """Whether ``path`` can be read only once (standard input, a pipe, a device)."""
     if is_stdin(path):
@@ -164,6 +173,84 @@ def read_bytes(path: Path) -> bytes:
         return igzip.decompress(data)
     except isal_zlib.error as error:
         raise zlib.error(str(error)) from error
+
+
+MiB = 1 << 20
+PROMPT_BYTES = 1 * MiB
+"""The largest judging prompt (``ingest qrels --prompt``) evalwh reads."""
+TABLE_BYTES = 16 * MiB
+"""The largest small table or text evalwh reads whole: run metadata, an SQL file (or SQL on
+standard input), a list of topics or of runs, an export's ``manifest.json``."""
+SCORES_BYTES = 256 * MiB
+"""The largest score file (``compare --scores``) evalwh reads, decompressed."""
+JUDGMENTS_BYTES = 512 * MiB
+"""The largest JSON-lines judgments file evalwh reads, decompressed (about 100,000 records
+that each carry a 5 KB prompt)."""
+
+
+def size_text(limit: int) -> str:
+    """A byte count for messages: ``1 MiB``, ``512 KiB``, ``100 bytes``."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", MiB), ("KiB", 1 << 10)):
+        if limit >= size and limit % size == 0:
+            return f"{limit // size:,} {unit}"
+    return f"{limit:,} bytes"
+
+
+def read_bounded(path: Path, limit: int, what: str, *, decompress: bool = True, name: str | None = None) -> bytes:
+    """The whole content of an input that has a size bound, refused at once when it is larger.
+
+    The one reader of every whole-file input besides run and qrels files (a prompt, run
+    metadata, an SQL file, score files, JSON-lines judgments, an export's manifest). It never
+    holds more than ``limit + 1`` bytes: a regular file larger than ``limit`` is refused by
+    its size, before it is read; standard input (``-``), a pipe or a device is read up to one
+    byte past the bound, so ``/dev/zero`` or an endless stream (``<(yes)``) ends with the
+    error after ``limit`` bytes; a ``.gz`` file's bound is on its decompressed content (a
+    small file that inflates without end is refused the same way).
+
+    Args:
+        path: The file, or ``-`` for standard input.
+        limit: The most bytes the content may hold.
+        what: What the file is, for the message (``the prompt file``).
+        decompress: Read a ``.gz`` file's decompressed content.
+        name: How the file is named in messages (default: as :func:`label` names ``path``).
+
+    Raises:
+        IngestError: ``FILE: no such file``, ``FILE: is a directory, not a file``, ``FILE:
+            cannot read ...``, or ``FILE: holds more than 1 MiB, the most the prompt file may
+            hold``.
+
+    Examples:
+        >>> import tempfile
+        >>> path = Path(tempfile.mkdtemp()) / "p.txt"
+        >>> _ = path.write_text("judge this")
+        >>> read_bounded(path, 100, "the prompt file")
+        b'judge this'
+        >>> read_bounded(path, 4, "the prompt file")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        evalwh.errors.IngestError: ...p.txt: holds more than 4 bytes, the most the prompt file may hold
+    """
+    require_file(path)
+    name = name or label(path)
+    too_big = IngestError(name, None, f"holds more than {size_text(limit)}, the most {what} may hold")
+    gzipped = decompress and path.suffix == ".gz"
+    try:
+        if is_stdin(path):
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with open(path, "rb") as raw:
+                regular = stat.S_ISREG(os.fstat(raw.fileno()).st_mode)
+                if regular and not gzipped and os.fstat(raw.fileno()).st_size > limit:
+                    raise too_big
+                handle: IO[bytes] = cast(IO[bytes], gzip.GzipFile(fileobj=raw)) if gzipped else raw
+                data = handle.read(limit + 1)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+        raise IngestError(name, None, f"cannot read {what}: {error}") from None
+    except OSError as error:
+        raise IngestError(name, None, f"cannot read {what}: {error.strerror or error}") from None
+    if len(data) > limit:
+        raise too_big
+    return data
 
 
 @dataclass(frozen=True)

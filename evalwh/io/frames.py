@@ -221,9 +221,10 @@ def read_table(path: str | os.PathLike[str]) -> pd.DataFrame:
     import pandas as pd
     import pyarrow as pa
 
-    from evalwh.io.formats import require_file
+    from evalwh.io.formats import require_regular
 
-    require_file(Path(path))
+    # (pyarrow seeks in a Parquet file: a pipe or a device would never end)
+    require_regular(Path(path), "a Parquet file is read from a regular file")
     try:
         return pd.read_parquet(path)
     except (OSError, pa.ArrowException, ValueError) as error:

@@ -18,6 +18,10 @@ reasoning        ``reasoning``, else ``prediction``              text, or absent
 prompt           ``prompt`` (``"[redacted]"`` counts as absent)  text, or absent
 ===============  =============================================  ======================================
 
+A grade or raw score given as a JSON string holds text of a number as a TREC file's field
+does (:mod:`evalwh.io.formats`): a grade as a qrels grade (``"2"``, ``"-1"``, ``"0.75"``), a
+raw score as a run's score (``"9.998186e-02"``); ``"1_0"``, ``"0x10"``, ``"３"``, ``"٣"``,
+``"nan"`` and ``"inf"`` are refused, although Python's ``float()`` reads some of them.
 Other fields (``query`` and ``passage`` texts, ``model``, ``result_status``) are ignored.
 Blank lines are skipped and counted for line numbers. Anything else is refused with one line
 naming the file, the line and the problem: a line that is not a JSON object, a missing or empty
@@ -39,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from evalwh.errors import IngestError
+from evalwh.io import formats
 
 QUERY_FIELDS = ("qid", "query_id")
 DOC_FIELDS = ("docid", "doc_id", "pid", "passage_id")
@@ -48,6 +53,7 @@ REASONING_FIELDS = ("reasoning", "prediction")
 REDACTED = "[redacted]"
 JSONL_SUFFIXES = (".jsonl", ".json", ".ndjson")
 _SPACE = re.compile(r"[ \t\n\r\x0b\x0c\x00]")
+_ASCII_SPACE = " \t\n\r\x0b\x0c"
 
 
 def is_jsonl(path: Path, data: bytes) -> bool:
@@ -198,12 +204,14 @@ def _number(
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         parsed = float(value)
     elif isinstance(value, str):
-        try:
-            parsed = float(value.strip())
-        except ValueError:
-            parsed = None
+        # text of a number has the grammar of a TREC file's field (ASCII digits, no "1_0",
+        # no "３" or "٣" that Python's float() reads): a grade as a qrels grade, a score as a
+        # run's score
+        text = value.strip(_ASCII_SPACE)
+        if (formats.is_relevance(text) if required else formats.is_score(text)):
+            parsed = float(text)
     if parsed is None or not math.isfinite(parsed) or (required and abs(parsed) >= 1e9):
-        raise IngestError(label, number, f"{name} {json.dumps(value)} is not a finite number")
+        raise IngestError(label, number, f"{name} {json.dumps(value, ensure_ascii=False)} is not a finite number")
     return parsed
 
 

@@ -146,6 +146,7 @@ def read_run(
     ignore_extra_fields: bool,
     digest: bool = True,
     documents: Any = None,
+    skip: int = 0,
 ) -> Ranked | str:
     """Read, check and rank one run file's text; the reason when the reader leaves it.
 
@@ -159,11 +160,13 @@ def read_run(
         digest: Compute the text's SHA-256 (not for a piece of a file: the caller hashes it).
         documents: A dictionary of (topic, document) pairs (:func:`documents`): every line
             gets its pair's key, new pairs the next ones, once the file is accepted.
+        skip: Bytes at the top the reader leaves (an ir_metadata block); the digest is of all.
     """
     import pyarrow as pa
 
     result = module.read_run(
-        data, delimiter, tag, judged_by, 1, False, ignore_extra_fields, formats.MAX_LINE, documents
+        data[skip:] if skip else data, delimiter, tag, judged_by, 1, False, ignore_extra_fields,
+        formats.MAX_LINE, documents,
     )
     if isinstance(result, str):
         return result

@@ -47,6 +47,7 @@ from pathlib import Path
 import pandas as pd
 
 from evalwh.errors import IngestError
+from evalwh.io.formats import SCORES_BYTES, read_bounded, size_text
 
 COLUMNS = ["run_id", "query_id", "measure", "value"]
 _PARQUET = (".parquet", ".pq")
@@ -125,6 +126,9 @@ def _read_one(path: Path) -> Runs:
     suffixes = [s.lower() for s in path.suffixes if s.lower() != ".gz"]
     kind = suffixes[-1] if suffixes else ""
     if kind in _PARQUET:
+        if path.stat().st_size > SCORES_BYTES:
+            most = size_text(SCORES_BYTES)
+            raise IngestError(str(path), None, f"holds more than {most}, the most a score file may hold")
         try:
             frame = pd.read_parquet(path)
         except Exception as error:  # pyarrow raises several types for a broken file
@@ -155,10 +159,14 @@ def _check_file(path: Path) -> None:
 
 
 def _text(path: Path) -> str:
+    raw = read_bounded(path, SCORES_BYTES, "a score file", decompress=False)
     try:
-        raw = path.read_bytes()
         if raw[:2] == b"\x1f\x8b":
-            raw = gzip.decompress(raw)
+            # (bounded as the file is: a small file that inflates without end stops there)
+            raw = gzip.GzipFile(fileobj=io.BytesIO(raw)).read(SCORES_BYTES + 1)
+            if len(raw) > SCORES_BYTES:
+                most = size_text(SCORES_BYTES)
+                raise IngestError(str(path), None, f"holds more than {most} decompressed, the most a score file may hold")
         return raw.decode("utf-8").removeprefix("\ufeff")
     except (OSError, EOFError, gzip.BadGzipFile) as error:
         raise IngestError(str(path), None, f"cannot read the file ({error})") from None

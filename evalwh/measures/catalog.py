@@ -7,6 +7,13 @@ go in parentheses, ``name=value`` separated by commas; a gain map is ``{grade:ga
 The canonical string omits parameters at their default value; :attr:`Measure.label` keeps
 the spec as the user typed it, so that results can be reported under that name.
 
+Every value is checked against its parameter's domain, declared in the metric's header after
+the default: ``p DOUBLE = 0.8 (0 < p < 1)``, ``mult DOUBLE = 1.0 (mult > 0)``, ``max_rel
+DOUBLE (max_rel > min_rel)`` (a bound may be another parameter). A number is finite always
+(``1e400`` is refused, as ``nan`` and ``inf`` are), a depth a whole number >= 1. So
+``RBP(p=2)`` is one line naming the domain, not a negative score. (``evalwh trec_eval`` keeps
+trec_eval's own reading of its parameters: it does not go through this grammar.)
+
 Two parameters are not the query's but the evaluation's, as in ir_measures: ``rel=`` (grade
 >= rel is relevant) on every measure that reads the relevance threshold, and
 ``judged_only=true`` (unjudged documents removed, trec_eval -J) on every measure defined on
@@ -18,6 +25,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import math
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -36,7 +44,12 @@ _SPEC = re.compile(
 )
 _PARAM = re.compile(
     r"^\s*(?P<name>[a-z_]+)\s+(?P<type>INTEGER|DOUBLE|BOOLEAN|VARCHAR|GAINS)"
-    r"\s*(?:=\s*(?P<default>[^\s\[]+))?\s*(?:\[(?P<choices>[^\]]*)\])?\s*$"
+    r"\s*(?:=\s*(?P<default>[^\s\[(]+))?\s*(?:\[(?P<choices>[^\]]*)\])?\s*(?:\((?P<domain>[^()]*)\))?\s*$"
+)
+# A parameter's domain in its declaration: ``0 < p < 1``, ``mult > 0``, ``max_rel > min_rel``.
+_BOUND = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)|[a-z_]+"
+_DOMAIN = re.compile(
+    rf"^\s*(?:(?P<low>{_BOUND})\s*(?P<low_op><=?)\s*)?(?P<name>[a-z_]+)\s*(?:(?P<op>[<>]=?)\s*(?P<bound>{_BOUND}))?\s*$"
 )
 _NUMBER = re.compile(r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?\s*$")
 # Columns of the evaluation context that depend on the relevance threshold: a query that
@@ -86,11 +99,57 @@ class Param:
     type: str
     default: Any
     choices: tuple[str, ...] = ()
+    domain: str = ""
+    """The declared domain as written (``0 < p < 1``), empty when any value of the type will do."""
 
     @property
     def required(self) -> bool:
         """True if a spec must give a value."""
         return self.default is _REQUIRED
+
+    @functools.cached_property
+    def bounds(self) -> tuple[tuple[float | str, bool] | None, tuple[float | str, bool] | None]:
+        """``(lower, upper)`` of :attr:`domain`, each ``(bound, inclusive)`` or None; a bound is a
+        number or the name of another parameter of the metric.
+
+        Examples:
+            >>> Param("p", "DOUBLE", 0.8, domain="0 < p < 1").bounds
+            ((0.0, False), (1.0, False))
+            >>> Param("max_rel", "DOUBLE", None, domain="max_rel > min_rel").bounds
+            (('min_rel', False), None)
+        """
+        if not self.domain:
+            return None, None
+        match = _DOMAIN.match(self.domain)
+        if not match or match.group("name") != self.name:
+            raise ValueError(f"{self.name}: cannot read the domain {self.domain!r}")
+
+        def bound(text: str) -> float | str:
+            return text if re.match(r"[a-z_]", text) else float(text)
+
+        lower = upper = None
+        if match.group("low") is not None:
+            lower = (bound(match.group("low")), match.group("low_op") == "<=")
+        op = match.group("op")
+        if op is not None:
+            side = (bound(match.group("bound")), op.endswith("="))
+            if op.startswith("<"):
+                upper = side
+            else:
+                lower = side
+        return lower, upper
+
+    def check(self, value: Any, values: dict[str, Any], metric: str) -> None:
+        """Refuse ``value`` outside :attr:`domain` (``values``: the other parameters, for a bound that names one)."""
+        lower, upper = self.bounds
+        for side, inside in ((lower, lambda v, b, eq: v > b or (eq and v == b)),
+                             (upper, lambda v, b, eq: v < b or (eq and v == b))):  # fmt: skip
+            if side is None or value is None:
+                continue
+            bound = values.get(side[0]) if isinstance(side[0], str) else side[0]
+            if bound is not None and not inside(value, bound, side[1]):
+                given = " with ".join(f"{n}={_format(values.get(n, value))}" for n in dict.fromkeys([self.name, side[0]]) if isinstance(n, str))
+                raise MetricParamError(f"{metric}: {given} is outside the domain {self.domain}")
 
     def convert(self, text: str, metric: str) -> Any:
         """Parse ``text`` as a value of this parameter's type."""
@@ -101,8 +160,8 @@ class Param:
                     raise ValueError
                 return value
             if self.type == "DOUBLE":
-                if not _NUMBER.match(text):
-                    raise ValueError
+                if not _NUMBER.match(text) or not math.isfinite(float(text)):
+                    raise ValueError  # (1e400 matches the pattern and is inf)
                 return float(text)
             if self.type == "VARCHAR":
                 if self.choices and text not in self.choices:
@@ -118,7 +177,7 @@ class Param:
         except ValueError:
             kind = {
                 "INTEGER": "a positive integer",
-                "DOUBLE": "a number",
+                "DOUBLE": "a finite number",
                 "BOOLEAN": "true or false",
                 "VARCHAR": " or ".join(self.choices) or "a word",
                 "GAINS": "a gain map such as {0:0,1:1,2:3}",
@@ -144,6 +203,8 @@ def parse_gains(text: str) -> tuple[tuple[float, float], ...]:
         grade, colon, gain = item.partition(":")
         if not colon or not _NUMBER.match(grade) or not _NUMBER.match(gain) or float(grade) in pairs:
             raise ValueError(text)
+        if not (math.isfinite(float(grade)) and math.isfinite(float(gain))):
+            raise ValueError(text)  # (1e400 is inf)
         pairs[float(grade)] = float(gain)
     if not pairs:
         raise ValueError(text)
@@ -250,12 +311,12 @@ def _format(value: Any) -> str:
 
 
 def _split_args(text: str) -> list[str]:
-    """Split ``a=1, gains={0:0,1:1}`` at the commas outside braces."""
+    """Split ``a=1, gains={0:0,1:1}`` at the commas outside braces (and parentheses)."""
     parts, depth, current = [], 0, []
     for char in text:
-        if char == "{":
+        if char in "{(":
             depth += 1
-        elif char == "}":
+        elif char in "})":
             depth -= 1
         if char == "," and depth == 0:
             parts.append("".join(current))
@@ -268,7 +329,7 @@ def _split_args(text: str) -> list[str]:
 
 def _parse_params(text: str, source: str) -> tuple[Param, ...]:
     params = []
-    for part in filter(None, (p.strip() for p in text.split(","))):
+    for part in filter(None, (p.strip() for p in _split_args(text))):
         match = _PARAM.match(part)
         if not match:
             raise ValueError(f"{source}: cannot parse parameter declaration {part!r}")
@@ -276,11 +337,13 @@ def _parse_params(text: str, source: str) -> tuple[Param, ...]:
         raw = match.group("default")
         default: Any = _REQUIRED
         choices = tuple(c.strip() for c in (match.group("choices") or "").split("|") if c.strip())
+        declared = Param(match.group("name"), ptype, None, choices, (match.group("domain") or "").strip())
         if raw == "NULL":
             default = None
         elif raw is not None:  # (no default: the parameter is required)
-            default = Param(match.group("name"), ptype, None, choices).convert(raw, source)
-        params.append(Param(match.group("name"), ptype, default, choices))
+            default = declared.convert(raw, source)
+            declared.check(default, {}, source)  # (a default outside the domain is the header's error)
+        params.append(Param(declared.name, ptype, default, choices, declared.domain))
     return tuple(params)
 
 
@@ -400,6 +463,9 @@ def parse(spec: str, *, k: int | None = None) -> Measure:
             raise MetricParamError(f"{spec}: {metric.name} needs {at}, e.g. {metric.name}@10")
         else:
             values.append((param.name, param.default))
+    resolved = dict(values)
+    for param in metric.params:
+        param.check(resolved[param.name], resolved, spec)
     chosen = tuple((key, options[key]) for key in OPTIONS if key in options)
     if not label:  # the depth came from k: the spec as typed, with that depth
         label = f"{spec.strip()}@{k}"

@@ -35,6 +35,7 @@ import numpy as np
 from evalwh import sql
 from evalwh.io import arrays, formats, runreader
 from evalwh.io.frames import is_table_file, read_table, standard_columns
+from evalwh.io.ir_metadata import skip_block
 from evalwh.measures import catalog, evaluation
 from evalwh.store import ingest
 from evalwh.store.context import Averaging, Options, Unjudged, context_steps
@@ -322,7 +323,7 @@ class _Reader:
         if judgments is None or self.turns.closed:
             return "not read"
         return self.module.rank_file(
-            data,
+            data[skip_block(data) :],  # past an ir_metadata block (comments, as to trec_eval)
             file.delimiter,
             file.first_tag,
             judgments,

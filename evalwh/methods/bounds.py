@@ -27,7 +27,7 @@ import pandas as pd
 
 from evalwh.measures import catalog
 from evalwh import sql
-from evalwh.errors import InsufficientDataError, MetricParamError
+from evalwh.errors import Choice, InsufficientDataError, MetricParamError
 
 if TYPE_CHECKING:
     from evalwh.store.connection import Store
@@ -38,7 +38,7 @@ MASSES = ["m_rel", "m_nonrel", "m_theta"]
 TOTAL_CONFLICT = "total conflict (K = 1): Dempster's rule is undefined"
 
 
-class Aggregation(str, enum.Enum):
+class Aggregation(Choice):
     """How per-topic masses are combined across the topics of a run."""
 
     mean = "mean"  # mean masses: [mean lower, mean upper]; the default for plots

@@ -68,6 +68,31 @@ def collection_scores(
     return frame[["run_id", "query_id", "measure", "value"]]
 
 
+RETRIEVED = "NumRet"
+
+
+def with_retrieved(measures: Sequence[str], *, typed_names: bool) -> tuple[list[str], str, bool]:
+    """``measures`` with ``NumRet`` added, the name its rows will carry, and whether it was asked for.
+
+    Evaluated in the same call as the measures, ``NumRet`` per topic says which topics a run
+    has no ranking for (0): :func:`split_retrieved` takes those rows out again for
+    :func:`evalwh.stats.compare.compare`'s ``retrieved``.
+    """
+    from evalwh.measures.catalog import expand
+
+    asked = {str(m): (m.name if typed_names else str(m)) for m in expand(list(measures))}
+    if RETRIEVED in asked:
+        return list(measures), asked[RETRIEVED], True
+    return [*measures, RETRIEVED], RETRIEVED, False
+
+
+def split_retrieved(scores: pd.DataFrame, name: str, asked: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The per-topic scores (without the added ``NumRet`` rows unless asked for) and those rows."""
+    rows = scores["measure"] == name
+    retrieved = scores.loc[rows, ["run_id", "query_id", "value"]]
+    return (scores if asked else scores[~rows]), retrieved
+
+
 def compare_collection(
     wh: Store,
     collection: str,
@@ -113,9 +138,12 @@ def compare_collection(
     from evalwh.stats.compare import compare
 
     family = family_runs(wh, collection, runs, baselines, all_runs=all_runs)
-    scores = collection_scores(wh, collection, measures, family, qrels_id=qrels_id, fill=fill)
+    asked, name, kept = with_retrieved(measures, typed_names=True)
+    scores, retrieved = split_retrieved(
+        collection_scores(wh, collection, asked, family, qrels_id=qrels_id, fill=fill), name, kept
+    )
     chosen = list(dict.fromkeys(scores["measure"]))
-    result = compare(scores, runs=family, measures=chosen, baselines=baselines, **options)
+    result = compare(scores, runs=family, measures=chosen, baselines=baselines, retrieved=retrieved, **options)
     if fill:
         for frame in (result.pairs, result.runs):
             frame.insert(0, "qrels_id", composition_label(qrels_id, fill))

@@ -108,8 +108,8 @@ def estimate_confusion(
         >>> estimate_confusion(shared, [0, 1], [0, 1], prior=1.0).probabilities.round(3).tolist()
         [[0.9, 0.1], [0.333, 0.667]]
     """
-    if not prior >= 0:
-        raise MetricParamError(f"label uncertainty: prior {prior} must be >= 0")
+    if not (prior >= 0 and np.isfinite(prior)):  # (inf would make every cell 1/n, through inf/inf)
+        raise MetricParamError(f"label uncertainty: prior {prior} must be a finite number >= 0")
     rows = np.asarray(sorted({float(g) for g in machine_grades}), dtype=float)
     cols = np.asarray(sorted({float(g) for g in human_grades}), dtype=float)
     counts = np.zeros((len(rows), len(cols)))

@@ -99,7 +99,7 @@ def _drop_qrels_set(wh: Store, collection: str, qrels_id: str, *, replace: bool,
         raise EvalWhError(f"{what}: collection {collection!r} already has a qrels set {qrels_id!r} ({row[0]}); {hint}")
     for table in ("qrels", "qrels_sets"):
         wh.con.execute(f"DELETE FROM {table} WHERE collection_id = ? AND qrels_id = ?", [collection, qrels_id])
-    for table in ("pools", "pool_runs"):
+    for table in ("pools", "pool_runs", "pool_order"):
         wh.con.execute(f"DELETE FROM {table} WHERE collection_id = ? AND pool_id = ?", [collection, qrels_id])
     return True
 
@@ -114,30 +114,55 @@ def build_pool(
     pool_id: str | None = None,
     qrels_id: str = "default",
     replace: bool = False,
+    strategy: str = "depth",
+    budget: int | None = None,
+    budget_scope: str = "topic",
+    seed: int | None = None,
+    gamma: float = 0.9,
+    rbp_p: float = 0.8,
+    rrf_k: float = 60.0,
+    rel: float = 1.0,
 ) -> pd.DataFrame:
-    """Build and store the depth-``depth`` pool of a set of runs, with its qrels.
+    """Build and store a pool, its judging order and its qrels.
 
-    The pool's qrels are the parent set ``qrels_id`` restricted to the union of each member's
-    top ``depth`` documents in trec_eval order; a pooled document the parent does not judge
-    gets grade -1 (pooled, unjudged). They are stored as the derived qrels set ``pool_id``.
+    The candidates are the union of each member's top ``depth`` documents in trec_eval order
+    (methods §5.1). ``strategy`` orders them for judging (methods §5.5,
+    :mod:`evalwh.methods.budget_order`) and ``budget`` keeps the first documents of the
+    order, per topic or in total. The order goes to ``pool_order``; the pool's qrels (the
+    parent set ``qrels_id`` restricted to the kept documents; a kept document the parent
+    does not judge gets grade -1, pooled but unjudged) are stored as the derived qrels set
+    ``pool_id``. The sequential strategies (``mtf``, ``bandit``) read the parent's labels
+    (grade >= ``rel``) as each document is judged: a replay of the judging.
 
     Args:
         wh: The warehouse.
         collection: The collection.
-        depth: Pool depth lambda.
+        depth: Pool depth lambda: the candidates are every member's top ``depth``.
         runs: Member runs; when None, chosen by ``runs_from``.
         runs_from: ``pooled`` (the runs' metadata flag) or ``all``.
-        pool_id: Name of the pool and of its qrels set (default ``pool{depth}-{selection}``).
+        pool_id: Name of the pool and of its qrels set (default ``pool{depth}-{selection}``
+            for the depth strategy, ``{strategy}{budget}{t|n}-pool{depth}-{selection}``
+            otherwise).
         qrels_id: The parent judgments.
         replace: Replace a pool (derived set) of the same name.
+        strategy: ``depth``, ``take``, ``mtf``, ``bandit``, ``rbp``, ``rrf`` or ``random``.
+        budget: Judgments kept (per topic or in total); None keeps every candidate. The
+            ``depth`` strategy takes none (``take`` is the depth order under a budget).
+        budget_scope: ``topic`` (the budget per topic) or ``total``.
+        seed: Seed of ``mtf``, ``bandit`` and ``random`` (0 when None: always stored).
+        gamma: The bandit's discount of past evidence (1: stationary MaxMean).
+        rbp_p: Persistence of the RBP weights.
+        rrf_k: The constant of the RRF weights.
+        rel: Relevance threshold of the labels the sequential strategies read.
 
     Returns:
-        One row: ``pool_id, depth, parent_qrels_id, selection, runs, topics, pooled, judged,
-        relevant, unjudged`` (pooled = judged + unjudged documents).
+        One row: ``pool_id, depth, parent_qrels_id, selection, strategy, budget,
+        budget_scope, seed, runs, topics, pooled, judged, relevant, unjudged`` (pooled =
+        judged + unjudged documents).
 
     Raises:
         NotFoundError: for an unknown collection, run or qrels set.
-        EvalWhError: for a bad depth or a name clash.
+        EvalWhError: for a bad depth, strategy or budget, or a name clash.
 
     Examples:
         >>> import pandas as pd
@@ -151,35 +176,81 @@ def build_pool(
         >>> row = build_pool(wh, "demo", depth=1, runs_from="all").iloc[0]
         >>> row["pool_id"], int(row["pooled"]), int(row["relevant"])
         ('pool1-all', 2, 2)
+        >>> row = build_pool(wh, "demo", depth=3, runs_from="all", strategy="rrf", budget=2).iloc[0]
+        >>> row["pool_id"], int(row["pooled"])
+        ('rrf2t-pool3-all', 2)
     """
+    import pandas as pd
+
+    from evalwh.methods import budget_order
+
     if depth < 1:
         raise EvalWhError(f"pool: depth must be a positive integer, got {depth}")
+    budget_order.check_strategy(strategy)
+    if strategy == "depth" and budget is not None:
+        raise EvalWhError("pool: the depth strategy keeps the whole top lambda; use --strategy take for a budget")
+    if budget_scope not in ("topic", "total"):
+        raise EvalWhError(f"pool: unknown budget scope {budget_scope!r}; use topic or total")
+    if budget is not None and budget < 1:
+        raise EvalWhError(f"pool: the budget must be a positive number of judgments, got {budget}")
+    if not 0.0 < rbp_p < 1.0:
+        raise EvalWhError(f"pool: the RBP persistence must be in (0, 1), got {rbp_p}")
+    if rrf_k < 0:
+        raise EvalWhError(f"pool: the RRF constant must be >= 0, got {rrf_k}")
     members, selection = select_runs(wh, collection, runs=runs, runs_from=runs_from)
     _qrels_set(wh, collection, qrels_id)
-    pool_id = pool_id or f"pool{depth}-{selection}"
+    if strategy in budget_order.RANDOM and seed is None:
+        seed = 0
+    if strategy not in budget_order.RANDOM:
+        seed = None
+    if pool_id is None:
+        label = "" if budget is None else f"{budget}{budget_scope[0]}"
+        pool_id = f"pool{depth}-{selection}" if strategy == "depth" else f"{strategy}{label}-pool{depth}-{selection}"
+    strategy_params = {
+        "depth": {}, "take": {}, "random": {}, "mtf": {"rel": rel}, "bandit": {"gamma": gamma, "rel": rel},
+        "rbp": {"p": rbp_p}, "rrf": {"k": rrf_k},
+    }[strategy]  # fmt: skip
+    from evalwh.methods.budget_pools import candidate_order
+
+    order = candidate_order(
+        wh, collection, members, depth=depth, qrels_id=qrels_id, strategy=strategy, seed=seed,
+        gamma=gamma, rbp_p=rbp_p, rrf_k=rrf_k, rel=rel,
+    )  # fmt: skip
+    from evalwh.methods.budget_order import apply_budget
+
+    order = apply_budget(order, budget, budget_scope)
     params = {"depth": depth, "runs": members, "parent_qrels_id": qrels_id, "selection": selection}
+    if strategy != "depth":
+        params.update(strategy=strategy, budget=budget, budget_scope=budget_scope, seed=seed, **strategy_params)
+    frame = pd.DataFrame({"collection_id": collection, "pool_id": pool_id, **{c: order[c] for c in ORDER_COLUMNS}})
+    frame["weight"] = frame["weight"].astype("Float64")  # the sequential orders have none: NULL, not NaN
     with wh.transaction():
         _drop_qrels_set(wh, collection, pool_id, replace=replace, what="pool build")
+        wh.con.register("pool_order_frame", frame)
+        try:
+            wh.con.execute(
+                "INSERT INTO pool_order (collection_id, pool_id, query_id, doc_id, topic_order, overall_order, weight)"
+                " SELECT collection_id, pool_id, query_id, doc_id, topic_order, overall_order, weight FROM pool_order_frame"
+            )
+        finally:
+            wh.con.unregister("pool_order_frame")
         wh.run(
-            sql.query(_POOLS, "pool_qrels"),
-            {
-                "collection_id": collection,
-                "pool_id": pool_id,
-                "parent_qrels_id": qrels_id,
-                "depth": depth,
-                "runs": members,
-            },
+            sql.query(_POOLS, "ordered_qrels"),
+            {"collection_id": collection, "pool_id": pool_id, "parent_qrels_id": qrels_id},
         )
         count = wh.con.execute(
             "SELECT count(*) FROM qrels WHERE collection_id = ? AND qrels_id = ?", [collection, pool_id]
         ).fetchone()
+        described = f"pool of {len(members)} runs at depth {depth}"
+        if strategy != "depth":
+            described += f", {strategy} order" + ("" if budget is None else f", budget {budget} per {budget_scope}")
         wh.con.execute(
             "INSERT INTO qrels_sets (collection_id, qrels_id, kind, source_file, sha256, line_count,"
             " parent_qrels_id, params, source) VALUES (?, ?, 'derived', ?, ?, ?, ?, ?, 'derived')",
             [
                 collection,
                 pool_id,
-                f"pool of {len(members)} runs at depth {depth}",
+                described,
                 sha256_text(params_json(params)),
                 count[0] if count else 0,
                 qrels_id,
@@ -187,14 +258,31 @@ def build_pool(
             ],
         )
         wh.con.execute(
-            "INSERT INTO pools (collection_id, pool_id, depth, parent_qrels_id, selection) VALUES (?, ?, ?, ?, ?)",
-            [collection, pool_id, depth, qrels_id, selection],
-        )
+            "INSERT INTO pools (collection_id, pool_id, depth, parent_qrels_id, selection, strategy, budget,"
+            " budget_scope, seed, params) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                collection, pool_id, depth, qrels_id, selection, strategy, budget,
+                None if budget is None else budget_scope, seed, params_json(strategy_params),
+            ],
+        )  # fmt: skip
         wh.con.executemany(
             "INSERT INTO pool_runs (collection_id, pool_id, run_id) VALUES (?, ?, ?)",
             [[collection, pool_id, run] for run in members],
         )
     return list_pools(wh, collection, pool_id=pool_id)
+
+
+ORDER_COLUMNS = ("query_id", "doc_id", "topic_order", "overall_order", "weight")
+
+
+def pool_order(wh: Store, collection: str, pool_id: str) -> pd.DataFrame:
+    """A stored pool's judging order: ``query_id, doc_id, topic_order, overall_order, weight``.
+
+    Raises:
+        NotFoundError: naming the pools the collection has.
+    """
+    pool_members(wh, collection, pool_id)
+    return wh.df(sql.query(_POOLS, "pool_order"), {"collection_id": collection, "pool_id": pool_id})
 
 
 def list_pools(wh: Store, collection: str, *, pool_id: str | None = None) -> pd.DataFrame:

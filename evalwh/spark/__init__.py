@@ -338,6 +338,7 @@ def register_export(
 
     manifest = read_manifest(Path(directory))
     root = Path(directory)
+    reader_rows.pop(id(spark), None)
     for table in tables:
         entry = manifest["tables"].get(table)
         if entry is None or not entry["files"]:
@@ -346,7 +347,9 @@ def register_export(
             )
         files = [str(root / f["path"]) for f in entry["files"]]
         if partition_in_files(manifest, entry):
-            spark.read.parquet(*files).createOrReplaceTempView(table)
+            frame = spark.read.parquet(*files)
+            # (one row per run: a broadcast join, see evalwh.spark.files.BROADCAST)
+            (frame.hint("broadcast") if table == "runs" else frame).createOrReplaceTempView(table)
             continue
         # the collection of each file is the manifest's, as text (Spark's partition discovery
         # would read a collection named 2004 as a number)
@@ -359,7 +362,7 @@ def register_export(
         frame = parts[0]
         for part in parts[1:]:
             frame = frame.unionByName(part)
-        frame.createOrReplaceTempView(table)
+        (frame.hint("broadcast") if table == "runs" else frame).createOrReplaceTempView(table)
 
 
 def evaluate(
@@ -425,6 +428,27 @@ def parse_options(measures: Sequence[str], options: dict[str, Any]) -> tuple[lis
     return parsed, context
 
 
+# Runs read by evalwh's reader on the executors (evalwh.spark.files.load_runs(reader=
+# "evalwh")), by session: the threshold and float32 flag their judged rows were counted and
+# ranked with; the evaluation reads those rows (queries/spark/reader_judged.sql).
+reader_rows: dict[int, tuple[int, bool]] = {}
+
+
+def _reader_step(spark: Any, options: Options) -> str | None:
+    """The Spark SQL that makes ev_judged_source read the reader's judged rows too, if any."""
+    read = reader_rows.get(id(spark))
+    if read is None:
+        return None
+    rel, float32 = read
+    if float32 != options.float32_ties:
+        raise MetricParamError(
+            f"the runs were read by evalwh's reader {'with' if float32 else 'without'} float32 ties; "
+            f"load them again with float32_ties={options.float32_ties} to evaluate so"
+        )
+    name = "reader_judged" if rel == options.rel else "reader_judged_recounted"
+    return sql.query("evalwh.queries.spark", name).text.strip().rstrip(";")
+
+
 # The context's relations the metric queries read, materialised once (the judged rows of
 # every run and topic, the run-topic pairs, the qrels and topics they take R and N from);
 # every other step stays a lazy view, planned into these.
@@ -441,11 +465,15 @@ def build_context(
     with their running counts) happens when ``ev_judged`` is materialised; the metric queries
     then read small, checkpointed relations instead of re-planning the whole chain.
     """
+    reader = _reader_step(spark, options)
     for relation, query in context_sql(collection, runs, options, dialect="spark"):
         frame = spark.sql(query)
         if relation in MATERIALISED:
             frame = frame.localCheckpoint(eager=True)
         frame.createOrReplaceTempView(relation)
+        if relation == "ev_judged_source" and reader is not None:
+            args = {"rel": options.rel} if ":rel" in reader else None
+            spark.sql(reader, args=args).createOrReplaceTempView("ev_judged_source")
 
 
 def _unordered(tree: exp.Expression) -> exp.Expression:

@@ -50,6 +50,7 @@ RUN_FIELDS = 6
 # evaluate), and Spark, not knowing the size of a relation made on the driver, would
 # otherwise shuffle and sort all ranked lines by run name for each of those joins.
 BROADCAST = "broadcast"
+BROADCAST_QRELS = 5_000_000  # judgments up to which the qrels are broadcast (about 0.5 GB at most)
 Progress = Callable[[str], None]
 """A callback that is given one line of text (``read 129 run files``) as a stage ends."""
 
@@ -99,11 +100,26 @@ def list_files(spark: Any, patterns: Sequence[str | os.PathLike[str]], what: str
             label = text if not glob else _label(uri)
             if status.isDirectory():
                 raise IngestError(label, None, "is a directory, not a file")
+            if _special_local(uri):
+                # Hadoop lists a device or a pipe as a file of 0 bytes, which would be read as empty
+                raise IngestError(label, None, "is not a regular file (a device, pipe or socket); Spark reads regular files")
             if uri in seen:
                 raise IngestError(label, None, "the file is given twice")
             seen.add(uri)
             files.append(SparkFile(label, uri, int(status.getLen())))
     return files
+
+
+def _special_local(uri: str) -> bool:
+    """Whether a local ``file:`` URI names a device, a pipe or a socket (not a regular file)."""
+    import stat
+
+    if urlsplit(uri).scheme != "file":
+        return False
+    try:
+        return not stat.S_ISREG(os.stat(_label(uri)).st_mode)
+    except OSError:
+        return False  # (Hadoop listed it; a file gone since is Spark's error to name)
 
 
 def _label(uri: str) -> str:
@@ -156,6 +172,10 @@ class LoadedRuns:
     run_ids: list[str]
     files: list[SparkFile]
     line_counts: list[int]
+    by_reader: int = 0
+    """How many files evalwh's reader read on the executors (``reader="evalwh"``)."""
+    without_reader: int = 0
+    """How many files went to Spark SQL because an executor had no evalwh reader."""
 
 
 @dataclass(frozen=True)
@@ -176,21 +196,29 @@ class _FileCheck:
 
 
 def _stage_runs(
-    spark: Any, files: list[SparkFile], ignore_extra_fields: bool, note: Progress | None = None
+    spark: Any,
+    files: list[SparkFile],
+    ignore_extra_fields: bool,
+    note: Progress | None = None,
+    only: Sequence[int] | None = None,
 ) -> dict[int, _FileCheck]:
     """Read the files once into staged_lines (materialised), check them in one query.
 
     The one read splits every line (run_fields.sql) and keeps what the checks and the ranking
     need (stage_run_lines.sql), in memory (spilling to disk); the checks
     (run_file_checks.sql), the ranking (insert_run_results.sql) and the lists' sizes read it
-    instead of the files.
+    instead of the files. With ``only``, just those files (by index; none: an empty
+    staged_lines, nothing read).
     """
-    _fields(spark, files)
+    _fields(spark, files, only)
     staged = spark.sql(_spark_sql("stage_run_lines"), args={"ignore_extra_fields": ignore_extra_fields})
+    if only is not None and not only:
+        staged.createOrReplaceTempView("staged_lines")
+        return {}
     staged = staged.localCheckpoint(eager=True)
     staged.createOrReplaceTempView("staged_lines")
     if note:
-        note(f"read {len(files):,} run files")
+        note(f"read {len(files) if only is None else len(only):,} run files with Spark SQL")
     checks = {
         r["file_index"]: _FileCheck(
             r["first_tag"], r["first_ok"], int(r["line_count"]), int(r["bad_fields"]),
@@ -224,6 +252,11 @@ def check_run_files(
     return errors
 
 
+READERS = ("spark", "evalwh")
+"""The run-file readers: Spark SQL's (needs nothing on the executors) and evalwh's C reader
+on the executors (:mod:`evalwh.spark.executors`), with Spark SQL's for the files it leaves."""
+
+
 def load_runs(
     spark: Any,
     paths: Sequence[str | os.PathLike[str]],
@@ -231,6 +264,9 @@ def load_runs(
     collection: str = "spark",
     ignore_extra_fields: bool = False,
     progress: Progress | None = None,
+    reader: str = "spark",
+    rel: int = 1,
+    float32_ties: bool = False,
 ) -> LoadedRuns:
     """Read, check and rank TREC run files on Spark; register ``runs, run_results, run_topics``.
 
@@ -239,13 +275,31 @@ def load_runs(
     (``file:line: problem``) and nothing is registered. ``progress`` is called with a line
     of text as each stage ends. The ranking itself is lazy: it runs when the evaluation
     context (or a write-back) first reads ``run_results``.
-    """
-    from evalwh.spark import ingest_selects
 
+    ``reader="evalwh"``: the executors read the files with evalwh's C reader
+    (:mod:`evalwh.spark.executors`; evalwh installed on them, docs/spark.md), which gives
+    only the judged lines with their running counts (relevant: grade >= ``rel``; ranked on
+    float32 scores with ``float32_ties``) and each topic's line count, against the qrels
+    registered before (:func:`load_qrels`); the files it leaves, Spark SQL reads, with the
+    same rules and messages. Such runs have no ``run_results`` rows (the evaluation reads
+    their judged rows): for a write-back (:mod:`evalwh.spark.writeback`), read with Spark SQL.
+    """
+    from evalwh.spark import ingest_selects, reader_rows
+
+    if reader not in READERS:
+        raise IngestError("runs", None, f"reader {reader!r}: expected one of {', '.join(READERS)}")
     files = list_files(spark, paths, "runs")
     if progress:
         progress(f"listed {len(files):,} run files")
-    checks = _stage_runs(spark, files, ignore_extra_fields, progress)
+    reader_rows.pop(id(spark), None)
+    taken: dict[int, _FileCheck] = {}
+    digests: dict[int, str] = {}
+    missing = 0
+    if reader == "evalwh":
+        taken, digests, missing = _read_on_executors(spark, files, ignore_extra_fields, rel, float32_ties, progress)
+    rest = [i for i in range(len(files)) if i not in taken]
+    checks = _stage_runs(spark, files, ignore_extra_fields, progress, only=rest if taken else None)
+    checks.update(taken)
 
     def locate(index: int) -> IngestError:
         return _locate_run_errors(spark, files, [index], ignore_extra_fields=ignore_extra_fields)[index]
@@ -274,13 +328,14 @@ def load_runs(
 
     run_ids = [checks[i].first_tag for i in range(len(files))]
     # each file's SHA-256 (of its decompressed content, as the warehouse's): the files are
-    # read once more, without splitting, on the executors
-    digests = {
-        r["file_index"]: r["sha256"]
-        for r in spark.sql(
-            "SELECT file_index, sha2(CAST(value AS BINARY), 256) AS sha256 FROM spark_texts"
-        ).collect()
-    }
+    # read once more, without splitting, on the executors (the C reader hashed its own)
+    if rest:
+        digests.update(
+            (r["file_index"], r["sha256"])
+            for r in spark.sql(
+                "SELECT file_index, sha2(CAST(value AS BINARY), 256) AS sha256 FROM spark_texts"
+            ).collect()
+        )
     line_counts = [checks[i].line_count for i in range(len(files))]
     spark.createDataFrame(
         [
@@ -296,7 +351,98 @@ def load_runs(
     )
     for relation, query in statements:
         spark.sql(query).createOrReplaceTempView(_AS_WAREHOUSE.get(relation, relation))
-    return LoadedRuns(run_ids, files, line_counts)
+    if taken:
+        _register_reader_rows(spark, collection, run_ids, rel, float32_ties)
+    return LoadedRuns(run_ids, files, line_counts, len(taken), missing)
+
+
+def _read_on_executors(
+    spark: Any,
+    files: list[SparkFile],
+    ignore_extra_fields: bool,
+    rel: int,
+    float32_ties: bool,
+    note: Progress | None,
+) -> tuple[dict[int, _FileCheck], dict[int, str], int]:
+    """The files evalwh's C reader takes on the executors: their checks (all good) and digests.
+
+    Its rows (kind 0 per file, 1 per topic, 2 per judged line) are materialised once as
+    ``spark_reader``; the files it leaves are not in the result (Spark SQL reads them).
+    """
+    from pyspark.sql import functions as F
+
+    from evalwh.io import formats
+    from evalwh.spark import executors
+
+    if not spark.catalog.tableExists("qrels"):
+        raise IngestError("runs", None, "evalwh's reader looks the lines up in the judgments: load the qrels first")
+    judgments = executors.judgments_table(spark.table("qrels"))
+    readable = [(i, f) for i, f in enumerate(files) if f.size != 0]
+    if judgments is None or not readable:
+        if note:
+            note("the qrels hold negative or fractional grades: Spark SQL reads every run file")
+        return {}, {}, 0
+    shared = spark.sparkContext.broadcast(executors.serialise(judgments))
+    index = F.create_map(*[item for i, f in readable for item in (F.lit(_normal_uri(f.uri)), F.lit(i))])
+    uri = F.regexp_replace(F.col("path"), "^file:///", "file:/")
+    # one file a batch into the reader's function (a batch of many would hold them all at once)
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, "1")
+    try:
+        rows = (
+            spark.read.format("binaryFile")
+            .load([f.uri for _, f in readable])
+            .select(
+                F.element_at(index, uri).cast("int").alias("file_index"),
+                F.col("path").endswith(".gz").alias("gz"),
+                "content",
+            )
+            .mapInArrow(
+                executors.mapper(shared, rel, float32_ties, ignore_extra_fields, formats.MAX_LINE),
+                executors.SCHEMA,
+            )
+            .localCheckpoint(eager=True)
+        )
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
+    rows.createOrReplaceTempView("spark_reader")
+    taken, digests, reasons = {}, {}, {}
+    for r in spark.sql(
+        f"SELECT file_index, reason, tag, sha256, line_count FROM spark_reader WHERE kind = {executors.FILE}"
+    ).collect():
+        if r["reason"] is not None:
+            reasons[r["file_index"]] = r["reason"]
+            continue
+        taken[r["file_index"]] = _FileCheck(r["tag"], True, int(r["line_count"]), 0, 0, False, 0)
+        digests[r["file_index"]] = r["sha256"]
+    missing = sum(1 for reason in reasons.values() if reason == executors.NOT_INSTALLED)
+    if note:
+        note(f"read {len(taken):,} run files with evalwh's reader on the executors")
+    return taken, digests, missing
+
+
+def _register_reader_rows(spark: Any, collection: str, run_ids: list[str], rel: int, float32_ties: bool) -> None:
+    """run_topics with the reader's topics added; spark_reader_judged: its judged rows by run."""
+    from evalwh.spark import executors, reader_rows
+
+    spark.createDataFrame(
+        [(i, r) for i, r in enumerate(run_ids)], "file_index INT, run_id STRING"
+    ).hint(BROADCAST).createOrReplaceTempView("spark_reader_runs")
+    spark.sql(
+        "SELECT t.collection_id, t.run_id, t.query_id, t.num_ret FROM run_topics AS t "
+        "UNION ALL SELECT CAST(:collection AS STRING) AS collection_id, i.run_id, r.query_id, r.num_ret "
+        f"FROM spark_reader AS r JOIN spark_reader_runs AS i USING (file_index) WHERE r.kind = {executors.TOPIC}",
+        args={"collection": collection},
+    ).createOrReplaceTempView("run_topics")
+    spark.sql(
+        "SELECT i.run_id, r.query_id, r.rank, r.gain, r.judged_so_far, r.relevant_so_far "
+        f"FROM spark_reader AS r JOIN spark_reader_runs AS i USING (file_index) WHERE r.kind = {executors.JUDGED}"
+    ).createOrReplaceTempView("spark_reader_judged")
+    reader_rows[id(spark)] = (rel, float32_ties)
 
 
 def _utf8_byte(body: bytes) -> int:
@@ -428,8 +574,12 @@ def load_qrels(
         "query_id, iteration, doc_id, relevance FROM spark_qrels_fields",
         args={"collection": collection, "qrels_id": qrels_id},
     )
-    qrels.createOrReplaceTempView("qrels")
-    return int(sum(counts.values()))
+    judgments = int(sum(counts.values()))
+    # the judgments' join with the ranked lines (04_judged_rows.sql) broadcasts them, so that
+    # the lines are not shuffled and sorted again for it (Spark, not knowing the size of a
+    # materialised relation, may otherwise broadcast the lines or sort both sides)
+    (qrels.hint(BROADCAST) if judgments <= BROADCAST_QRELS else qrels).createOrReplaceTempView("qrels")
+    return judgments
 
 
 def evaluate_files(
@@ -441,13 +591,15 @@ def evaluate_files(
     collection: str = "spark",
     ignore_extra_fields: bool = False,
     progress: Progress | None = None,
+    reader: str = "spark",
     **options: Any,
 ) -> pd.DataFrame:
     """Evaluate run files against qrels file(s) entirely on Spark; per-topic values.
 
-    Reads and checks the files (:func:`load_qrels`, :func:`load_runs`), then runs the
-    evaluation context and the metric SQL (:func:`evalwh.spark.evaluate`; ``options`` are
-    its options: ``depths, rel, unjudged, depth_cap, float32_ties, averaging, typed_names``).
+    Reads and checks the files (:func:`load_qrels`, :func:`load_runs` with ``reader``: Spark
+    SQL's, or ``"evalwh"``, evalwh's C reader on the executors), then runs the evaluation
+    context and the metric SQL (:func:`evalwh.spark.evaluate`; ``options`` are its options:
+    ``depths, rel, unjudged, depth_cap, float32_ties, averaging, typed_names``).
     ``progress`` is told each stage as it ends.
 
     Returns:
@@ -458,7 +610,10 @@ def evaluate_files(
     judgments = load_qrels(spark, qrels, collection=collection)
     if progress:
         progress(f"read {judgments:,} judgments")
-    load_runs(spark, runs, collection=collection, ignore_extra_fields=ignore_extra_fields, progress=progress)
+    load_runs(
+        spark, runs, collection=collection, ignore_extra_fields=ignore_extra_fields, progress=progress,
+        reader=reader, rel=options.get("rel", 1), float32_ties=options.get("float32_ties", False),
+    )  # fmt: skip
     frame = evaluate(spark, measures, collection=collection, **options)
     if progress:
         progress(f"ranked, judged and scored: {len(frame):,} values")
@@ -482,7 +637,10 @@ def load_run_tables(
 
     from evalwh.spark import ingest_selects
 
+    from evalwh.spark import reader_rows
+
     files = list_files(spark, paths, "runs")
+    reader_rows.pop(id(spark), None)
     index = spark.createDataFrame(
         [(i, _normal_uri(f.uri)) for i, f in enumerate(files)], "file_index INT, uri STRING"
     )

@@ -12,9 +12,18 @@ master given. What it sets, and why:
   a small cluster into hundreds of tiny tasks; unless the configuration names a number, it is
   three per core the session has (at least four), and adaptive execution coalesces further.
   Files are listed once, on the driver (:func:`tune`).
+* **Python on the executors.** A local session's executors are this machine: their Python
+  workers run this interpreter (``PYSPARK_PYTHON``, unless set or configured), so that evalwh's
+  reader on the executors finds evalwh. On a cluster, ``spark.pyspark.python`` says which.
 * **pandas.** pyspark warns (FutureWarning) that it does not fully support pandas 3. evalwh
   never converts through pyspark's pandas path (values come back as Arrow tables, see
   :func:`evalwh.spark.evaluate`), so the notice is silenced, for that message only.
+
+* **Java.** The driver is a JVM that pyspark starts through Spark's ``spark-class`` script,
+  which runs ``$JAVA_HOME/bin/java`` when ``JAVA_HOME`` is set and ``java`` on ``PATH``
+  otherwise. Without one the script prints two lines and pyspark raises
+  ``JAVA_GATEWAY_EXITED``; :func:`java_runtime` looks in the same two places first, and
+  :func:`start` says in one line what it looked for and how to install a runtime.
 
 May import: :mod:`evalwh.errors` (pyspark is imported inside the functions).
 """
@@ -22,6 +31,10 @@ May import: :mod:`evalwh.errors` (pyspark is imported inside the functions).
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import subprocess
+import sys
 import threading
 import warnings
 from collections.abc import Iterator, Mapping
@@ -38,6 +51,70 @@ _NOISE = (
     "Setting default log level to",
     "To adjust logging level use sc.setLogLevel",
 )
+
+
+JAVA_NEEDED = 17  # (Spark 4 runs on Java 17 and 21)
+JAVA_INSTALL = "apt-get install openjdk-17-jre-headless, or any Java 17+ runtime"
+
+
+def java_runtime() -> str | None:
+    """The ``java`` Spark's launcher would run, if it is there: ``$JAVA_HOME/bin/java``, else ``java`` on PATH.
+
+    As ``spark-class`` chooses: a set ``JAVA_HOME`` wins, even when it holds no Java (then
+    this is None, whatever PATH holds). The test suite skips the Spark tests when this is None.
+    """
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        java = Path(home) / "bin" / "java"
+        return str(java) if java.is_file() and os.access(java, os.X_OK) else None
+    return shutil.which("java")
+
+
+def java_version(java: str) -> int | None:
+    """The feature version (17, 21, ...) of the runtime ``java``; None when it cannot be told.
+
+    Read from the runtime's ``release`` file (no JVM started), else from ``java -version``.
+    """
+    home = Path(os.path.realpath(java)).parent.parent
+    try:
+        text = (home / "release").read_text(errors="replace")
+    except OSError:
+        try:
+            done = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        text = done.stderr + done.stdout
+    match = re.search(r'version\s*=?\s*"(?:1\.)?(\d+)', text, re.IGNORECASE) or re.search(
+        r'JAVA_VERSION="(?:1\.)?(\d+)', text
+    )
+    return int(match.group(1)) if match else None
+
+
+def require_java() -> str:
+    """The ``java`` Spark will run, or one line saying what was looked for and how to install one.
+
+    Raises:
+        EvalWhError: when ``JAVA_HOME`` names no Java, no ``java`` is on PATH, or the runtime
+            is older than Java 17.
+    """
+    from evalwh.errors import EvalWhError
+
+    java = java_runtime()
+    home = os.environ.get("JAVA_HOME")
+    if java is None:
+        looked = (
+            f"JAVA_HOME={home} holds no bin/java (a set JAVA_HOME is used instead of PATH; unset it or fix it)"
+            if home
+            else "JAVA_HOME is not set and there is no java on PATH"
+        )
+        raise EvalWhError(f"Spark needs a Java {JAVA_NEEDED} runtime and found none: {looked}; install one ({JAVA_INSTALL})")
+    version = java_version(java)
+    if version is not None and version < JAVA_NEEDED:
+        raise EvalWhError(
+            f"Spark needs a Java {JAVA_NEEDED} runtime or newer; {java} is Java {version}; "
+            f"install one ({JAVA_INSTALL}) and point JAVA_HOME at it"
+        )
+    return java
 
 
 def quiet_pandas_notice() -> None:
@@ -107,10 +184,18 @@ def start(
     if active is not None and master is None:
         session = active
     else:
+        remote = (master or "").startswith("sc://") or os.environ.get("SPARK_REMOTE")  # (Spark Connect: no JVM here)
+        if not remote and not os.environ.get("PYSPARK_GATEWAY_PORT"):  # (spark-submit's gateway runs already)
+            require_java()
         builder = SparkSession.builder.appName(app_name).config("spark.ui.showConsoleProgress", "false")
         if master is not None:
             builder = builder.master(master)
         settings = dict(config or {})
+        if (master is None or master.startswith("local")) and "spark.pyspark.python" not in settings:
+            # the executors of a local session are this machine: their Python workers (evalwh's
+            # reader on the executors, files.load_runs(reader="evalwh")) run this interpreter,
+            # where evalwh is installed, not whichever python3 the PATH finds
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         if not verbose:
             option = f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
             given = settings.get("spark.driver.extraJavaOptions")

@@ -144,6 +144,7 @@ def compare(
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     rng: np.random.Generator | int | None = None,
+    retrieved: pd.DataFrame | None = None,
 ) -> Comparison:
     """Compare runs on every measure of ``scores``.
 
@@ -162,6 +163,12 @@ def compare(
         n_resamples: Resamples of the resampling tests.
         rng: Random generator or seed; one generator serves every measure in order, so a
             seed reproduces the whole comparison.
+        retrieved: Optionally, the documents each run ranked per topic scored (``run_id,
+            query_id, value``; 0 for a topic the run has no ranking for, which scored it as
+            an empty ranking). When the runs' sets of such topics differ, a note says how
+            many each lacks (:func:`coverage_note`): a topic one run lacks scores 0 for it
+            and counts as a win for the others, so a test may find a difference that lies
+            in the topics the runs were given, not in their rankings.
 
     Returns:
         A :class:`Comparison`.
@@ -197,6 +204,10 @@ def compare(
     b_idx = np.array([index[b] for _, b in pairs], dtype=np.intp)
     generator = np.random.default_rng(rng)
     pair_frames, run_frames, anova_frames, family_rows, notes = [], [], [], [], []
+    if retrieved is not None:
+        note = coverage_note(retrieved, family_runs)
+        if note is not None:
+            notes.append(note)
     for measure in chosen:
         values, topics, dropped = _matrix(frame[frame["measure"] == measure], family_runs, measure)
         if dropped:
@@ -278,6 +289,35 @@ def compare(
         families=pd.DataFrame(family_rows),
         baselines=list(baselines),
         notes=notes,
+    )
+
+
+def coverage_note(retrieved: pd.DataFrame, runs: Sequence[str]) -> str | None:
+    """A note when the runs lack different topics (an empty ranking scored 0), else None.
+
+    ``retrieved`` holds ``run_id, query_id, value``: the documents each run ranked per topic
+    scored. A topic every run lacks is the same for all and is not noted.
+
+    Examples:
+        >>> frame = pd.DataFrame({"run_id": ["x", "x", "y", "y"], "query_id": ["1", "2"] * 2, "value": [5, 0, 0, 3]})
+        >>> coverage_note(frame, ["x", "y"])
+        "the runs' topic sets differ: x has no ranking for 1 of the 2 topics scored, y for 1; such a topic scores 0 for that run (an empty ranking), so part of a difference may be the topics a run lacks"
+        >>> coverage_note(frame.assign(value=1), ["x", "y"]) is None
+        True
+    """
+    frame = retrieved[retrieved["run_id"].astype(str).isin([str(r) for r in runs])]
+    topics = frame["query_id"].astype(str)
+    lacking = {str(run): set(topics[(frame["run_id"].astype(str) == str(run)) & (frame["value"] <= 0)]) for run in runs}
+    if len({frozenset(t) for t in lacking.values()}) <= 1:
+        return None
+    scored = topics.nunique()
+    counts = [(run, len(t)) for run, t in lacking.items() if t]
+    first, *others = counts
+    listed = f"{first[0]} has no ranking for {first[1]} of the {scored} topics scored"
+    listed += "".join(f", {run} for {n}" for run, n in others)
+    return (
+        f"the runs' topic sets differ: {listed}; such a topic scores 0 for that run (an empty ranking), "
+        "so part of a difference may be the topics a run lacks"
     )
 
 

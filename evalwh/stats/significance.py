@@ -27,7 +27,6 @@ the Tukey procedures are family-wise already and take none.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,7 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from evalwh.errors import InsufficientDataError
+from evalwh.errors import Choice, InsufficientDataError
 from evalwh.stats import family, paired
 
 if TYPE_CHECKING:
@@ -45,8 +44,10 @@ if TYPE_CHECKING:
 REQUIRED = ["run_id", "query_id", "value"]
 
 
-class Procedure(str, enum.Enum):
+class Procedure(Choice):
     """A significance procedure for pairs of runs (methods §4.2)."""
+
+    __noun__ = "test"
 
     anova = "anova"
     anova2 = "anova2"
@@ -64,7 +65,7 @@ class Procedure(str, enum.Enum):
         return self in (Procedure.tukey, Procedure.randomized_tukey)
 
 
-class Correction(str, enum.Enum):
+class Correction(Choice):
     """A multiple-comparison correction over a family of pairs."""
 
     none = "none"

@@ -214,9 +214,13 @@ class Store:
 
     # -- lifecycle -------------------------------------------------------------------------
 
+    closed = False
+    """True once :meth:`close` ran: the jobs of a ``Warehouse`` then refuse in one line."""
+
     def close(self) -> None:
         """Close the connection."""
         self.con.close()
+        self.closed = True
         OPEN.discard(self)
 
     def __enter__(self) -> Store:
@@ -227,6 +231,8 @@ class Store:
             self._discard()
         else:
             self.close()
+            if exc_type is not None and not self.read_only and self.path != ":memory:":
+                give_back_space(self.path)
 
     def _holds_data(self) -> bool:
         """Whether any table but ``schema_migrations`` holds a row (something was committed).
@@ -253,6 +259,7 @@ class Store:
     def _discard(self) -> None:
         """Close, and remove the warehouse file if this object created it (a failed first command)."""
         self.con.close()
+        self.closed = True
         OPEN.discard(self)
         if self.created:
             for suffix in ("", ".wal"):
@@ -268,6 +275,7 @@ class Store:
         """
         files = sql.load_package("evalwh.schema")
         applied = self._applied(files)
+        self._refuse_newer(files, applied or set())
         if self.read_only:
             missing = [name for name in files if name not in applied]
             if missing:
@@ -291,6 +299,27 @@ class Store:
                 self.con.execute(file.text)
                 self.con.execute("INSERT INTO schema_migrations (name) VALUES (?)", [name])
             self.upgraded.append(name)
+
+    def _refuse_newer(self, files: dict[str, sql.SqlFile], applied: set[str]) -> None:
+        """Refuse a warehouse a newer evalwh wrote: it records schema steps this one does not ship.
+
+        Such a file may hold tables and columns this version does not know to keep (an
+        ingest would leave them stale, a reader would compute without them), so every
+        command, reader or writer, stops before it reads or writes anything.
+
+        Raises:
+            SchemaError: naming the unknown steps, the newest step this evalwh ships and its version.
+        """
+        from evalwh._version import __version__
+        from evalwh.schema import RETIRED
+
+        newer = sorted(applied - set(files) - RETIRED)
+        if newer:
+            shown = ", ".join(newer[:3]) + (f" and {len(newer) - 3} more" if len(newer) > 3 else "")
+            raise SchemaError(
+                f"{self.path}: written by a newer evalwh (it has schema step{'s' if len(newer) > 1 else ''} {shown};"
+                f" evalwh {__version__} knows steps up to {max(files)}); left as it is: use the newer evalwh"
+            )
 
     def _applied(self, files: dict[str, sql.SqlFile]) -> set[str] | None:
         """The schema steps recorded in the file (None: a new, empty database).
@@ -496,6 +525,77 @@ class _Transaction:
             if self.counts:
                 Outcome.commits += 1
         _test_interrupt("after-commit")
+
+
+_FILE_HEADERS = 3 * 4096  # DuckDB's main header and its two database headers; blocks follow
+
+
+def committed_size(path: str | os.PathLike[str]) -> int | None:
+    """The bytes a closed DuckDB file's last checkpoint uses, from its database header.
+
+    DuckDB keeps two database headers (at 4 KiB and 8 KiB) and writes the newer one at each
+    checkpoint; its ``block_count`` blocks of ``block_alloc_size`` bytes after the 12 KiB of
+    headers are all the checkpoint refers to. A transaction that fails writes blocks past
+    them (the file grows) and into blocks the checkpoint lists as free; neither is part of the
+    database. None when the file does not read as a DuckDB file of this layout.
+    """
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_FILE_HEADERS)
+            size = os.fstat(handle.fileno()).st_size
+    except OSError:
+        return None
+    if len(head) < _FILE_HEADERS or head[8:12] != b"DUCK":
+        return None
+    import struct
+
+    # each database header: checksum, iteration, meta block, free list, block count, block
+    # size, vector size; a layout that does not read so (another storage format) is left alone
+    headers = [struct.unpack_from("<QQqqQQQ", head, offset) for offset in (4096, 8192)]
+    _, iteration, _, _, blocks, block_size, vector_size = max(headers, key=lambda h: h[1])
+    plausible = 16384 <= block_size <= 1 << 30 and not block_size & (block_size - 1)
+    if iteration == 0 or not plausible or vector_size != 2048:
+        return None
+    used = _FILE_HEADERS + blocks * block_size
+    return used if used <= size else None
+
+
+def give_back_space(path: str | os.PathLike[str]) -> None:
+    """After a failed write to a closed warehouse: truncate it to its committed size, and remove
+    an empty write-ahead log.
+
+    A write that fails (a full disk, above all) leaves the blocks it wrote: the file stays as
+    large as the disk let it grow, though nothing refers to them. When no write-ahead log holds
+    committed changes (none, or an empty one: DuckDB cuts the log back when a commit fails), the
+    last checkpoint is the whole database, so the file is cut to the size that checkpoint uses
+    (:func:`committed_size`) and the empty log removed. Done under the file's lock, as DuckDB
+    takes it, so no other process has the file open for writing meanwhile; when another holds
+    it, nothing is done.
+    """
+    import fcntl
+
+    wal = f"{path}.wal"
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return
+    try:
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return  # another process opened it meanwhile: its business now
+        with contextlib.suppress(FileNotFoundError):
+            if os.path.getsize(wal) != 0:
+                return  # committed changes not yet checkpointed: the file's end may hold them
+            os.remove(wal)
+        used = committed_size(path)
+        if used is not None and os.fstat(fd).st_size > used:
+            os.ftruncate(fd, used)
+            os.fsync(fd)
+    except OSError:
+        pass  # (the file stays as it is: no worse than before)
+    finally:
+        os.close(fd)  # (and the lock with it)
 
 
 def _text_and_source(file: sql.SqlFile | str) -> tuple[str, str]:

@@ -13,13 +13,12 @@ would have written. The metric queries, the averaging and the option groups are 
 from __future__ import annotations
 
 import difflib
-import enum
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from evalwh import sql
-from evalwh.errors import NotFoundError
+from evalwh.errors import Choice, NotFoundError
 
 if TYPE_CHECKING:
     from evalwh.store.connection import Store
@@ -28,14 +27,14 @@ _CONTEXT = "evalwh.queries.context"
 NO_CAP = 2**31 - 1
 
 
-class Unjudged(str, enum.Enum):
+class Unjudged(Choice):
     """How unjudged retrieved documents are treated."""
 
     nonrelevant = "nonrelevant"  # assumed non-relevant: the TREC convention
     condensed = "condensed"  # removed from the list (Sakai 2007; trec_eval -J)
 
 
-class Averaging(str, enum.Enum):
+class Averaging(Choice):
     """Which topics a run is scored and averaged on (methods §0.4)."""
 
     default = "default"  # topics with >= 1 relevant document; missing topic = empty ranking

@@ -253,8 +253,10 @@ def read_manifest(directory: Path) -> dict[str, Any]:
         raise EvalWhError(
             f"{directory}: not an evalwh export (no {MANIFEST}); make one with evalwh export"
         )
+    from evalwh.io.formats import TABLE_BYTES, read_bounded
+
     try:
-        manifest = json.loads(path.read_text())
+        manifest = json.loads(read_bounded(path, TABLE_BYTES, "a manifest", decompress=False))
     except ValueError as error:
         raise EvalWhError(f"{path}: not valid JSON ({error}); the export is damaged") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
@@ -285,6 +287,13 @@ _ROW_KEYS = {
     "run_topics": ("collection_id", "run_id", "query_id"),
     "runs": ("collection_id", "run_id"),
     "topics": ("collection_id", "query_id"),
+    "judgment_details": ("collection_id", "qrels_id", "query_id", "doc_id"),
+    "judgment_prompts": ("prompt_sha256",),
+    # judging budgets (schema/019)
+    "pool_order": ("collection_id", "pool_id", "query_id", "doc_id"),
+    "judgment_probabilities": ("collection_id", "qrels_id", "query_id", "doc_id"),
+    "budget_experiments": ("collection_id", "experiment_id"),
+    "budget_results": ("collection_id", "experiment_id", "strategy", "seed", "budget"),
 }
 
 
@@ -367,9 +376,13 @@ def _check_files(
     total = 0
     for item in entry["files"]:
         path = _inside(root, item.get("path"))
-        if not path.is_file():
+        if not path.exists():
             raise EvalWhError(
                 f"{path}: listed in the manifest but missing; the export is incomplete"
+            )
+        if not path.is_file():  # (a pipe would never end, a device neither)
+            raise EvalWhError(
+                f"{path}: is not a regular file (a device, pipe or socket); an export holds regular files"
             )
         if _sha256(path) != item["sha256"]:
             raise EvalWhError(
@@ -455,6 +468,7 @@ def import_export(
         types = dict(target[table])
         plan.append((table, entry, _check_files(wh.con, root, table, entry, in_files, types), in_files))
     collections = list(manifest.get("collections", []))
+    _check_rules(wh, root, collections, {table: (entry, files, in_files) for table, entry, files, in_files in plan})
     imported: dict[str, int] = {}
     with wh.transaction():
         for table, entry, files, in_files in plan:
@@ -514,6 +528,187 @@ def import_export(
             " WHERE source IS NULL"
         )
     return imported
+
+
+# Ingest's rules for what an import stores besides ids and numbers (see _check_rules), each as
+# (table, condition on a row that breaks it, problem shown for that row). ``{c}`` is the row's
+# collection (its folder's, or its column in a file that holds it); ``known_*`` are the rows
+# the warehouse will hold after the import (the export's, and the warehouse's of other
+# collections), so a reference is checked against what it will name.
+_RULES: list[tuple[str, str, str]] = [
+    ("qrels_sets", "kind NOT IN ('ingested', 'derived')", "kind {kind!r} is not ingested or derived"),
+    (
+        "qrels_sets",
+        "source IS NOT NULL AND NOT ((kind = 'ingested' AND source IN ('human', 'llm', 'inferred'))"
+        " OR (kind = 'derived' AND source = 'derived'))",
+        "source {source!r} of a set of kind {kind!r} is not one of "
+        "human, llm, inferred (derived: evalwh's own sets)",
+    ),
+    ("qrels_sets", '"round" < 0', "round {round} is not a whole number >= 0"),
+    (
+        "qrels_sets",
+        "judge IS NOT NULL AND (trim(judge) = '' OR regexp_matches(judge, '[\\n\\r\\x00]'))",
+        "judge {judge!r} is empty or holds a line break or a NUL byte",
+    ),
+    (
+        "qrels_sets",
+        "model IS NOT NULL AND (trim(model) = '' OR regexp_matches(model, '[\\n\\r\\x00]'))",
+        "model {model!r} is empty or holds a line break or a NUL byte",
+    ),
+    (
+        "qrels_sets",
+        "NOT regexp_full_match(sha256, '[0-9a-f]{{64}}')",
+        "sha256 {sha256!r} is not a SHA-256 (64 hexadecimal digits)",
+    ),
+    (
+        "qrels_sets",
+        "prompt_sha256 IS NOT NULL AND prompt_sha256 NOT IN (SELECT prompt_sha256 FROM known_prompts)",
+        "prompt_sha256 {prompt_sha256!r} names no stored prompt (judgment_prompts)",
+    ),
+    (
+        "qrels_sets",
+        "parent_qrels_id IS NOT NULL AND ({c}, parent_qrels_id) NOT IN (SELECT (collection_id, qrels_id) FROM known_sets)",
+        "parent_qrels_id {parent_qrels_id!r} names no qrels set of its collection",
+    ),
+    (
+        "qrels",
+        "({c}, qrels_id) NOT IN (SELECT (collection_id, qrels_id) FROM known_sets)",
+        "qrels_id {qrels_id!r} names no qrels set of its collection (qrels_sets)",
+    ),
+    ("qrels", "abs(relevance) >= 1e9", "relevance {relevance} is not a grade (at most nine integer digits)"),
+    (
+        "judgment_prompts",
+        "prompt_sha256 <> sha256(prompt)",
+        "prompt_sha256 {prompt_sha256!r} is not the SHA-256 of its prompt's text (recomputed: {recomputed})",
+    ),
+    ("judgment_prompts", "trim(prompt) = ''", "the prompt is empty"),
+    (
+        "judgment_details",
+        "({c}, qrels_id, query_id, doc_id) NOT IN (SELECT (collection_id, qrels_id, query_id, doc_id) FROM known_pairs)",
+        "details of topic {query_id!r}, document {doc_id!r} that qrels set {qrels_id!r} does not judge",
+    ),
+    (
+        "judgment_details",
+        "prompt_sha256 IS NOT NULL AND prompt_sha256 NOT IN (SELECT prompt_sha256 FROM known_prompts)",
+        "prompt_sha256 {prompt_sha256!r} names no stored prompt (judgment_prompts)",
+    ),
+    (
+        "runs",
+        "{c} NOT IN (SELECT collection_id FROM known_collections)",
+        "collection {collection!r} is not among the collections (collections)",
+    ),
+    (
+        "qrels_sets",
+        "{c} NOT IN (SELECT collection_id FROM known_collections)",
+        "collection {collection!r} is not among the collections (collections)",
+    ),
+    (
+        "run_topics",
+        "({c}, run_id) NOT IN (SELECT (collection_id, run_id) FROM known_runs)",
+        "run {run_id!r} is not among the runs of its collection (runs)",
+    ),
+    (
+        "run_results",
+        "({c}, run_id) NOT IN (SELECT (collection_id, run_id) FROM known_runs)",
+        "run {run_id!r} is not among the runs of its collection (runs)",
+    ),
+]
+# what each known_* relation holds: (table, its columns)
+_KNOWN = {
+    "known_collections": ("collections", ("collection_id",)),
+    "known_sets": ("qrels_sets", ("collection_id", "qrels_id")),
+    "known_prompts": ("judgment_prompts", ("prompt_sha256",)),
+    "known_pairs": ("qrels", ("collection_id", "qrels_id", "query_id", "doc_id")),
+    "known_runs": ("runs", ("collection_id", "run_id")),
+}
+
+
+def _file_source(
+    path: str, item: dict[str, Any], entry: dict[str, Any], in_files: bool
+) -> tuple[str, str, dict[str, Any]]:
+    """A file's rows (numbered from 1 as ``row_``), the expression of their collection, parameters."""
+    source = "(SELECT *, file_row_number + 1 AS row_ FROM read_parquet($f, file_row_number = true))"
+    if entry.get("partitioned_by") != PARTITION:
+        return source, "NULL", {"f": path}
+    if in_files:
+        return source, PARTITION, {"f": path}
+    return source, "CAST($collection AS VARCHAR)", {"f": path, "collection": item.get("collection_id")}
+
+
+def _check_rules(
+    wh: Store, root: Path, collections: list[str], tables: dict[str, tuple[dict[str, Any], list[str], bool]]
+) -> None:
+    """Check what ingest would refuse, across the export's tables, before anything is stored.
+
+    A prompt's ``prompt_sha256`` is recomputed from its text and must match; a set's source,
+    round, judge and model follow ingest's rules (:func:`evalwh.store.ingest.qrels.check_provenance`);
+    every reference names a row the warehouse will hold after the import: a set's prompt and
+    parent set, a qrels row's set, a details row's judged pair and prompt, a run's and a set's
+    collection, the lines' and lists' runs.
+
+    Raises:
+        IngestError: ``FILE:ROW: problem`` (Parquet rows counted from 1; the file's folder names
+            its table).
+    """
+    from evalwh.errors import IngestError
+
+    con = wh.con
+    try:
+        for name, (table, columns) in _KNOWN.items():
+            listed = ", ".join(sql.identifier(c) for c in columns)
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT {listed} FROM {sql.identifier(table)} LIMIT 0")
+            if table not in tables:
+                con.execute(f"INSERT INTO {name} SELECT {listed} FROM {sql.identifier(table)}")
+                continue
+            entry, files, in_files = tables[table]
+            if PARTITION in columns:  # the warehouse's rows of the other collections stay
+                con.execute(
+                    f"INSERT INTO {name} SELECT {listed} FROM {sql.identifier(table)}"
+                    f" WHERE NOT list_contains($collections, {PARTITION})",
+                    {"collections": collections},
+                )
+            elif table == "judgment_prompts":  # prompts are shared: the warehouse's stay
+                con.execute(f"INSERT INTO {name} SELECT {listed} FROM {sql.identifier(table)}")
+            for path, item in zip(files, entry["files"], strict=True):
+                source, collection, params = _file_source(path, item, entry, in_files)
+                values = ", ".join(collection if c == PARTITION else sql.identifier(c) for c in columns)
+                con.execute(f"INSERT INTO {name} SELECT {values} FROM {source}", params)
+        for table, condition, problem in _RULES:
+            if table not in tables:
+                continue
+            entry, files, in_files = tables[table]
+            have = {c["name"] for c in entry["columns"]}
+            for path, item in zip(files, entry["files"], strict=True):
+                source, collection, params = _file_source(path, item, entry, in_files)
+                if not _columns_of(condition) <= have | {"collection"}:
+                    continue  # (an export older than the column: nothing of it to check)
+                where = condition.format(c=collection)
+                hit = con.execute(
+                    f"SELECT *, {collection} AS collection, sha256(prompt) AS recomputed FROM {source}"
+                    f" WHERE {where} ORDER BY row_ LIMIT 1" if table == "judgment_prompts" else
+                    f"SELECT *, {collection} AS collection FROM {source} WHERE {where} ORDER BY row_ LIMIT 1",
+                    params,
+                )
+                row = hit.fetchone()
+                if row is not None:
+                    values = dict(zip([d[0] for d in hit.description], row, strict=True))
+                    raise IngestError(path, int(values["row_"]), problem.format(**values))
+    finally:
+        for name in _KNOWN:
+            con.execute(f"DROP TABLE IF EXISTS {name}")
+
+
+def _columns_of(condition: str) -> set[str]:
+    """The columns a rule's condition reads (words that are not SQL or the known relations)."""
+    import re
+
+    words = set(re.findall(r"\b[a-z_][a-z0-9_]*\b", re.sub(r"'[^']*'", "", condition)))
+    return words - _SQL_WORDS - set(_KNOWN) - {"c"}
+
+
+_SQL_WORDS = frozenset(
+    "and or not in is null select from abs trim regexp_matches regexp_full_match sha256 e9".split()
+)
 
 
 def _import_prompts(wh: Store, files: list[str]) -> None:

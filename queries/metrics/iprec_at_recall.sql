@@ -1,6 +1,6 @@
 -- name: iprec_at_recall
 -- description: Interpolated precision at a recall level: the highest precision at or below the rank where the run reaches that share of R.
--- params: recall DOUBLE = 0.0, legacy BOOLEAN = false
+-- params: recall DOUBLE = 0.0 (0 <= recall <= 1), legacy BOOLEAN = false
 -- trec_eval: iprec_at_recall
 -- kind: performance
 -- reference: trec_eval m_iprec_at_recall.c; Manning, Raghavan & Schütze 2008, §8.4

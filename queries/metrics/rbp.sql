@@ -1,6 +1,6 @@
 -- name: RBP
 -- description: Rank-biased precision, the base value: (1 - p) times the sum of p^(rank - 1) over relevant documents within depth k.
--- params: p DOUBLE = 0.8, k INTEGER = NULL
+-- params: p DOUBLE = 0.8 (0 < p < 1), k INTEGER = NULL
 -- trec_eval: rbp
 -- kind: performance
 -- reference: Moffat & Zobel, TOIS 2008; methods §1.5

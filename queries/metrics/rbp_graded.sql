@@ -1,6 +1,6 @@
 -- name: RBP_graded
 -- description: Graded rank-biased precision: (1 - p) times the sum of gain · p^(rank - 1) over the judged documents within depth k, gain = grade / the highest grade (gain=max) or trec_eval 10's rescaling (gain=trec_eval).
--- params: p DOUBLE = 0.8, k INTEGER = NULL, gain VARCHAR = max [max|trec_eval]
+-- params: p DOUBLE = 0.8 (0 < p < 1), k INTEGER = NULL, gain VARCHAR = max [max|trec_eval]
 -- kind: performance
 -- reference: Moffat & Zobel, TOIS 2008; methods §1.5; trec_eval m_rbp.c (10.0) for gain=trec_eval
 -- RBP(gain=...) resolves here (evalwh.measures.catalog); RBP itself is binary (grade >= rel). Unjudged

@@ -1,6 +1,6 @@
 -- name: RBP_resid
 -- description: RBP residual at depth k: the weight of every unjudged position within depth k plus the whole tail beyond the list.
--- params: p DOUBLE = 0.8, k INTEGER = NULL
+-- params: p DOUBLE = 0.8 (0 < p < 1), k INTEGER = NULL
 -- kind: uncertainty
 -- reference: Moffat & Zobel, TOIS 2008; methods §1.5
 -- resid = (1-p)·Σ_{unjudged k <= min(d,m)} p^(k-1) + p^min(d,m). The positions 1..min(d,m)

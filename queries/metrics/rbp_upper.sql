@@ -1,6 +1,6 @@
 -- name: RBP_upper
 -- description: Upper RBP value at depth k: base plus residual, the value if every unjudged or missing position were relevant.
--- params: p DOUBLE = 0.8, k INTEGER = NULL
+-- params: p DOUBLE = 0.8 (0 < p < 1), k INTEGER = NULL
 -- kind: uncertainty
 -- reference: Moffat & Zobel, TOIS 2008; methods §1.5, §3.3
 -- base + resid = 1 - (1-p)·Σ_{judged non-relevant k <= d} p^(k-1).

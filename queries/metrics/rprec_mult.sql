@@ -1,6 +1,6 @@
 -- name: Rprec_mult
 -- description: Precision at a multiple of R: P@c with c = floor(mult·R + 0.9); 0 when c = 0.
--- params: mult DOUBLE = 1.0
+-- params: mult DOUBLE = 1.0 (mult > 0)
 -- trec_eval: Rprec_mult
 -- kind: performance
 -- reference: trec_eval m_Rprec_mult.c

@@ -1,6 +1,6 @@
 -- name: SDCG
 -- description: Scaled DCG at depth k: DCG with gain (g - min_rel) / (max_rel - min_rel), divided by the DCG of k documents of gain 1.
--- params: k INTEGER, max_rel DOUBLE, min_rel DOUBLE = 0
+-- params: k INTEGER, max_rel DOUBLE (max_rel > min_rel), min_rel DOUBLE = 0
 -- kind: performance
 -- reference: Moffat, Bailey, Scholer & Thomas, the C/W/L framework (cwl_eval's NDCG-k); ir_measures' SDCG
 -- nDCG as if at least k documents of the highest grade existed: the normaliser is

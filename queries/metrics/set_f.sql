@@ -1,6 +1,6 @@
 -- name: set_F
 -- description: F-measure of the retrieved set: (beta + 1)·P·R / (beta·P + R) with set precision P and set recall R; 0 when nothing relevant is retrieved.
--- params: beta DOUBLE = 1.0
+-- params: beta DOUBLE = 1.0 (beta >= 0)
 -- trec_eval: set_F
 -- kind: performance
 -- reference: van Rijsbergen 1979; trec_eval m_set_F.c

@@ -1,6 +1,6 @@
 -- name: trec_rbp
 -- description: trec_eval 10's rbp: (1 - p) times the sum of gain · p^(rank - 1), gains rescaled to [0, 1] by (g - min) / (max - min) when some gain lies outside it.
--- params: p DOUBLE = 0.9, gains VARCHAR = NULL
+-- params: p DOUBLE = 0.9 (0 < p < 1), gains VARCHAR = NULL
 -- trec_eval: rbp
 -- kind: performance
 -- reference: Moffat & Zobel, TOIS 2008; trec_eval m_rbp.c (10.0)

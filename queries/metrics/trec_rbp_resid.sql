@@ -1,6 +1,6 @@
 -- name: trec_rbp_resid
 -- description: trec_eval 10's rbp_resid: the RBP residual (weight of the unjudged positions plus the tail past the list), but 0 when the list holds no unjudged document.
--- params: p DOUBLE = 0.9
+-- params: p DOUBLE = 0.9 (0 < p < 1)
 -- trec_eval: rbp_resid
 -- kind: uncertainty
 -- reference: Moffat & Zobel, TOIS 2008; trec_eval m_rbp_resid.c (10.0)

@@ -1,6 +1,6 @@
 -- name: utility
 -- description: Set utility a·(relevant retrieved) + b·(non-relevant retrieved) + c·(relevant missed) + d·(non-relevant missed), default a = 1, b = -1.
--- params: a DOUBLE = 1.0, b DOUBLE = -1.0, c DOUBLE = 0.0, d DOUBLE = 0.0, docs DOUBLE = 0.0
+-- params: a DOUBLE = 1.0, b DOUBLE = -1.0, c DOUBLE = 0.0, d DOUBLE = 0.0, docs DOUBLE = 0.0 (docs >= 0)
 -- trec_eval: utility
 -- kind: performance
 -- reference: trec_eval m_utility.c (TREC filtering track)

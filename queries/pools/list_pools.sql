@@ -2,7 +2,8 @@
 -- description: One row per stored pool of a collection: depth, parent qrels, members and the size of its qrels.
 -- params: collection_id VARCHAR, pool_id VARCHAR
 -- pooled counts every pooled (topic, document); judged those the parent set judges (grade >= 0),
--- unjudged those it does not (stored with grade -1). $pool_id NULL lists every pool.
+-- unjudged those it does not (stored with grade -1). $pool_id NULL lists every pool. strategy,
+-- budget, budget_scope and seed say how the judging order was made (schema/019).
 WITH members AS (
     SELECT pool_id, count(*) AS runs
     FROM pool_runs
@@ -26,6 +27,10 @@ SELECT
     p.depth,
     p.parent_qrels_id,
     p.selection,
+    coalesce(p.strategy, 'depth') AS strategy,
+    p.budget,
+    p.budget_scope,
+    p.seed,
     coalesce(m.runs, 0) AS runs,
     coalesce(s.topics, 0) AS topics,
     coalesce(s.pooled, 0) AS pooled,

@@ -5,28 +5,32 @@
 -- read scores into a C float, so scores equal after rounding to float32 tie there and fall
 -- back to doc_id descending (--float32-ties). The two orders differ only inside a group of
 -- one list whose scores round to the same float32 but are not all equal: such groups are
--- found by one hash aggregate (no sort of the runs; about 3 s of CPU on TREC-8's 6.3 M
--- lines); inside them (a few thousand rows), consecutive documents
+-- found by one hash aggregate over the stored keys (run_rows: list key, score; no sort of
+-- the runs and no document ids); inside them (a few thousand rows), consecutive documents
 -- (trec_eval 10 ranks) with doc_id ascending are the pairs that trade places under float32.
 -- $runs NULL: every run of the collection. One row per run that has such a pair: the lists
 -- (topics) concerned and the best rank where it happens.
-WITH groups AS (
-    -- keyed by a hash of the list: one 64-bit key groups 6.3 M TREC-8 lines in about 60 % of
-    -- the time that (run_id, query_id) takes; a collision only adds rows of another list, whose
-    -- equal scores then keep their order below (no false report)
-    SELECT hash(run_id, query_id) AS list, CAST(score AS FLOAT) AS score32
-    FROM run_results
+WITH lists AS (
+    -- the lists asked for: one row per (run, topic), not per line
+    SELECT list_key, run_id, query_id
+    FROM run_topics
     WHERE collection_id = $collection_id
         AND ($runs IS NULL OR list_contains($runs, run_id))
+),
+groups AS (
+    SELECT r.list_key, CAST(r.score AS FLOAT) AS score32
+    FROM run_rows AS r
+    SEMI JOIN lists AS l ON r.list_key = l.list_key
     GROUP BY ALL
-    HAVING min(score) <> max(score)
+    HAVING min(r.score) <> max(r.score)
 ),
 members AS (
-    SELECT r.run_id, r.query_id, CAST(r.score AS FLOAT) AS score32, r.rank, r.doc_id
-    FROM run_results AS r
-    SEMI JOIN groups AS g
-        ON hash(r.run_id, r.query_id) = g.list AND CAST(r.score AS FLOAT) = g.score32
-    WHERE r.collection_id = $collection_id
+    -- only now the document ids, for the few rows in such groups
+    SELECT l.run_id, l.query_id, g.score32, r.rank, d.doc_id
+    FROM run_rows AS r
+    JOIN groups AS g ON r.list_key = g.list_key AND CAST(r.score AS FLOAT) = g.score32
+    JOIN lists AS l ON r.list_key = l.list_key
+    JOIN documents AS d ON r.doc_key = d.doc_key
 ),
 swapped AS (
     SELECT

@@ -1,5 +1,7 @@
 -- name: runs
 -- description: One row per run of a collection: topics, documents, shortest and longest ranking, provenance.
+-- ir_method, ir_team and ir_metadata come from the ir_metadata block the run file opened
+-- with (schema/020_external_sources.sql); NULL for a run without one.
 -- params: collection_id VARCHAR
 WITH depth AS (
     SELECT
@@ -22,8 +24,12 @@ SELECT
     r.run_type,
     r.pooled,
     r.source_file,
-    r.sha256
+    r.sha256,
+    m.method AS ir_method,
+    m.team AS ir_team,
+    m.metadata AS ir_metadata
 FROM runs AS r
 JOIN depth AS d USING (run_id)
+LEFT JOIN run_ir_metadata_fields AS m ON m.collection_id = r.collection_id AND m.run_id = r.run_id
 WHERE r.collection_id = $collection_id
 ORDER BY r.run_id;

@@ -21,7 +21,6 @@ scoring, and the seed is stored with the results (``schema/009_pool_experiments.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +29,7 @@ import numpy as np
 from evalwh.measures import catalog
 from evalwh.methods import pools
 from evalwh import sql
-from evalwh.errors import EvalWhError, InsufficientDataError, NotFoundError
+from evalwh.errors import Choice, EvalWhError, InsufficientDataError, NotFoundError
 from evalwh.measures.evaluation import evaluate
 from evalwh.store.context import Averaging, Options, Unjudged, build_context
 from evalwh.stats import adjust as estimators
@@ -52,14 +51,14 @@ _POOLS = "evalwh.queries.pools"
 TABLES = ("pool_bias_samples", "pool_bias_summary", "pool_common_topics", "pool_experiments")
 
 
-class Setting(str, enum.Enum):
+class Setting(Choice):
     """Which runs may be the new run and which may form the pool."""
 
     all = "all"
     manual_vs_automatic = "manual-vs-automatic"
 
 
-class Handling(str, enum.Enum):
+class Handling(Choice):
     """How unpooled scores treat documents the simulated pool did not judge."""
 
     nonrelevant = "nonrelevant"

@@ -243,7 +243,7 @@ def build_report(
     started = clock()
     drawn = []
     if opts.figures:
-        from evalwh.present.report import figures
+        from evalwh.present.report import budget as report_budget, figures
 
         drawn += [
             figures.unjudged_figure(unjudged, pool_depth),
@@ -257,6 +257,7 @@ def build_report(
             drawn.append(figures.pair_figure(index, rows, intervals, opts))
             if bands is not None:
                 drawn.append(figures.bounds_figure(index, bands, rows, pool_depth))
+        drawn += report_budget.budget_figures(wh, collection)  # stored `experiment budget` rows, if any
     step("figures", started)
 
     overview = _overview(topics, unjudged, runs_meta, opts, judged)
@@ -359,6 +360,8 @@ def _leaderboard(
     )
     pooled = runs_meta.set_index("run_id")["pooled"]
     board.insert(1, "pooled", board["run_id"].map(pooled))
+    if "ir_method" in runs_meta and runs_meta["ir_method"].notna().any():  # ir_metadata blocks
+        board.insert(2, "method", board["run_id"].map(runs_meta.set_index("run_id")["ir_method"]))
     board.insert(0, "position", np.arange(1, len(board) + 1))
     known = board["pooled"].notna().any() and board["pooled"].fillna(False).astype(bool).any()
     reference = board["pooled"].fillna(False).astype(bool) if known else pd.Series(True, index=board.index)

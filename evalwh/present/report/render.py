@@ -218,7 +218,7 @@ def _glance_context(report: Report, figures: list[dict[str, Any]]) -> dict[str, 
     }
 
 
-_BOARD_META = {"position", "run_id", "pooled", "n_topics", "flag", "flagged"}
+_BOARD_META = {"position", "run_id", "pooled", "method", "n_topics", "flag", "flagged"}
 
 
 def _board_measures(report: Report) -> list[str]:
@@ -269,6 +269,8 @@ def _leaderboard_display(report: Report) -> pd.DataFrame:
     out = pd.DataFrame({"#": board["position"], "run": board["run_id"]})
     if board["pooled"].notna().any():
         out["pooled"] = board["pooled"].map({True: "yes", False: "no"}).fillna("")
+    if "method" in board:
+        out["method"] = board["method"].fillna("")
     for m in measures:
         values = board[m].map(_number)
         if marks and baselines and (m, board["run_id"].iloc[0]) in marks:
@@ -407,6 +409,7 @@ def _leaderboard_context(report: Report) -> dict[str, Any]:
                 "position": record["position"],
                 "run": record["run_id"],
                 "pooled": "" if _missing(pooled) else ("yes" if pooled else "no"),
+                "method": "" if _missing(record.get("method")) else record["method"],
                 "cells": cells,
                 "better": lead_mark["better"] if counts and lead_mark else None,
                 "worse": lead_mark["worse"] if counts and lead_mark else None,
@@ -418,6 +421,7 @@ def _leaderboard_context(report: Report) -> dict[str, Any]:
     return {
         "ranked_by": _label(perf[0]),
         "has_pooled": bool(board["pooled"].notna().any()),
+        "has_method": "method" in board,  # ir_metadata's method of the runs
         "measures": [_header(report, m) for m in measures],
         "counts": counts,
         "lead": _label(lead),

@@ -112,7 +112,10 @@ def ingest_qrels(
     ``query_id, doc_id, relevance`` (``iteration`` optional), or another layout of
     :mod:`evalwh.io.frames` (PyTerrier's ``qid, docno, label``). One source makes the set
     ``qrels_id`` (``"default"`` when not given); several files make one set each, named by
-    the file's stem (``judges/Olz-gpt4o.txt`` is ``Olz-gpt4o``). Every set gets the same
+    the file's stem (``judges/Olz-gpt4o.txt`` is ``Olz-gpt4o``). ``irds:DATASET_ID`` names
+    an ir_datasets dataset's qrels instead of a file (:mod:`evalwh.io.irds`; its provenance
+    goes to ``qrels_external``; among several sources its set is named by the id's last
+    part). Every set gets the same
     provenance. The whole ingest is one transaction: a rejected input leaves the warehouse
     unchanged.
 
@@ -138,7 +141,14 @@ def ingest_qrels(
             several files, or two files of the same stem.
     """
     from evalwh.io.frames import is_table_file, read_table
-    from evalwh.store.ingest.qrels import Provenance, check_provenance, read_prompt, store_prompt
+    from evalwh.io.irds import is_irds
+    from evalwh.store.ingest.qrels import (
+        Provenance,
+        check_provenance,
+        ingest_irds_qrels,
+        read_prompt,
+        store_prompt,
+    )
     from evalwh.store.ingest.qrels import check_name as check_set_name
 
     check_name(collection, "collection")
@@ -176,6 +186,13 @@ def ingest_qrels(
         if prompt_text is not None:
             store_prompt(wh, prompt_text[0], prompt_text[1], prompt_text[2])
         for item, name in zip(items, names):
+            if is_irds(item):  # irds:DATASET_ID, an ir_datasets dataset's qrels (evalwh.io.irds)
+                results.append(
+                    ingest_irds_qrels(  # type: ignore[arg-type]
+                        wh, item, collection, qrels_id=name, replace=replace, provenance=provenance
+                    )
+                )
+                continue
             if is_table_file(item):
                 item = read_table(item)  # type: ignore[arg-type]
             results.append(

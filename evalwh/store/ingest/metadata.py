@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from evalwh.errors import IngestError
 from evalwh.io import formats
-from evalwh.store.ingest.files import _unreadable
 from evalwh.store.ingest.frames import _show
 
 if TYPE_CHECKING:
@@ -23,12 +22,11 @@ def _read_metadata_table(path: Path) -> pd.DataFrame:
     """A TSV with a header, every row with as many fields as the header (else ``IngestError``)."""
     import pandas as pd
 
+    data = formats.read_bounded(path, formats.TABLE_BYTES, "a run-metadata table", decompress=False, name=str(path))
     try:
-        text = path.read_text(encoding="utf-8-sig")  # (a UTF-8 byte-order mark is not part of the header)
+        text = data.decode("utf-8-sig")  # (a UTF-8 byte-order mark is not part of the header)
     except UnicodeDecodeError as error:
         raise IngestError(str(path), None, f"not UTF-8 text: {error.reason} at byte {error.start}") from None
-    except OSError as error:
-        raise _unreadable(path, error) from None
     lines = text.splitlines()
     if not lines or not lines[0].strip():
         raise IngestError(str(path), 1, "no header line (run_id, group, type, pooled, tab-separated)")

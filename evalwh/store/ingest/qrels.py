@@ -102,11 +102,8 @@ def read_prompt(path: str | os.PathLike[str]) -> tuple[str, str, str]:
     """
     given = Path(path)
     label = str(given)
-    formats.require_file(given)
-    try:
-        data = formats.read_bytes(given)
-    except READ_ERRORS as error:
-        raise IngestError(label, None, f"cannot read the prompt file: {error}") from None
+    # (at most 1 MiB: /dev/zero or an endless stream given as the prompt ends there at once)
+    data = formats.read_bounded(given, formats.PROMPT_BYTES, "a prompt file", name=label)
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError:
@@ -143,10 +140,12 @@ def ingest_qrels_source(
     qrels_id: str,
     replace: bool,
     provenance: Provenance | None = None,
+    label: str | None = None,
 ) -> IngestResult:
     """Ingest a qrels file (TREC or JSON lines) or DataFrame inside the caller's transaction.
 
-    See :meth:`evalwh.warehouse.Warehouse.ingest_qrels`.
+    See :meth:`evalwh.warehouse.Warehouse.ingest_qrels`. ``label`` names the source in
+    messages and ``qrels_sets.source_file`` (default: the file's name, or ``DataFrame``).
     """
     provenance = provenance or Provenance()
     if isinstance(source, (str, os.PathLike)):
@@ -155,13 +154,46 @@ def ingest_qrels_source(
             path = Path(source)
             formats.require_file(path)
             readable = spill.copy(path) if formats.needs_copy(path) else path
-            label = formats.label(path)
+            label = label or formats.label(path)
             if _is_jsonl(readable, path, label):
                 return _ingest_judgments(wh, readable, label, collection, qrels_id, replace, provenance)
+            if _is_probabilities(readable, label):
+                return _ingest_probabilities(wh, readable, label, collection, qrels_id, replace, provenance)
             return _ingest_qrels(wh, readable, label, collection, qrels_id, replace, provenance)
         finally:
             spill.close()
-    return _ingest_qrels(wh, source, "DataFrame", collection, qrels_id, replace, provenance)
+    return _ingest_qrels(wh, source, label or "DataFrame", collection, qrels_id, replace, provenance)
+
+
+def ingest_irds_qrels(
+    wh: Store,
+    source: str | os.PathLike[str],
+    collection: str,
+    *,
+    qrels_id: str,
+    replace: bool,
+    provenance: Provenance | None = None,
+) -> IngestResult:
+    """Ingest an ir_datasets dataset's qrels (``irds:DATASET_ID``) with their provenance.
+
+    The set is ingested as its file (or ir_datasets' records) would be, named
+    ``irds:DATASET_ID`` in ``qrels_sets.source_file``; the dataset id, ir_datasets' version,
+    the qrels file's SHA-256 and the grade definitions go to ``qrels_external``
+    (schema/020_external_sources.sql).
+    """
+    from evalwh.io import irds
+
+    resolved = irds.qrels(source)
+    result = ingest_qrels_source(
+        wh, resolved.source, collection, qrels_id=qrels_id, replace=replace, provenance=provenance,
+        label=resolved.label,
+    )  # fmt: skip
+    wh.con.execute("DELETE FROM qrels_external WHERE collection_id = ? AND qrels_id = ?", [collection, qrels_id])
+    wh.con.execute(
+        "INSERT INTO qrels_external VALUES (?, ?, 'ir_datasets', ?, ?, ?, ?)",
+        [collection, qrels_id, resolved.dataset_id, resolved.version, resolved.qrels_sha256, resolved.defs_json()],
+    )
+    return result
 
 
 def _is_jsonl(readable: Path, given: Path, label: str) -> bool:
@@ -172,6 +204,52 @@ def _is_jsonl(readable: Path, given: Path, label: str) -> bool:
     except READ_ERRORS as error:
         raise IngestError(label, None, f"cannot read the file: {error}") from None
     return is_jsonl(given, head)
+
+
+def _is_probabilities(readable: Path, label: str) -> bool:
+    """Whether a file is an LLM's probability CSV (LARA's header, :mod:`evalwh.io.probabilities`)."""
+    from evalwh.io.probabilities import is_probabilities
+
+    try:
+        with formats.open_binary(readable) as handle:
+            return is_probabilities(handle.read(1 << 12))
+    except READ_ERRORS as error:
+        raise IngestError(label, None, f"cannot read the file: {error}") from None
+
+
+def _ingest_probabilities(
+    wh: Store, path: Path, label: str, collection: str, qrels_id: str, replace: bool, provenance: Provenance
+) -> IngestResult:
+    """Ingest an LLM's probability CSV: the annotations as grades, each pair's probabilities beside them."""
+    import pandas as pd
+
+    from evalwh.io.probabilities import parse_probabilities
+
+    try:
+        data = formats.read_bytes(path)
+    except READ_ERRORS as error:
+        raise IngestError(label, None, f"cannot read the file: {error}") from None
+    rows = parse_probabilities(data, label)
+    frame = pd.DataFrame(
+        {"query_id": rows.query_id, "iteration": "0", "doc_id": rows.doc_id, "relevance": rows.annotation}
+    )
+    result = _ingest_qrels(
+        wh, frame, label, collection, qrels_id, replace, provenance, digest=hashlib.sha256(data).hexdigest()
+    )
+    if result.status != "unchanged":
+        probabilities = pd.DataFrame(
+            {"query_id": rows.query_id, "doc_id": rows.doc_id, "probs": rows.probs, "prob_relevant": rows.prob_relevant}
+        )
+        wh.con.register("staged_probabilities", probabilities)
+        try:
+            wh.con.execute(
+                "INSERT INTO judgment_probabilities (collection_id, qrels_id, query_id, doc_id, probs, prob_relevant)"
+                " SELECT ?, ?, query_id, doc_id, CAST(probs AS DOUBLE[]), prob_relevant FROM staged_probabilities",
+                [collection, qrels_id],
+            )
+        finally:
+            wh.con.unregister("staged_probabilities")
+    return result
 
 
 def _ingest_judgments(
@@ -186,10 +264,7 @@ def _ingest_judgments(
     """Ingest a JSON-lines file of judgment records (:mod:`evalwh.io.judgments`)."""
     import pandas as pd
 
-    try:
-        data = formats.read_bytes(path)
-    except READ_ERRORS as error:
-        raise IngestError(label, None, f"cannot read the file: {error}") from None
+    data = formats.read_bounded(path, formats.JUDGMENTS_BYTES, "a judgments file", name=label)
     judgments = parse_judgments(data, label)
     frame = pd.DataFrame(
         {
@@ -298,6 +373,11 @@ def _ingest_qrels(
             wh.con.unregister("staged_qrels_frame")
         line_count = len(stage)
 
+    if existing is not None and list(existing[2:]) == provenance.row() and _same_judgments(wh, collection, qrels_id, details):
+        # the same judgments under another digest (a file re-spaced, or a set imported from an
+        # export whose sha256 no file can be checked against): the set is as it was
+        wh.con.execute("DROP TABLE IF EXISTS staged_qrels")
+        return IngestResult("qrels", qrels_id, label, "unchanged", int(existing[1]))
     status = "ingested"
     if existing is not None:
         if not replace:
@@ -308,7 +388,7 @@ def _ingest_qrels(
                 f"qrels {qrels_id!r} of collection {collection!r} already exists with "
                 f"different {what}; use --replace to replace it",
             )
-        for table in ("qrels", "qrels_sets", "judgment_details"):
+        for table in ("qrels", "qrels_sets", "judgment_details", "judgment_probabilities", "qrels_external"):
             # table names come from the fixed tuple above, values are parameters
             wh.con.execute(
                 f"DELETE FROM {table} WHERE collection_id = ? AND qrels_id = ?",
@@ -337,6 +417,25 @@ def _ingest_qrels(
     if runs.fetchall()[0][0]:
         refresh_cache(wh, collection, qrels_id, None)
     return IngestResult("qrels", qrels_id, label, status, int(line_count))
+
+
+def _same_judgments(wh: Store, collection: str, qrels_id: str, details: pd.DataFrame | None) -> bool:
+    """Whether the staged qrels rows are the stored set's rows (as a multiset), neither with details."""
+    if details is not None:
+        return False
+    ((stored_details,),) = wh.con.execute(
+        "SELECT count(*) FROM judgment_details WHERE collection_id = ? AND qrels_id = ?", [collection, qrels_id]
+    ).fetchall()
+    if stored_details:
+        return False
+    ((differing,),) = wh.con.execute(
+        "WITH stored AS (SELECT query_id, iteration, doc_id, relevance FROM qrels"
+        " WHERE collection_id = $c AND qrels_id = $q),"
+        " staged AS (SELECT query_id, iteration, doc_id, CAST(relevance_text AS DOUBLE) AS relevance FROM staged_qrels)"
+        " SELECT count(*) FROM ((FROM stored EXCEPT ALL FROM staged) UNION ALL (FROM staged EXCEPT ALL FROM stored))",
+        {"c": collection, "q": qrels_id},
+    ).fetchall()
+    return int(differing) == 0
 
 
 def _qrels_frame(frame: pd.DataFrame) -> pd.DataFrame:

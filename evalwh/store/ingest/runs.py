@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalwh.io import formats, runreader
+from evalwh.io.ir_metadata import skip_block
 from evalwh.store.ingest.bookkeeping import _clash, _delete_run, _drop_unused_pairs, _stored_runs
 from evalwh.store.ingest.cache import JudgedCache
 from evalwh.store.ingest.files import (
@@ -29,6 +30,7 @@ from evalwh.store.ingest.files import (
 from evalwh.store.ingest.general import _ingest_batch
 from evalwh.store.ingest.keyed import Prepared, Stored, _held_bytes, _in_pieces
 from evalwh.store.ingest.results import IngestResult, Progress
+from evalwh.store.ingest.run_ir_metadata import read_blocks, store_blocks
 from evalwh.store.ingest.session import give_back_freed_memory
 
 if TYPE_CHECKING:
@@ -54,7 +56,8 @@ def ingest_run_files(
         files = prepare_run_files(
             paths, run_id=run_id, ignore_extra_fields=ignore_extra_fields, spill=spill
         )
-        return ingest_prepared(
+        blocks = read_blocks(files)  # ir_metadata blocks, checked before anything is stored
+        results = ingest_prepared(
             wh,
             files,
             collection,
@@ -64,6 +67,8 @@ def ingest_run_files(
             ignore_extra_fields=ignore_extra_fields,
             progress=progress,
         )
+        store_blocks(wh, collection, results, blocks)
+        return results
     finally:
         spill.close()
 
@@ -133,6 +138,7 @@ def ingest_prepared(
                     ignore_extra_fields=ignore_extra_fields,
                     digest=digest,
                     documents=stored_here.documents,
+                    skip=skip_block(data),  # past an ir_metadata block (its lines are comments)
                 )
 
             try:

@@ -49,8 +49,11 @@ def bulk_session(wh: Store, *, vacuum: bool = True) -> Iterator[None]:
     try:
         yield
     finally:
-        # in an aborted transaction the settings cannot be put back; the rollback does that
-        with suppress(duckdb.TransactionException):
+        # in an aborted transaction the settings cannot be put back; the rollback does that.
+        # A checkpoint after the commit that failed (a full disk) leaves DuckDB's database
+        # invalidated: the commit stands in the write-ahead log, and the settings go with the
+        # connection (see checkpoint)
+        with suppress(duckdb.TransactionException, duckdb.FatalException):
             wh.con.execute("SET preserve_insertion_order = $value", {"value": bool(order)})
             wh.con.execute(f"SET memory_limit = '{limit}'")
             wh.con.execute("SET max_vacuum_tasks = $value", {"value": int(tasks)})
@@ -63,6 +66,10 @@ def checkpoint(wh: Store) -> None:
     vacuum back. Nothing inside a caller's own transaction, for an in-memory warehouse, after
     a Ctrl-C, or when another transaction of this database is open (the commit stands either
     way, and the connection's close checkpoints as before).
+
+    A checkpoint that fails (a full disk) does not undo the commit: the write-ahead log holds
+    it, and the next open of the warehouse writes it into the file (where DuckDB cannot write
+    the file, that open fails and says why); the command has done what it said.
     """
     from evalwh.store.connection import Outcome
 

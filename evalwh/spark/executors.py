@@ -1,0 +1,194 @@
+"""evalwh's C run-file reader on Spark's executors: the fast path of :mod:`evalwh.spark.files`.
+
+The C reader of ``evalwh ingest runs`` and ``evalwh eval --qrels`` (``evalwh/io/_runlines.c``,
+``rank_file``) reads a run file's bytes, checks them, ranks every topic's lines as
+``trec_ranked`` does and hands back only what the measures need: the judged lines with their
+rank, grade and running counts (judged so far, relevant so far), and each topic's number of
+lines. Here it runs on the executors, one task per group of files, through ``mapInArrow``
+over Spark's ``binaryFile`` source: Spark never sees a line of text, sorts nothing and joins
+nothing per line; the evaluation starts from the judged rows (a few percent of the lines).
+
+The reader is an accelerator, not a second definition: it takes only the plainest form of a
+file and hands every other file back with its reason, and those files (with any file an
+executor could not read this way, e.g. where evalwh is not installed on it) go through
+Spark SQL's reader (:mod:`evalwh.spark.files`), which accepts them or names their first bad
+line with the warehouse's message. So the rules, the messages and the values are the same
+whichever reader read a file.
+
+The function shipped to the executors (:func:`mapper`) is a closure, pickled by value: an
+executor without evalwh runs it too, and reports every file as not read (``reason``) rather
+than failing the job.
+
+May import: :mod:`evalwh.io` (and pyarrow, numpy inside functions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# one row per file (kind 0), per topic of a file (kind 1), per judged line (kind 2)
+FILE, TOPIC, JUDGED = 0, 1, 2
+SCHEMA = (
+    "file_index INT, kind INT, reason STRING, tag STRING, sha256 STRING, line_count BIGINT, "
+    "query_id STRING, num_ret INT, rank INT, gain INT, judged_so_far INT, relevant_so_far INT"
+)
+NOT_INSTALLED = "evalwh's run-file reader is not installed on this executor"
+
+
+def judgments_table(qrels: Any) -> pa.Table | None:
+    """The judgments the reader looks lines up in (query_id, doc_id, grade), from the qrels view.
+
+    None where the reader cannot serve this qrels set, as in ``evalwh eval --qrels``: a
+    negative grade (pooled, not judged: infAP and trec_eval's relstring need the ranked
+    lists) or a fractional grade (the reader takes integers) sends every file to Spark SQL.
+    """
+    import pyarrow as pa
+
+    table = qrels.selectExpr("query_id", "doc_id", "relevance").toArrow()
+    grades = table.column("relevance").to_numpy()
+    if len(grades) and ((grades < 0).any() or (grades != grades.round()).any()):
+        return None
+    return pa.table(
+        {
+            "query_id": table.column("query_id").cast(pa.string()),
+            "doc_id": table.column("doc_id").cast(pa.string()),
+            "grade": pa.array(grades.astype("int32"), pa.int32()),
+        }
+    )
+
+
+def serialise(table: pa.Table) -> bytes:
+    """An Arrow table as IPC stream bytes (what the executors are sent, once, by broadcast)."""
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def mapper(
+    judgments: Any, rel: int, float32: bool, extra_fields: bool, max_line: int
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The function ``mapInArrow`` runs on the executors: files in, the reader's rows out.
+
+    Args:
+        judgments: A broadcast variable holding :func:`serialise`'s bytes of
+            :func:`judgments_table`.
+        rel: The relevance threshold of the running counts (relevant = grade >= rel).
+        float32: Rank on scores rounded to float32 (trec_eval <= 9.0.8).
+        extra_fields: Accept lines of more than six fields.
+        max_line: The longest line read (evalwh.io.formats.MAX_LINE).
+
+    The input batches hold ``file_index, gz, content`` (the file's bytes as stored); each file
+    gives one row of kind 0 (its tag, SHA-256 and line count, or the reason the reader left
+    it), and if read, a row of kind 1 per topic and of kind 2 per judged line (:data:`SCHEMA`).
+    """
+
+    def read(batches: Iterator[Any]) -> Iterator[Any]:
+        import gzip
+        import hashlib
+
+        import numpy as np
+        import pyarrow as pa
+
+        import importlib
+
+        try:
+            module = importlib.import_module("evalwh.io._runlines")
+        except ImportError:  # evalwh (or its compiled reader) is not on this executor
+            module = None
+        names = [field.split()[0] for field in SCHEMA.split(", ")]
+        types = {"INT": pa.int32(), "STRING": pa.string(), "BIGINT": pa.int64()}
+        schema = pa.schema([(f.split()[0], types[f.split()[1]]) for f in SCHEMA.split(", ")])
+        capsule = None
+
+        def file_row(index: int, reason: str | None, tag: str | None = None, sha: str | None = None, lines: int | None = None) -> Any:
+            row = {n: [None] for n in names}
+            row.update(file_index=[index], kind=[FILE], reason=[reason], tag=[tag], sha256=[sha], line_count=[lines])
+            return pa.RecordBatch.from_pydict(row, schema=schema)
+
+        for batch in batches:
+            indexes = batch.column("file_index").to_pylist()
+            gzipped = batch.column("gz").to_pylist()
+            contents = batch.column("content")
+            for at, index in enumerate(indexes):
+                if module is None:
+                    yield file_row(index, NOT_INSTALLED)
+                    continue
+                if capsule is None:
+                    table = pa.ipc.open_stream(judgments.value).read_all()
+                    buffers: list[Any] = []
+                    for name in ("query_id", "doc_id"):
+                        ids = table.column(name).combine_chunks()
+                        _, offsets, data = ids.buffers()
+                        if offsets is None:
+                            offsets = np.zeros(1, np.int32)
+                        else:
+                            offsets = offsets.slice(ids.offset * 4)
+                        buffers += [offsets, data if data is not None else b""]
+                    grades = table.column("grade").combine_chunks()
+                    data = grades.buffers()[1]
+                    buffers.append(data.slice(grades.offset * 4, len(grades) * 4) if data is not None else b"")
+                    capsule = module.judgments(*buffers)
+                content = contents[at].as_py()
+                try:
+                    text = gzip.decompress(content) if gzipped[at] else content
+                except Exception as error:  # (OSError, EOFError, zlib.error): Spark SQL names it
+                    yield file_row(index, f"unreadable: {error}")
+                    continue
+                del content
+                end = text.find(b"\n")
+                first = text[: end if end >= 0 else len(text)]
+                delimiter = b"\t" if b"\t" in first else b" "
+                fields = first.split(delimiter)
+                if len(fields) < 6 or not first.isascii():
+                    yield file_row(index, "not the reader's plain form (first line)")
+                    continue
+                tag = fields[5].decode("ascii")
+                result = module.rank_file(text, delimiter.decode(), tag, capsule, rel, float32, extra_fields, max_line)
+                if isinstance(result, str):
+                    yield file_row(index, result)
+                    continue
+                topic_offsets, topic_bytes, num_ret, _relevant, topic, rank, grade, so_far, relevant_so_far = result
+                n_topics = len(topic_offsets) // 4 - 1
+                topics = pa.Array.from_buffers(
+                    pa.string(), n_topics, [None, pa.py_buffer(topic_offsets), pa.py_buffer(topic_bytes)]
+                )
+                counts = np.frombuffer(num_ret, np.int32)
+                yield file_row(index, None, tag, hashlib.sha256(text).hexdigest(), int(counts.sum(dtype=np.int64)))
+                del text
+
+                def column(values: Any, name: str, n: int) -> Any:
+                    if values is None:
+                        return pa.nulls(n, schema.field(name).type)
+                    return values
+
+                def ints(buffer: bytes, n: int) -> Any:
+                    return pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(buffer)])
+
+                given = {
+                    "file_index": pa.array(np.full(n_topics, index, np.int32)),
+                    "kind": pa.array(np.full(n_topics, TOPIC, np.int32)),
+                    "query_id": topics,
+                    "num_ret": ints(num_ret, n_topics),
+                }
+                yield pa.RecordBatch.from_arrays([column(given.get(n), n, n_topics) for n in names], schema=schema)
+                n = len(topic) // 4
+                if n:
+                    given = {
+                        "file_index": pa.array(np.full(n, index, np.int32)),
+                        "kind": pa.array(np.full(n, JUDGED, np.int32)),
+                        "query_id": topics.take(ints(topic, n)),
+                        "rank": ints(rank, n),
+                        "gain": ints(grade, n),
+                        "judged_so_far": ints(so_far, n),
+                        "relevant_so_far": ints(relevant_so_far, n),
+                    }
+                    yield pa.RecordBatch.from_arrays([column(given.get(c), c, n) for c in names], schema=schema)
+
+    return read
