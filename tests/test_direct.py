@@ -11,6 +11,7 @@ for every measure.
 from __future__ import annotations
 
 import gzip
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -38,11 +39,20 @@ def _write(path: Path, text: str, compressed: bool = False) -> Path:
     return path
 
 
+# One in-memory warehouse for every call (its schema alone costs about 0.2 CPU s to apply, as
+# much as a small example's ingest and evaluation): each call ingests into a collection of its
+# own, as tests/test_ingest.py's property tests do, so no call sees another's rows.
+_SHARED: list[Warehouse] = []
+_CALLS = itertools.count()
+
+
 def _through_warehouse(qrels: Path, runs: list[Path], measures: list[str], **options: object) -> pd.DataFrame:
-    with Warehouse(":memory:") as wh:
-        wh.ingest_qrels(qrels, collection="files")
-        wh.ingest_runs(runs, collection="files")
-        return wh.evaluate(measures, collection="files", per_query=True, **options)
+    if not _SHARED:
+        _SHARED.append(Warehouse(":memory:"))
+    wh, collection = _SHARED[0], f"files{next(_CALLS)}"
+    wh.ingest_qrels(qrels, collection=collection)
+    wh.ingest_runs(runs, collection=collection)
+    return wh.evaluate(measures, collection=collection, per_query=True, **options)
 
 
 def _same(direct: pd.DataFrame, stored: pd.DataFrame) -> None:

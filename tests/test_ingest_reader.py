@@ -64,23 +64,27 @@ def _qrels_text(rows: list[tuple[str, str, int]]) -> str:
     return "".join(lines) or "401 0 zz 1\n"
 
 
-def _cache(wh: Warehouse) -> list[tuple[object, ...]]:
+def _cache(wh: Warehouse, collection: str | None = None) -> list[tuple[object, ...]]:
+    """The cache's rows (of one collection, if named)."""
     return wh.con.execute(
         "SELECT qrels_id, run_id, query_id, rank, gain, judged_so_far, relevant_so_far"
-        " FROM judged_cache ORDER BY ALL"
+        " FROM judged_cache WHERE collection_id = coalesce($c, collection_id) ORDER BY ALL",
+        {"c": collection},
     ).fetchall()
 
 
-def _judged_by_definition(wh: Warehouse) -> list[tuple[object, ...]]:
+def _judged_by_definition(wh: Warehouse, collection: str | None = None) -> list[tuple[object, ...]]:
     """What the cache must hold, from the stored run lines and qrels: every judged line
-    (grade >= 0) with the judged and relevant (grade >= 1) lines at or above it."""
+    (grade >= 0) with the judged and relevant (grade >= 1) lines at or above it (of one
+    collection, if named)."""
     return wh.con.execute(
         "SELECT q.qrels_id, r.run_id, r.query_id, r.rank, q.relevance,"
         " row_number() OVER w, sum(CASE WHEN q.relevance >= 1 THEN 1 ELSE 0 END) OVER w"
         " FROM run_results AS r JOIN qrels AS q USING (collection_id, query_id, doc_id)"
-        " WHERE q.relevance >= 0"
+        " WHERE q.relevance >= 0 AND r.collection_id = coalesce($c, r.collection_id)"
         " WINDOW w AS (PARTITION BY q.qrels_id, r.run_id, r.query_id ORDER BY r.rank)"
-        " ORDER BY ALL"
+        " ORDER BY ALL",
+        {"c": collection},
     ).fetchall()
 
 
@@ -102,6 +106,18 @@ def _stale(wh: Warehouse, collection: str = "c") -> list[tuple[object, ...]]:
     return rows
 
 
+# Two in-memory warehouses for every example of the property tests below (a schema costs
+# about 0.2 CPU s to apply, more than a small example's ingests): each example ingests into a
+# collection of its own, and every check above is of that collection's rows.
+_SHARED: list[Warehouse] = []
+
+
+def _shared_warehouses() -> tuple[Warehouse, Warehouse]:
+    if not _SHARED:
+        _SHARED.extend([Warehouse(":memory:"), Warehouse(":memory:")])
+    return _SHARED[0], _SHARED[1]
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(runs=st.lists(_ROWS, min_size=1, max_size=3), qrels=_QRELS, seed=st.integers(0, 99))
 def test_ingested_ranks_and_cache_equal_trec_ranked_and_the_sql_join(tmp_path_factory, runs, qrels, seed):
@@ -112,27 +128,27 @@ def test_ingested_ranks_and_cache_equal_trec_ranked_and_the_sql_join(tmp_path_fa
         paths[-1].write_text(_run_text(rows, f"r{index}", seed + index))
     (folder / "qrels").write_text(_qrels_text(qrels))
 
-    with Warehouse(":memory:") as first, Warehouse(":memory:") as second:
-        # qrels first: the reader ranks and fills the cache
-        first.ingest_qrels(folder / "qrels", collection="c")
-        first.ingest_runs(paths, collection="c")
-        # ranks: trec_ranked over the stored rows gives the stored ranks
-        differing = first.con.execute(
-            "SELECT count(*) FROM run_results AS r JOIN trec_ranked('run_results', false) AS t"
-            " USING (collection_id, run_id, query_id, doc_id) WHERE r.rank <> t.rank"
-        ).fetchall()[0][0]
-        assert differing == 0
-        assert first.con.execute("SELECT count(*) FROM run_results").fetchall()[0][0] == sum(
-            len(p.read_text().splitlines()) for p in paths
-        )
-        # runs first, qrels second: the evaluation's SQL join fills the cache
-        second.ingest_runs(paths, collection="c")
-        second.ingest_qrels(folder / "qrels", collection="c")
-        assert _cache(first) == _cache(second) == _judged_by_definition(first)
-        assert _stale(first) == [] and _stale(second) == []
-        for wh in (first, second):
-            # stretches of grade 0 share a row, and nothing else does (schema/014)
-            assert wh.con.execute("SELECT count(*) FROM judged_results WHERE span > 1 AND gain <> 0").fetchall() == [(0,)]
+    first, second = _shared_warehouses()
+    c = folder.name  # a collection of this example's own
+    # qrels first: the reader ranks and fills the cache
+    first.ingest_qrels(folder / "qrels", collection=c)
+    first.ingest_runs(paths, collection=c)
+    # ranks: trec_ranked over the stored rows gives the stored ranks
+    differing = first.con.execute(
+        "SELECT count(*) FROM run_results AS r JOIN trec_ranked('run_results', false) AS t"
+        " USING (collection_id, run_id, query_id, doc_id) WHERE r.rank <> t.rank"
+    ).fetchall()[0][0]
+    assert differing == 0
+    stored = first.con.execute("SELECT count(*) FROM run_results WHERE collection_id = ?", [c])
+    assert stored.fetchall()[0][0] == sum(len(p.read_text().splitlines()) for p in paths)
+    # runs first, qrels second: the evaluation's SQL join fills the cache
+    second.ingest_runs(paths, collection=c)
+    second.ingest_qrels(folder / "qrels", collection=c)
+    assert _cache(first, c) == _cache(second, c) == _judged_by_definition(first, c)
+    assert _stale(first, c) == [] and _stale(second, c) == []
+    for wh in (first, second):
+        # stretches of grade 0 share a row, and nothing else does (schema/014)
+        assert wh.con.execute("SELECT count(*) FROM judged_results WHERE span > 1 AND gain <> 0").fetchall() == [(0,)]
 
 
 def test_the_general_path_ranks_and_caches_the_same(tmp_path):
@@ -279,17 +295,18 @@ def test_deep_stretches_evaluate_as_the_direct_path(tmp_path_factory, topics, op
     condensed_only = ("AP", "bpref", "infAP", "nDCG", "ERR", "P@100", "num_nonrel_judged_ret")
     measures = list(condensed_only) if options.get("unjudged") else _DEEP_MEASURES
     expected = evaluate_files(folder / "qrels", [folder / "run"], measures, per_query=True, **options)
-    with Warehouse(":memory:") as first, Warehouse(":memory:") as second:
-        first.ingest_qrels(folder / "qrels", collection="c")
-        first.ingest_runs([folder / "run"], collection="c")
-        second.ingest_runs([folder / "run"], collection="c")
-        second.ingest_qrels(folder / "qrels", collection="c")
-        assert _cache(first) == _cache(second) == _judged_by_definition(first)
-        for wh in (first, second):
-            got = wh.evaluate(measures, collection="c", per_query=True, **options)
-            assert got[["query_id", "measure"]].values.tolist() == expected[["query_id", "measure"]].values.tolist()
-            # (sums of the same terms in another order: the last bit may differ)
-            assert got["value"].tolist() == pytest.approx(expected["value"].tolist(), rel=1e-13, abs=1e-15)
+    first, second = _shared_warehouses()
+    c = folder.name  # a collection of this example's own
+    first.ingest_qrels(folder / "qrels", collection=c)
+    first.ingest_runs([folder / "run"], collection=c)
+    second.ingest_runs([folder / "run"], collection=c)
+    second.ingest_qrels(folder / "qrels", collection=c)
+    assert _cache(first, c) == _cache(second, c) == _judged_by_definition(first, c)
+    for wh in (first, second):
+        got = wh.evaluate(measures, collection=c, per_query=True, **options)
+        assert got[["query_id", "measure"]].values.tolist() == expected[["query_id", "measure"]].values.tolist()
+        # (sums of the same terms in another order: the last bit may differ)
+        assert got["value"].tolist() == pytest.approx(expected["value"].tolist(), rel=1e-13, abs=1e-15)
 
 
 def test_a_fractional_grade_ends_a_stretch(tmp_path):

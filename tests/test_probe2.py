@@ -527,8 +527,9 @@ def _trec_eval(*args: object, stdin: bytes | None = None) -> subprocess.Complete
 @pytest.mark.parametrize(("level", "expected"), [("99999999999999999999", "0.0000"), ("-99999999999999999999", "0.7500"), ("3", "0.0000"), ("1", "0.7500")])
 def test_trec_eval_level_as_trec_eval_reads_it(level, expected, trec_files):
     qrels, run, _ = trec_files
-    done = _trec_eval("-m", "map", "-l", level, qrels, run)
-    assert (done.returncode, done.stderr, done.stdout.decode()) == (0, b"", f"map                   \tall\t{expected}\n")
+    # (in this process: how -l is read is not about the process; the test below starts one)
+    done = invoke("trec_eval", "-m", "map", "-l", level, qrels, run)
+    assert (done.exit_code, done.stderr, done.stdout) == (0, "", f"map                   \tall\t{expected}\n")
 
 
 def test_trec_eval_reads_standard_input_once(trec_files):
