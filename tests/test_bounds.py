@@ -296,7 +296,7 @@ def test_store_keeps_both_aggregations(example: Warehouse) -> None:
     [
         ("P@10", {}, "has a depth"),
         ("bpref", {}, "no bounds for bpref"),
-        ("RBP(p=1.5)", {}, "strictly between 0 and 1"),
+        ("RBP(p=1.5)", {}, "p=1.5 is outside the domain 0 < p < 1"),
         ("AP", {"aggregation": "dempster"}, "needs masses, and AP has only scenario values"),
     ],
 )
