@@ -404,3 +404,12 @@ def test_wilcoxon_equals_scipy_on_trec8_ndcg10_and_rounding_would_not() -> None:
     assert round(row["p_value"], 5) == 0.01418
     rounded = stats.wilcoxon(np.round(x - y, 12)).pvalue
     assert round(rounded, 5) == 0.01439  # what rounding first gives: not scipy's answer
+
+
+def test_hedges_dz_of_two_equal_differences_is_undefined() -> None:
+    """Two topics: J = 0, so zero variance's infinite d_z gives NaN, without a warning
+    (a report of two topics failed on numpy's 'invalid value' under -W error)."""
+    out = paired.hedges_dz(np.array([[-0.5, -0.5], [0.0, 0.0], [0.1, 0.3]]))
+    assert np.isnan(out[0])
+    assert out[1] == 0.0
+    assert out[2] == 0.0  # finite d_z times J = 0

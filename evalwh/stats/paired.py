@@ -260,7 +260,8 @@ def hedges_dz(diffs: NDArray[np.float64]) -> NDArray[np.float64]:
     """Cohen's d_z (mean difference over the standard deviation of the differences), Hedges-corrected.
 
     ``g = J d_z`` with ``J = 1 - 3 / (4 (n - 1) - 1)`` (Hedges and Olkin 1985; Lakens 2013,
-    eq. 4 with ``df = n - 1``). Zero variance gives +-inf (or 0 for no difference).
+    eq. 4 with ``df = n - 1``). Zero variance gives +-inf (or 0 for no difference); with two
+    topics J is 0 and such a value is NaN (undefined).
 
     Examples:
         >>> round(float(hedges_dz(np.array([[0.1, 0.2, 0.3]]))[0]), 4)  # d_z = 2, J = 4/7
@@ -269,7 +270,8 @@ def hedges_dz(diffs: NDArray[np.float64]) -> NDArray[np.float64]:
     n = diffs.shape[1]
     mean = diffs.mean(axis=1)
     sd = diffs.std(axis=1, ddof=1)
+    correction = 1.0 - 3.0 / (4.0 * (n - 1) - 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         dz = np.where(sd > 0, mean / sd, np.copysign(np.where(mean == 0, 0.0, np.inf), mean))
-    correction = 1.0 - 3.0 / (4.0 * (n - 1) - 1.0)
-    return dz * correction
+        # two topics: J = 0, so zero variance's +-inf times J is undefined (NaN), not a warning
+        return dz * correction
