@@ -259,6 +259,7 @@ SLOW = {
         "test_every_score_it_reads_is_duckdbs_double",
     ],
     "test_score_files.py": ["test_ranx_per_query_scores"],
+    "test_spark_settings.py": ["test_a_local_session_started_by_evalwh_runs_its_jvm_with_those_options"],
     "test_transfer.py": ["test_export_opens_in_spark"],
     "test_trec_eval.py": [
         "test_new_measures_agree_with_pytrec_eval",

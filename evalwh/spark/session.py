@@ -12,6 +12,12 @@ master given. What it sets, and why:
   a small cluster into hundreds of tiny tasks; unless the configuration names a number, it is
   three per core the session has (at least four), and adaptive execution coalesces further.
   Files are listed once, on the driver (:func:`tune`).
+* **A local master's JVM.** With ``local[N]`` the driver's JVM is the executor too, and most
+  of its CPU on an evaluation goes to Spark's own start, the just-in-time compilers and the
+  collector, not to the data (docs/spark.md, "Settings"). Unless the configuration names
+  them, a local session therefore runs without the web UI and its JVM with
+  :data:`LOCAL_JAVA_OPTIONS`. A cluster's master keeps Spark's defaults (long-lived
+  executors, a UI to watch); the same options can be given there with ``--conf``.
 * **Python on the executors.** A local session's executors are this machine: their Python
   workers run this interpreter (``PYSPARK_PYTHON``, unless set or configured), so that evalwh's
   reader on the executors finds evalwh. On a cluster, ``spark.pyspark.python`` says which.
@@ -52,6 +58,14 @@ _NOISE = (
     "To adjust logging level use sc.setLogLevel",
 )
 
+
+# The JVM options of a local session's driver (its executor too), unless
+# spark.driver.extraJavaOptions is configured: the first JIT tier only (C1: evalwh's jobs are
+# short, and the second tier's compiler thread took more CPU than the code it compiled saved)
+# and the serial collector (no concurrent collector threads on a machine of few cores).
+LOCAL_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# Spark settings of a local session, unless configured.
+LOCAL_SETTINGS = {"spark.ui.enabled": "false"}
 
 JAVA_NEEDED = 17  # (Spark 4 runs on Java 17 and 21)
 JAVA_INSTALL = "apt-get install openjdk-17-jre-headless, or any Java 17+ runtime"
@@ -190,16 +204,12 @@ def start(
         builder = SparkSession.builder.appName(app_name).config("spark.ui.showConsoleProgress", "false")
         if master is not None:
             builder = builder.master(master)
-        settings = dict(config or {})
+        settings = session_settings(master, config, verbose=verbose)
         if (master is None or master.startswith("local")) and "spark.pyspark.python" not in settings:
             # the executors of a local session are this machine: their Python workers (evalwh's
             # reader on the executors, files.load_runs(reader="evalwh")) run this interpreter,
             # where evalwh is installed, not whichever python3 the PATH finds
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        if not verbose:
-            option = f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
-            given = settings.get("spark.driver.extraJavaOptions")
-            settings["spark.driver.extraJavaOptions"] = f"{given} {option}" if given else option
         for key, value in settings.items():
             builder = builder.config(key, value)
         with _filtered_stderr(verbose):
@@ -208,6 +218,47 @@ def start(
         session.sparkContext.setLogLevel("ERROR")
     tune(session)
     return session
+
+
+def session_settings(master: str | None, config: Mapping[str, str] | None = None, *, verbose: bool = False) -> dict[str, str]:
+    """The settings :func:`start` gives a new session on ``master``: ``config`` and evalwh's own.
+
+    A local master (:func:`is_local`) gets :data:`LOCAL_SETTINGS` and, unless
+    ``spark.driver.extraJavaOptions`` is configured, :data:`LOCAL_JAVA_OPTIONS`; without
+    ``verbose`` the driver's JVM also gets the quiet log4j2 configuration (added to any JVM
+    options configured). What ``config`` names wins.
+
+    Examples:
+        >>> session_settings("local[2]")["spark.driver.extraJavaOptions"].split()[:2]
+        ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC']
+        >>> "spark.driver.extraJavaOptions" in session_settings("spark://host:7077", verbose=True)
+        False
+    """
+    local = is_local(master)
+    settings = {**(LOCAL_SETTINGS if local else {}), **(config or {})}
+    options = [settings["spark.driver.extraJavaOptions"]] if "spark.driver.extraJavaOptions" in settings else (
+        [LOCAL_JAVA_OPTIONS] if local else []
+    )
+    if not verbose:
+        options.append(f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}")
+    options = [o for o in options if o.strip()]
+    if options:
+        settings["spark.driver.extraJavaOptions"] = " ".join(options)
+    return settings
+
+
+def is_local(master: str | None) -> bool:
+    """Whether a new session on ``master`` is a local one that evalwh starts (``local[N]``).
+
+    Without a master: ``local[*]``, unless spark-submit started the JVM (its master and
+    settings are kept as given) or ``PYSPARK_SUBMIT_ARGS`` names another master.
+    """
+    if master is None:
+        if os.environ.get("PYSPARK_GATEWAY_PORT") or os.environ.get("SPARK_REMOTE"):
+            return False
+        found = re.search(r"--master\s+(\S+)", os.environ.get("PYSPARK_SUBMIT_ARGS", ""))
+        master = found.group(1) if found else "local[*]"
+    return master == "local" or master.startswith("local[")
 
 
 def tune(session: Any) -> None:

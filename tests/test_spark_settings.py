@@ -1,0 +1,106 @@
+"""The settings evalwh gives a new Spark session: a local master's JVM and UI, a cluster's untouched.
+
+The pure part (evalwh.spark.session.session_settings, is_local) runs without a JVM; one test
+starts a real local session in a child process and asks its JVM which options it runs with.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evalwh.spark import session as spark_session_module
+from evalwh.spark.session import LOCAL_JAVA_OPTIONS, is_local, session_settings
+
+QUIET = f"-Dlog4j2.configurationFile={spark_session_module.LOG_CONFIG.as_uri()}"
+
+
+@pytest.mark.parametrize(
+    ("master", "local"),
+    [("local", True), ("local[2]", True), ("local[*]", True), ("local[4, 2]", True),
+     ("local-cluster[2, 1, 1024]", False), ("spark://127.0.0.1:7077", False), ("yarn", False),
+     ("k8s://https://host:6443", False), ("sc://host:15002", False)],
+)
+def test_is_local_names_the_masters_whose_executors_are_the_drivers_jvm(master: str, local: bool) -> None:
+    assert is_local(master) is local
+
+
+def test_without_a_master_the_session_is_local_unless_spark_submit_or_connect_started_it(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    for name in ("PYSPARK_GATEWAY_PORT", "SPARK_REMOTE", "PYSPARK_SUBMIT_ARGS"):
+        monkeypatch.delenv(name, raising=False)
+    assert is_local(None) is True  # (local[*])
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--master spark://h:7077 pyspark-shell")
+    assert is_local(None) is False
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--master local[3] pyspark-shell")
+    assert is_local(None) is True
+    monkeypatch.setenv("PYSPARK_GATEWAY_PORT", "40000")
+    assert is_local(None) is False
+
+
+def test_a_local_session_gets_the_lean_jvm_and_no_ui_a_cluster_keeps_sparks_defaults() -> None:
+    local = session_settings("local[2]")
+    assert local["spark.ui.enabled"] == "false"
+    assert local["spark.driver.extraJavaOptions"] == f"{LOCAL_JAVA_OPTIONS} {QUIET}"
+    assert LOCAL_JAVA_OPTIONS.split() == ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
+    cluster = session_settings("spark://127.0.0.1:7077", {"spark.executor.memory": "4g"})
+    assert cluster == {"spark.executor.memory": "4g", "spark.driver.extraJavaOptions": QUIET}
+    assert session_settings("yarn", verbose=True) == {}
+    assert session_settings("local[2]", verbose=True) == {
+        "spark.ui.enabled": "false", "spark.driver.extraJavaOptions": LOCAL_JAVA_OPTIONS,
+    }
+
+
+def test_configured_settings_win_over_evalwhs() -> None:
+    given = session_settings(
+        "local[2]", {"spark.ui.enabled": "true", "spark.driver.extraJavaOptions": "-XX:+UseG1GC -Xss4m"}
+    )
+    assert given["spark.ui.enabled"] == "true"
+    # the configured options replace evalwh's JIT and collector choice; quiet logging is added
+    assert given["spark.driver.extraJavaOptions"] == f"-XX:+UseG1GC -Xss4m {QUIET}"
+    # an empty value: the JVM's own defaults (as bench/spark.py compares them)
+    assert session_settings("local[2]", {"spark.driver.extraJavaOptions": ""}, verbose=True)[
+        "spark.driver.extraJavaOptions"
+    ] == ""
+
+
+_CHILD = """
+import json, sys
+from evalwh.spark.session import start
+session = start("local[1]")
+jvm = session.sparkContext._jvm
+arguments = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+print(json.dumps({
+    "arguments": arguments,
+    "ui": session.sparkContext.uiWebUrl,
+    "rows": session.range(5).selectExpr("sum(id) AS s").collect()[0]["s"],
+}))
+session.stop()
+"""
+
+
+def test_a_local_session_started_by_evalwh_runs_its_jvm_with_those_options(tmp_path: Path) -> None:
+    if spark_session_module.java_runtime() is None:
+        pytest.skip("no Java runtime for Spark")
+    pytest.importorskip("pyspark")
+    environment = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_GATEWAY_PORT", "SPARK_REMOTE", "PYSPARK_SUBMIT_ARGS")}
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD], capture_output=True, text=True, timeout=600, cwd=tmp_path, env=environment,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", QUIET} <= set(out["arguments"])
+    assert out["ui"] is None  # (no web UI)
+    assert out["rows"] == 10
+
+
+def test_the_session_modules_examples_hold() -> None:
+    import doctest
+
+    failures, tried = doctest.testmod(spark_session_module)
+    assert tried >= 2 and failures == 0
