@@ -519,9 +519,12 @@ def _summary(args: argparse.Namespace, began: str, cases: list[dict]) -> str:  #
         "/ runs / evaluation | driver / executors CPU s | peak GiB | load before-after | values |",
         "|---|---|---|---:|---:|---:|---|---|---:|---|---|",
     ]
+    warehouse: dict[str, float] = {}  # (a case without the warehouse: the collection's last figure)
     for case in cases:
         results = case["results"]
-        base = results.get("warehouse", {}).get("cpu_seconds")
+        base = results.get("warehouse", {}).get("cpu_seconds") or warehouse.get(case["data"])
+        if base:
+            warehouse[case["data"]] = base
         if not results:
             lines.append(f"| {case['data']} | {case['master']} | (case failed, exit {case['exit']}) | | | | | | | | |")
         for engine, r in results.items():
