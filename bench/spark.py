@@ -4,10 +4,11 @@ The whole round, unattended (issue #41; about 75 minutes on the quiet 2-core mac
 docs/spark.md), and the short one (about 15 minutes: TREC-8 with the C reader on local[2],
 L with the C reader and from Parquet, each against the warehouse)::
 
-    nice -n 10 python bench/spark.py --round full --out /tmp/spark-round.md
-    nice -n 10 python bench/spark.py --round short --out /tmp/spark-round-short.md
+    python bench/spark.py --round full --out /tmp/spark-round.md
+    python bench/spark.py --round short --out /tmp/spark-round-short.md
 
-A round runs each case below (:data:`ROUNDS`) as ``--data D --master M --engines E --check``,
+Each engine runs under ``nice -n 10`` itself (``--nice``); the round's own process only
+samples /proc. A round runs each case below (:data:`ROUNDS`) as ``--data D --master M --engines E --check``,
 one after another, and ends with one Markdown table: per case and engine the CPU seconds of
 every process, the ratio to the warehouse's, the wall time, the CPU of each phase, the
 driver's and the executors' CPU (per worker on the cluster), the peak memory, the load, and
