@@ -1,8 +1,9 @@
 """Benchmark the whole evaluation on Spark against the DuckDB warehouse, on one collection.
 
-The whole round, unattended (issue #41; about 75 minutes on the quiet 2-core machine, see
-docs/spark.md), and the short one (about 15 minutes: TREC-8 with the C reader on local[2],
-L with the C reader and from Parquet, each against the warehouse)::
+The whole round, unattended (issue #41; about 85 minutes on the quiet 2-core machine, see
+docs/spark.md), and the short one (about 20 minutes: TREC-8 with the C reader on local[2],
+L with the C reader and from Parquet, each against the warehouse, and L from Parquet again
+with Spark's default JVM)::
 
     python bench/spark.py --round full --out /tmp/spark-round.md
     python bench/spark.py --round short --out /tmp/spark-round-short.md
@@ -468,11 +469,15 @@ def main() -> None:
 # cluster's driver and executors in the round's "lean" cluster case.
 LEAN = ("spark.driver.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
         "spark.executor.extraJavaOptions=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+# Spark's own JVM defaults (tiered C1 and C2 compilers, G1) on a local master, instead of
+# evalwh's LOCAL_JAVA_OPTIONS: on L from Parquet the second JIT tier may pay (docs/spark.md).
+SPARK_JVM = ("spark.driver.extraJavaOptions=",)
 # A round's cases: (collection, master, engines, settings), each a run of this script with --check.
 ROUNDS = {
     "full": [
         ("trec8", "local[2]", "warehouse,spark-evalwh,spark,spark-parquet", ()),
         ("L", "local[2]", "warehouse,spark-evalwh,spark-parquet,spark", ()),
+        ("L", "local[2]", "spark-parquet,spark-evalwh", SPARK_JVM),
         ("trec8", "cluster", "warehouse,spark-evalwh,spark,spark-parquet", ()),
         ("trec8", "cluster", "spark-evalwh,spark-parquet", LEAN),
         ("L", "cluster", "warehouse,spark-evalwh,spark-parquet,spark", ()),
@@ -480,6 +485,7 @@ ROUNDS = {
     "short": [
         ("trec8", "local[2]", "warehouse,spark-evalwh", ()),
         ("L", "local[2]", "warehouse,spark-evalwh,spark-parquet", ()),
+        ("L", "local[2]", "spark-parquet", SPARK_JVM),
     ],
 }
 
@@ -495,12 +501,13 @@ def run_round(args: argparse.Namespace) -> None:
             command = [sys.executable, __file__, "--data", where, "--master", master, "--engines", engines,
                        "--measures", args.measures, "--nice", str(args.nice), "--check", "--results", str(out),
                        *[f"--conf={c}" for c in (*args.conf, *settings)]]
-            print(f"\n## {data}, {master}{' (lean JVMs)' if settings else ''}: {engines} (load {os.getloadavg()[0]:.1f}, "
+            label = master + {(): "", LEAN: " (lean JVMs)", SPARK_JVM: " (Spark's default JVM)"}[settings]
+            print(f"\n## {data}, {label}: {engines} (load {os.getloadavg()[0]:.1f}, "
                   f"{time.strftime('%H:%M:%S UTC', time.gmtime())})", flush=True)
             step = time.perf_counter()
             done = subprocess.run(command, check=False)
             case = json.loads(out.read_text()) if out.is_file() else {"results": {}}
-            case.update(data=data, master=master + (" (lean JVMs)" if settings else ""), wall=time.perf_counter() - step,
+            case.update(data=data, master=label, wall=time.perf_counter() - step,
                         exit=done.returncode)
             cases.append(case)
     summary = _summary(args, began, cases)
