@@ -228,7 +228,7 @@ def _ingest_into(into: Path, qrels: Path, files: list[Path], collection: str | N
     from evalwh.errors import MetricParamError
     from evalwh.io import irds
     from evalwh.io.formats import require_file
-    from evalwh.store.ingest import keep_freed_memory
+    from evalwh.store.ingest import ingest_qrels_and_runs, keep_freed_memory
     from evalwh.warehouse import Warehouse
 
     if not irds.is_irds(qrels):  # before opening: a mistyped name must not create a warehouse file
@@ -243,7 +243,7 @@ def _ingest_into(into: Path, qrels: Path, files: list[Path], collection: str | N
     try:
         keep_freed_memory(wh)  # this process ends with the command
         with progress_bar("ingesting runs") as progress:
-            stored, results = wh.ingest_qrels_and_runs(qrels, files, collection=collection, progress=progress)
+            stored, results = ingest_qrels_and_runs(wh, qrels, files, collection=collection, progress=progress)
     except BaseException:
         wh.__exit__(*sys.exc_info())  # (a new file that holds nothing is removed)
         raise

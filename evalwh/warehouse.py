@@ -125,22 +125,6 @@ class Warehouse(Store):
             ignore_extra_fields=ignore_extra_fields, progress=progress,
         )  # fmt: skip
 
-    def ingest_qrels_and_runs(
-        self, qrels: PathLike, runs: Sequence[PathLike], *, collection: str | None = None,
-        ignore_extra_fields: bool = False, progress: Progress | None = None,
-    ) -> tuple[IngestResult, list[IngestResult]]:  # fmt: skip
-        """A qrels file (set ``default``) and run files in one transaction: ``evalwh eval --qrels ... --into``.
-
-        See :func:`evalwh.store.ingest.ingest_qrels_and_runs`.
-        """
-        from evalwh.store import ingest
-
-        self.require_writer("ingest qrels and runs")
-        return ingest.ingest_qrels_and_runs(
-            self, qrels, runs, collection=self.default_collection(collection),
-            ignore_extra_fields=ignore_extra_fields, progress=progress,
-        )  # fmt: skip
-
     def ingest_run_metadata(
         self, source: PathLike | pd.DataFrame, *, collection: str | None = None, allow_unknown_runs: bool = False
     ) -> int:

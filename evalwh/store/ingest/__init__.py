@@ -321,6 +321,7 @@ def ingest_qrels_and_runs(
         IngestError: naming file, line and problem, for malformed input or a clash (a stored
             ``default`` set or run of the same name with other content).
     """
+    wh.require_writer("ingest qrels and runs")
     check_name(collection, "collection")
     with bulk_session(wh, vacuum=False):
         with wh.transaction():
