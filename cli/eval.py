@@ -108,11 +108,11 @@ def evaluate(
     With --qrels, the run files given as arguments are evaluated against that qrels file
     without a warehouse, as trec_eval does (same numbers, same strict input checks).
 
-    Example: evalwh eval --collection trec8 -m P@10 -m AP -m nDCG@10 -m A_p@100
     With --qrels and --into W, the qrels and run files are also stored in the warehouse W
     (as `ingest qrels` and `ingest runs` store them, in one transaction) and evaluated from
     it, in one process: the same numbers, and a warehouse for every later evaluation.
 
+    Example: evalwh eval --collection trec8 -m P@10 -m AP -m nDCG@10 -m A_p@100
     Example: evalwh eval --qrels qrels.txt runs/* -m P@10 -m AP --format trec
     Example: evalwh eval --qrels qrels.txt runs/* --into trec8.duckdb -c trec8 -m P@10 -m AP
     Example: evalwh eval -c trec8 --qrels-id depth10 --fill full -m AP -m 'A_p(source=human)@10'
