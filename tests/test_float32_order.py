@@ -28,6 +28,7 @@ from typer.testing import CliRunner
 
 from evalwh import Warehouse, sql
 from evalwh.present.report.ties import float32_order
+from evalwh.io import runreader
 from evalwh.store import transfer
 
 runner = CliRunner(env={"COLUMNS": "200", "TERMINAL_WIDTH": "200"})
@@ -47,17 +48,18 @@ def _without_reader():
         del os.environ["EVALWH_NO_READER"]
 
 
-def _reference(wh: Warehouse, collection: str) -> list[list]:
+def _reference(wh: Warehouse, collection: str, runs: list[str] | None = None) -> list[list]:
     """float32_order.sql itself over the stored rows: run_id, lists, first_rank."""
-    frame = wh.df(sql.query("evalwh.queries.reports", "float32_order"), {"collection_id": collection, "runs": None})
+    frame = wh.df(sql.query("evalwh.queries.reports", "float32_order"), {"collection_id": collection, "runs": runs})
     return frame.values.tolist()
 
 
-def _stored(wh: Warehouse, collection: str) -> list[list]:
-    """What the ingest stored, every run: run_id, float32_lists, float32_first_rank."""
+def _stored(wh: Warehouse, collection: str, runs: list[str] | None = None) -> list[list]:
+    """What the ingest stored, every run (or these): run_id, float32_lists, float32_first_rank."""
     rows = wh.con.execute(
-        "SELECT run_id, float32_lists, float32_first_rank FROM runs WHERE collection_id = ? ORDER BY run_id",
-        [collection],
+        "SELECT run_id, float32_lists, float32_first_rank FROM runs"
+        " WHERE collection_id = ? AND (? IS NULL OR list_contains(?, run_id)) ORDER BY run_id",
+        [collection, runs, runs],
     ).fetchall()
     return [list(row) for row in rows]
 
@@ -84,14 +86,17 @@ def _by_definition(lines: pd.DataFrame) -> list[list]:
     return found
 
 
+def _text(run_id: str, run: pd.DataFrame) -> str:
+    """A run file's text (scores written so that they read back exactly)."""
+    rows = zip(run["query_id"], run["doc_id"], run["score"], strict=True)
+    return "".join(f"{q} Q0 {d} {i + 1} {s!r} {run_id}\n" for i, (q, d, s) in enumerate(rows))
+
+
 def _write(folder: Path, lines: pd.DataFrame) -> list[Path]:
     paths = []
     for run_id, run in lines.groupby("run_id", sort=True):
         path = folder / f"{run_id}.txt"
-        text = "".join(
-            f"{q} Q0 {d} {i + 1} {s!r} {run_id}\n" for i, (q, d, s) in enumerate(zip(run["query_id"], run["doc_id"], run["score"], strict=True))
-        )
-        path.write_text(text)
+        path.write_text(_text(str(run_id), run))
         paths.append(path)
     return paths
 
@@ -111,37 +116,57 @@ def _runs(draw: st.DrawFn) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["run_id", "query_id", "doc_id", "score"])
 
 
+_READER = runreader.reader()
+
+
+@pytest.mark.skipif(_READER is None, reason="the C reader was not built")
+@settings(max_examples=150, deadline=None)
+@given(lines=_runs())
+def test_the_reader_counts_what_the_definition_says(lines) -> None:  # type: ignore[no-untyped-def]
+    """read_run's two figures, file by file (no warehouse: many examples cost little)."""
+    for (run_id, lists, first), (_, run) in zip(_by_definition(lines), lines.groupby("run_id", sort=True), strict=True):
+        text = _text(run_id, run).encode()
+        ranked = runreader.read_run(_READER, text, delimiter=" ", tag=run_id, judged_by=None, ignore_extra_fields=False)
+        assert not isinstance(ranked, str), ranked
+        assert (ranked.float32_lists, ranked.float32_first) == (lists, first or 0)
+
+
 _COUNTER = itertools.count()
 
 
 @pytest.fixture(scope="module")
 def warehouse():  # type: ignore[no-untyped-def]
+    """One warehouse for the examples: a collection per way in, each example's runs named anew."""
     with Warehouse(":memory:") as wh:
+        for way in _WAYS:
+            wh.ingest_qrels(_QRELS, collection=way)
         yield wh
 
 
-@settings(max_examples=60, deadline=None)
+_WAYS = ("reader", "general", "frame")
+
+
+@settings(max_examples=8, deadline=None)
 @given(lines=_runs())
 def test_stored_figures_are_the_querys_on_runs_that_collide(warehouse, tmp_path_factory, lines) -> None:  # type: ignore[no-untyped-def]
     """Files through the reader, files the general way, a DataFrame: each stores the
     reference query's figures (0 and NULL for a run nothing reorders), which are the definition's."""
     wh = warehouse
+    lines = lines.assign(run_id=f"e{next(_COUNTER)}" + lines["run_id"])
     expected = _by_definition(lines)
-    folder = tmp_path_factory.mktemp("runs", numbered=True)
-    paths = _write(folder, lines)
-    for way in ("reader", "general", "frame"):
-        collection = f"c{next(_COUNTER)}"
-        wh.ingest_qrels(_QRELS, collection=collection)
+    runs = [row[0] for row in expected]
+    paths = _write(tmp_path_factory.mktemp("runs", numbered=True), lines)
+    for way in _WAYS:
         if way == "reader":
-            wh.ingest_runs(paths, collection=collection)
+            wh.ingest_runs(paths, collection=way)
         elif way == "general":
             with _without_reader():
-                wh.ingest_runs(paths, collection=collection)
+                wh.ingest_runs(paths, collection=way)
         else:
-            wh.ingest_runs(lines, collection=collection)
-        assert _stored(wh, collection) == [[r, n, first] for r, n, first in expected], way
-        assert _reference(wh, collection) == [row for row in expected if row[1]], way
-        assert float32_order(wh, collection).values.tolist() == [row for row in expected if row[1]], way
+            wh.ingest_runs(lines, collection=way)
+        assert _stored(wh, way, runs) == expected, way
+        assert _reference(wh, way, runs) == [row for row in expected if row[1]], way
+        assert float32_order(wh, way, runs).values.tolist() == [row for row in expected if row[1]], way
 
 
 def test_the_reader_counts_each_run_once_and_keeps_the_best_rank(tmp_path: Path) -> None:
