@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from evalwh import Warehouse, sql
-from evalwh.present.report.ties import float32_order
 from evalwh.io import runreader
+from evalwh.present.report.ties import float32_order
 from evalwh.store import transfer
 
 runner = CliRunner(env={"COLUMNS": "200", "TERMINAL_WIDTH": "200"})

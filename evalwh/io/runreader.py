@@ -244,7 +244,9 @@ def read_run(
             names=["query_id", "rank", "gain", "judged_so_far", "relevant_so_far"],
         )
     sha256 = hashlib.sha256(data).hexdigest() if digest else ""
-    return Ranked(sha256, n, rows, topics, judged, int(relevant), added, float32_lists, float32_first)
+    return Ranked(
+        sha256, n, rows, topics, judged, int(relevant), added, float32_lists, float32_first
+    )
 
 
 def documents(

@@ -37,8 +37,10 @@ def insert_runs(wh: Store, rows: list[list[Any]]) -> None:
     if rows:
         names = ("c", "r", "t", "s", "h", "n", "l", "f")[: len(rows[0])]
         columns = zip(names, zip(*rows, strict=True), strict=True)
-        targets = ("collection_id", "run_id", "tag", "source_file", "sha256", "line_count",
-                   "float32_lists", "float32_first_rank")[: len(names)]
+        targets = (
+            "collection_id", "run_id", "tag", "source_file", "sha256", "line_count",
+            "float32_lists", "float32_first_rank",
+        )[: len(names)]
         wh.con.execute(
             f"INSERT INTO runs ({', '.join(targets)})"
             f" SELECT {', '.join(f'unnest(${name})' for name in names)}",

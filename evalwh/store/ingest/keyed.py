@@ -302,12 +302,8 @@ class Stored:
             )
         source = os.path.basename(file.label)
         lists32, first32 = prepared.float32
-        self.entries.append(
-            [
-                self.collection, file.run_id, file.first_tag, source, prepared.sha256, prepared.lines,
-                lists32, first32 or None,
-            ]
-        )
+        entry = [self.collection, file.run_id, file.first_tag, source, prepared.sha256]
+        self.entries.append([*entry, prepared.lines, lists32, first32 or None])
         self.lines += prepared.lines
         if prepared.build_key is not None:
             self.builds.append([file.run_id, prepared.sha256, prepared.build_key])
