@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from evalwh import sql
 from evalwh.errors import IngestError, QueryError
 from evalwh.io import formats
-from evalwh.store.ingest.bookkeeping import insert_runs, store_float32_order
+from evalwh.store.ingest.bookkeeping import insert_runs
 from evalwh.store.ingest.files import RunFile
 from evalwh.store.ingest.results import IngestResult
 
@@ -120,7 +120,6 @@ def _ingest_batch(
     )
     wh.run(sql.query(_INGEST, "store_ranked"), {})
     _drop_staging(wh)
-    store_float32_order(wh, collection, [f.run_id for f in batch])
     return [
         IngestResult("run", f.run_id, f.label, f.status, row[-1])
         for f, row in zip(batch, rows, strict=True)
