@@ -62,7 +62,7 @@ _NOISE = (
 # The JVM options of a local session's driver (its executor too), unless
 # spark.driver.extraJavaOptions is configured: the first JIT tier only (C1: evalwh's jobs are
 # short, and on TREC-8 the second tier's compiler took more CPU than the code it compiled
-# saved: 105 CPU s for the whole job instead of 145, docs/spark.md) and the serial collector
+# saved: 80 CPU s for the whole job instead of 131, docs/spark.md) and the serial collector
 # (no concurrent collector threads on a machine of few cores).
 LOCAL_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 # Spark settings of a local session, unless configured.
