@@ -44,6 +44,9 @@ own ``ru_maxrss`` (from ``wait4``). Per data set:
 * the first ``evalwh eval`` on it, and whether it wrote anything (the file's size and
   modification time before and after), then a warm one;
 * the direct path ``evalwh eval --qrels QRELS RUN...`` (nothing stored);
+* the warehouse end to end the fast way, ``evalwh eval --qrels QRELS RUN... --into W -c bench``
+  on a fresh file (the qrels and runs stored as the two ingests store them, and evaluated
+  from the warehouse, in one process), beside the three commands' sum;
 * the peers, each in a process of its own (``bench/eval.py --child``: parse + evaluate, one
   run at a time): pytrec_eval (always: the ratios' reference), ranx and ir_measures (``--peers``;
   ``--no-peers SETS`` leaves them out on slow sets, ranx takes about 5x pytrec_eval's CPU), and
@@ -60,7 +63,8 @@ installed first (:func:`as_installed`), so that its command line, SQL and schema
 
 Measures: P@10, P@100, AP, AP@100, nDCG@10, bpref, A_p@10, A_p@100 (pytrec_eval and ranx:
 the first six; ir_measures all eight, ``Judged@k``). The table gives every step's wall, CPU and
-peak, its ratio to pytrec_eval, and the warehouse end to end's ratio to the direct path. Rounds are interleaved (each round runs every step of every data set) and the load
+peak, its ratio to pytrec_eval, and the warehouse end to end's (``--into``, and the three
+commands') ratio to the direct path. Rounds are interleaved (each round runs every step of every data set) and the load
 average of the machine is recorded beside every figure, as the machine may be shared.
 """
 
@@ -202,6 +206,12 @@ def one_round(
         out[prefix + "warm_eval"] = run([*evaluate, "-c", "bench", "--db", str(db)], code)
         if not warehouse_only:
             out[prefix + "direct"] = run([*evaluate, "--qrels", str(qrels), *args], code)
+        if not warehouse_only and not prefix:  # (a baseline before --into has only the three commands)
+            # the fast way: qrels, runs and the first evaluation in one process, on a fresh file
+            into = workdir / f"{name}-into.duckdb"
+            out["into"] = run([*evaluate, "--qrels", str(qrels), *args, "--into", str(into), "-c", "bench"])
+            out["into_gib"] = into.stat().st_size / 2**30
+            into.unlink()
     if trec_eval and not warehouse_only:
         plain = workdir / f"{name}.run"
 
@@ -248,8 +258,8 @@ def table(results: dict[str, list[dict[str, object]]], lines: dict[str, int]) ->
             reference_cpu = median(name, "pytrec_eval", "cpu")
         else:  # (--warehouse-only: no ratios)
             reference = reference_cpu = float("nan")
-        steps = [*PEERS, "trec_eval", "ingest_qrels", "ingest_runs", "first_eval", "warm_eval", "direct"]
-        for step in steps + ["before_" + s for s in steps[len(PEERS) + 1 :]]:
+        steps = [*PEERS, "trec_eval", "ingest_qrels", "ingest_runs", "first_eval", "warm_eval", "direct", "into"]
+        for step in steps + ["before_" + s for s in steps[len(PEERS) + 1 : -1]]:
             if step not in rounds[0]:
                 continue
             wall, cpu = median(name, step, "wall"), median(name, step, "cpu")
@@ -267,20 +277,30 @@ def table(results: dict[str, list[dict[str, object]]], lines: dict[str, int]) ->
             wrote = any(bool(r[prefix + "first_eval_wrote"]) for r in rounds)
             size = statistics.median(float(r[prefix + "warehouse_gib"]) for r in rounds)  # type: ignore[arg-type]
             rows.append(
-                f"| {name} | {lines[name]:,} | **{prefix}warehouse end to end** (qrels + runs + first"
-                f" eval) | {end_to_end:.2f} | {end_to_end_cpu:.2f} | | | {bold(ratio(reference, end_to_end))} |"
-                f" {bold(ratio(reference_cpu, end_to_end_cpu))} |"
+                f"| {name} | {lines[name]:,} | {prefix}three commands (ingest qrels + ingest runs + first"
+                f" eval) | {end_to_end:.2f} | {end_to_end_cpu:.2f} | | | {ratio(reference, end_to_end)} |"
+                f" {ratio(reference_cpu, end_to_end_cpu)} |"
             )
+            chains = [(f"{prefix}three commands", end_to_end, end_to_end_cpu)]
+            if prefix + "into" in rounds[0]:  # the fast way, one process: the warehouse end to end
+                into, into_cpu = median(name, prefix + "into", "wall"), median(name, prefix + "into", "cpu")
+                rows.append(
+                    f"| {name} | {lines[name]:,} | **{prefix}warehouse end to end** (eval --qrels ... --into,"
+                    f" one process) | {into:.2f} | {into_cpu:.2f} | {median(name, prefix + 'into', 'peak_gib'):.2f} |"
+                    f" {median(name, prefix + 'into', 'load'):.1f} | {bold(ratio(reference, into))} |"
+                    f" {bold(ratio(reference_cpu, into_cpu))} |"
+                )
+                chains.insert(0, (f"{prefix}warehouse end to end (--into)", into, into_cpu))
             rows.append(
                 f"| {name} | | {prefix}warehouse file {size:.2f} GiB; the first eval "
                 f"{'WROTE to it' if wrote else 'wrote nothing'} | | | | | | |"
             )
             if prefix + "direct" in rounds[0]:
                 direct, direct_cpu = median(name, prefix + "direct", "wall"), median(name, prefix + "direct", "cpu")
-                against_direct.append(
-                    f"| {name} | {prefix}warehouse end to end / direct | {end_to_end / direct:.2f}x |"
-                    f" {end_to_end_cpu / direct_cpu:.2f}x |"
-                )
+                for label, wall, cpu in chains:
+                    against_direct.append(
+                        f"| {name} | {label} / direct | {wall / direct:.2f}x | {cpu / direct_cpu:.2f}x |"
+                    )
     if against_direct:
         rows += ["", "| data set | ratio | wall | CPU |", "|---|---|---:|---:|", *against_direct]
     return "\n".join(rows)

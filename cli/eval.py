@@ -6,7 +6,7 @@ import enum
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -95,6 +95,10 @@ def evaluate(
         ),
     ] = "default",
     store: Annotated[bool, typer.Option("--store", help="Keep the results in the warehouse's results table.")] = False,
+    into: Annotated[
+        Path | None,
+        typer.Option("--into", help="With --qrels: also store the qrels (set 'default') and the run files in this warehouse file, in --collection, in one transaction, and evaluate from it; the fast way to build a warehouse."),
+    ] = None,
     fmt: Annotated[EvalFormat, typer.Option("--format", "-f", help="table, csv, json, parquet or trec (trec_eval's layout).")] = EvalFormat.table,
     output: OutputOption = None,
     db: DbOption = DEFAULT_DB,
@@ -104,8 +108,13 @@ def evaluate(
     With --qrels, the run files given as arguments are evaluated against that qrels file
     without a warehouse, as trec_eval does (same numbers, same strict input checks).
 
+    With --qrels and --into W, the qrels and run files are also stored in the warehouse W
+    (as `ingest qrels` and `ingest runs` store them, in one transaction) and evaluated from
+    it, in one process: the same numbers, and a warehouse for every later evaluation.
+
     Example: evalwh eval --collection trec8 -m P@10 -m AP -m nDCG@10 -m A_p@100
     Example: evalwh eval --qrels qrels.txt runs/* -m P@10 -m AP --format trec
+    Example: evalwh eval --qrels qrels.txt runs/* --into trec8.duckdb -c trec8 -m P@10 -m AP
     Example: evalwh eval -c trec8 --qrels-id depth10 --fill full -m AP -m 'A_p(source=human)@10'
     """
     from evalwh.errors import EvalWhError, MetricParamError
@@ -115,7 +124,9 @@ def evaluate(
         unjudged_mode, averaging_mode = Unjudged(unjudged), Averaging(averaging)
     except ValueError as error:
         raise MetricParamError(str(error)) from None
-    if collection is not None and qrels is not None:
+    if into is not None and qrels is None:
+        raise MetricParamError("--into stores what --qrels evaluates: evalwh eval --qrels QRELS RUN ... --into W -c NAME")
+    if collection is not None and qrels is not None and into is None:
         raise MetricParamError("give either --collection (a warehouse) or --qrels with run files, not both")
     if qrels is not None:
         if not files:
@@ -137,7 +148,7 @@ def evaluate(
         float32_ties=float32_ties,
         averaging=averaging_mode,
     )
-    if qrels is not None:
+    if qrels is not None and into is None:
         from evalwh.measures.direct import evaluate_files
 
         def evaluated(specs: list[str], by_topic: bool) -> pd.DataFrame:
@@ -150,12 +161,20 @@ def evaluate(
     else:
         from evalwh.warehouse import Warehouse
 
-        # a reader unless --store: any number of evaluations at once, also on a read-only disk
-        wh = Warehouse(db) if store else Warehouse.open_reader(db)
+        if into is not None:  # the qrels and runs stored first, in this process (_ingest_into)
+            wh, collection, run = _ingest_into(into, qrels, files, collection)  # type: ignore[arg-type]
+        else:
+            # a reader unless --store: any number of evaluations at once, also on a read-only disk
+            wh = Warehouse(db) if store else Warehouse.open_reader(db)
         stored = dict(collection=collection, runs=run, qrels_id=qrels_id, fill=fill or [], **options)
 
         def evaluated(specs: list[str], by_topic: bool) -> pd.DataFrame:
-            return wh.evaluate(specs, per_query=by_topic, store=store, typed_names=True, **stored)
+            frame = wh.evaluate(specs, per_query=by_topic, store=store, typed_names=True, **stored)
+            if into is None:
+                return frame
+            from evalwh.measures.direct import in_given_order
+
+            return in_given_order(frame, run)  # (the files' order, as --qrels alone gives it)
 
         def grades() -> tuple[int, object] | None:
             row = wh.con.execute(
@@ -172,14 +191,14 @@ def evaluate(
             raise EvalWhError(_no_topics(name, rel, averaging_mode, grades()))
         return frame
     try:
-        if qrels is None and not float32_ties:
+        if (qrels is None or into is not None) and not float32_ties:
             _float32_note(wh, collection, run)  # type: ignore[arg-type]
         if fmt is EvalFormat.trec:
             _print_trec(compute, measures, per_query, options["depths"], output)  # type: ignore[arg-type]
             return
         frame = compute(measures, per_query)
     finally:
-        if qrels is None:
+        if qrels is None or into is not None:
             wh.__exit__(*sys.exc_info())  # a failed first --store removes the file it created
     if fmt is not EvalFormat.table:
         render(frame, OutputFormat(fmt.value), output)
@@ -197,6 +216,44 @@ def evaluate(
     wide.columns.name = None
     long_form = frame[[*index, "measure", "value"]]
     render(wide, OutputFormat.table, output, title=title, long_form=long_form)
+
+
+def _ingest_into(into: Path, qrels: Path, files: list[Path], collection: str | None) -> tuple[Any, str, list[str]]:
+    """``eval --qrels QRELS RUN... --into W``: store the qrels and runs in W (one transaction).
+
+    Returns the open warehouse (the caller closes it), the collection and the run ids in the
+    files' order. What was stored is said on standard error, as ``evalwh ingest`` says it.
+    """
+    from evalwh.cli._progress import progress_bar
+    from evalwh.errors import MetricParamError
+    from evalwh.io import irds
+    from evalwh.io.formats import require_file
+    from evalwh.store.ingest import ingest_qrels_and_runs, keep_freed_memory
+    from evalwh.warehouse import Warehouse
+
+    if not irds.is_irds(qrels):  # before opening: a mistyped name must not create a warehouse file
+        require_file(qrels)
+    for file in files:
+        require_file(file)
+    if collection is None:
+        if not into.exists():
+            raise MetricParamError("--into a new warehouse needs --collection NAME (the collection to store the runs in)")
+        collection = only_collection(into)
+    wh = Warehouse(into)
+    try:
+        keep_freed_memory(wh)  # this process ends with the command
+        with progress_bar("ingesting runs") as progress:
+            stored, results = ingest_qrels_and_runs(wh, qrels, files, collection=collection, progress=progress)
+    except BaseException:
+        wh.__exit__(*sys.exc_info())  # (a new file that holds nothing is removed)
+        raise
+    new = sum(r.status != "unchanged" for r in results)
+    typer.echo(
+        f"{into}: {stored.message()}; {new} of {len(results)} runs ingested or replaced, "
+        f"{len(results) - new} unchanged",
+        err=True,
+    )
+    return wh, collection, [r.name for r in results]
 
 
 def _float32_note(wh: object, collection: str, runs: list[str] | None) -> None:

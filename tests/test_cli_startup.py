@@ -66,3 +66,18 @@ def test_a_help_screen_in_a_fresh_process_still_folds_long_defaults():
         """
     )
     assert out == "0 True False"
+
+
+def test_the_float32_note_of_eval_does_not_import_the_statistics():
+    # evalwh eval on a warehouse imports evalwh.present.report.ties for its note; the report
+    # package's names come at first use, so scipy.stats (about a CPU second) stays out
+    out = _in_a_fresh_process(
+        """
+        import sys
+        import evalwh.present.report.ties
+        before = "scipy.stats" in sys.modules
+        from evalwh.present.report import ReportOptions, build_report
+        print(before, "scipy.stats" in sys.modules, callable(build_report), ReportOptions.__name__)
+        """
+    )
+    assert out == "False True True ReportOptions"

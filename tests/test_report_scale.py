@@ -65,7 +65,7 @@ def test_p_values_are_compares(collections, n: int) -> None:  # type: ignore[no-
         np.testing.assert_array_equal(a[column].to_numpy(), b[column].to_numpy())
     assert report.family == {
         "test": "t", "correction": "holm", "n_runs": n, "n_pairs": n * (n - 1) // 2,
-        "mode": "all", "baselines": [],
+        "mode": "all", "baselines": [], "notes": [],
     }  # fmt: skip
 
 
@@ -199,6 +199,35 @@ def test_float32_tie_order_is_told_once(tmp_path: Path) -> None:
     result = runner.invoke(app, ["compare", "x", "y", "-c", "c", "--db", str(db), "-m", "P@1"])
     assert result.exit_code == 0, result.output
     assert result.stderr.count("--float32-ties") == 1
+
+
+def test_the_report_says_what_compare_says_when_topic_sets_differ() -> None:
+    """y has no ranking for topic 3: compare's note (the runs' topic sets differ) is the
+    report's, beside its significance marks, in HTML and Markdown; equal sets say nothing."""
+    qrels = pd.DataFrame({"query_id": ["1", "1", "2", "2", "3"], "doc_id": list("abacd"), "relevance": [1, 0, 1, 1, 1]})
+    runs = pd.DataFrame(
+        {
+            "run_id": ["x"] * 4 + ["y"] * 4,
+            "query_id": ["1", "1", "2", "3", "1", "1", "2", "2"],
+            "doc_id": list("abad") + list("baca"),
+            "score": [2.0, 1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.0],
+        }
+    )
+    wh = Warehouse(":memory:")
+    wh.ingest_qrels(qrels, collection="c")
+    wh.ingest_runs(runs, collection="c")
+    theirs = wh.compare(["AP"], ["x"], collection="c", baseline="y").notes
+    assert len(theirs) == 1 and theirs[0].startswith("the runs' topic sets differ: y has no ranking for 1 of the 3")
+    report = build_report(wh, "c", ReportOptions(figures=False))
+    assert report.family["notes"] == theirs
+    told = "The runs' topic sets differ: y has no ranking for 1 of the 3 topics scored"
+    assert told in render_markdown(report)
+    assert told.replace("'", "&#39;") in render_html(report)
+    same = Warehouse(":memory:")
+    same.ingest_qrels(qrels, collection="c")
+    same.ingest_runs(runs[runs["query_id"] != "3"], collection="c")
+    quiet = build_report(same, "c", ReportOptions(figures=False))
+    assert quiet.family["notes"] == [] and "topic sets differ" not in render_markdown(quiet)
 
 
 # -- Chromium at 1,280 px -------------------------------------------------------------------

@@ -42,6 +42,8 @@ CORE_TABLES = {
         "group_name",
         "run_type",
         "pooled",
+        "float32_lists",
+        "float32_first_rank",
     ],
     "run_results": ["collection_id", "run_id", "query_id", "doc_id", "score", "rank_given", "rank"],
     "run_topics": ["collection_id", "run_id", "query_id", "num_ret", "list_key"],

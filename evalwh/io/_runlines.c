@@ -38,7 +38,7 @@
  *   read_run(data, delimiter, tag, judgments | None, rel, float32, extra_fields[, max_line[,
  *            documents]])
  *       -> (judged, doc_offsets, doc_bytes, given_offsets, given_bytes, score, topic, rank,
- *           given_valid, keys, added) | str
+ *           given_valid, keys, added, float32_lists, float32_first) | str
  *       Every line ranked, for the ingest: judged is rank_file's tuple (its judged lines; none
  *       without judgments), then per row in (topic, rank) order the document id (Arrow
  *       string buffers), the rank field as written (Arrow string buffers and a validity
@@ -47,7 +47,10 @@
  *       the key of its (topic, document) pair instead of its id, once the whole file is
  *       accepted: keys (int64 per row); added (int32), the rows whose pair was new and got
  *       the next key; the document ids are then those of the added rows only. Without,
- *       keys and added are None.
+ *       keys and added are None. float32_lists: the topics where two adjacent rows have
+ *       scores that differ as doubles, are equal as floats, and doc_ids ascending (their
+ *       order under trec_eval 9's float32 scores is the other); float32_first: the best rank
+ *       of the second row of such a pair (0: none). The ingest stores both with the run.
  *   documents(next_key[, spill_fd, budget]) -> capsule
  *       The dictionary read_run keys rows in, empty: a new pair gets next_key, then the next.
  *       With a spill file (a descriptor of a file to read and write, duplicated), at most
@@ -1029,6 +1032,10 @@ typedef struct {
     Documents *documents; /* read_run's dictionary of (topic, document) pairs, or NULL */
     int64_t *out_key;     /* ... and every row's key in it */
     Ints added;           /* ... and the rows that added a pair, in row order */
+    /* read_run: the lists where two adjacent rows trade places when scores are rounded to
+     * float32 (trec_eval <= 9.0.8), and the best rank (from 1; 0: none) where it happens */
+    size_t float32_lists;
+    int32_t float32_first;
     Topic *topics;
     size_t topic_count;
     Rows rows[2]; /* the judged lines: [0] relevant ones (grade >= rel), [1] the others */
@@ -1330,9 +1337,22 @@ static int rank_topics(Work *w) {
         }
         if (w->all_rows) {
             size_t first = offset[t];
+            int traded = 0; /* this list has a pair that float32 scores order the other way */
             for (size_t i = 0; i < count; i++) {
                 const Line *line = group[i];
                 size_t row = first + i;
+                /* two adjacent lines whose scores differ as doubles but not as floats tie in
+                 * trec_eval 9, which then orders them doc_id descending: they trade places
+                 * when doc_id ascends here (queries/reports/float32_order.sql's pairs) */
+                if (!traded && i > 0) {
+                    const Line *above = group[i - 1];
+                    if (above->key != line->key && (float)above->key == (float)line->key &&
+                        doc_compare(above, line) < 0) {
+                        traded = 1;
+                        w->float32_lists++;
+                        if (w->float32_first == 0 || (int32_t)i + 1 < w->float32_first) w->float32_first = (int32_t)i + 1;
+                    }
+                }
                 int32_t given_at = w->out_given_offsets[row];
                 if (w->out_doc != NULL) {
                     int32_t doc_at = w->out_doc_offsets[row];
@@ -1644,8 +1664,8 @@ static PyObject *read_run(PyObject *self, PyObject *args) {
         Py_INCREF(Py_None);
         out[9] = Py_None;
     }
-    result = Py_BuildValue("(NNNNNNNNNNN)", judged, out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7],
-                           out[8], out[9]);
+    result = Py_BuildValue("(NNNNNNNNNNNnn)", judged, out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7],
+                           out[8], out[9], (Py_ssize_t)w.float32_lists, (Py_ssize_t)w.float32_first);
     for (int k = 0; k < 10; k++) out[k] = NULL; /* the tuple holds them, or they are released */
 out:
     for (int k = 0; k < 10; k++) Py_XDECREF(out[k]);

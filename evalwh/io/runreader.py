@@ -125,6 +125,9 @@ class Ranked:
         relevant: How many of the judged lines, the first ones, are relevant (grade >= 1).
         added: Read with a dictionary, the (topic, document) pairs the file added to it:
             ``query_id, doc_id, doc_key``; else None.
+        float32_lists: The topics where two adjacent rows trade places when scores are
+            rounded to float32 (trec_eval <= 9.0.8), as ``float32_order.sql`` finds them.
+        float32_first: The best rank where that happens (0: nowhere).
     """
 
     sha256: str
@@ -134,6 +137,8 @@ class Ranked:
     judged: pa.Table | None
     relevant: int = 0
     added: pa.Table | None = None
+    float32_lists: int = 0
+    float32_first: int = 0
 
 
 def read_run(
@@ -182,6 +187,8 @@ def read_run(
         given_valid,
         keys,
         added_rows,
+        float32_lists,
+        float32_first,
     ) = result
     topic_offsets, topic_bytes, num_ret, relevant, *judged_columns = judged_part
     n_topics = len(topic_offsets) // 4 - 1
@@ -237,7 +244,9 @@ def read_run(
             names=["query_id", "rank", "gain", "judged_so_far", "relevant_so_far"],
         )
     sha256 = hashlib.sha256(data).hexdigest() if digest else ""
-    return Ranked(sha256, n, rows, topics, judged, int(relevant), added)
+    return Ranked(
+        sha256, n, rows, topics, judged, int(relevant), added, float32_lists, float32_first
+    )
 
 
 def documents(

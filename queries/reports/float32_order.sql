@@ -10,6 +10,11 @@
 -- (trec_eval 10 ranks) with doc_id ascending are the pairs that trade places under float32.
 -- $runs NULL: every run of the collection. One row per run that has such a pair: the lists
 -- (topics) concerned and the best rank where it happens.
+-- This is the reference and the fallback, not what `eval` runs for every run: the ingest
+-- stores the same two figures with each run (runs.float32_lists, float32_first_rank; schema
+-- 021), counted by its reader while it ranks (evalwh/io/_runlines.c) or, for runs stored
+-- without it, by this query; evalwh.present.report.ties.float32_order reads them and runs
+-- this only for runs stored before 021 (figures NULL). float32_score is C's (float) cast.
 WITH lists AS (
     -- the lists asked for: one row per (run, topic), not per line
     SELECT list_key, run_id, query_id
@@ -18,7 +23,7 @@ WITH lists AS (
         AND ($runs IS NULL OR list_contains($runs, run_id))
 ),
 groups AS (
-    SELECT r.list_key, CAST(r.score AS FLOAT) AS score32
+    SELECT r.list_key, float32_score(r.score) AS score32
     FROM run_rows AS r
     SEMI JOIN lists AS l ON r.list_key = l.list_key
     GROUP BY ALL
@@ -28,7 +33,7 @@ members AS (
     -- only now the document ids, for the few rows in such groups
     SELECT l.run_id, l.query_id, g.score32, r.rank, d.doc_id
     FROM run_rows AS r
-    JOIN groups AS g ON r.list_key = g.list_key AND CAST(r.score AS FLOAT) = g.score32
+    JOIN groups AS g ON r.list_key = g.list_key AND float32_score(r.score) = g.score32
     JOIN lists AS l ON r.list_key = l.list_key
     JOIN documents AS d ON r.doc_key = d.doc_key
 ),

@@ -163,8 +163,12 @@ def build_report(
     retrieved_specs = [f"A_p_ret@{d}" for d in ASSESSMENT_DEPTHS]
     decision_specs = [spec for _, perf, assess, _ in columns for spec in (perf, assess)]
     specs = list(dict.fromkeys([*measures, *assess_specs, *retrieved_specs, *decision_specs]))
-    scores = evaluate(wh, specs, collection=collection, per_query=True, qrels_id=opts.qrels_id, fill=opts.fill)
-    scores = scores[["run_id", "query_id", "measure", "value"]]
+    from evalwh.methods.comparisons import split_retrieved, with_retrieved
+
+    # NumRet beside them, for compare's note when the runs' topic sets differ
+    asked, retrieved_name, kept = with_retrieved(specs, typed_names=False)
+    scores = evaluate(wh, asked, collection=collection, per_query=True, qrels_id=opts.qrels_id, fill=opts.fill)
+    scores, retrieved = split_retrieved(scores[["run_id", "query_id", "measure", "value"]], retrieved_name, kept)
     means = _means(scores, specs)
     leaderboard = _leaderboard(means, measures, assess_specs, runs_meta, opts.flag_gap)
     from evalwh.present.report.judgments import build_judgments
@@ -183,14 +187,16 @@ def build_report(
     opts = replace(opts, test=test.value, correction=correction.value)
     marks = comparison = None
     n_pairs = 0
+    family_notes: list[str] = []
     if len(run_ids) >= 2:
         from evalwh.methods.comparisons import family_runs
         from evalwh.present.report import significance
 
         family = family_runs(wh, collection, [], opts.baselines, all_runs=True)
-        board_test = significance.family_compare(scores, family, measures, opts)
+        board_test = significance.family_compare(scores, family, measures, opts, retrieved)
         marks = significance.marks(board_test, ranked, opts.baselines)
         comparison = board_test.pairs
+        family_notes = list(board_test.notes)
         matrix_specs = [spec for _, perf, assess, _ in columns for spec in (perf, assess)]
         matrix_test = significance.family_compare(scores, family, matrix_specs, opts)
         all_pairs = significance.decision_rows(matrix_test, columns, order, opts.baselines)
@@ -214,6 +220,8 @@ def build_report(
         "n_pairs": n_pairs,
         "mode": "baseline" if opts.baselines else "all",
         "baselines": list(opts.baselines),
+        # compare's notes on the family (the runs' topic sets differ), as `evalwh compare` prints them
+        "notes": family_notes,
     }
     step("decisions", started)
 

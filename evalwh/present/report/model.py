@@ -171,7 +171,8 @@ class Report:
         marks: The leaderboard's significance at a glance, per measure and run
             (:func:`evalwh.present.report.significance.marks`); None for a single run.
         family: How the comparisons were made: ``test, correction, n_runs, n_pairs, mode``
-            (``baseline`` or ``all``) and ``baselines``.
+            (``baseline`` or ``all``), ``baselines``, and ``notes``: ``evalwh compare``'s notes
+            on the family (the runs' topic sets differ), shown beside the significance marks.
         deeper: Measures (leaderboard or decision matrix) that cut deeper than the judged
             depth, each with why (:func:`evalwh.present.report.defaults.deeper_than_judged`).
         graded: The labels have more than two levels.

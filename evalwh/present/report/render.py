@@ -332,13 +332,19 @@ def _significance_note(report: Report) -> str:
             f"Beside each mean, against the baseline{'s' if len(report.options.baselines) > 1 else ''} "
             f"{names} in order: ▲ significantly better, ▼ significantly worse, · not "
             f"distinguishable; base marks the baseline ({family})."
-        )
+        ) + _family_notes(report)
     lead = _label(_lead(report))
     return (
         f"> and <: how many runs each run is significantly better and worse than on {lead}; "
         f"shaded means are the top group of their measure, runs no other run is significantly "
         f"better than ({family})."
-    )
+    ) + _family_notes(report)
+
+
+def _family_notes(report: Report) -> str:
+    """``evalwh compare``'s notes on the family (e.g. the runs' topic sets differ), as sentences."""
+    notes = report.family.get("notes") or []
+    return "".join(f" Note: {n[0].upper()}{n[1:]}." for n in notes)
 
 
 def _deeper_note(report: Report) -> str:

@@ -33,9 +33,17 @@ if TYPE_CHECKING:
 
 
 def family_compare(
-    scores: pd.DataFrame, family: Sequence[str], measures: Sequence[str], opts: ReportOptions
+    scores: pd.DataFrame,
+    family: Sequence[str],
+    measures: Sequence[str],
+    opts: ReportOptions,
+    retrieved: pd.DataFrame | None = None,
 ) -> Comparison:
-    """``evalwh compare`` on the report's scores: the same family, test, correction and seed."""
+    """``evalwh compare`` on the report's scores: the same family, test, correction and seed.
+
+    ``retrieved`` (``run_id, query_id, value``: the documents each run ranked per topic, as
+    ``evalwh compare`` takes them) adds compare's note when the runs' topic sets differ.
+    """
     test, correction = family_procedure(opts.test, opts.correction)
     chosen = scores[scores["measure"].isin(list(measures))]
     return compare(
@@ -48,6 +56,7 @@ def family_compare(
         alpha=opts.alpha,
         n_resamples=opts.n_resamples,
         rng=opts.seed,
+        retrieved=retrieved,
     )
 
 

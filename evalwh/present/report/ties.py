@@ -5,8 +5,10 @@ descending. trec_eval up to 9.0.8 read scores into a C float, so two scores that
 same float32 tied and fell back to the doc_id order; published TREC tables were made that way.
 Where a run's order differs between the two, its values can differ from the published ones,
 and ``--float32-ties`` reproduces them. ``eval``, ``compare`` and ``report`` say so once, with
-this module's sentence; the check is one SQL pass over the stored scores
-(``queries/reports/float32_order.sql``), without sorting the runs again.
+this module's sentence. The ingest finds it once per run, as it ranks the run, and stores it
+with the run (``runs.float32_lists``, ``float32_first_rank``; schema 021), so that the check
+reads one row a run; only for runs stored before that step does it run the reference query
+over their stored scores (``queries/reports/float32_order.sql``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ if TYPE_CHECKING:
 def float32_order(wh: Store, collection: str, runs: Sequence[str] | None = None) -> pd.DataFrame:
     """The runs whose order changes under float32 scores: ``run_id, lists, first_rank``.
 
+    The figures the ingest stored (``float32_stored.sql``); ``float32_order.sql`` over the
+    stored scores of the runs that have none (stored before schema 021). By run_id.
+
     Examples:
         >>> import pandas as pd
         >>> from evalwh import Warehouse
@@ -37,10 +42,23 @@ def float32_order(wh: Store, collection: str, runs: Sequence[str] | None = None)
         >>> float32_order(wh, "c").values.tolist()
         [['r', 1, 2]]
     """
-    return wh.df(
-        sql.query("evalwh.queries.reports", "float32_order"),
-        {"collection_id": collection, "runs": None if runs is None else list(runs)},
+    import pandas as pd
+
+    chosen = None if runs is None else list(runs)
+    stored = wh.df(
+        sql.query("evalwh.queries.reports", "float32_stored"),
+        {"collection_id": collection, "runs": chosen},
     )
+    unknown = stored["lists"].isna()
+    found = stored[~unknown & (stored["lists"] > 0)]
+    if unknown.any():
+        computed = wh.df(
+            sql.query("evalwh.queries.reports", "float32_order"),
+            {"collection_id": collection, "runs": stored.loc[unknown, "run_id"].tolist()},
+        )
+        found = pd.concat([found, computed]) if not computed.empty else found
+    columns = {"run_id": str, "lists": "int64", "first_rank": "int64"}
+    return found.astype(columns).sort_values("run_id").reset_index(drop=True)
 
 
 def ties_note(frame: pd.DataFrame) -> str | None:

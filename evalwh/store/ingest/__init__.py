@@ -69,6 +69,7 @@ __all__ = [
     "ingest_qrels",
     "ingest_runs",
     "ingest_run_metadata",
+    "ingest_qrels_and_runs",
     "IngestResult",
     "Progress",
     # used elsewhere in evalwh (the direct evaluation, trec_eval, transfer, the CLI)
@@ -295,6 +296,40 @@ def _ingest_runs(
         ignore_extra_fields=ignore_extra_fields,
         progress=progress,
     )
+
+
+def ingest_qrels_and_runs(
+    wh: Store,
+    qrels: str | os.PathLike[str],
+    runs: Sequence[str | os.PathLike[str]],
+    *,
+    collection: str,
+    ignore_extra_fields: bool = False,
+    progress: Progress | None = None,
+) -> tuple[IngestResult, list[IngestResult]]:
+    """Ingest a qrels file (the set ``default``) and run files in one command and one transaction.
+
+    What ``ingest_qrels(wh, qrels, collection=...)`` followed by ``ingest_runs(wh, runs,
+    collection=...)`` store, row for row, in one transaction: if the qrels or any run file is
+    rejected, nothing is stored. (``evalwh eval --qrels QRELS RUN... --into W``, which then
+    evaluates from the warehouse in the same process: no second and third interpreter start.)
+
+    Returns:
+        The qrels set's result and one result per run.
+
+    Raises:
+        IngestError: naming file, line and problem, for malformed input or a clash (a stored
+            ``default`` set or run of the same name with other content).
+    """
+    wh.require_writer("ingest qrels and runs")
+    check_name(collection, "collection")
+    with bulk_session(wh, vacuum=False):
+        with wh.transaction():
+            stored = ingest_qrels(wh, qrels, collection=collection)
+            assert not isinstance(stored, list)  # (one source, one set)
+            results = _ingest_runs(wh, list(runs), collection, None, False, ignore_extra_fields, progress)
+        checkpoint(wh)  # (as ingest_runs: the vacuum of appended row groups off, see bulk_session)
+    return stored, results
 
 
 def ingest_run_metadata(

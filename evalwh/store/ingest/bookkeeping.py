@@ -30,15 +30,54 @@ def _stored_runs(wh: Store, collection: str) -> dict[str, tuple[str, int]]:
 def insert_runs(wh: Store, rows: list[list[Any]]) -> None:
     """Add runs rows: (collection_id, run_id, tag, source_file, sha256, line_count) each.
 
+    Rows of eight also give ``float32_lists`` and ``float32_first_rank`` (schema/021), as the
+    reader counted them; else they stay NULL (unknown) until :func:`store_float32_order`.
     One statement over the columns as lists (executemany costs a round trip per row).
     """
     if rows:
-        names = ("c", "r", "t", "s", "h", "n")
+        names = ("c", "r", "t", "s", "h", "n", "l", "f")[: len(rows[0])]
         columns = zip(names, zip(*rows, strict=True), strict=True)
+        targets = (
+            "collection_id", "run_id", "tag", "source_file", "sha256", "line_count",
+            "float32_lists", "float32_first_rank",
+        )[: len(names)]
         wh.con.execute(
-            "INSERT INTO runs (collection_id, run_id, tag, source_file, sha256, line_count)"
-            " SELECT unnest($c), unnest($r), unnest($t), unnest($s), unnest($h), unnest($n)",
+            f"INSERT INTO runs ({', '.join(targets)})"
+            f" SELECT {', '.join(f'unnest(${name})' for name in names)}",
             {name: list(values) for name, values in columns},
+        )
+
+
+def store_float32_order(wh: Store, collection: str, run_ids: list[str]) -> None:
+    """Store, for runs stored without the reader, where float32 scores would reorder them.
+
+    The reader counts it as it ranks (evalwh/io/_runlines.c); for the runs the general way
+    or a DataFrame stored, the reference query ``float32_order.sql`` finds it over their
+    rows, inside the ingest's transaction: 0 lists (and no rank) where nothing trades places.
+    """
+    if not run_ids:
+        return
+    found = wh.df(
+        sql.query("evalwh.queries.reports", "float32_order"),
+        {"collection_id": collection, "runs": list(run_ids)},
+    )
+    wh.con.execute(
+        "UPDATE runs SET float32_lists = 0, float32_first_rank = NULL"
+        " WHERE collection_id = $collection AND list_contains($runs, run_id)",
+        {"collection": collection, "runs": list(run_ids)},
+    )
+    if not found.empty:
+        wh.con.execute(
+            "UPDATE runs AS r SET float32_lists = f.lists, float32_first_rank = f.first_rank"
+            " FROM (SELECT unnest($runs) AS run_id, unnest($lists) AS lists,"
+            " unnest($first) AS first_rank) AS f"
+            " WHERE r.collection_id = $collection AND r.run_id = f.run_id",
+            {
+                "collection": collection,
+                "runs": found["run_id"].tolist(),
+                "lists": [int(v) for v in found["lists"]],
+                "first": [int(v) for v in found["first_rank"]],
+            },
         )
 
 

@@ -20,6 +20,7 @@ from evalwh.store.ingest.bookkeeping import (
     _drop_unused_pairs,
     _stored_runs,
     insert_runs,
+    store_float32_order,
 )
 from evalwh.store.ingest.cache import JudgedCache
 from evalwh.store.ingest.general import _drop_staging
@@ -218,5 +219,6 @@ def ingest_run_frame(
         finally:
             wh.con.unregister("staged_frame")
         _drop_staging(wh)
+        store_float32_order(wh, collection, accepted)
         JudgedCache(wh, collection).finish(accepted)  # the evaluation cache, joined in SQL
     return results

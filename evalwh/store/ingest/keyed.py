@@ -79,6 +79,8 @@ class Prepared:
     lists: list[tuple[Any, int]]  # per piece: its topics (query_id, num_ret), their first key
     build_key: int | None  # its judged rows' build, None without judgments
     files: dict[str, list[str]]  # its staged Parquet files by kind (a file a piece)
+    # the lists where float32 scores trade two rows, and the best rank where (0: none)
+    float32: tuple[int, int] = (0, 0)
 
 
 class Stored:
@@ -208,7 +210,14 @@ class Stored:
                 write_statistics=False,
             )
         files = {kind: [name] for kind, name in names.items()}
-        return Prepared(ranked.sha256, ranked.lines, [(ranked.topics, first_list)], build_key, files)
+        return Prepared(
+            ranked.sha256,
+            ranked.lines,
+            [(ranked.topics, first_list)],
+            build_key,
+            files,
+            (ranked.float32_lists, ranked.float32_first),
+        )
 
     def prepare_pieces(self, file: RunFile, read: Callable[[bytes], runreader.Ranked | str]) -> Prepared | str | None:
         """A large plain file read, ranked, keyed and staged a piece of whole topics at a time.
@@ -262,12 +271,14 @@ class Stored:
         if not done:
             return "no lines"
         files = {kind: [n for p in done for n in p.files.get(kind, [])] for kind in done[0].files}
+        firsts = [p.float32[1] for p in done if p.float32[1]]
         return Prepared(
             digest.hexdigest(),
             sum(p.lines for p in done),
             [segment for p in done for segment in p.lists],
             build_key,
             files,
+            (sum(p.float32[0] for p in done), min(firsts, default=0)),  # (pieces: whole topics)
         )
 
     def add(self, file: RunFile, prepared: Prepared) -> IngestResult:
@@ -290,9 +301,9 @@ class Stored:
                 )
             )
         source = os.path.basename(file.label)
-        self.entries.append(
-            [self.collection, file.run_id, file.first_tag, source, prepared.sha256, prepared.lines]
-        )
+        lists32, first32 = prepared.float32
+        entry = [self.collection, file.run_id, file.first_tag, source, prepared.sha256]
+        self.entries.append([*entry, prepared.lines, lists32, first32 or None])
         self.lines += prepared.lines
         if prepared.build_key is not None:
             self.builds.append([file.run_id, prepared.sha256, prepared.build_key])

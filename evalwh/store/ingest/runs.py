@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from evalwh.io import formats, runreader
 from evalwh.io.ir_metadata import skip_block
 from evalwh.store.ingest.bookkeeping import _clash, _delete_run, _drop_unused_pairs, _stored_runs
+from evalwh.store.ingest.bookkeeping import store_float32_order
 from evalwh.store.ingest.cache import JudgedCache
 from evalwh.store.ingest.files import (
     READ_ERRORS,
@@ -195,6 +196,7 @@ def ingest_prepared(
             if progress:
                 progress(done, len(files))
         stored_here.flush()
+        store_float32_order(wh, collection, general)  # (the reader counted its own runs')
         cache.finish(general, stored_here.runs)
         return [results[f.label] for f in files]
     finally:

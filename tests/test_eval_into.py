@@ -1,0 +1,138 @@
+"""``evalwh eval --qrels QRELS RUN... --into W``: the three-command warehouse path in one process.
+
+It must store what ``evalwh ingest qrels`` and ``evalwh ingest runs`` store, row for row and key
+for key, print what ``eval --qrels`` prints (but the collection's name), leave a warehouse
+unchanged when any input is refused, and be idempotent.
+"""
+
+from __future__ import annotations
+
+import io
+
+import duckdb
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from evalwh.cli import app
+
+MEASURES = ["-m", "P@2", "-m", "AP", "-m", "nDCG@3", "-m", "bpref", "-m", "A_p@2"]
+QRELS = "1 0 a 1\n1 0 b 0\n1 0 c 2\n2 0 a 1\n2 0 e 0\n3 0 z 1\n"
+RUNS = {
+    # the reader's way: plain lines, a tie (b and x at 3.0) and ranks that are not its order
+    "r1.txt": "1 Q0 a 1 5.0 r1\n1 Q0 x 2 3.0 r1\n1 Q0 b 3 3.0 r1\n1 Q0 c 9 2.0 r1\n2 Q0 e 1 1.0 r1\n",
+    # topics out of order, a document of no judgment
+    "r2.txt": "2 Q0 a 1 4.0 r2\n1 Q0 c 1 3.0 r2\n1 Q0 y 2 1.0 r2\n3 Q0 q 1 0.5 r2\n",
+    # tabs between fields and a comment: the general way (DuckDB's CSV reader)
+    "r3.txt": "# a comment\n1\tQ0\tb\t1\t2.0\tr3\n1\tQ0\ta\t2\t1.0\tr3\n",
+}
+# what each table holds, by name and in an order of its own content (timestamps left out; the
+# keys are numbered in the order files finish reading, two at a time, so they are compared
+# through what they stand for)
+TABLES = {
+    "runs": "SELECT collection_id, run_id, tag, source_file, sha256, line_count FROM runs ORDER BY ALL",
+    "qrels": "SELECT * FROM qrels ORDER BY ALL",
+    "qrels_sets": "SELECT * EXCLUDE (created_at) FROM qrels_sets ORDER BY ALL",
+    "run_topics": "SELECT * EXCLUDE (list_key) FROM run_topics ORDER BY ALL",
+    "documents": "SELECT * EXCLUDE (doc_key) FROM documents ORDER BY ALL",
+    "run_rows": "SELECT * FROM run_results ORDER BY ALL",
+    "judged_builds": "SELECT * EXCLUDE (built_at, build_key) FROM judged_builds ORDER BY ALL",
+    "judged_results": (
+        "SELECT b.qrels_id, t.run_id, t.query_id, c.* EXCLUDE (build_key, list_key) FROM judged_results AS c"
+        " JOIN judged_builds AS b USING (build_key) JOIN run_topics AS t USING (list_key) ORDER BY ALL"
+    ),
+    "keys": (  # every key once
+        "SELECT (SELECT count(DISTINCT doc_key) = count(*) FROM documents),"
+        " (SELECT count(DISTINCT list_key) = count(*) FROM run_topics),"
+        " (SELECT count(DISTINCT build_key) = count(*) FROM judged_builds)"
+    ),
+}
+
+
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    for name, text in RUNS.items():
+        (tmp_path / name).write_text(text)
+    return tmp_path / "qrels.txt", [tmp_path / name for name in RUNS]
+
+
+def contents(path) -> dict[str, list[tuple]]:
+    with duckdb.connect(str(path), read_only=True) as con:
+        return {name: con.execute(query).fetchall() for name, query in TABLES.items()}
+
+
+def test_into_stores_what_the_ingest_commands_store_and_prints_what_the_direct_path_prints(files, tmp_path):
+    qrels, runs = files
+    into = tmp_path / "into.duckdb"
+    result = invoke("eval", "--qrels", qrels, *runs, "--into", into, "-c", "c", *MEASURES, "--format", "csv")
+    assert result.exit_code == 0, result.output
+    assert "qrels.txt: ingested (6 lines); 3 of 3 runs ingested or replaced, 0 unchanged" in result.stderr
+
+    three = tmp_path / "three.duckdb"
+    for args in (["qrels", qrels], ["runs", *runs]):
+        done = invoke("ingest", *args, "-c", "c", "--db", three)
+        assert done.exit_code == 0, done.output
+    stored = contents(into)
+    assert stored == contents(three)
+    assert len(stored["run_rows"]) == 11 and len(stored["judged_builds"]) == 3  # (every run cached)
+    warehouse = invoke("eval", "-c", "c", "--db", three, *MEASURES, "--format", "csv")
+
+    direct = invoke("eval", "--qrels", qrels, *runs, *MEASURES, "--format", "csv")
+    frame, alone = (pd.read_csv(io.StringIO(r.stdout)) for r in (result, direct))
+    assert list(frame["collection_id"].unique()) == ["c"] and list(alone["collection_id"].unique()) == ["files"]
+    pd.testing.assert_frame_equal(frame.drop(columns="collection_id"), alone.drop(columns="collection_id"))
+    assert list(frame["run_id"].unique()) == ["r1", "r2", "r3"]  # the files' order
+    on_three = pd.read_csv(io.StringIO(warehouse.stdout)).sort_values(["run_id", "measure"], ignore_index=True)
+    pd.testing.assert_frame_equal(frame.sort_values(["run_id", "measure"], ignore_index=True), on_three)
+    # r1, topic 1 in trec_eval's order: a (relevant), x, b (3.0 each: doc_id descending), c
+    # (relevant) at 4; topics 2 and 3 retrieve no relevant document: AP ((1 + 2/4) / 2 + 0 + 0) / 3
+    assert frame.set_index(["run_id", "measure"]).loc[("r1", "AP"), "value"] == pytest.approx(0.25)
+
+    again = invoke("eval", "--qrels", qrels, *runs, "--into", into, *MEASURES, "--format", "csv")
+    assert again.exit_code == 0, again.output  # (the warehouse's only collection, without -c)
+    assert "already ingested, unchanged; 0 of 3 runs ingested or replaced, 3 unchanged" in again.stderr
+    assert again.stdout == result.stdout and contents(into) == stored
+
+
+def test_a_refused_run_file_leaves_the_warehouse_as_it_was(files, tmp_path):
+    qrels, runs = files
+    into = tmp_path / "into.duckdb"
+    assert invoke("eval", "--qrels", qrels, runs[0], "--into", into, "-c", "c", "-m", "AP").exit_code == 0
+    before = contents(into)
+    other = tmp_path / "other.txt"  # a new qrels set's content, and a bad run beside a good one
+    other.write_text(QRELS.replace("3 0 z 1", "3 0 z 2"))
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 Q0 a 1 5.0 r9\n1 Q0 b 2 oops r9\n")
+    result = invoke("eval", "--qrels", qrels, runs[1], bad, "--into", into, "-c", "c", "-m", "AP")
+    assert result.exit_code == 1
+    assert "bad.txt:2: " in result.output and "'oops'" in result.output
+    assert contents(into) == before
+    clash = invoke("eval", "--qrels", other, runs[1], "--into", into, "-c", "c", "-m", "AP")
+    assert clash.exit_code == 1 and "already exists" in clash.output
+    assert contents(into) == before  # (the run of the same command not stored either)
+
+    new = tmp_path / "new.duckdb"
+    failed = invoke("eval", "--qrels", qrels, bad, "--into", new, "-c", "c", "-m", "AP")
+    assert failed.exit_code == 1 and not new.exists()  # a file the command created goes with it
+
+
+def test_into_needs_qrels_and_a_collection_for_a_new_file(files, tmp_path):
+    qrels, runs = files
+    new = tmp_path / "new.duckdb"
+    result = invoke("eval", "--qrels", qrels, *runs, "--into", new, "-m", "AP")
+    assert result.exit_code == 1 and "--into a new warehouse needs --collection NAME" in result.output
+    assert not new.exists()
+    result = invoke("eval", "--into", new, "-c", "c", "-m", "AP")
+    assert result.exit_code == 1 and "--into stores what --qrels evaluates" in result.output
+    for extra in (["--store"], ["--run", "r1"], ["--qrels-id", "x"]):
+        result = invoke("eval", "--qrels", qrels, *runs, "--into", new, "-c", "c", "-m", "AP", *extra)
+        assert result.exit_code == 1 and "apply to a warehouse" in result.output
+    assert not new.exists()
