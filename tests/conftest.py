@@ -167,6 +167,7 @@ SLOW = {
     "test_adhoc.py": ["test_write_statement_refused_and_data_unchanged"],
     "test_agreement.py": [
         "test_kappa_and_alpha_are_symmetric",
+        "test_kappa_and_alpha_intervals_equal_a_loop_over_replicates",
         "test_llmjudge_against_references",
         "test_identical_sets_agree_fully",
     ],
@@ -221,6 +222,7 @@ SLOW = {
         "test_bad_run_file_is_rejected_with_its_line_and_nothing_changes",
     ],
     "test_ingest_pieces.py": ["test_pieces_give_what_whole_files_give"],
+    "test_ingest_graded.py": ["test_ingests_with_the_judgments_spilled_store_what_in_memory_ones_do"],
     "test_ingest_spill.py": ["test_ingests_with_the_dictionary_spilled_store_what_in_memory_ones_do"],
     "test_ingest_reader.py": [
         "test_ingested_ranks_and_cache_equal_trec_ranked_and_the_sql_join",
@@ -245,7 +247,10 @@ SLOW = {
     ],
     "test_metrics_examples.py": ["test_properties"],
     "test_metrics_reference.py": ["test_agrees_with_pytrec_eval"],
-    "test_pool_bias.py": ["test_cli_pool_bias_plot_and_stored_adjustment"],
+    "test_pool_bias.py": [
+        "test_cli_pool_bias_plot_and_stored_adjustment",
+        "test_samples_and_algorithm1_equal_a_straightforward_per_sample_computation",
+    ],
     "test_pools.py": ["test_setwise_leave_one_out_equals_rebuilt_pools"],
     "test_provenance.py": [
         "test_bad_jsonl_line_names_file_and_line",
@@ -259,6 +264,7 @@ SLOW = {
         "test_every_score_it_reads_is_duckdbs_double",
     ],
     "test_score_files.py": ["test_ranx_per_query_scores"],
+    "test_spark_executors.py": ["test_without_java_the_spark_tests_skip_with_one_banner"],
     "test_spark_settings.py": ["test_a_local_session_started_by_evalwh_runs_its_jvm_with_those_options"],
     "test_transfer.py": ["test_export_opens_in_spark"],
     "test_trec_eval.py": [

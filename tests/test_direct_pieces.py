@@ -63,8 +63,10 @@ def small_pieces(monkeypatch):
     monkeypatch.setattr(direct._Reader, "_PIECE", 40)
 
 
+# 30 examples: rel and condensed (1 in 2 each) in every combination, and files cut into
+# several 40-byte pieces in each; hypothesis draws new examples on every run.
 @settings(
-    max_examples=60,
+    max_examples=30,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )

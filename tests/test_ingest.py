@@ -943,7 +943,9 @@ _TIED_SCORES = st.sampled_from(
 )
 
 
-@settings(max_examples=80, deadline=None)
+# 40 examples of up to 30 lines with 9 scores: ties (and 16777216 against 16777217, equal
+# as float32) come in nearly every example; hypothesis draws new examples on every run.
+@settings(max_examples=40, deadline=None)
 @given(
     rows=st.lists(
         st.tuples(st.sampled_from(["1", "2"]), _DOCS, _TIED_SCORES),

@@ -117,6 +117,54 @@ def test_migrations_are_applied_once_in_order(tmp_path):
     assert all(re.fullmatch(r"\d{3}_[a-z0-9_]+", name) for name in shipped)
 
 
+def _catalog(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple]]:
+    """Every table, column, constraint, view, index, sequence, macro and comment of a database."""
+    queries = {
+        "tables": "SELECT schema_name, table_name, comment, sql FROM duckdb_tables()",
+        "columns": "SELECT table_name, column_name, column_index, data_type, column_default,"
+        " is_nullable, comment FROM duckdb_columns()",
+        "constraints": "SELECT table_name, constraint_type, constraint_text FROM duckdb_constraints()",
+        "views": "SELECT view_name, comment, sql FROM duckdb_views() WHERE NOT internal",
+        "indexes": "SELECT table_name, index_name, sql FROM duckdb_indexes()",
+        "sequences": "SELECT sequence_name, start_value, increment_by FROM duckdb_sequences()",
+        "macros": "SELECT function_name, parameters, macro_definition FROM duckdb_functions()"
+        " WHERE NOT internal AND function_type LIKE '%macro'",
+    }
+    return {
+        kind: sorted(con.execute(query).fetchall(), key=repr) for kind, query in queries.items()
+    }
+
+
+def test_a_new_database_in_one_transaction_equals_the_steps_one_by_one(tmp_path):
+    """Warehouse._migrate applies a new database's steps in one transaction; a file that has
+    some takes the others one transaction each. Both give the same catalog and records."""
+    new = tmp_path / "new.duckdb"
+    Warehouse(new).close()
+    # an old warehouse holding only 001_core, upgraded step by step
+    stepwise = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(stepwise))
+    con.execute(
+        "CREATE TABLE schema_migrations ("
+        " name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
+    )
+    con.execute(sql.load_package("evalwh.schema")["001_core"].text)
+    con.execute("INSERT INTO schema_migrations (name) VALUES ('001_core')")
+    con.close()
+    with Warehouse(stepwise) as wh:
+        upgraded = wh.upgrade()
+    shipped = list(sql.load_package("evalwh.schema"))
+    assert upgraded == shipped[1:]
+    catalogs = []
+    for path in (new, stepwise):
+        con = duckdb.connect(str(path), read_only=True)
+        catalogs.append(_catalog(con))
+        names = [r[0] for r in con.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()]
+        assert names == shipped
+        con.close()
+    assert catalogs[0] == catalogs[1]
+    assert len(catalogs[0]["tables"]) > 10 and catalogs[0]["views"] and catalogs[0]["macros"]
+
+
 # Migrations that move data from one layout to another: each runs once, in its own
 # transaction (Warehouse._migrate), so it is never half applied; a second run finds the new
 # layout. tests/test_evaluation.py upgrades an old warehouse through it.

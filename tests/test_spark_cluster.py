@@ -6,13 +6,15 @@ until both workers registered and stops exactly the processes it started. On it:
 
 ``spark-submit`` of evalwh's entry point (evalwh.cli.spark_submit), with evalwh shipped to
 the executors as an archive (``--archives``, docs/spark.md) and read there by its C reader,
-prints what ``evalwh eval --qrels`` prints for a few TREC-8 runs, byte for byte, and stays
-quiet. One test on a few runs: the full-size measurement (all 129 runs, every process's
-CPU) is ``bench/spark.py --master cluster``.
+prints what ``evalwh eval --qrels`` prints for a few TREC-8 runs cut to a few topics, byte for
+byte. One test on a few runs and topics (what it proves is the path, not the size): the
+full-size measurement (all 129 runs, every process's CPU) is ``bench/spark.py --master
+cluster``.
 """
 
 from __future__ import annotations
 
+import gzip
 import os
 import subprocess
 import sys
@@ -82,20 +84,37 @@ def _executor_python() -> str:
     return base if done.returncode == 0 else sys.executable
 
 
+# the TREC-8 topics the test keeps: its qrels lines and the runs' lines for them, nothing else
+TOPICS = {"401", "402", "403", "404", "405"}
+
+
+def _cut(source: Path, target: Path) -> Path:
+    """The lines of a TREC-8 file (gzip-compressed or not) for TOPICS only, written alike."""
+    opener = gzip.open if source.suffix == ".gz" else open
+    with opener(source, "rt") as lines:
+        kept = "".join(line for line in lines if line.split(maxsplit=1)[0] in TOPICS)
+    with opener(target, "wt") as out:
+        out.write(kept)
+    return target
+
+
 def test_spark_submit_with_evalwh_shipped_to_the_executors_prints_what_eval_prints(cluster, tmp_path):  # type: ignore[no-untyped-def]
     """spark-submit --archives evalwh_pkg.tar.gz ... eval --reader evalwh: evalwh eval's trec layout.
 
-    Three TREC-8 runs and a small run file the reader leaves (Spark SQL reads it), x the
-    five measures, per topic, byte for byte; the executors read with evalwh's C reader from
-    the shipped archive. (All 129 runs on the cluster: bench/spark.py --master cluster.)
+    Three TREC-8 runs (gzip-compressed, as shipped) and the qrels cut to five topics, and a
+    small run file the reader leaves (Spark SQL reads it), x the five measures, per topic,
+    byte for byte; the executors read with evalwh's C reader from the shipped archive. (All
+    129 runs and 50 topics on the cluster: bench/spark.py --master cluster.)
     """
     from evalwh.cli import spark_submit
 
     if not TREC8.is_dir():
         pytest.skip(f"{TREC8} is not there")
-    runs = [*map(str, sorted((TREC8 / "runs").glob("input.*.gz"))[:3]), str(write(tmp_path, "hand.txt", "# by hand\n" + RUN))]
+    runs = [str(_cut(run, tmp_path / run.name)) for run in sorted((TREC8 / "runs").glob("input.*.gz"))[:3]]
+    runs.append(str(write(tmp_path, "hand.txt", "# by hand\n" + RUN)))
+    qrels = _cut(TREC8 / "trec8.qrels", tmp_path / "trec8-401-405.qrels")
     measures = [arg for m in MEASURES for arg in ("-m", m)]
-    common = ["--qrels", str(TREC8 / "trec8.qrels"), *measures, "--format", "trec", "--per-query"]
+    common = ["--qrels", str(qrels), *measures, "--format", "trec", "--per-query"]
     direct = subprocess.run(
         [str(BIN / "evalwh"), "eval", *common, *runs], capture_output=True, text=True, env=_environment(), check=True
     )

@@ -333,15 +333,18 @@ def test_parquet_run_tables_rank_as_the_warehouse_and_fail_as_frames_do(session,
 
 
 def test_write_back_imports_into_a_warehouse_that_evaluates_as_one_from_the_files(session, tmp_path):  # type: ignore[no-untyped-def]
-    """evalwh spark ingest: TREC-8's qrels and three runs, ranked by Spark, through evalwh import."""
+    """evalwh spark ingest: TREC-8's qrels and three runs, cut to five topics (tests/
+    test_spark_cluster.py's TOPICS), ranked by Spark, through evalwh import."""
     from typer.testing import CliRunner
 
     from evalwh.cli import app
 
     if not TREC8.is_dir():
         pytest.skip(f"{TREC8} is not there")
-    runs = sorted((TREC8 / "runs").glob("input.*.gz"))[:3]
-    qrels = TREC8 / "trec8.qrels"
+    from test_spark_cluster import TOPICS, _cut
+
+    runs = [_cut(run, tmp_path / run.name) for run in sorted((TREC8 / "runs").glob("input.*.gz"))[:3]]
+    qrels = _cut(TREC8 / "trec8.qrels", tmp_path / "trec8.qrels")
     out = tmp_path / "export"
     result = CliRunner().invoke(
         app, ["spark", "ingest", "--qrels", str(qrels), *map(str, runs), "--collection", "t8", "--output", str(out)]
@@ -383,7 +386,7 @@ def test_write_back_imports_into_a_warehouse_that_evaluates_as_one_from_the_file
     b = pd.read_csv(io.StringIO(parquet.stdout), dtype={"query_id": str}).drop(columns="collection_id")
     assert list(a.columns) == list(b.columns)
     assert_same_values(a[[*key, "value"]], b[[*key, "value"]])
-    assert len(b) == 3 * 50 * len(MEASURES)
+    assert len(b) == 3 * len(TOPICS) * len(MEASURES)
     both = CliRunner().invoke(app, ["spark", "eval", "--runs-parquet", str(out), str(runs[0])])
     assert both.exit_code == 2 and "not both" in both.output
     other = CliRunner().invoke(app, ["spark", "eval", "--runs-parquet", str(out), "--collection", "t9"])

@@ -286,11 +286,19 @@ class Store:
                 )
             return
         if applied is None:
-            self.con.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                " name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
-            )
-            applied = set()
+            # A new, empty database: every step in one transaction (one commit instead of one
+            # per file; all of them or none). A file that already holds some steps takes the
+            # missing ones one transaction each, below.
+            with _Transaction(self, counts=not self.created):
+                self.con.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                    " name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
+                )
+                for file in files.values():
+                    self.con.execute(file.text)
+                self.con.execute("INSERT INTO schema_migrations (name) SELECT unnest(?)", [list(files)])
+            self.upgraded.extend(files)
+            return
         for name, file in files.items():
             if name in applied:
                 continue
