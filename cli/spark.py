@@ -131,7 +131,9 @@ def evaluate(
         depths=_depths(depths), rel=rel, unjudged=unjudged_mode, depth_cap=depth_cap,
         float32_ties=float32_ties, averaging=averaging_mode, typed_names=True,
     )
-    with _spark(master, conf, verbose) as (session, progress):
+    # an export's ranked rows go through the JVM itself: many of them choose its options
+    jvm_rows = 0 if runs_parquet is None else _export_rows(runs_parquet, collection)
+    with _spark(master, conf, verbose, jvm_rows) as (session, progress):
         from evalwh.spark import build_context, evaluate, measure_values, parse_options
         from evalwh.spark.files import load_qrels, load_runs
 
@@ -222,6 +224,15 @@ def _say_reader(loaded: object) -> None:
     typer.echo(line, err=True)
 
 
+def _export_rows(directory: str, collection: str | None) -> int:
+    """The ranked rows (``run_results``) of an export's collection, every collection's when
+    none is named, from its manifest: the rows the JVM reads and joins itself."""
+    from evalwh.store.transfer import PARTITION, read_manifest
+
+    files = read_manifest(Path(directory))["tables"].get("run_results", {}).get("files", [])
+    return sum(int(f["rows"]) for f in files if collection is None or f.get(PARTITION, collection) == collection)
+
+
 def _load_export(session: object, directory: str, collection: str | None, qrels: str | None, progress: Callable[[str], None]) -> str:
     """Register an export's runs (and its qrels, or the --qrels file's) as the evaluation's views.
 
@@ -274,10 +285,10 @@ def _specs(measures: list[str], depths: list[int] | None) -> list[str]:
 class _spark:
     """The session for one command, with a progress line on a terminal; Spark errors as one line."""
 
-    def __init__(self, master: str | None, conf: list[str] | None, verbose: bool) -> None:
+    def __init__(self, master: str | None, conf: list[str] | None, verbose: bool, jvm_rows: int = 0) -> None:
         from evalwh.errors import MetricParamError
 
-        self.master, self.verbose = master, verbose
+        self.master, self.verbose, self.jvm_rows = master, verbose, jvm_rows
         self.config = {}
         for item in conf or []:
             key, sep, value = item.partition("=")
@@ -297,7 +308,7 @@ class _spark:
         try:
             from evalwh.spark.session import start
 
-            session = start(self.master, verbose=self.verbose, config=self.config)
+            session = start(self.master, verbose=self.verbose, config=self.config, jvm_rows=self.jvm_rows)
         except BaseException:
             self._stop()
             raise

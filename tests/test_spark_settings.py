@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from evalwh.spark import session as spark_session_module
-from evalwh.spark.session import LOCAL_JAVA_OPTIONS, is_local, session_settings
+from evalwh.spark.session import LOCAL_JAVA_OPTIONS, SECOND_TIER_ROWS, is_local, session_settings
 
 QUIET = f"-Dlog4j2.configurationFile={spark_session_module.LOG_CONFIG.as_uri()}"
 
@@ -53,6 +53,39 @@ def test_a_local_session_gets_the_lean_jvm_and_no_ui_a_cluster_keeps_sparks_defa
     assert session_settings("local[2]", verbose=True) == {
         "spark.ui.enabled": "false", "spark.driver.extraJavaOptions": LOCAL_JAVA_OPTIONS,
     }
+
+
+def test_a_local_jvm_that_goes_through_many_rows_itself_keeps_the_second_jit_tier() -> None:
+    """An export of SECOND_TIER_ROWS ranked rows or more (read as Parquet, joined in the JVM):
+    Spark's default JVM, quiet; fewer rows, or evalwh's reader (0 rows): the lean one."""
+    assert session_settings("local[2]", jvm_rows=SECOND_TIER_ROWS - 1)["spark.driver.extraJavaOptions"] == (
+        f"{LOCAL_JAVA_OPTIONS} {QUIET}"
+    )
+    many = session_settings("local[2]", jvm_rows=SECOND_TIER_ROWS)
+    assert many == {"spark.ui.enabled": "false", "spark.driver.extraJavaOptions": QUIET}
+    assert session_settings("local[2]", jvm_rows=SECOND_TIER_ROWS, verbose=True) == {"spark.ui.enabled": "false"}
+    given = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"}
+    assert session_settings("local[2]", given, jvm_rows=10**9)["spark.driver.extraJavaOptions"].startswith("-XX:Tiered")
+
+
+def test_the_rows_of_an_export_are_its_manifests(tmp_path: Path) -> None:
+    """spark eval --runs-parquet counts the collection's ranked rows from the export's manifest."""
+    import pandas as pd
+
+    from evalwh import Warehouse
+    from evalwh.cli.spark import _export_rows
+
+    wh = Warehouse(":memory:")
+    for name, topics in (("a", ["1", "2"]), ("b", ["1"])):
+        qrels = pd.DataFrame({"query_id": topics, "doc_id": "d", "relevance": 1})
+        wh.ingest_qrels(qrels, collection=name)
+        lines = pd.DataFrame({"query_id": topics * 3, "doc_id": ["d", "e", "f"] * len(topics), "score": 1.0})
+        lines["doc_id"] = [f"{d}{i}" for i, d in enumerate(lines["doc_id"])]
+        wh.ingest_runs(lines, collection=name, run_id="r")
+    wh.export(tmp_path / "out")
+    assert _export_rows(str(tmp_path / "out"), "a") == 6
+    assert _export_rows(str(tmp_path / "out"), "b") == 3
+    assert _export_rows(str(tmp_path / "out"), None) == 9
 
 
 def test_configured_settings_win_over_evalwhs() -> None:
