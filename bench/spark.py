@@ -90,8 +90,9 @@ def _files(data: Path) -> tuple[Path, str]:
     return data / "qrels.txt", str(data / "runs" / "*")
 
 
-def _session(master: str):  # type: ignore[no-untyped-def]
-    """evalwh's own session (quiet, shuffle partitions for the cores), as evalwh spark starts it."""
+def _session(master: str, jvm_rows: int = 0):  # type: ignore[no-untyped-def]
+    """evalwh's own session (quiet, shuffle partitions for the cores), as evalwh spark starts it
+    (``jvm_rows``: an export's ranked rows, which choose a local JVM's options)."""
     from evalwh.spark.session import start
 
     config = {"spark.ui.enabled": "false", "spark.driver.memory": "4g"}
@@ -99,7 +100,7 @@ def _session(master: str):  # type: ignore[no-untyped-def]
         # (the executors' Python workers, evalwh's reader: this interpreter, where evalwh is)
         config.update({"spark.driver.memory": "1g", "spark.executor.memory": "1500m", "spark.pyspark.python": sys.executable})
     config.update(json.loads(os.environ.get("EVALWH_BENCH_CONF", "{}")))  # (--conf)
-    session = start(master, app_name="evalwh-bench", config=config)
+    session = start(master, app_name="evalwh-bench", config=config, jvm_rows=jvm_rows)
     session.range(1).collect()  # the first job starts the executors' machinery
     return session
 
@@ -188,11 +189,11 @@ def child_spark(data: Path, master: str, measures: list[str], reader: str = "spa
 
 def child_parquet(data: Path, master: str, measures: list[str]) -> dict[str, float]:
     """evalwh spark eval --runs-parquet: an export's ranked runs and qrels read as Parquet."""
-    from evalwh.spark import evaluate, register_export
+    from evalwh.spark import evaluate, export_rows, register_export
 
     times: dict[str, float] = {}
     start = time.perf_counter()
-    session = _session(master)
+    session = _session(master, export_rows(_export(data)))  # (as spark eval --runs-parquet)
     times["startup"] = time.perf_counter() - start
     _progress(times)
     step = time.perf_counter()

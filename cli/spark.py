@@ -103,6 +103,7 @@ def evaluate(
     """
     from evalwh.cli.eval import DEFAULT_MEASURES, _depths
     from evalwh.errors import MetricParamError
+    from evalwh.spark import export_rows
     from evalwh.spark.files import READERS
     from evalwh.store.context import Averaging, Unjudged
 
@@ -132,7 +133,7 @@ def evaluate(
         float32_ties=float32_ties, averaging=averaging_mode, typed_names=True,
     )
     # an export's ranked rows go through the JVM itself: many of them choose its options
-    jvm_rows = 0 if runs_parquet is None else _export_rows(runs_parquet, collection)
+    jvm_rows = 0 if runs_parquet is None else export_rows(runs_parquet, collection)
     with _spark(master, conf, verbose, jvm_rows) as (session, progress):
         from evalwh.spark import build_context, evaluate, measure_values, parse_options
         from evalwh.spark.files import load_qrels, load_runs
@@ -222,15 +223,6 @@ def _say_reader(loaded: object) -> None:
     elif taken < total:
         line += "; Spark SQL read the others (not in the reader's plain form, or negative or fractional grades)"
     typer.echo(line, err=True)
-
-
-def _export_rows(directory: str, collection: str | None) -> int:
-    """The ranked rows (``run_results``) of an export's collection, every collection's when
-    none is named, from its manifest: the rows the JVM reads and joins itself."""
-    from evalwh.store.transfer import PARTITION, read_manifest
-
-    files = read_manifest(Path(directory))["tables"].get("run_results", {}).get("files", [])
-    return sum(int(f["rows"]) for f in files if collection is None or f.get(PARTITION, collection) == collection)
 
 
 def _load_export(session: object, directory: str, collection: str | None, qrels: str | None, progress: Callable[[str], None]) -> str:

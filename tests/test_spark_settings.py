@@ -73,7 +73,7 @@ def test_the_rows_of_an_export_are_its_manifests(tmp_path: Path) -> None:
     import pandas as pd
 
     from evalwh import Warehouse
-    from evalwh.cli.spark import _export_rows
+    from evalwh.spark import export_rows as _export_rows
 
     wh = Warehouse(":memory:")
     for name, topics in (("a", ["1", "2"]), ("b", ["1"])):

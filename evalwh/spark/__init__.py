@@ -330,6 +330,16 @@ def show_metric(
     return "\n\n".join(lines)
 
 
+def export_rows(directory: str | Path, collection: str | None = None) -> int:
+    """The ranked rows (``run_results``) of an export's collection, every collection's when
+    none is named, from its manifest: the rows the JVM reads and joins itself, which choose a
+    local session's JVM options (:data:`evalwh.spark.session.SECOND_TIER_ROWS`)."""
+    from evalwh.store.transfer import PARTITION, read_manifest
+
+    files = read_manifest(Path(directory))["tables"].get("run_results", {}).get("files", [])
+    return sum(int(f["rows"]) for f in files if collection is None or f.get(PARTITION, collection) == collection)
+
+
 def register_export(
     spark: Any, directory: str | Path, tables: Sequence[str] = CONTEXT_TABLES
 ) -> None:
