@@ -90,9 +90,9 @@ def _files(data: Path) -> tuple[Path, str]:
     return data / "qrels.txt", str(data / "runs" / "*")
 
 
-def _session(master: str, jvm_rows: int = 0):  # type: ignore[no-untyped-def]
+def _session(master: str, lean_jvm: bool = True):  # type: ignore[no-untyped-def]
     """evalwh's own session (quiet, shuffle partitions for the cores), as evalwh spark starts it
-    (``jvm_rows``: an export's ranked rows, which choose a local JVM's options)."""
+    (``lean_jvm``: a local JVM's options, chosen as evalwh spark eval chooses them)."""
     from evalwh.spark.session import start
 
     config = {"spark.ui.enabled": "false", "spark.driver.memory": "4g"}
@@ -100,7 +100,7 @@ def _session(master: str, jvm_rows: int = 0):  # type: ignore[no-untyped-def]
         # (the executors' Python workers, evalwh's reader: this interpreter, where evalwh is)
         config.update({"spark.driver.memory": "1g", "spark.executor.memory": "1500m", "spark.pyspark.python": sys.executable})
     config.update(json.loads(os.environ.get("EVALWH_BENCH_CONF", "{}")))  # (--conf)
-    session = start(master, app_name="evalwh-bench", config=config, jvm_rows=jvm_rows)
+    session = start(master, app_name="evalwh-bench", config=config, lean_jvm=lean_jvm)
     session.range(1).collect()  # the first job starts the executors' machinery
     return session
 
@@ -162,7 +162,9 @@ def child_spark(data: Path, master: str, measures: list[str], reader: str = "spa
 
     times: dict[str, float] = {}
     start = time.perf_counter()
-    session = _session(master)
+    from evalwh.spark.session import lean_for
+
+    session = _session(master, lean_for(reader))  # (as evalwh spark eval --reader chooses)
     times["startup"] = time.perf_counter() - start
     _progress(times)
     step = time.perf_counter()
@@ -190,10 +192,11 @@ def child_spark(data: Path, master: str, measures: list[str], reader: str = "spa
 def child_parquet(data: Path, master: str, measures: list[str]) -> dict[str, float]:
     """evalwh spark eval --runs-parquet: an export's ranked runs and qrels read as Parquet."""
     from evalwh.spark import evaluate, export_rows, register_export
+    from evalwh.spark.session import lean_for
 
     times: dict[str, float] = {}
     start = time.perf_counter()
-    session = _session(master, export_rows(_export(data)))  # (as spark eval --runs-parquet)
+    session = _session(master, lean_for("spark", export_rows(_export(data))))  # (as spark eval --runs-parquet)
     times["startup"] = time.perf_counter() - start
     _progress(times)
     step = time.perf_counter()

@@ -104,6 +104,7 @@ def evaluate(
     from evalwh.cli.eval import DEFAULT_MEASURES, _depths
     from evalwh.errors import MetricParamError
     from evalwh.spark import export_rows
+    from evalwh.spark.session import lean_for
     from evalwh.spark.files import READERS
     from evalwh.store.context import Averaging, Unjudged
 
@@ -132,9 +133,9 @@ def evaluate(
         depths=_depths(depths), rel=rel, unjudged=unjudged_mode, depth_cap=depth_cap,
         float32_ties=float32_ties, averaging=averaging_mode, typed_names=True,
     )
-    # an export's ranked rows go through the JVM itself: many of them choose its options
-    jvm_rows = 0 if runs_parquet is None else export_rows(runs_parquet, collection)
-    with _spark(master, conf, verbose, jvm_rows) as (session, progress):
+    # what the JVM itself goes through (every line, or only the judged rows) chooses its options
+    lean = lean_for(reader, None if runs_parquet is None else export_rows(runs_parquet, collection))
+    with _spark(master, conf, verbose, lean) as (session, progress):
         from evalwh.spark import build_context, evaluate, measure_values, parse_options
         from evalwh.spark.files import load_qrels, load_runs
 
@@ -277,10 +278,10 @@ def _specs(measures: list[str], depths: list[int] | None) -> list[str]:
 class _spark:
     """The session for one command, with a progress line on a terminal; Spark errors as one line."""
 
-    def __init__(self, master: str | None, conf: list[str] | None, verbose: bool, jvm_rows: int = 0) -> None:
+    def __init__(self, master: str | None, conf: list[str] | None, verbose: bool, lean_jvm: bool = True) -> None:
         from evalwh.errors import MetricParamError
 
-        self.master, self.verbose, self.jvm_rows = master, verbose, jvm_rows
+        self.master, self.verbose, self.lean_jvm = master, verbose, lean_jvm
         self.config = {}
         for item in conf or []:
             key, sep, value = item.partition("=")
@@ -300,7 +301,7 @@ class _spark:
         try:
             from evalwh.spark.session import start
 
-            session = start(self.master, verbose=self.verbose, config=self.config, jvm_rows=self.jvm_rows)
+            session = start(self.master, verbose=self.verbose, config=self.config, lean_jvm=self.lean_jvm)
         except BaseException:
             self._stop()
             raise

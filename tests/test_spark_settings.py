@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from evalwh.spark import session as spark_session_module
-from evalwh.spark.session import LOCAL_JAVA_OPTIONS, SECOND_TIER_ROWS, is_local, session_settings
+from evalwh.spark.session import LOCAL_JAVA_OPTIONS, SECOND_TIER_ROWS, is_local, lean_for, session_settings
 
 QUIET = f"-Dlog4j2.configurationFile={spark_session_module.LOG_CONFIG.as_uri()}"
 
@@ -55,17 +55,19 @@ def test_a_local_session_gets_the_lean_jvm_and_no_ui_a_cluster_keeps_sparks_defa
     }
 
 
-def test_a_local_jvm_that_goes_through_many_rows_itself_keeps_the_second_jit_tier() -> None:
-    """An export of SECOND_TIER_ROWS ranked rows or more (read as Parquet, joined in the JVM):
-    Spark's default JVM, quiet; fewer rows, or evalwh's reader (0 rows): the lean one."""
-    assert session_settings("local[2]", jvm_rows=SECOND_TIER_ROWS - 1)["spark.driver.extraJavaOptions"] == (
-        f"{LOCAL_JAVA_OPTIONS} {QUIET}"
-    )
-    many = session_settings("local[2]", jvm_rows=SECOND_TIER_ROWS)
+def test_a_local_jvm_that_goes_through_every_line_itself_keeps_the_second_jit_tier() -> None:
+    """Spark SQL's reader, or an export of SECOND_TIER_ROWS ranked rows or more read as
+    Parquet: Spark's default JVM, quiet; evalwh's reader (the judged rows only) or a smaller
+    export: the lean one. A configured JVM option wins either way."""
+    assert lean_for("evalwh") and not lean_for("spark")
+    assert lean_for("spark", SECOND_TIER_ROWS - 1) and not lean_for("spark", SECOND_TIER_ROWS)
+    assert session_settings("local[2]", lean_jvm=True)["spark.driver.extraJavaOptions"] == f"{LOCAL_JAVA_OPTIONS} {QUIET}"
+    many = session_settings("local[2]", lean_jvm=False)
     assert many == {"spark.ui.enabled": "false", "spark.driver.extraJavaOptions": QUIET}
-    assert session_settings("local[2]", jvm_rows=SECOND_TIER_ROWS, verbose=True) == {"spark.ui.enabled": "false"}
+    assert session_settings("local[2]", lean_jvm=False, verbose=True) == {"spark.ui.enabled": "false"}
     given = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"}
-    assert session_settings("local[2]", given, jvm_rows=10**9)["spark.driver.extraJavaOptions"].startswith("-XX:Tiered")
+    assert session_settings("local[2]", given, lean_jvm=False)["spark.driver.extraJavaOptions"].startswith("-XX:Tiered")
+    assert "spark.driver.extraJavaOptions" not in session_settings("yarn", lean_jvm=True, verbose=True)
 
 
 def test_the_rows_of_an_export_are_its_manifests(tmp_path: Path) -> None:

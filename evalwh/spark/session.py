@@ -16,9 +16,9 @@ master given. What it sets, and why:
   of its CPU on an evaluation goes to Spark's own start, the just-in-time compilers and the
   collector, not to the data (docs/spark.md, "Settings"). Unless the configuration names
   them, a local session therefore runs without the web UI and its JVM with
-  :data:`LOCAL_JAVA_OPTIONS`, unless the JVM will itself go through
-  :data:`SECOND_TIER_ROWS` ranked rows or more (an export read as Parquet), where the second
-  JIT tier pays for its compiler. A cluster's master keeps Spark's defaults (long-lived
+  :data:`LOCAL_JAVA_OPTIONS`, unless the JVM itself goes through every line (Spark SQL's
+  reader, or an export of :data:`SECOND_TIER_ROWS` ranked rows or more read as Parquet),
+  where the second JIT tier pays for its compiler (``lean_jvm=False``). A cluster's master keeps Spark's defaults (long-lived
   executors, a UI to watch); the same options can be given there with ``--conf``.
 * **Python on the executors.** A local session's executors are this machine: their Python
   workers run this interpreter (``PYSPARK_PYTHON``, unless set or configured), so that evalwh's
@@ -67,9 +67,9 @@ _NOISE = (
 # saved: 80 CPU s for the whole job instead of 131, docs/spark.md) and the serial collector
 # (no concurrent collector threads on a machine of few cores).
 LOCAL_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
-# ... except when the JVM itself works through this many ranked rows or more (an export's
-# run_results read as Parquet): C1's code is slower per row, and past about 15 M rows the
-# second tier pays for its compiler. Measured on L's export (25 M rows), local[2]: the tasks'
+# ... except when the JVM itself works through every line (Spark SQL's reader), or through this
+# many ranked rows or more (an export's run_results read as Parquet): C1's code is slower per
+# row, and past about 15 M rows the second tier pays for its compiler. Measured on L's export (25 M rows), local[2]: the tasks'
 # own CPU 152.5 s under C1 against 67.5 under C2, which took 38.7 to compile; 3.4 CPU µs more
 # per row under C1 against about 50 CPU s of C2's compiling on TREC-8: even at 15 M rows.
 SECOND_TIER_ROWS = 15_000_000
@@ -189,7 +189,7 @@ def start(
     verbose: bool = False,
     app_name: str = "evalwh",
     config: Mapping[str, str] | None = None,
-    jvm_rows: int = 0,
+    lean_jvm: bool = True,
 ) -> Any:
     """The active Spark session, or a new one on ``master``; quiet and tuned (module docstring).
 
@@ -200,9 +200,9 @@ def start(
         verbose: Keep Spark's own logging (warnings and start-up lines).
         app_name: The application's name on the cluster.
         config: Further Spark settings (``spark.executor.memory``...), for a new session.
-        jvm_rows: The ranked rows the JVM itself will go through (an export's ``run_results``
-            read as Parquet; 0 when evalwh's reader hands it only the judged rows), which
-            chooses a local JVM's options (:func:`session_settings`).
+        lean_jvm: Whether a local JVM gets :data:`LOCAL_JAVA_OPTIONS`: yes when evalwh's reader
+            hands it only the judged rows or an export is small; no when the JVM itself goes
+            through every line (:func:`lean_for`).
     """
     quiet_pandas_notice()
     from pyspark.sql import SparkSession
@@ -217,7 +217,7 @@ def start(
         builder = SparkSession.builder.appName(app_name).config("spark.ui.showConsoleProgress", "false")
         if master is not None:
             builder = builder.master(master)
-        settings = session_settings(master, config, verbose=verbose, jvm_rows=jvm_rows)
+        settings = session_settings(master, config, verbose=verbose, lean_jvm=lean_jvm)
         if (master is None or master.startswith("local")) and "spark.pyspark.python" not in settings:
             # the executors of a local session are this machine: their Python workers (evalwh's
             # reader on the executors, files.load_runs(reader="evalwh")) run this interpreter,
@@ -234,27 +234,27 @@ def start(
 
 
 def session_settings(
-    master: str | None, config: Mapping[str, str] | None = None, *, verbose: bool = False, jvm_rows: int = 0
+    master: str | None, config: Mapping[str, str] | None = None, *, verbose: bool = False, lean_jvm: bool = True
 ) -> dict[str, str]:
     """The settings :func:`start` gives a new session on ``master``: ``config`` and evalwh's own.
 
     A local master (:func:`is_local`) gets :data:`LOCAL_SETTINGS` and, unless
-    ``spark.driver.extraJavaOptions`` is configured or the JVM will go through
-    :data:`SECOND_TIER_ROWS` ranked rows or more itself (``jvm_rows``), :data:`LOCAL_JAVA_OPTIONS`;
+    ``spark.driver.extraJavaOptions`` is configured or ``lean_jvm`` is false (:func:`lean_for`),
+    :data:`LOCAL_JAVA_OPTIONS`;
     without ``verbose`` the driver's JVM also gets the quiet log4j2 configuration (added to
     any JVM options configured). What ``config`` names wins.
 
     Examples:
         >>> session_settings("local[2]")["spark.driver.extraJavaOptions"].split()[:2]
         ['-XX:TieredStopAtLevel=1', '-XX:+UseSerialGC']
-        >>> session_settings("local[2]", jvm_rows=25_000_000)["spark.driver.extraJavaOptions"].split()[0][:20]
+        >>> session_settings("local[2]", lean_jvm=False)["spark.driver.extraJavaOptions"].split()[0][:20]
         '-Dlog4j2.configurati'
         >>> "spark.driver.extraJavaOptions" in session_settings("spark://host:7077", verbose=True)
         False
     """
     local = is_local(master)
     settings = {**(LOCAL_SETTINGS if local else {}), **(config or {})}
-    lean = local and jvm_rows < SECOND_TIER_ROWS
+    lean = local and lean_jvm
     options = [settings["spark.driver.extraJavaOptions"]] if "spark.driver.extraJavaOptions" in settings else (
         [LOCAL_JAVA_OPTIONS] if lean else []
     )
@@ -264,6 +264,23 @@ def session_settings(
     if options:
         settings["spark.driver.extraJavaOptions"] = " ".join(options)
     return settings
+
+
+def lean_for(reader: str, export_rows: int | None = None) -> bool:
+    """Whether a local session's JVM runs lean (:data:`LOCAL_JAVA_OPTIONS`) for this input.
+
+    ``reader`` is ``evalwh`` (the C reader on the executors hands the JVM only the judged
+    rows and each list's length: lean) or ``spark`` (Spark SQL's reader: the JVM parses,
+    checks and ranks every line itself: Spark's default JVM); ``export_rows``, for an export
+    read as Parquet, is its ranked rows: lean below :data:`SECOND_TIER_ROWS`.
+
+    Examples:
+        >>> lean_for("evalwh"), lean_for("spark"), lean_for("spark", 6_000_000), lean_for("spark", 25_000_000)
+        (True, False, True, False)
+    """
+    if export_rows is not None:
+        return export_rows < SECOND_TIER_ROWS
+    return reader == "evalwh"
 
 
 def is_local(master: str | None) -> bool:
