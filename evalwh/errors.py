@@ -42,14 +42,17 @@ class ReplaceError(IngestError):
     message names the command instead.
     """
 
-    def __init__(self, path: str, clash: str, command: str, advice: str = "use --replace to replace it") -> None:
+    def __init__(
+        self, path: str, clash: str, command: str, advice: str = "use --replace to replace it"
+    ) -> None:
         self.clash = clash
         self.command = command
         super().__init__(path, None, f"{clash}; {advice}")
 
     def elsewhere(self) -> ReplaceError:
         """The same refusal, advising ``evalwh <command> --replace`` by name."""
-        return ReplaceError(self.path, self.clash, self.command, f"use `evalwh {self.command} --replace` to replace it")
+        advice = f"use `evalwh {self.command} --replace` to replace it"
+        return ReplaceError(self.path, self.clash, self.command, advice)
 
 
 class NotFoundError(EvalWhError):

@@ -312,7 +312,8 @@ def _probe(folder: Path, docs: list[str], scores: list[float]) -> tuple[Path, Pa
     document i (relevant), so that its reciprocal rank is 1 / that document's rank."""
     folder.mkdir(parents=True, exist_ok=True)
     n = len(docs)
-    run = "".join(f"t{t} Q0 {d} {i + 1} {s!r} p\n" for t in range(n) for i, (d, s) in enumerate(zip(docs, scores, strict=True)))
+    listed = list(enumerate(zip(docs, scores, strict=True)))
+    run = "".join(f"t{t} Q0 {d} {i + 1} {s!r} p\n" for t in range(n) for i, (d, s) in listed)
     qrels = "".join(f"t{t} 0 {docs[t]} 1\n" for t in range(n))
     (folder / "run.txt").write_text(run)
     (folder / "qrels.txt").write_text(qrels)
@@ -331,17 +332,22 @@ def _ranks_every_way(folder: Path, docs: list[str], scores: list[float]) -> dict
     from evalwh.measures.direct import evaluate_files
 
     qrels, run = _probe(folder, docs, scores)
-    got = {}
+    n, got = len(docs), {}
     with Warehouse(":memory:") as wh:
         wh.ingest_qrels(qrels, collection="c")
         wh.ingest_runs([run], collection="c")
-        got["warehouse"] = _probed_ranks(wh.evaluate(["RR"], collection="c", per_query=True, float32_ties=True), len(docs))
-        wh.con.execute("CREATE TEMP VIEW probe AS SELECT * EXCLUDE (rank) FROM run_results WHERE query_id = 't0'")
+        values = wh.evaluate(["RR"], collection="c", per_query=True, float32_ties=True)
+        got["warehouse"] = _probed_ranks(values, n)
+        wh.con.execute(
+            "CREATE TEMP VIEW probe AS SELECT * EXCLUDE (rank) FROM run_results WHERE query_id = 't0'"
+        )
         macro = dict(wh.con.execute("SELECT doc_id, rank FROM trec_ranked('probe', true)").fetchall())
         got["trec_ranked"] = [macro[d] for d in docs]
-    got["direct"] = _probed_ranks(evaluate_files(qrels, [run], ["RR"], per_query=True, float32_ties=True), len(docs))
+    direct = evaluate_files(qrels, [run], ["RR"], per_query=True, float32_ties=True)
+    got["direct"] = _probed_ranks(direct, n)
     with _without_reader():
-        got["direct, no reader"] = _probed_ranks(evaluate_files(qrels, [run], ["RR"], per_query=True, float32_ties=True), len(docs))
+        direct = evaluate_files(qrels, [run], ["RR"], per_query=True, float32_ties=True)
+        got["direct, no reader"] = _probed_ranks(direct, n)
     return got
 
 
@@ -364,17 +370,21 @@ def test_eval_float32_ties_takes_scores_beyond_float32(tmp_path: Path) -> None:
     scores = [1e39, 2e39, -1e39, 3.5e38, 0.5, 0.25, -3.5e38]
     qrels, run = _probe(tmp_path, docs, scores)
     for extra in ([], ["--into", str(tmp_path / "w.duckdb"), "-c", "c"]):
-        result = runner.invoke(app, ["eval", "--qrels", str(qrels), str(run), *extra, "-m", "RR", "-q", "--float32-ties", "--format", "trec"])
+        command = ["eval", "--qrels", str(qrels), str(run), *extra, "-m", "RR", "-q", "--float32-ties"]
+        result = runner.invoke(app, [*command, "--format", "trec"])
         assert result.exit_code == 0, result.output
-        rr = {q: float(v) for name, q, v in (line.split("\t") for line in result.stdout.splitlines()) if name.strip() == "recip_rank" and q != "all"}
+        rows = (line.split("\t") for line in result.stdout.splitlines())
+        rr = {q: float(v) for name, q, v in rows if name.strip() == "recip_rank" and q != "all"}
         assert [round(1 / rr[f"t{t}"]) for t in range(len(docs))] == [3, 2, 7, 1, 4, 5, 6], extra
 
 
 def _rank_file_ranks(docs: list[str], scores: list[float]) -> list[int]:
     """The C reader's ranks with float32 (rank_file, every line judged)."""
     text = "".join(f"1 Q0 {d} {i + 1} {s!r} r\n" for i, (d, s) in enumerate(zip(docs, scores, strict=True)))
-    table = pa.table({"query_id": ["1"] * len(docs), "doc_id": docs, "grade": pa.array(range(len(docs)), pa.int32())})
-    result = _READER.rank_file(text.encode(), " ", "r", runreader.judgments_from_arrow(_READER, table), 1, True, False)
+    grades = pa.array(range(len(docs)), pa.int32())
+    table = pa.table({"query_id": ["1"] * len(docs), "doc_id": docs, "grade": grades})
+    judgments = runreader.judgments_from_arrow(_READER, table)
+    result = _READER.rank_file(text.encode(), " ", "r", judgments, 1, True, False)
     assert not isinstance(result, str), result
     rank, grade = (np.frombuffer(result[i], np.int32) for i in (5, 6))
     ranks = np.empty(len(docs), dtype=np.int64)
@@ -394,10 +404,11 @@ def test_huge_scores_rank_as_numpy_float32_says(warehouse, drawn) -> None:  # ty
     run) and the C reader rank exactly as the numpy reference."""
     docs, scores = [d for d, _ in drawn], [s for _, s in drawn]
     expected = _trec_eval_9_ranks(docs, scores)
-    frame = pd.DataFrame({"collection_id": "c", "run_id": "r", "query_id": "1", "doc_id": docs, "score": scores})
-    warehouse.con.register("drawn", frame)
+    frame = pd.DataFrame({"collection_id": "c", "run_id": "r", "query_id": "1", "doc_id": docs})
+    warehouse.con.register("drawn", frame.assign(score=scores))
     try:
-        ranked = dict(warehouse.con.execute("SELECT doc_id, rank FROM trec_ranked('drawn', true)").fetchall())
+        query = "SELECT doc_id, rank FROM trec_ranked('drawn', true)"
+        ranked = dict(warehouse.con.execute(query).fetchall())
     finally:
         warehouse.con.unregister("drawn")
     assert [ranked[d] for d in docs] == expected

@@ -152,10 +152,12 @@ def _expand_macros(node: exp.Expression) -> exp.Expression:
         def argument(inner: exp.Expression) -> exp.Expression:
             if isinstance(inner, exp.Column) and not inner.table and inner.name in values:
                 value = values[inner.name].copy()
-                return value if isinstance(value, (exp.Column, exp.Literal)) else exp.Paren(this=value)
+                simple = isinstance(value, (exp.Column, exp.Literal))
+                return value if simple else exp.Paren(this=value)
             return inner
 
-        return exp.Paren(this=definition.expression.copy().transform(argument)).transform(_expand_macros)
+        body = definition.expression.copy().transform(argument)
+        return exp.Paren(this=body).transform(_expand_macros)
     if not (isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous)):
         return node
     call = node.this

@@ -329,8 +329,10 @@ def ingest_qrels_and_runs(
             with wh.transaction():
                 stored = ingest_qrels(wh, qrels, collection=collection)
                 assert not isinstance(stored, list)  # (one source, one set)
-                results = _ingest_runs(wh, list(runs), collection, None, False, ignore_extra_fields, progress)
-            checkpoint(wh)  # (as ingest_runs: the vacuum of appended row groups off, see bulk_session)
+                results = _ingest_runs(
+                    wh, list(runs), collection, None, False, ignore_extra_fields, progress
+                )
+            checkpoint(wh)  # (as ingest_runs: appended row groups' vacuum off, see bulk_session)
     except ReplaceError as clash:  # (rolled back by now)
         raise clash.elsewhere() from None
     return stored, results

@@ -384,7 +384,8 @@ def _ingest_qrels(
             what = "content" if existing[0] != digest else "provenance (source, judge, model, prompt, round)"
             raise ReplaceError(
                 label,
-                f"qrels {qrels_id!r} of collection {collection!r} already exists with different {what}",
+                f"qrels {qrels_id!r} of collection {collection!r} already exists with "
+                f"different {what}",
                 "ingest qrels",
             )
         for table in ("qrels", "qrels_sets", "judgment_details", "judgment_probabilities", "qrels_external"):
