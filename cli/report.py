@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from evalwh.cli._decision_options import (
@@ -20,6 +22,9 @@ from evalwh.cli._errors import handle_errors
 from evalwh.cli._options import DEFAULT_DB, DbOption, FillOption, only_collection
 from evalwh.cli._progress import progress_bar
 from evalwh.errors import ReplaceError
+
+if TYPE_CHECKING:
+    from evalwh.warehouse import Warehouse
 
 DEMO_DIR = Path("evalwh-demo")
 
@@ -214,7 +219,7 @@ def report(
         fill=tuple(fill or ()),
     )
     ingesting = qrels is not None or bool(files) or run_metadata is not None
-    with Warehouse(db) if ingesting else Warehouse.open_reader(db) as wh:
+    with Warehouse(db) if ingesting else Warehouse.open_reader(db) as wh, _all_or_nothing(wh, ingesting):
         if qrels is not None:
             try:
                 stored = wh.ingest_qrels(qrels, collection=collection, qrels_id=qrels_id)
@@ -235,13 +240,25 @@ def report(
             wh.ingest_run_metadata(run_metadata, collection=collection)
         with progress_bar("building the report") as bar:
             text = wh.report(collection=collection, format=fmt.value, progress=bar, **options)  # type: ignore[arg-type]
+        if output is not None:  # (before the commit: an output that cannot be written stores nothing)
+            from evalwh.io.files import write_text
+
+            write_text(output, text)
+            typer.echo(f"wrote {output} ({len(text.encode()) / 1024:.0f} KiB)", err=True)
     if output is None:
         typer.echo(text)
-    else:
-        from evalwh.io.files import write_text
 
-        write_text(output, text)
-        typer.echo(f"wrote {output} ({len(text.encode()) / 1024:.0f} KiB)", err=True)
+
+@contextlib.contextmanager
+def _all_or_nothing(wh: Warehouse, ingesting: bool) -> Iterator[None]:
+    """The report's ingest and the report in one transaction: if a file is refused or the
+    report cannot be built or written, the warehouse stays as it was (a file this command
+    created is removed again)."""
+    if not ingesting:
+        yield
+        return
+    with wh.transaction():
+        yield
 
 
 def _collection_name(qrels: Path) -> str:

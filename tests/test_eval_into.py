@@ -161,6 +161,38 @@ def test_a_refused_run_file_leaves_the_warehouse_as_it_was(files, tmp_path):
     assert failed.exit_code == 1 and not new.exists()  # a file the command created goes with it
 
 
+def test_report_from_files_stores_all_of_them_or_nothing(files, tmp_path):
+    """`report --qrels Q RUN...`: the qrels, the runs and the report in one transaction."""
+    qrels, runs = files
+    db = tmp_path / "w.duckdb"
+    assert invoke("eval", "--qrels", qrels, runs[0], "--into", db, "-c", "c", "-m", "AP").exit_code == 0
+    stored = db.read_bytes()
+    other = tmp_path / "other.qrels"  # a new qrels set (its own --qrels-id), then a bad run
+    other.write_text(QRELS.replace("3 0 z 1", "3 0 z 2"))
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 Q0 a 1 5.0 r9\n1 Q0 b 2 oops r9\n")
+    out = tmp_path / "r.html"
+    result = invoke("report", "--db", db, "--qrels", other, "--qrels-id", "other", runs[1], bad, "-c", "c", "-o", out)
+    assert result.exit_code == 1 and "bad.txt:2: " in result.stderr
+    assert db.read_bytes() == stored and not out.exists()  # the new qrels set went with the run
+    # the report cannot be written: nothing it would have stored is kept
+    result = invoke("report", "--db", db, "--qrels", other, "--qrels-id", "other", runs[1], "-c", "c",
+                    "-o", tmp_path / "no-such-folder" / "r.html")
+    assert result.exit_code == 1 and "no-such-folder" in result.stderr
+    assert db.read_bytes() == stored
+    # a new file: removed again with what the command would have stored
+    new = tmp_path / "new.duckdb"
+    result = invoke("report", "--db", new, "--qrels", qrels, *runs, bad, "-c", "c", "-o", out)
+    assert result.exit_code == 1 and not new.exists() and not out.exists()
+    # and when all is well, all of it is stored and the report written
+    result = invoke("report", "--db", db, "--qrels", other, "--qrels-id", "other", runs[1], "-c", "c", "-o", out)
+    assert result.exit_code == 0, result.output
+    assert out.read_text().startswith("<!DOCTYPE html>")
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT DISTINCT qrels_id FROM qrels ORDER BY 1").fetchall() == [("default",), ("other",)]
+        assert con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall() == [("r1",), ("r2",)]
+
+
 def test_into_needs_qrels_and_a_collection_for_a_new_file(files, tmp_path):
     qrels, runs = files
     new = tmp_path / "new.duckdb"
