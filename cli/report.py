@@ -19,6 +19,7 @@ from evalwh.cli._decision_options import (
 from evalwh.cli._errors import handle_errors
 from evalwh.cli._options import DEFAULT_DB, DbOption, FillOption, only_collection
 from evalwh.cli._progress import progress_bar
+from evalwh.errors import ReplaceError
 
 DEMO_DIR = Path("evalwh-demo")
 
@@ -215,12 +216,17 @@ def report(
     ingesting = qrels is not None or bool(files) or run_metadata is not None
     with Warehouse(db) if ingesting else Warehouse.open_reader(db) as wh:
         if qrels is not None:
-            typer.echo(
-                wh.ingest_qrels(qrels, collection=collection, qrels_id=qrels_id).message(), err=True
-            )
+            try:
+                stored = wh.ingest_qrels(qrels, collection=collection, qrels_id=qrels_id)
+            except ReplaceError as clash:  # (report has no --replace: name the command that has)
+                raise clash.elsewhere() from None
+            typer.echo(stored.message(), err=True)
         if files:
             with progress_bar("ingesting runs") as bar:
-                results = wh.ingest_runs(files, collection=collection, progress=bar)
+                try:
+                    results = wh.ingest_runs(files, collection=collection, progress=bar)
+                except ReplaceError as clash:
+                    raise clash.elsewhere() from None
             new = sum(r.status != "unchanged" for r in results)
             typer.echo(
                 f"{new} of {len(results)} runs ingested, {len(results) - new} unchanged", err=True

@@ -115,9 +115,46 @@ def test_a_refused_run_file_leaves_the_warehouse_as_it_was(files, tmp_path):
     assert result.exit_code == 1
     assert "bad.txt:2: " in result.output and "'oops'" in result.output
     assert contents(into) == before
+    # a qrels set or run of the same name with other content: eval --into has no --replace,
+    # so the message names the command that has one (`ingest runs` says --replace); the
+    # warehouse file keeps every byte
+    stored = into.read_bytes()
     clash = invoke("eval", "--qrels", other, runs[1], "--into", into, "-c", "c", "-m", "AP")
-    assert clash.exit_code == 1 and "already exists" in clash.output
+    assert (clash.exit_code, clash.stderr) == (
+        1,
+        f"Error: {other}: qrels 'default' of collection 'c' already exists with different content; "
+        "use `evalwh ingest qrels --replace` to replace it\n",
+    )
     assert contents(into) == before  # (the run of the same command not stored either)
+    assert into.read_bytes() == stored
+    changed = tmp_path / "changed" / "r1.txt"
+    changed.parent.mkdir()
+    changed.write_text(RUNS["r1.txt"].replace("5.0", "6.0"))
+    refused = invoke("eval", "--qrels", qrels, changed, "--into", into, "-c", "c", "-m", "AP")
+    assert (refused.exit_code, refused.stderr) == (
+        1,
+        f"Error: {changed}: run 'r1' already exists in collection 'c' with different content; "
+        "use `evalwh ingest runs --replace` to replace it\n",
+    )
+    assert into.read_bytes() == stored
+    refused = invoke("ingest", "runs", changed, "--db", into, "-c", "c")
+    assert (refused.exit_code, refused.stderr) == (
+        1,
+        f"Error: {changed}: run 'r1' already exists in collection 'c' with different content; "
+        "use --replace to replace it\n",
+    )
+    assert into.read_bytes() == stored
+    # `report --qrels Q RUN...`, which also stores first and has no --replace, says as eval --into
+    report = invoke("report", "--db", into, "--qrels", qrels, changed, "-c", "c", "-o", tmp_path / "r.html")
+    assert (report.exit_code, report.stderr.splitlines()[-1]) == (
+        1,
+        f"Error: {changed}: run 'r1' already exists in collection 'c' with different content; "
+        "use `evalwh ingest runs --replace` to replace it",
+    )
+    assert into.read_bytes() == stored and not (tmp_path / "r.html").exists()
+    # the advice holds: that command replaces the run
+    replaced = invoke("ingest", "runs", changed, "--db", into, "-c", "c", "--replace")
+    assert replaced.exit_code == 0 and f"run 'r1' from {changed}: replaced (5 lines)" in replaced.stdout
 
     new = tmp_path / "new.duckdb"
     failed = invoke("eval", "--qrels", qrels, bad, "--into", new, "-c", "c", "-m", "AP")
