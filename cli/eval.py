@@ -97,7 +97,7 @@ def evaluate(
     store: Annotated[bool, typer.Option("--store", help="Keep the results in the warehouse's results table.")] = False,
     into: Annotated[
         Path | None,
-        typer.Option("--into", help="With --qrels: also store the qrels (set 'default') and the run files in this warehouse file, in --collection, in one transaction, and evaluate from it; the fast way to build a warehouse."),
+        typer.Option("--into", help="With --qrels: also store the qrels (set 'default') and the run files in this warehouse file, in --collection, and evaluate from it, in one transaction (a failure stores nothing); the fast way to build a warehouse."),
     ] = None,
     fmt: Annotated[EvalFormat, typer.Option("--format", "-f", help="table, csv, json, parquet or trec (trec_eval's layout).")] = EvalFormat.table,
     output: OutputOption = None,
@@ -162,7 +162,7 @@ def evaluate(
         from evalwh.warehouse import Warehouse
 
         if into is not None:  # the qrels and runs stored first, in this process (_ingest_into)
-            wh, collection, run = _ingest_into(into, qrels, files, collection)  # type: ignore[arg-type]
+            wh, (transaction, said), collection, run = _ingest_into(into, qrels, files, collection)  # type: ignore[arg-type]
         else:
             # a reader unless --store: any number of evaluations at once, also on a read-only disk
             wh = Warehouse(db) if store else Warehouse.open_reader(db)
@@ -195,11 +195,40 @@ def evaluate(
             _float32_note(wh, collection, run)  # type: ignore[arg-type]
         if fmt is EvalFormat.trec:
             _print_trec(compute, measures, per_query, options["depths"], output)  # type: ignore[arg-type]
-            return
-        frame = compute(measures, per_query)
+            frame = None
+        else:
+            frame = compute(measures, per_query)
+            if into is not None:  # written before the commit: what fails stores nothing
+                _show(frame, fmt, output, name, rel, unjudged_mode, averaging_mode, depth_cap, float32_ties, per_query)
+        if into is not None:
+            _commit(wh, transaction)
+            typer.echo(said, err=True)
+    except BaseException:
+        if into is not None:
+            transaction.__exit__(*sys.exc_info())  # rolled back
+        raise
     finally:
         if qrels is None or into is not None:
             wh.__exit__(*sys.exc_info())  # a failed first --store removes the file it created
+    if frame is not None and into is None:
+        _show(frame, fmt, output, name, rel, unjudged_mode, averaging_mode, depth_cap, float32_ties, per_query)
+
+
+def _commit(wh: Any, transaction: Any) -> None:
+    """End ``--into``'s transaction with its commit, then write it into the file as the ingest
+    commands do (the checkpoint without the vacuum of the appended row groups)."""
+    from evalwh.store.ingest import bulk_session, checkpoint
+
+    transaction.__exit__(None, None, None)
+    with bulk_session(wh, vacuum=False):
+        checkpoint(wh)
+
+
+def _show(
+    frame: pd.DataFrame, fmt: EvalFormat, output: Path | None, name: str, rel: int, unjudged_mode: Any,
+    averaging_mode: Any, depth_cap: int | None, float32_ties: bool, per_query: bool,
+) -> None:
+    """Write the evaluation in a format other than trec's: to standard output or ``output``."""
     if fmt is not EvalFormat.table:
         render(frame, OutputFormat(fmt.value), output)
         return
@@ -218,11 +247,16 @@ def evaluate(
     render(wide, OutputFormat.table, output, title=title, long_form=long_form)
 
 
-def _ingest_into(into: Path, qrels: Path, files: list[Path], collection: str | None) -> tuple[Any, str, list[str]]:
-    """``eval --qrels QRELS RUN... --into W``: store the qrels and runs in W (one transaction).
+def _ingest_into(
+    into: Path, qrels: Path, files: list[Path], collection: str | None
+) -> tuple[Any, Any, str, list[str]]:
+    """``eval --qrels QRELS RUN... --into W``: store the qrels and runs in W, in a transaction
+    left open.
 
-    Returns the open warehouse (the caller closes it), the collection and the run ids in the
-    files' order. What was stored is said on standard error, as ``evalwh ingest`` says it.
+    Returns the open warehouse (the caller closes it); the open transaction (the caller ends
+    it: committed once the evaluation is written, rolled back if anything fails, so that a
+    failed command stores nothing) with what was stored, said as ``evalwh ingest`` says it (on
+    standard error, once committed); the collection; and the run ids in the files' order.
     """
     from evalwh.cli._progress import progress_bar
     from evalwh.errors import MetricParamError
@@ -240,20 +274,22 @@ def _ingest_into(into: Path, qrels: Path, files: list[Path], collection: str | N
             raise MetricParamError("--into a new warehouse needs --collection NAME (the collection to store the runs in)")
         collection = only_collection(into)
     wh = Warehouse(into)
+    transaction = wh.transaction()
     try:
         keep_freed_memory(wh)  # this process ends with the command
+        transaction.__enter__()  # (committed by the caller once the output is written)
         with progress_bar("ingesting runs") as progress:
             stored, results = ingest_qrels_and_runs(wh, qrels, files, collection=collection, progress=progress)
     except BaseException:
+        transaction.__exit__(*sys.exc_info())
         wh.__exit__(*sys.exc_info())  # (a new file that holds nothing is removed)
         raise
     new = sum(r.status != "unchanged" for r in results)
-    typer.echo(
+    said = (
         f"{into}: {stored.message()}; {new} of {len(results)} runs ingested or replaced, "
-        f"{len(results) - new} unchanged",
-        err=True,
+        f"{len(results) - new} unchanged"
     )
-    return wh, collection, [r.name for r in results]
+    return wh, (transaction, said), collection, [r.name for r in results]
 
 
 def _float32_note(wh: object, collection: str, runs: list[str] | None) -> None:

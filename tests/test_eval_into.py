@@ -161,6 +161,33 @@ def test_a_refused_run_file_leaves_the_warehouse_as_it_was(files, tmp_path):
     assert failed.exit_code == 1 and not new.exists()  # a file the command created goes with it
 
 
+def test_an_evaluation_that_fails_after_the_storing_stores_nothing(files, tmp_path):
+    """--into stores, evaluates and writes in one transaction: an unknown measure, topics all
+    dropped, an output that cannot be written leave W (or no W) as it was."""
+    qrels, runs = files
+    into = tmp_path / "into.duckdb"
+    failing = [
+        (["-m", "NOPE"], "Unknown metric 'NOPE'"),
+        (["-m", "AP", "--rel", "5"], "every topic was dropped"),
+        (["-m", "AP", "-o", tmp_path / "no-such-folder" / "x.csv", "-f", "csv"], "no-such-folder"),
+        (["-m", "AP", "-o", tmp_path / "no-such-folder" / "x.txt", "-f", "trec"], "no-such-folder"),
+    ]
+    for extra, said in failing:  # a new W: not created
+        result = invoke("eval", "--qrels", qrels, *runs, "--into", into, "-c", "c", *extra)
+        assert result.exit_code == 1 and said in result.stderr and "ingested" not in result.stderr
+        assert not into.exists()
+    assert invoke("eval", "--qrels", qrels, runs[0], "--into", into, "-c", "c", "-m", "AP").exit_code == 0
+    stored = into.read_bytes()
+    for extra, said in failing:  # W holds r1: r2 and r3 are not stored with it
+        result = invoke("eval", "--qrels", qrels, *runs, "--into", into, "-c", "c", *extra)
+        assert result.exit_code == 1 and said in result.stderr
+        assert into.read_bytes() == stored and not (tmp_path / "no-such-folder").exists()
+    result = invoke("eval", "--qrels", qrels, *runs, "--into", into, "-c", "c", "-m", "AP", "-f", "csv")
+    assert result.exit_code == 0 and "2 of 3 runs ingested or replaced, 1 unchanged" in result.stderr
+    with duckdb.connect(str(into), read_only=True) as con:
+        assert con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall() == [("r1",), ("r2",), ("r3",)]
+
+
 def test_report_from_files_stores_all_of_them_or_nothing(files, tmp_path):
     """`report --qrels Q RUN...`: the qrels, the runs and the report in one transaction."""
     qrels, runs = files
