@@ -241,7 +241,6 @@ SLOW = {
         "test_ndcg_gain_maps",
         "test_err_and_exp_ndcg_against_gdeval",
         "test_judged_compat_sdcg_rbp",
-        "test_numq_counts_each_topic_once",
         "test_trec_eval_measures_under_ir_measures_names",
         "test_trec_eval_truncates_fractional_grades",
     ],
