@@ -267,7 +267,6 @@ SLOW = {
     "test_spark_settings.py": ["test_a_local_session_started_by_evalwh_runs_its_jvm_with_those_options"],
     "test_transfer.py": ["test_export_opens_in_spark"],
     "test_trec_eval.py": [
-        "test_new_measures_agree_with_pytrec_eval",
         "test_trec8_all_trec_byte_identical_for_all_runs",
         "test_trec_eval_suite",
         "test_atof_reads_the_leading_number_as_c_does",
