@@ -234,7 +234,6 @@ SLOW = {
     "test_keys.py": ["test_keys_give_back_every_line_as_ingested"],
     "test_label_uncertainty.py": [
         "test_identity_is_the_composition_for_any_labels",
-        "test_monte_carlo_matches_the_enumerated_completions",
     ],
     "test_measures_ir.py": [
         "test_threshold_and_condensing_options",
@@ -363,6 +362,20 @@ def _ingest_trec8(db: Path):
         seconds = time.perf_counter() - start
         updated = warehouse.ingest_run_metadata(TREC8 / "runs.tsv", collection="trec8")
     return db, results, updated, seconds
+
+
+def trec8_with_runs(db: Path, runs: list[str]) -> Path:
+    """A new warehouse of TREC-8's qrels and these runs only (``runs/input.<run>.gz``).
+
+    For a test that reads a few runs and ingests further qrels sets: a qrels set ingested
+    builds its cached judged rows for every run there is, here these few, not all 129.
+    """
+    if not TREC8.is_dir():
+        pytest.skip(f"{TREC8} is not there (CI checks out ../shared beside the repository)")
+    with Warehouse(db) as warehouse:
+        warehouse.ingest_qrels(TREC8 / "trec8.qrels", collection="trec8")
+        warehouse.ingest_runs([TREC8 / "runs" / f"input.{run}.gz" for run in runs], collection="trec8")
+    return db
 
 
 @pytest.fixture
