@@ -173,6 +173,7 @@ def test_closed_form_equals_the_fold(topics: list[np.ndarray]) -> None:
 # -- per-topic masses against the metrics ----------------------------------------------------
 
 statuses = st.lists(st.sampled_from(["rel", "non", "unj"]), min_size=0, max_size=15)
+_BELIEF: list = []  # test_belief_is_precision_and_ignorance_is_one_minus_ap's warehouse, then its collections
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -183,7 +184,11 @@ statuses = st.lists(st.sampled_from(["rel", "non", "unj"]), min_size=0, max_size
 def test_belief_is_precision_and_ignorance_is_one_minus_ap(
     lists: list[list[str]], depths: list[int]
 ) -> None:
-    wh = Warehouse(":memory:")
+    # one warehouse for every example, a collection each (its schema costs more than an example)
+    if not _BELIEF:
+        _BELIEF.append(Warehouse(":memory:"))
+    wh, h = _BELIEF[0], f"h{len(_BELIEF)}"
+    _BELIEF.append(h)
     qrels, run = [], []
     for t, ranking in enumerate(lists):
         qrels.append((f"q{t}", "extra-rel", 1))  # every topic has a relevant document (in T)
@@ -193,27 +198,25 @@ def test_belief_is_precision_and_ignorance_is_one_minus_ap(
                 qrels.append((f"q{t}", doc, 1 if status == "rel" else 0))
             run.append((f"q{t}", doc, 100.0 - i))
     wh.ingest_qrels(
-        pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]), collection="h"
+        pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]), collection=h
     )
     if not run:
         run = [("q0", "other", 1.0)]
     wh.ingest_runs(
-        pd.DataFrame(run, columns=["query_id", "doc_id", "score"]), collection="h", run_id="r"
+        pd.DataFrame(run, columns=["query_id", "doc_id", "score"]), collection=h, run_id="r"
     )
-    topics = compute_bounds(wh, collection="h", measure="P", depths=depths, per_query=True)
-    metrics = wh.evaluate(["P", "A_p"], collection="h", depths=depths, per_query=True)
+    topics = compute_bounds(wh, collection=h, measure="P", depths=depths, per_query=True)
+    # P, A_p, RBP and RBP_upper in one evaluation
+    metrics = wh.evaluate(
+        ["P", "A_p", "RBP(p=0.8)", "RBP_upper(p=0.8)"], collection=h, depths=depths, per_query=True
+    )
     values = metrics.pivot_table(index=["query_id", "measure"], values="value").squeeze("columns")
     for row in topics.itertuples():
         assert row.m_rel == pytest.approx(values[(row.query_id, f"P@{row.depth}")])
         assert row.m_theta == pytest.approx(1 - values[(row.query_id, f"A_p@{row.depth}")])
         assert row.m_rel + row.m_nonrel <= 1 + 1e-12 and row.lower <= row.upper
-    rbp = compute_bounds(wh, collection="h", measure="RBP(p=0.8)", depths=depths, per_query=True)
-    rbp_metrics = wh.evaluate(
-        ["RBP(p=0.8)", "RBP_upper(p=0.8)"], collection="h", depths=depths, per_query=True
-    )
-    rbp_values = rbp_metrics.pivot_table(index=["query_id", "measure"], values="value").squeeze(
-        "columns"
-    )
+    rbp = compute_bounds(wh, collection=h, measure="RBP(p=0.8)", depths=depths, per_query=True)
+    rbp_values = values
     for row in rbp.itertuples():
         assert row.lower == pytest.approx(rbp_values[(row.query_id, f"RBP@{row.depth}")])
         assert row.upper == pytest.approx(rbp_values[(row.query_id, f"RBP_upper@{row.depth}")])

@@ -86,15 +86,23 @@ def per_topic(metrics):
     return {(str(m.measure), m.query_id): m.value for m in metrics}
 
 
-def check(measures, qrels, run, tolerance=1e-9):
-    """Per topic and aggregated, the evalwh provider against ir_measures' default pipeline."""
+def check(measures, qrels, run, tolerance=1e-9, tolerances=None):
+    """Per topic and aggregated, the evalwh provider against ir_measures' default pipeline.
+
+    tolerances: a measure's own, where it differs from tolerance (all measures go to the evalwh
+    provider in one call: its evaluator's in-memory warehouse costs more than ir_measures).
+    """
+    tolerances = tolerances or {}
     ours = ir_measures.providers.registry["evalwh"].calc(measures, qrels, run)
     theirs = ir_measures.calc(measures, qrels, run)
     mine, expected = per_topic(ours.per_query), per_topic(theirs.per_query)
     assert mine.keys() == expected.keys()
+    allowed = {str(m): tolerances.get(m, tolerance) for m in measures}
     for key, value in expected.items():
-        assert mine[key] == pytest.approx(value, abs=tolerance), (key, mine[key], value)
-    assert ours.aggregated == pytest.approx(theirs.aggregated, abs=tolerance)
+        assert mine[key] == pytest.approx(value, abs=allowed[key[0]]), (key, mine[key], value)
+    assert ours.aggregated.keys() == theirs.aggregated.keys()
+    for measure, value in theirs.aggregated.items():
+        assert ours.aggregated[measure] == pytest.approx(value, abs=tolerances.get(measure, tolerance)), measure
 
 
 def test_registered_and_offers_evalwh_measures():
@@ -121,8 +129,7 @@ def test_equals_default_providers_with_ties(data):
 @given(collections(ties=False, negative=False))
 def test_equals_default_providers_on_distinct_scores(data):
     """Judged and Compat: also no negative grade, which ir_measures' Judged counts as judged."""
-    check(DISTINCT, *data)
-    check([ERR @ 5], *data, tolerance=5.1e-6)  # gdeval prints 5 decimals
+    check([*DISTINCT, ERR @ 5], *data, tolerances={ERR @ 5: 5.1e-6})  # gdeval prints 5 decimals
 
 
 def test_a_p_is_the_judged_share_at_k():

@@ -65,22 +65,36 @@ def small() -> Warehouse:
     return wh
 
 
-def _completions(wh: Warehouse) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Every completion of m1, m2, m3 with its probability, and its per-run means by ``evaluate``."""
+def _completions() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every completion of m1, m2, m3 with its probability, and its per-run means by ``evaluate``.
+
+    All 27 completed qrels in one warehouse, completion n's topic t as topic "n:t" (the runs'
+    rankings repeated under each), evaluated per topic in one call: a topic's value reads only
+    its own qrels and ranking, so each is the completion's own evaluation.
+    """
     machine_only = [(q, d, g) for q, d, g in MACHINE if d.startswith("m")]
-    probabilities, scores = [], []
-    for n, grades in enumerate(itertools.product(GRADES, repeat=len(machine_only))):
+    completions = list(itertools.product(GRADES, repeat=len(machine_only)))
+    probabilities, qrels = [], []
+    for n, grades in enumerate(completions):
         chance = np.prod([MATRIX.loc[float(g), h] for (_, _, g), h in zip(machine_only, grades, strict=True)])
         rows = HUMAN + [(q, d, h) for (q, d, _), h in zip(machine_only, grades, strict=True)]
-        wh.ingest_qrels(_frame(rows), collection="c", qrels_id=f"k{n}")
-        frame = wh.evaluate(MEASURES, qrels_id=f"k{n}", per_query=True)
-        # the composed evaluation's topic set is kept in every replicate: here both topics
-        # have an H-relevant document, so every completion has the same topics
-        assert sorted(frame.query_id.unique()) == ["1", "2"]
-        means = frame.groupby(["run_id", "measure"], as_index=False)["value"].mean()
-        scores.append(means.assign(completion=n))
+        qrels += [(f"{n}:{q}", d, g) for q, d, g in rows]
         probabilities.append(chance)
-    return pd.DataFrame({"completion": range(len(probabilities)), "p": probabilities}), pd.concat(scores)
+    with Warehouse(":memory:") as wh:
+        wh.ingest_qrels(_frame(qrels), collection="c")
+        for run_id, lists in RUNS.items():
+            rows = [(f"{n}:{q}", d, float(len(docs) - i)) for n in range(len(completions))
+                    for q, docs in lists for i, d in enumerate(docs)]  # fmt: skip
+            wh.ingest_runs(pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]), run_id=run_id)
+        frame = wh.evaluate(MEASURES, per_query=True)
+    frame[["completion", "query_id"]] = frame["query_id"].str.split(":", expand=True)
+    frame["completion"] = frame["completion"].astype(int)
+    # the composed evaluation's topic set is kept in every replicate: here both topics have an
+    # H-relevant document, so every completion has the same topics
+    topics = frame.groupby(["completion", "run_id"])["query_id"].agg(lambda q: sorted(set(q)))
+    assert len(topics) == len(completions) * len(RUNS) and all(t == ["1", "2"] for t in topics)
+    scores = frame.groupby(["completion", "run_id", "measure"], as_index=False)["value"].mean()
+    return pd.DataFrame({"completion": range(len(probabilities)), "p": probabilities}), scores
 
 
 # -- identity: the composed evaluation, zero width ----------------------------------------------
@@ -107,6 +121,7 @@ def test_identity_confusion_is_the_composed_evaluation(small: Warehouse) -> None
 
 
 _DOCS = [f"d{i}" for i in range(8)]
+_SHARED: list = []  # the warehouse of test_identity_is_the_composition_for_any_labels, then its collections
 _LABEL = st.one_of(st.none(), st.sampled_from([0, 1, 2]))
 
 
@@ -124,15 +139,20 @@ def test_identity_is_the_composition_for_any_labels(human, machine, rankings) ->
     composed = _merged(h, m)
     if h.empty or m.empty or not (composed.relevance >= 1).any():
         return  # nothing to fill, or no topic to score: refused elsewhere
-    wh = Warehouse(":memory:")
-    wh.ingest_qrels(h, collection="c", qrels_id="human")
-    wh.ingest_qrels(m, collection="c", qrels_id="llm")
+    # one warehouse for every example, a collection each (a warehouse's schema costs more
+    # than an example's ingest)
+    if not _SHARED:
+        _SHARED.append(Warehouse(":memory:"))
+    wh, c = _SHARED[0], f"c{len(_SHARED)}"
+    _SHARED.append(c)
+    wh.ingest_qrels(h, collection=c, qrels_id="human")
+    wh.ingest_qrels(m, collection=c, qrels_id="llm")
     for n, ranking in enumerate(rankings):
         rows = [(q, d, float(10 - i)) for q in ("1", "2") for i, d in enumerate(ranking[: 6 + n])]
-        wh.ingest_runs(pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]), run_id=f"r{n}")
+        wh.ingest_runs(pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]), collection=c, run_id=f"r{n}")
     identity = pd.DataFrame(np.eye(3), index=GRADES, columns=GRADES)
-    result = wh.label_uncertainty("human", "llm", MEASURES, confusion=identity, samples=3, per_query=True)
-    expected = wh.evaluate(MEASURES, qrels_id="human", fill="llm", per_query=True)
+    result = wh.label_uncertainty("human", "llm", MEASURES, collection=c, confusion=identity, samples=3, per_query=True)
+    expected = wh.evaluate(MEASURES, collection=c, qrels_id="human", fill="llm", per_query=True)
     got = result.topics.merge(expected, on=["run_id", "query_id", "measure"], suffixes=("", "_eval"))
     assert len(got) == len(expected) == len(result.topics)
     assert np.allclose(got["mean"], got["value_eval"], atol=1e-12)
@@ -154,7 +174,7 @@ def test_value_does_not_depend_on_the_confusion(small: Warehouse) -> None:
 def test_monte_carlo_matches_the_enumerated_completions(small: Warehouse) -> None:
     samples = 4000
     result = small.label_uncertainty("human", "llm", MEASURES, confusion=MATRIX, samples=samples, seed=3, pairs=True)
-    weights, scores = _completions(small)
+    weights, scores = _completions()
     scores = scores.merge(weights, on="completion")
     exact = scores.assign(pv=scores.value * scores.p).groupby(["run_id", "measure"])["pv"].sum()
     runs = result.runs.set_index(["run_id", "measure"])
@@ -337,17 +357,24 @@ def test_cli(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_trec8_depth10_filled(trec8_copy: Path) -> None:
-    from tests.conftest import TREC8
+def test_trec8_depth10_filled(tmp_path: Path) -> None:
+    """TREC-8's qrels, depth10 and a noisy judge on every eighth run (17 of 129).
 
-    with Warehouse(trec8_copy) as wh:
+    A warehouse of those runs only: each qrels set ingested builds its cached judged rows for
+    the runs there are (for all 129, two sets cost more than the rest of the test).
+    """
+    from tests.conftest import TREC8, trec8_with_runs
+
+    every_eighth = [path.name[len("input.") : -len(".gz")] for path in sorted((TREC8 / "runs").glob("input.*.gz"))][::8]
+    with Warehouse(trec8_with_runs(tmp_path / "trec8.duckdb", every_eighth)) as wh:
         wh.ingest_qrels(TREC8 / "depth10" / "depth10.qrels", collection="trec8", qrels_id="depth10")
         full = wh.sql("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
         # a synthetic judge: relevant kept with 0.8, non-relevant called relevant with 0.05
         u = np.random.default_rng(7).random(len(full))
         noisy = np.where(full.relevance >= 1, (u >= 0.2).astype(int), (u < 0.05).astype(int))
         wh.ingest_qrels(full.assign(relevance=noisy), collection="trec8", qrels_id="noisy")
-        runs = wh.run_ids("trec8")[::8]
+        runs = wh.run_ids("trec8")
+        assert len(runs) == 17
         # depth10 filled by the full qrels is the full qrels: identity gives their evaluation
         identity = pd.DataFrame(np.eye(2), index=[0.0, 1.0], columns=[0.0, 1.0])
         same = wh.label_uncertainty("depth10", "default", ["P@30", "nDCG@100", "AP"], runs=runs,

@@ -301,9 +301,11 @@ RUNS = ["CL99SD", "Flab8as", "INQ603", "Sab8A3", "UB99SW", "apl8n", "ibms99a", "
 
 
 @pytest.fixture(scope="module")
-def trec8_two_sets(trec8_ingest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = tmp_path_factory.mktemp("sensitivity") / "trec8.duckdb"
-    shutil.copy(trec8_ingest[0], db)
+def trec8_two_sets(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """TREC-8's qrels and depth10 on RUNS only: depth10's ingest builds its judged cache for these."""
+    from conftest import trec8_with_runs
+
+    db = trec8_with_runs(tmp_path_factory.mktemp("sensitivity") / "trec8.duckdb", RUNS)
     with Warehouse(db) as wh:
         wh.ingest_qrels(TREC8 / "depth10" / "depth10.qrels", collection="trec8", qrels_id="depth10")
     return db

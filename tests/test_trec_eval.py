@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from evalwh.measures import trec_eval as te
@@ -174,92 +174,3 @@ def test_eval_unknown_name_keeps_did_you_mean() -> None:
     with pytest.raises(UnknownMetricError, match="Did you mean nDCG"):
         evaluation.parse_measures(["nDGC@10"], None, evaluation.Options())
 
-
-# evalwh spec -> pytrec_eval's name (trec_eval 9.0.x semantics: legacy recall rounding)
-NEW_SPECS = {
-    "iprec_at_recall(recall=0.2,legacy=true)": "iprec_at_recall_0.20",
-    "iprec_at_recall(recall=0.5,legacy=true)": "iprec_at_recall_0.50",
-    "pt11_avg(legacy=true)": "11pt_avg",
-    "Rprec_mult(mult=0.6)": "Rprec_mult_0.60",
-    "Rprec_mult(mult=2.0)": "Rprec_mult_2.00",
-    "utility": "utility",
-    "infAP": "infAP",
-    "binG": "binG",
-    "G": "G",
-    "ndcg_rel": "ndcg_rel",
-    "Rndcg": "Rndcg",
-    "relative_P@3": "relative_P_3",
-    "set_P": "set_P",
-    "set_recall": "set_recall",
-    "set_relative_P": "set_relative_P",
-    "set_map": "set_map",
-    "set_F": "set_F",
-    "num_nonrel_judged_ret": "num_nonrel_judged_ret",
-}
-NEW_PYTREC = {
-    "iprec_at_recall", "11pt_avg", "Rprec_mult", "utility", "infAP", "binG", "G", "ndcg_rel", "Rndcg",
-    "relative_P.3", "set_P", "set_recall", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret",
-}  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def memory_wh():  # type: ignore[no-untyped-def]
-    from evalwh import Warehouse
-
-    return Warehouse(":memory:")
-
-
-def _reference():  # type: ignore[no-untyped-def]
-    pytest.importorskip("pytrec_eval")
-    import test_metrics_reference as reference
-
-    return reference
-
-
-try:
-    import test_metrics_reference as _ref
-
-    _collections = _ref.collections()
-except Exception:  # pragma: no cover (pytrec_eval missing: the test below skips)
-    _collections = st.just(None)
-
-
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(collection=_collections, rel=st.sampled_from([1, 1, 2]))
-def test_new_measures_agree_with_pytrec_eval(memory_wh, collection, rel: int) -> None:  # type: ignore[no-untyped-def]
-    """The trec_eval measures added here, per topic, against pytrec_eval (trec_eval 9.0.x)."""
-    import pandas as pd
-    import pytrec_eval
-
-    reference = _reference()
-    qrels, runs = collection
-    qrels_dict: dict[str, dict[str, int]] = {}
-    for row in qrels.itertuples(index=False):
-        qrels_dict.setdefault(row.query_id, {})[row.doc_id] = int(row.relevance)
-    evaluator = pytrec_eval.RelevanceEvaluator(qrels_dict, NEW_PYTREC, relevance_level=rel)
-    wanted = set(NEW_SPECS.values())
-    expected = []
-    for run_id, run in runs.groupby("run_id"):
-        run_dict: dict[str, dict[str, float]] = {}
-        for row in run.itertuples(index=False):
-            run_dict.setdefault(row.query_id, {})[row.doc_id] = float(row.score)
-        for query_id, values in evaluator.evaluate(run_dict).items():
-            expected += [(run_id, query_id, n, v) for n, v in values.items() if n in wanted]
-    collection_id = f"n{next(reference._counter)}"
-    memory_wh.ingest_qrels(qrels, collection=collection_id)
-    memory_wh.ingest_runs(runs, collection=collection_id)
-    frame = memory_wh.evaluate(
-        list(NEW_SPECS), collection=collection_id, per_query=True, rel=rel, float32_ties=True,
-        averaging="trec_eval_default",
-    )  # fmt: skip
-    spec_of = {str(catalog_parse(s)): t for s, t in NEW_SPECS.items()}
-    frame["trec"] = frame["measure"].map(spec_of)
-    actual = reference._aligned(frame[["run_id", "query_id", "trec", "value"]])
-    expected_frame = reference._aligned(pd.DataFrame(expected, columns=["run_id", "query_id", "trec", "value"]))
-    pd.testing.assert_frame_equal(actual, expected_frame, check_exact=False, atol=1e-9, rtol=0)
-
-
-def catalog_parse(spec: str):  # type: ignore[no-untyped-def]
-    from evalwh.measures import catalog
-
-    return catalog.parse(spec)
