@@ -9,7 +9,6 @@ evaluated directly (evalwh eval --qrels FILE RUN...), per topic, exactly.
 from __future__ import annotations
 
 import io
-import itertools
 import shutil
 from pathlib import Path
 
@@ -148,28 +147,16 @@ labels = st.dictionaries(pair, st.integers(-1, 2), min_size=1, max_size=20)
 SMALL = ["AP", "P@5", "nDCG@5", "bpref", "A_p@5", "RR"]
 
 
-# One in-memory warehouse for every example of the property tests below (a schema costs about
-# as much to apply as an example's ingests and evaluations): each example ingests into a
-# collection of its own, and every query below names it, so no example sees another's rows.
-_SHARED: list[Warehouse] = []
-_CALLS = itertools.count()
-
-
-def small_warehouse(
-    sets: dict[str, dict[tuple[str, str], int]], scores: dict[tuple[str, str], float]
-) -> tuple[Warehouse, str]:
-    """The shared warehouse, with the label sets and run ``r`` in a new collection (its id)."""
-    if not _SHARED:
-        _SHARED.append(Warehouse(":memory:"))
-    wh, collection = _SHARED[0], f"c{next(_CALLS)}"
+def small_warehouse(sets: dict[str, dict[tuple[str, str], int]], scores: dict[tuple[str, str], float]) -> Warehouse:
+    wh = Warehouse(":memory:")
     for name, grades in sets.items():
         frame = pd.DataFrame(
             [(q, d, g) for (q, d), g in grades.items()], columns=["query_id", "doc_id", "relevance"]
         )
-        wh.ingest_qrels(frame, collection=collection, qrels_id=name)
+        wh.ingest_qrels(frame, collection="c", qrels_id=name)
     run = pd.DataFrame([(q, d, s) for (q, d), s in scores.items()], columns=["query_id", "doc_id", "score"])
-    wh.ingest_runs(run, collection=collection, run_id="r")
-    return wh, collection
+    wh.ingest_runs(run, collection="c", run_id="r")
+    return wh
 
 
 run_scores = st.dictionaries(pair, st.floats(0, 10, allow_nan=False), min_size=1, max_size=20)
@@ -188,11 +175,11 @@ def test_a_fill_that_adds_nothing_is_the_identity(a, scores, data) -> None:
     b = {**unjudged, **redundant}
     if not b:
         b = {(topics[0], "never-retrieved"): -1}  # a set with no label at all
-    wh, c = small_warehouse({"A": a, "B": b}, scores)
-    # trec_eval_c keeps every topic of the sets: B's topics must add none either
-    plain = wh.evaluate(SMALL, collection=c, qrels_id="A", per_query=True, averaging="trec_eval_c")
-    composed = wh.evaluate(SMALL, collection=c, qrels_id="A", fill="B", per_query=True, averaging="trec_eval_c")
-    self_fill = wh.evaluate(SMALL, collection=c, qrels_id="A", fill=["A", "A"], per_query=True, averaging="trec_eval_c")
+    with small_warehouse({"A": a, "B": b}, scores) as wh:
+        # trec_eval_c keeps every topic of the sets: B's topics must add none either
+        plain = wh.evaluate(SMALL, qrels_id="A", per_query=True, averaging="trec_eval_c")
+        composed = wh.evaluate(SMALL, qrels_id="A", fill="B", per_query=True, averaging="trec_eval_c")
+        self_fill = wh.evaluate(SMALL, qrels_id="A", fill=["A", "A"], per_query=True, averaging="trec_eval_c")
     assert set(composed["qrels_id"]) <= {"A+B"} and set(self_fill["qrels_id"]) <= {"A+A+A"}
     columns = ["run_id", "query_id", "measure", "value"]
     pd.testing.assert_frame_equal(plain[columns], composed[columns])
@@ -202,16 +189,13 @@ def test_a_fill_that_adds_nothing_is_the_identity(a, scores, data) -> None:
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(a=labels, b=labels, c=labels, scores=run_scores, k=st.integers(1, 12))
 def test_shares_by_source_sum_to_one_and_follow_the_first_set_that_judged(a, b, c, scores, k) -> None:
-    wh, collection = small_warehouse({"A": a, "B": b, "C": c}, scores)
-    for name, source in (("B", "llm"), ("C", "inferred")):
-        wh.con.execute(
-            "UPDATE qrels_sets SET source = $s WHERE collection_id = $c AND qrels_id = $q",
-            {"s": source, "c": collection, "q": name},
-        )
-    sources = ("human", "llm", "inferred", "derived", "none")
-    specs = [f"A_p@{k}", *(f"A_p(source={s})@{k}" for s in sources)]
-    got = wh.evaluate(specs, collection=collection, qrels_id="A", fill=["B", "C"], per_query=True,
-                      averaging="trec_eval_c", wide=True, typed_names=True)  # fmt: skip
+    with small_warehouse({"A": a, "B": b, "C": c}, scores) as wh:
+        wh.con.execute("UPDATE qrels_sets SET source = 'llm' WHERE qrels_id = 'B'")
+        wh.con.execute("UPDATE qrels_sets SET source = 'inferred' WHERE qrels_id = 'C'")
+        sources = ("human", "llm", "inferred", "derived", "none")
+        specs = [f"A_p@{k}", *(f"A_p(source={s})@{k}" for s in sources)]
+        got = wh.evaluate(specs, qrels_id="A", fill=["B", "C"], per_query=True, averaging="trec_eval_c",
+                          wide=True, typed_names=True)  # fmt: skip
     # the expected shares, from the ranking and the merged labels in Python
     owner: dict[tuple[str, str], str] = {}
     for name, grades in (("human", a), ("llm", b), ("inferred", c)):
