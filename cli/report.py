@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from evalwh.cli._decision_options import (
@@ -19,6 +21,10 @@ from evalwh.cli._decision_options import (
 from evalwh.cli._errors import handle_errors
 from evalwh.cli._options import DEFAULT_DB, DbOption, FillOption, only_collection
 from evalwh.cli._progress import progress_bar
+from evalwh.errors import ReplaceError
+
+if TYPE_CHECKING:
+    from evalwh.warehouse import Warehouse
 
 DEMO_DIR = Path("evalwh-demo")
 
@@ -213,14 +219,19 @@ def report(
         fill=tuple(fill or ()),
     )
     ingesting = qrels is not None or bool(files) or run_metadata is not None
-    with Warehouse(db) if ingesting else Warehouse.open_reader(db) as wh:
+    with Warehouse(db) if ingesting else Warehouse.open_reader(db) as wh, _all_or_nothing(wh, ingesting):
         if qrels is not None:
-            typer.echo(
-                wh.ingest_qrels(qrels, collection=collection, qrels_id=qrels_id).message(), err=True
-            )
+            try:
+                stored = wh.ingest_qrels(qrels, collection=collection, qrels_id=qrels_id)
+            except ReplaceError as clash:  # (report has no --replace: name the command that has)
+                raise clash.elsewhere() from None
+            typer.echo(stored.message(), err=True)
         if files:
             with progress_bar("ingesting runs") as bar:
-                results = wh.ingest_runs(files, collection=collection, progress=bar)
+                try:
+                    results = wh.ingest_runs(files, collection=collection, progress=bar)
+                except ReplaceError as clash:
+                    raise clash.elsewhere() from None
             new = sum(r.status != "unchanged" for r in results)
             typer.echo(
                 f"{new} of {len(results)} runs ingested, {len(results) - new} unchanged", err=True
@@ -229,13 +240,25 @@ def report(
             wh.ingest_run_metadata(run_metadata, collection=collection)
         with progress_bar("building the report") as bar:
             text = wh.report(collection=collection, format=fmt.value, progress=bar, **options)  # type: ignore[arg-type]
+        if output is not None:  # (before the commit: an output that cannot be written stores nothing)
+            from evalwh.io.files import write_text
+
+            write_text(output, text)
+            typer.echo(f"wrote {output} ({len(text.encode()) / 1024:.0f} KiB)", err=True)
     if output is None:
         typer.echo(text)
-    else:
-        from evalwh.io.files import write_text
 
-        write_text(output, text)
-        typer.echo(f"wrote {output} ({len(text.encode()) / 1024:.0f} KiB)", err=True)
+
+@contextlib.contextmanager
+def _all_or_nothing(wh: Warehouse, ingesting: bool) -> Iterator[None]:
+    """The report's ingest and the report in one transaction: if a file is refused or the
+    report cannot be built or written, the warehouse stays as it was (a file this command
+    created is removed again)."""
+    if not ingesting:
+        yield
+        return
+    with wh.transaction():
+        yield
 
 
 def _collection_name(qrels: Path) -> str:

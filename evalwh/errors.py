@@ -33,6 +33,28 @@ class IngestError(EvalWhError):
         super().__init__(f"{where}: {problem}")
 
 
+class ReplaceError(IngestError):
+    """A qrels set or run of that name is already stored with other content.
+
+    ``evalwh ingest qrels --replace`` or ``evalwh ingest runs --replace`` (``command``) would
+    replace it; the message says "use --replace", which the caller of those commands has. A
+    command without that option (``eval --into``, ``report``) raises :meth:`elsewhere`, whose
+    message names the command instead.
+    """
+
+    def __init__(
+        self, path: str, clash: str, command: str, advice: str = "use --replace to replace it"
+    ) -> None:
+        self.clash = clash
+        self.command = command
+        super().__init__(path, None, f"{clash}; {advice}")
+
+    def elsewhere(self) -> ReplaceError:
+        """The same refusal, advising ``evalwh <command> --replace`` by name."""
+        advice = f"use `evalwh {self.command} --replace` to replace it"
+        return ReplaceError(self.path, self.clash, self.command, advice)
+
+
 class NotFoundError(EvalWhError):
     """A collection, run or qrels set that a command names does not exist."""
 

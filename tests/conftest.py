@@ -385,6 +385,8 @@ def spark_session():
     """
     pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is in the test extra")
     needs_java()
+    from evalwh.spark.session import LOCAL_JAVA_OPTIONS as EVALWH_LEAN_JVM
+
     # the executors' Python workers (evalwh's reader on them) run this interpreter, as
     # evalwh.spark.session.start has a local session's run it
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -398,6 +400,9 @@ def spark_session():
         .config("spark.sql.adaptive.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "2g")
+        # lean, as evalwh's own local sessions (evalwh.spark.session.LOCAL_JAVA_OPTIONS): the
+        # tests' small inputs never pay back the C2 compiler's work
+        .config("spark.driver.extraJavaOptions", EVALWH_LEAN_JVM)
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

@@ -115,13 +115,82 @@ def test_a_refused_run_file_leaves_the_warehouse_as_it_was(files, tmp_path):
     assert result.exit_code == 1
     assert "bad.txt:2: " in result.output and "'oops'" in result.output
     assert contents(into) == before
+    # a qrels set or run of the same name with other content: eval --into has no --replace,
+    # so the message names the command that has one (`ingest runs` says --replace); the
+    # warehouse file keeps every byte
+    stored = into.read_bytes()
     clash = invoke("eval", "--qrels", other, runs[1], "--into", into, "-c", "c", "-m", "AP")
-    assert clash.exit_code == 1 and "already exists" in clash.output
+    assert (clash.exit_code, clash.stderr) == (
+        1,
+        f"Error: {other}: qrels 'default' of collection 'c' already exists with different content; "
+        "use `evalwh ingest qrels --replace` to replace it\n",
+    )
     assert contents(into) == before  # (the run of the same command not stored either)
+    assert into.read_bytes() == stored
+    changed = tmp_path / "changed" / "r1.txt"
+    changed.parent.mkdir()
+    changed.write_text(RUNS["r1.txt"].replace("5.0", "6.0"))
+    refused = invoke("eval", "--qrels", qrels, changed, "--into", into, "-c", "c", "-m", "AP")
+    assert (refused.exit_code, refused.stderr) == (
+        1,
+        f"Error: {changed}: run 'r1' already exists in collection 'c' with different content; "
+        "use `evalwh ingest runs --replace` to replace it\n",
+    )
+    assert into.read_bytes() == stored
+    refused = invoke("ingest", "runs", changed, "--db", into, "-c", "c")
+    assert (refused.exit_code, refused.stderr) == (
+        1,
+        f"Error: {changed}: run 'r1' already exists in collection 'c' with different content; "
+        "use --replace to replace it\n",
+    )
+    assert into.read_bytes() == stored
+    # `report --qrels Q RUN...`, which also stores first and has no --replace, says as eval --into
+    report = invoke("report", "--db", into, "--qrels", qrels, changed, "-c", "c", "-o", tmp_path / "r.html")
+    assert (report.exit_code, report.stderr.splitlines()[-1]) == (
+        1,
+        f"Error: {changed}: run 'r1' already exists in collection 'c' with different content; "
+        "use `evalwh ingest runs --replace` to replace it",
+    )
+    assert into.read_bytes() == stored and not (tmp_path / "r.html").exists()
+    # the advice holds: that command replaces the run
+    replaced = invoke("ingest", "runs", changed, "--db", into, "-c", "c", "--replace")
+    assert replaced.exit_code == 0 and f"run 'r1' from {changed}: replaced (5 lines)" in replaced.stdout
 
     new = tmp_path / "new.duckdb"
     failed = invoke("eval", "--qrels", qrels, bad, "--into", new, "-c", "c", "-m", "AP")
     assert failed.exit_code == 1 and not new.exists()  # a file the command created goes with it
+
+
+def test_report_from_files_stores_all_of_them_or_nothing(files, tmp_path):
+    """`report --qrels Q RUN...`: the qrels, the runs and the report in one transaction."""
+    qrels, runs = files
+    db = tmp_path / "w.duckdb"
+    assert invoke("eval", "--qrels", qrels, runs[0], "--into", db, "-c", "c", "-m", "AP").exit_code == 0
+    stored = db.read_bytes()
+    other = tmp_path / "other.qrels"  # a new qrels set (its own --qrels-id), then a bad run
+    other.write_text(QRELS.replace("3 0 z 1", "3 0 z 2"))
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 Q0 a 1 5.0 r9\n1 Q0 b 2 oops r9\n")
+    out = tmp_path / "r.html"
+    result = invoke("report", "--db", db, "--qrels", other, "--qrels-id", "other", runs[1], bad, "-c", "c", "-o", out)
+    assert result.exit_code == 1 and "bad.txt:2: " in result.stderr
+    assert db.read_bytes() == stored and not out.exists()  # the new qrels set went with the run
+    # the report cannot be written: nothing it would have stored is kept
+    result = invoke("report", "--db", db, "--qrels", other, "--qrels-id", "other", runs[1], "-c", "c",
+                    "-o", tmp_path / "no-such-folder" / "r.html")
+    assert result.exit_code == 1 and "no-such-folder" in result.stderr
+    assert db.read_bytes() == stored
+    # a new file: removed again with what the command would have stored
+    new = tmp_path / "new.duckdb"
+    result = invoke("report", "--db", new, "--qrels", qrels, *runs, bad, "-c", "c", "-o", out)
+    assert result.exit_code == 1 and not new.exists() and not out.exists()
+    # and when all is well, all of it is stored and the report written
+    result = invoke("report", "--db", db, "--qrels", other, "--qrels-id", "other", runs[1], "-c", "c", "-o", out)
+    assert result.exit_code == 0, result.output
+    assert out.read_text().startswith("<!DOCTYPE html>")
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT DISTINCT qrels_id FROM qrels ORDER BY 1").fetchall() == [("default",), ("other",)]
+        assert con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall() == [("r1",), ("r2",)]
 
 
 def test_into_needs_qrels_and_a_collection_for_a_new_file(files, tmp_path):

@@ -20,6 +20,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from evalwh.cli import app
 from hypothesis import given, settings
@@ -219,12 +220,13 @@ TREC8_FIGURES = [["Dm8TFbn", 1, 869], ["Flab8ax", 3, 393], ["ok8alx", 0, None], 
 
 
 def _as_before_021(db: Path) -> None:
-    """Make a warehouse file look as evalwh made it before schema 021: no columns, no macro, no record."""
+    """Make a warehouse file look as evalwh made it before schema 021: no columns, no macro,
+    no record (nor 022's, which came after it)."""
     con = duckdb.connect(str(db))
     con.execute("ALTER TABLE runs DROP COLUMN float32_lists")
     con.execute("ALTER TABLE runs DROP COLUMN float32_first_rank")
     con.execute("DROP MACRO float32_score")
-    con.execute("DELETE FROM schema_migrations WHERE name = '021_float32_order'")
+    con.execute("DELETE FROM schema_migrations WHERE name IN ('021_float32_order', '022_float32_ranking')")
     con.close()
 
 
@@ -280,3 +282,135 @@ def test_export_carries_the_figures_and_an_older_export_leaves_them_unknown(tmp_
         transfer.import_export(wh, tmp_path / "e")
         assert _stored(wh, "c") == [["x", None, None], ["y", None, None]]
         assert float32_order(wh, "c").values.tolist() == [["x", 1, 2]]
+
+
+# -- scores at and beyond float32's range (schema 022) --------------------------------------
+# trec_eval 9 read a score into a C float: from 3.4028235677973366e38 (2^128 - 2^103, half
+# an ulp above float32's largest value) on, C rounds it to an infinity, so such scores tie
+# (one sign) and fall back to doc_id descending; just below, they round to the largest
+# float32 and tie with it. Scores drawn from these, around the boundary and ordinary ones:
+_HUGE = [
+    1e39, 2e39, -1e39, -2e39, 3.5e38, -3.5e38, 3.4028235677973366e38, -3.4028235677973366e38,
+    3.4028235677973362e38, 3.4028234663852886e38, -3.4028234663852886e38,
+    1.7976931348623157e308, -1.7976931348623157e308, 1.0, 1.00000001, 0.5, 0.0, -0.25,
+]
+
+
+def _trec_eval_9_ranks(docs: list[str], scores: list[float]) -> list[int]:
+    """Each document's rank as trec_eval 9.0.8 gives it, from numpy alone: the score as a
+    float32 (an infinity beyond its range), descending, then doc_id descending byte-wise."""
+    with np.errstate(over="ignore"):  # the overflow to infinity is the point
+        keys = np.asarray(scores, dtype=np.float64).astype(np.float32)
+    order = np.lexsort((np.array([d.encode() for d in docs]), keys))[::-1]
+    ranks = np.empty(len(docs), dtype=np.int64)
+    ranks[order] = np.arange(1, len(docs) + 1)
+    return ranks.tolist()
+
+
+def _probe(folder: Path, docs: list[str], scores: list[float]) -> tuple[Path, Path]:
+    """One list asked once per document: topic t<i> holds the whole list and judges only
+    document i (relevant), so that its reciprocal rank is 1 / that document's rank."""
+    folder.mkdir(parents=True, exist_ok=True)
+    n = len(docs)
+    listed = list(enumerate(zip(docs, scores, strict=True)))
+    run = "".join(f"t{t} Q0 {d} {i + 1} {s!r} p\n" for t in range(n) for i, (d, s) in listed)
+    qrels = "".join(f"t{t} 0 {docs[t]} 1\n" for t in range(n))
+    (folder / "run.txt").write_text(run)
+    (folder / "qrels.txt").write_text(qrels)
+    return folder / "qrels.txt", folder / "run.txt"
+
+
+def _probed_ranks(frame: pd.DataFrame, n: int) -> list[int]:
+    """The ranks a per-topic RR frame of _probe's run gives, in the documents' order."""
+    rr = dict(zip(frame["query_id"], frame["value"], strict=True))
+    return [round(1 / rr[f"t{t}"]) for t in range(n)]
+
+
+def _ranks_every_way(folder: Path, docs: list[str], scores: list[float]) -> dict[str, list[int]]:
+    """With --float32-ties: the warehouse's evaluation (03_ranked_float32.sql, trec_ranked),
+    the direct path through the C reader and without it (the same SQL), and trec_ranked itself."""
+    from evalwh.measures.direct import evaluate_files
+
+    qrels, run = _probe(folder, docs, scores)
+    n, got = len(docs), {}
+    with Warehouse(":memory:") as wh:
+        wh.ingest_qrels(qrels, collection="c")
+        wh.ingest_runs([run], collection="c")
+        values = wh.evaluate(["RR"], collection="c", per_query=True, float32_ties=True)
+        got["warehouse"] = _probed_ranks(values, n)
+        wh.con.execute(
+            "CREATE TEMP VIEW probe AS SELECT * EXCLUDE (rank) FROM run_results WHERE query_id = 't0'"
+        )
+        macro = dict(wh.con.execute("SELECT doc_id, rank FROM trec_ranked('probe', true)").fetchall())
+        got["trec_ranked"] = [macro[d] for d in docs]
+    direct = evaluate_files(qrels, [run], ["RR"], per_query=True, float32_ties=True)
+    got["direct"] = _probed_ranks(direct, n)
+    with _without_reader():
+        direct = evaluate_files(qrels, [run], ["RR"], per_query=True, float32_ties=True)
+        got["direct, no reader"] = _probed_ranks(direct, n)
+    return got
+
+
+def test_scores_beyond_float32_become_infinities_and_tie_as_in_trec_eval_9(tmp_path: Path) -> None:
+    """The issue's run: 2e39, 1e39 and 3.5e38 are +inf as floats (doc_id descending: d, b,
+    a), -3.5e38 and -1e39 are -inf (g, c) after every finite score; every way agrees."""
+    docs = ["a", "b", "c", "d", "e", "f", "g"]
+    scores = [1e39, 2e39, -1e39, 3.5e38, 0.5, 0.25, -3.5e38]
+    expected = [3, 2, 7, 1, 4, 5, 6]
+    assert _trec_eval_9_ranks(docs, scores) == expected
+    assert _ranks_every_way(tmp_path, docs, scores) == dict.fromkeys(
+        ["warehouse", "trec_ranked", "direct", "direct, no reader"], expected
+    )
+
+
+def test_eval_float32_ties_takes_scores_beyond_float32(tmp_path: Path) -> None:
+    """The CLI, directly and stored with --into (evaluated from the warehouse), where DuckDB's
+    FLOAT cast refused 1e39 before schema 022."""
+    docs = ["a", "b", "c", "d", "e", "f", "g"]
+    scores = [1e39, 2e39, -1e39, 3.5e38, 0.5, 0.25, -3.5e38]
+    qrels, run = _probe(tmp_path, docs, scores)
+    for extra in ([], ["--into", str(tmp_path / "w.duckdb"), "-c", "c"]):
+        command = ["eval", "--qrels", str(qrels), str(run), *extra, "-m", "RR", "-q", "--float32-ties"]
+        result = runner.invoke(app, [*command, "--format", "trec"])
+        assert result.exit_code == 0, result.output
+        rows = (line.split("\t") for line in result.stdout.splitlines())
+        rr = {q: float(v) for name, q, v in rows if name.strip() == "recip_rank" and q != "all"}
+        assert [round(1 / rr[f"t{t}"]) for t in range(len(docs))] == [3, 2, 7, 1, 4, 5, 6], extra
+
+
+def _rank_file_ranks(docs: list[str], scores: list[float]) -> list[int]:
+    """The C reader's ranks with float32 (rank_file, every line judged)."""
+    text = "".join(f"1 Q0 {d} {i + 1} {s!r} r\n" for i, (d, s) in enumerate(zip(docs, scores, strict=True)))
+    grades = pa.array(range(len(docs)), pa.int32())
+    table = pa.table({"query_id": ["1"] * len(docs), "doc_id": docs, "grade": grades})
+    judgments = runreader.judgments_from_arrow(_READER, table)
+    result = _READER.rank_file(text.encode(), " ", "r", judgments, 1, True, False)
+    assert not isinstance(result, str), result
+    rank, grade = (np.frombuffer(result[i], np.int32) for i in (5, 6))
+    ranks = np.empty(len(docs), dtype=np.int64)
+    ranks[grade] = rank  # each line's grade is its position in docs
+    return ranks.tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    drawn=st.lists(
+        st.tuples(st.text(alphabet="abXY9", min_size=1, max_size=2), st.sampled_from(_HUGE)),
+        min_size=1, max_size=12, unique_by=lambda pair: pair[0],
+    )
+)
+def test_huge_scores_rank_as_numpy_float32_says(warehouse, drawn) -> None:  # type: ignore[no-untyped-def]
+    """Random lists over _HUGE: trec_ranked (which the warehouse's and Spark's evaluations
+    run) and the C reader rank exactly as the numpy reference."""
+    docs, scores = [d for d, _ in drawn], [s for _, s in drawn]
+    expected = _trec_eval_9_ranks(docs, scores)
+    frame = pd.DataFrame({"collection_id": "c", "run_id": "r", "query_id": "1", "doc_id": docs})
+    warehouse.con.register("drawn", frame.assign(score=scores))
+    try:
+        query = "SELECT doc_id, rank FROM trec_ranked('drawn', true)"
+        ranked = dict(warehouse.con.execute(query).fetchall())
+    finally:
+        warehouse.con.unregister("drawn")
+    assert [ranked[d] for d in docs] == expected
+    if _READER is not None:
+        assert _rank_file_ranks(docs, scores) == expected

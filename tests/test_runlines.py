@@ -67,6 +67,8 @@ def _rows(result) -> list[tuple[str, int, int, int, int]]:
 _IDS = st.text(alphabet="abAB09-.", min_size=1, max_size=4)  # prefixes of one another, mixed case
 _SCORES = st.sampled_from(
     ["3", "2", "2.0", "2.0000001", "2.00000001", "1", "-0", "0", "0.5", "1e-3", "-1"]
+    # beyond float32's range: +-inf as floats, tied (schema 022)
+    + ["1e39", "2e39", "-1e39", "3.5e38"]
 )
 
 

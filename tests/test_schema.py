@@ -8,7 +8,7 @@ import duckdb
 import pytest
 
 from evalwh import sql
-from evalwh.errors import NotFoundError, SchemaError
+from evalwh.errors import EvalWhError, NotFoundError, SchemaError
 from evalwh.warehouse import Warehouse
 
 CORE_TABLES = {
@@ -163,6 +163,40 @@ def test_a_new_database_in_one_transaction_equals_the_steps_one_by_one(tmp_path)
         con.close()
     assert catalogs[0] == catalogs[1]
     assert len(catalogs[0]["tables"]) > 10 and catalogs[0]["views"] and catalogs[0]["macros"]
+
+
+def test_a_new_file_copied_from_the_process_empty_warehouse_equals_one_the_ddl_made(tmp_path, monkeypatch):
+    """From a process's second new warehouse file on, the file is written as a copy of an
+    empty warehouse the process made once (connection._Empty): the same catalog, the same
+    steps (applied now), and a file that is there already is opened, never overwritten."""
+    from evalwh.store import connection
+
+    monkeypatch.setattr(connection._Empty, "made", 0)
+    monkeypatch.setattr(connection._Empty, "image", None)
+    first, second, third = (tmp_path / f"{name}.duckdb" for name in ("first", "second", "third"))
+    with Warehouse(first) as wh:
+        assert connection._Empty.image is None  # the first: made by the DDL, no image yet
+        assert wh.upgrade() == list(sql.load_package("evalwh.schema"))
+    with Warehouse(second) as wh:
+        assert connection._Empty.image is not None and second.read_bytes()[8:12] == b"DUCK"
+        assert wh.upgrade() == list(sql.load_package("evalwh.schema"))  # (as a new file says)
+        wh.con.execute("CREATE TABLE mine (x INTEGER)")  # something only this file has
+    with Warehouse(third):
+        pass
+    catalogs = []
+    for path in (first, second, third):
+        con = duckdb.connect(str(path), read_only=True)
+        catalogs.append(_catalog(con))
+        steps = con.execute("SELECT name, applied_at > now() - INTERVAL 1 HOUR FROM schema_migrations ORDER BY name")
+        assert steps.fetchall() == [(name, True) for name in sql.load_package("evalwh.schema")]
+        con.close()
+    assert catalogs[0] == catalogs[2] and catalogs[1] != catalogs[2]
+    with Warehouse(second) as wh:  # opened again, as it is: not laid down a second time
+        assert wh.con.execute("SELECT count(*) FROM mine").fetchall() == [(0,)]
+    # a path that cannot be created is DuckDB's own error, one line, and leaves nothing
+    with pytest.raises(EvalWhError, match="cannot open the warehouse"):
+        Warehouse(tmp_path / "no-such-folder" / "w.duckdb")
+    assert not (tmp_path / "no-such-folder").exists()
 
 
 # Migrations that move data from one layout to another: each runs once, in its own

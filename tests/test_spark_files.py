@@ -207,6 +207,24 @@ def test_ranks_and_values_equal_the_warehouse_with_ties_bytes_and_float32(sessio
     wh.close()
 
 
+def test_scores_beyond_float32_rank_as_trec_eval_9_on_spark(session, tmp_path):  # type: ignore[no-untyped-def]
+    """Float32 ties with scores beyond float32's range (schema 022), read by Spark SQL: the
+    trec_ranked and float32_score macros expanded, Spark's own FLOAT cast below the boundary,
+    rank as the numpy reference of test_float32_order.py (evalwh's reader on the executors
+    ranks with C's cast, as the direct path, which that file tests)."""
+    from test_float32_order import _probe, _probed_ranks, _trec_eval_9_ranks
+
+    docs = ["a", "b", "c", "d", "e", "f", "g", "h"]
+    scores = [1e39, 2e39, -1e39, 3.5e38, 0.5, 3.4028235677973362e38, -3.5e38, 3.4028234663852886e38]
+    expected = _trec_eval_9_ranks(docs, scores)
+    assert expected == [3, 2, 8, 1, 6, 5, 7, 4]  # d b a (+inf), h f (the largest float32), e, g c (-inf)
+    qrels, run = _probe(tmp_path, docs, scores)
+    files.load_qrels(session, qrels, collection="c")
+    files.load_runs(session, [run], collection="c")
+    values = spark.evaluate(session, ["RR"], collection="c", float32_ties=True)
+    assert _probed_ranks(values, len(docs)) == expected
+
+
 def test_the_executors_reader_gives_the_values_and_judged_rows_of_spark_sql(session, tmp_path):  # type: ignore[no-untyped-def]
     """reader="evalwh": the plain files read on the executors, the others by Spark SQL; one result.
 

@@ -1197,6 +1197,8 @@ static int read_lines(Work *w) {
         w->doc_bytes += length[2];
         w->given_bytes += length[3];
         line->topic = current;
+        /* trec_eval 9's float: a finite double of magnitude >= 2^128 - 2^103 rounds to an
+         * infinity (IEEE 754, C Annex F), as the schema's float32_score (021, 022) maps it */
         line->key = w->float32 ? (double)(float)score : score;
         w->topics[current].count++;
     }

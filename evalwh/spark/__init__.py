@@ -109,24 +109,55 @@ _MACROS: dict[str, exp.Create] = {}
 
 
 def macro(name: str) -> exp.Create:
-    """The DuckDB table macro ``name`` of the schema (``schema/*.sql``), parsed once."""
+    """The DuckDB macro ``name`` of the schema (``schema/*.sql``), parsed once.
+
+    A step that redefines a macro (``CREATE OR REPLACE MACRO``) replaces the earlier
+    definition, as it does in a warehouse: the steps are read in the order they apply.
+    """
     if not _MACROS:
         for file in sql.load_package("evalwh.schema").values():
             for tree in sqlglot.parse(file.text, read="duckdb"):
                 if isinstance(tree, exp.Create) and str(tree.args.get("kind", "")).upper() == "MACRO":
                     _MACROS[tree.this.this.name.lower()] = tree
     if name.lower() not in _MACROS:
-        raise EvalWhError(f"the schema defines no table macro {name!r}")
+        raise EvalWhError(f"the schema defines no macro {name!r}")
     return _MACROS[name.lower()]
 
 
-def _expand_macros(node: exp.Expression) -> exp.Expression:
-    """``FROM trec_ranked('relation', flag)`` as the macro's body over that relation.
+def _arguments(call: exp.Expression, definition: exp.Create) -> dict[str, exp.Expression]:
+    names = [p.name for p in definition.this.expressions]
+    if len(names) != len(call.expressions):
+        raise EvalWhError(f"{call.sql()}: the macro takes {len(names)} arguments")
+    return dict(zip(names, call.expressions))
 
-    DuckDB's table macros (schema/001_core.sql) have no counterpart on other engines; the
-    body is the same SQL with ``query_table(results)`` naming the relation and the other
-    parameters their (literal) arguments, so every engine ranks with the one definition.
+
+def _expand_macros(node: exp.Expression) -> exp.Expression:
+    """``FROM trec_ranked('relation', flag)`` as the macro's body over that relation, and a
+    call of a scalar macro (``float32_score(score)``) as its expression over the arguments.
+
+    DuckDB's macros (schema/001_core.sql, 021, 022) have no counterpart on other engines;
+    the body is the same SQL with ``query_table(results)`` naming the relation and the other
+    parameters their arguments, so every engine ranks with the one definition. The macros a
+    body calls are expanded in turn.
     """
+    if isinstance(node, exp.Anonymous) and not isinstance(node.parent, exp.Table):
+        try:
+            definition = macro(node.name)
+        except EvalWhError:
+            return node
+        if isinstance(definition.expression, exp.Query):
+            return node
+        values = _arguments(node, definition)
+
+        def argument(inner: exp.Expression) -> exp.Expression:
+            if isinstance(inner, exp.Column) and not inner.table and inner.name in values:
+                value = values[inner.name].copy()
+                simple = isinstance(value, (exp.Column, exp.Literal))
+                return value if simple else exp.Paren(this=value)
+            return inner
+
+        body = definition.expression.copy().transform(argument)
+        return exp.Paren(this=body).transform(_expand_macros)
     if not (isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous)):
         return node
     call = node.this
@@ -136,10 +167,7 @@ def _expand_macros(node: exp.Expression) -> exp.Expression:
         definition = macro(call.name)
     except EvalWhError:
         return node
-    names = [p.name for p in definition.this.expressions]
-    if len(names) != len(call.expressions):
-        raise EvalWhError(f"{call.sql()}: the macro takes {len(names)} arguments")
-    values = dict(zip(names, call.expressions))
+    values = _arguments(call, definition)
 
     def substitute(inner: exp.Expression) -> exp.Expression:
         if isinstance(inner, exp.Table) and isinstance(inner.this, exp.Anonymous):
@@ -153,7 +181,7 @@ def _expand_macros(node: exp.Expression) -> exp.Expression:
             return values[inner.name].copy()
         return inner
 
-    body = definition.expression.copy().transform(substitute)
+    body = definition.expression.copy().transform(substitute).transform(_expand_macros)
     return exp.Subquery(this=body, alias=exp.TableAlias(this=exp.to_identifier(node.alias or call.name)))
 
 

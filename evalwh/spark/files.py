@@ -13,8 +13,9 @@ Hadoop's codec) one row per file, so that a line's number is its position in its
   ``queries/spark/locate_run_error.sql`` names the first bad line of the first of them, with
   the message :func:`evalwh.io.formats.locate_run_error` gives for the same file;
 * the warehouse's ``queries/ingest/insert_run_results.sql``, with the ``trec_ranked`` macro of
-  ``schema/001_core.sql`` expanded, ranks the lines (score descending, doc_id descending
-  byte-wise) into ``run_results`` and ``run_topics``.
+  the schema (``001_core.sql``, redefined by ``022_float32_ranking.sql``) expanded, ranks the
+  lines (score descending, doc_id descending byte-wise) into ``run_results`` and
+  ``run_topics``.
 
 Qrels go through ``text_lines.sql`` and ``queries/spark/qrels_fields.sql``. The results are
 registered as the temporary views the evaluation context reads (``runs, run_results,

@@ -112,6 +112,85 @@ def _lock_message(path: str, error: duckdb.Error) -> str:
     )
 
 
+def _create_schema(con: duckdb.DuckDBPyConnection, files: dict[str, sql.SqlFile]) -> None:
+    """Every schema step into a new, empty database, inside the caller's transaction."""
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
+    )
+    for file in files.values():
+        con.execute(file.text)
+    con.execute("INSERT INTO schema_migrations (name) SELECT unnest(?)", [list(files)])
+
+
+class _Empty:
+    """This process's empty warehouse, as bytes: a new warehouse file is a copy of it.
+
+    Running the schema's DDL (twenty-odd files of tables, views and macros) costs DuckDB about
+    0.1 CPU s per new database; writing half a MiB costs a millisecond. The first new file of a
+    process is made the ordinary way (a command that makes one warehouse pays nothing more);
+    from the second on, the schema is run once more into a private temporary file, whose bytes
+    are kept in memory (the file is removed at once) and written to each new warehouse file.
+    The bytes come from this process's DuckDB and this installation's schema files, so a copy
+    is the database the DDL makes (tests/test_schema.py compares them table by table).
+    """
+
+    made = 0
+    image: bytes | None = None
+    lock = threading.Lock()
+
+    @classmethod
+    def bytes(cls) -> bytes | None:
+        """The image, built on the second request; None on the first (make it the ordinary way)."""
+        import shutil
+        import tempfile
+
+        with cls.lock:
+            cls.made += 1
+            if cls.image is None and cls.made >= 2:
+                folder = tempfile.mkdtemp(prefix="evalwh-empty-")
+                try:
+                    path = os.path.join(folder, "empty.duckdb")
+                    con = duckdb.connect(path, config=dict(_CONNECT_CONFIG))
+                    try:
+                        con.execute("BEGIN")
+                        _create_schema(con, sql.load_package("evalwh.schema"))
+                        con.execute("COMMIT")
+                        con.execute("CHECKPOINT")
+                    finally:
+                        con.close()
+                    if not os.path.exists(path + ".wal"):  # (all of it in the file itself)
+                        with open(path, "rb") as handle:
+                            cls.image = handle.read()
+                finally:
+                    shutil.rmtree(folder, ignore_errors=True)
+            return cls.image
+
+
+def _lay_down(path: str) -> None:
+    """Write a new warehouse file as a copy of the process's empty warehouse (:class:`_Empty`).
+
+    Only where no file exists (created exclusively: a file another process makes in the
+    meantime is never overwritten, and then DuckDB opens that one as usual); on the first new
+    file of a process, or when the copy cannot be written, nothing is written here and DuckDB
+    creates the file.
+    """
+    image = _Empty.bytes()
+    if image is None:
+        return
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError:
+        return  # (exists now, or cannot be made: DuckDB's own open says what is wrong)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(image)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(path)
+        raise
+
+
 class Store:
     """An evalwh warehouse in a DuckDB file (or in memory with ``":memory:"``).
 
@@ -157,6 +236,8 @@ class Store:
         self.created = not in_memory and not Path(self.path).exists()
         if not in_memory:
             guard_database(self.path)  # no output of this process may overwrite it or its WAL
+        if self.created and not self.read_only:
+            _lay_down(self.path)
         try:
             self.con = duckdb.connect(self.path, read_only=self.read_only, config=dict(_CONNECT_CONFIG))
         except duckdb.IOException as error:
@@ -290,15 +371,13 @@ class Store:
             # per file; all of them or none). A file that already holds some steps takes the
             # missing ones one transaction each, below.
             with _Transaction(self, counts=not self.created):
-                self.con.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                    " name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
-                )
-                for file in files.values():
-                    self.con.execute(file.text)
-                self.con.execute("INSERT INTO schema_migrations (name) SELECT unnest(?)", [list(files)])
+                _create_schema(self.con, files)
             self.upgraded.extend(files)
             return
+        if self.created:  # laid down as a copy of the process's empty warehouse (_lay_down)
+            with _Transaction(self, counts=False):
+                self.con.execute("UPDATE schema_migrations SET applied_at = current_timestamp")
+            self.upgraded.extend(files)
         for name, file in files.items():
             if name in applied:
                 continue

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalwh import sql
-from evalwh.errors import EvalWhError, IngestError
+from evalwh.errors import EvalWhError, IngestError, ReplaceError
 from evalwh.io.frames import standard_columns
 from evalwh.store.ingest.bookkeeping import insert_runs
 from evalwh.store.ingest.cache import fingerprint, refresh_cache
@@ -319,16 +319,22 @@ def ingest_qrels_and_runs(
 
     Raises:
         IngestError: naming file, line and problem, for malformed input or a clash (a stored
-            ``default`` set or run of the same name with other content).
+            ``default`` set or run of the same name with other content: a ``ReplaceError``
+            that names the command whose ``--replace`` replaces it, as this has none).
     """
     wh.require_writer("ingest qrels and runs")
     check_name(collection, "collection")
-    with bulk_session(wh, vacuum=False):
-        with wh.transaction():
-            stored = ingest_qrels(wh, qrels, collection=collection)
-            assert not isinstance(stored, list)  # (one source, one set)
-            results = _ingest_runs(wh, list(runs), collection, None, False, ignore_extra_fields, progress)
-        checkpoint(wh)  # (as ingest_runs: the vacuum of appended row groups off, see bulk_session)
+    try:
+        with bulk_session(wh, vacuum=False):
+            with wh.transaction():
+                stored = ingest_qrels(wh, qrels, collection=collection)
+                assert not isinstance(stored, list)  # (one source, one set)
+                results = _ingest_runs(
+                    wh, list(runs), collection, None, False, ignore_extra_fields, progress
+                )
+            checkpoint(wh)  # (as ingest_runs: appended row groups' vacuum off, see bulk_session)
+    except ReplaceError as clash:  # (rolled back by now)
+        raise clash.elsewhere() from None
     return stored, results
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from evalwh import sql
-from evalwh.errors import IngestError
+from evalwh.errors import ReplaceError
 from evalwh.store.ingest.session import vacuum_at_commit
 
 if TYPE_CHECKING:
@@ -100,10 +100,9 @@ def _drop_unused_pairs(wh: Store) -> None:
     wh.run(sql.query(_INGEST, "drop_unused_pairs"))
 
 
-def _clash(label: str, run_id: str, collection: str) -> IngestError:
-    return IngestError(
+def _clash(label: str, run_id: str, collection: str) -> ReplaceError:
+    return ReplaceError(
         label,
-        None,
-        f"run {run_id!r} already exists in collection {collection!r} with different "
-        "content; use --replace to replace it",
+        f"run {run_id!r} already exists in collection {collection!r} with different content",
+        "ingest runs",
     )

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalwh import sql
-from evalwh.errors import EvalWhError, IngestError, QueryError
+from evalwh.errors import EvalWhError, IngestError, QueryError, ReplaceError
 from evalwh.io import formats
 from evalwh.io.frames import standard_columns
 from evalwh.io.judgments import Judgments, is_jsonl, parse_judgments
@@ -382,11 +382,11 @@ def _ingest_qrels(
     if existing is not None:
         if not replace:
             what = "content" if existing[0] != digest else "provenance (source, judge, model, prompt, round)"
-            raise IngestError(
+            raise ReplaceError(
                 label,
-                None,
                 f"qrels {qrels_id!r} of collection {collection!r} already exists with "
-                f"different {what}; use --replace to replace it",
+                f"different {what}",
+                "ingest qrels",
             )
         for table in ("qrels", "qrels_sets", "judgment_details", "judgment_probabilities", "qrels_external"):
             # table names come from the fixed tuple above, values are parameters
