@@ -122,10 +122,10 @@ def _collection(draw: st.DrawFn) -> tuple[str, list[str]]:
     return "\n".join(qrels) + "\n", runs
 
 
-# 30 examples: each option value (at worst 1 in 3) is drawn in 30 with probability
-# 1 - (2/3)^30 > 0.9999, each twist of a run (1 in 11, 1-4 runs an example) in about 99.9 %;
-# hypothesis draws new examples on every run.
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+# 20 examples (each ~1.2 CPU s): each option value (at worst 1 in 3) is drawn in 20 with
+# probability 1 - (2/3)^20 > 0.9996, each twist of a run (1 in 11, 2.5 runs an example) in
+# about 99 % (and again in tests/test_direct_pieces.py); hypothesis draws new examples on every run.
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(
     collection=_collection(),
     options=st.fixed_dictionaries(
@@ -157,7 +157,10 @@ def no_reader(monkeypatch):
     monkeypatch.setenv("EVALWH_NO_READER", "1")
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+# 6 examples (was 10; each ~1 CPU s): without the reader every file takes the ingest's path
+# (no choice between paths left to draw); a twist of a run comes in 6 examples with
+# probability about 3 in 4 each, and every twist is drawn with the reader above.
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(collection=_collection())
 def test_without_the_reader_the_numbers_are_the_same(tmp_path_factory, no_reader, collection):
     folder = tmp_path_factory.mktemp("plain", numbered=True)

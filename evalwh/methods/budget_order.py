@@ -184,13 +184,19 @@ def _sequential(
     local = np.arange(len(frame)) - starts[topic_idx]
     sizes = np.bincount(topic_idx, minlength=n_topics)
     width = int(sizes.max()) if n_topics else 0
-    relevant = np.zeros((n_topics, width), dtype=bool)
-    relevant[topic_idx, local] = frame["relevant"].to_numpy(dtype=bool)
+    # per topic one column more than it needs, never judged: a list that has run out points
+    # there. Documents are numbered across topics (topic * stride + place), so that every
+    # lookup below is one flat take.
+    stride = width + 1
+    relevant = np.zeros(n_topics * stride, dtype=bool)
+    relevant[topic_idx * stride + local] = frame["relevant"].to_numpy(dtype=bool)
 
     run_ids = np.unique(lists["run_id"].to_numpy().astype(str))
     n_runs = len(run_ids)
     depth = int(lists["rank"].max()) if len(lists) else 0
-    arms = np.full((n_topics, n_runs, depth), -1, dtype=np.int64)
+    # each arm's documents by rank, then its topic's never-judged column (where it stops)
+    end = (np.arange(n_topics, dtype=np.int64) * stride + width)[:, None]
+    arms = np.repeat(np.repeat(end[:, :, None], n_runs, axis=1), depth + 1, axis=2)
     # each listed document's topic and place among the candidates (every one is a candidate)
     places = pd.DataFrame({"query_id": frame["query_id"].to_numpy(), "doc_id": frame["doc_id"].to_numpy(),
                            "ti": topic_idx, "di": local})  # fmt: skip
@@ -198,40 +204,40 @@ def _sequential(
     ti = located["ti"].to_numpy(dtype=np.int64)
     di = located["di"].to_numpy(dtype=np.int64)
     ri = np.searchsorted(run_ids, located["run_id"].to_numpy().astype(str))
-    lists = located
-    arms[ti, ri, lists["rank"].to_numpy(dtype=np.int64) - 1] = di
+    arms[ti, ri, located["rank"].to_numpy(dtype=np.int64) - 1] = ti * stride + di
+    arms = arms.reshape(-1)
+    # where each arm's list starts in ``arms``
+    first = (np.arange(n_topics * n_runs, dtype=np.int64) * (depth + 1)).reshape(n_topics, n_runs)
     # the queue's first order and every tie: one seeded permutation of the runs per topic
     tiebreak = np.argsort(rng.random((n_topics, n_runs)), axis=1).astype(np.float64)
 
-    judged = np.zeros((n_topics, width), dtype=bool)
-    place = np.zeros((n_topics, width), dtype=np.int64)
+    judged = np.zeros(n_topics * stride, dtype=bool)
+    place = np.zeros(n_topics * stride, dtype=np.int64)
     done = np.zeros(n_topics, dtype=np.int64)
     pointer = np.zeros((n_topics, n_runs), dtype=np.int64)
     hits = np.zeros((n_topics, n_runs))
     misses = np.zeros((n_topics, n_runs))
     priority = tiebreak.copy()
-    t_grid = np.arange(n_topics)[:, None]
-
-    def current() -> np.ndarray:
-        at = np.minimum(pointer, depth - 1)
-        doc = np.take_along_axis(arms, at[:, :, None], axis=2)[:, :, 0]
-        return np.where(pointer < depth, doc, -1)
+    flat_hits, flat_misses, flat_pointer, flat_first = (a.reshape(-1) for a in (hits, misses, pointer, first))
 
     def advance() -> np.ndarray:
-        # move every pointer past judged documents; their labels are the arm's evidence
-        while True:
-            doc = current()
-            hit = (doc >= 0) & judged[t_grid, np.maximum(doc, 0)]
-            if not hit.any():
-                return doc
-            label = relevant[t_grid, np.maximum(doc, 0)] & hit
-            hits[hit] = gamma * hits[hit] + label[hit]
-            misses[hit] = gamma * misses[hit] + (~label)[hit]
-            pointer[hit] += 1
+        # move every pointer past judged documents; their labels are the arm's evidence (an
+        # arm at its topic's never-judged column has run out, and stays there)
+        doc = arms[first + pointer]
+        flat_doc = doc.reshape(-1)
+        moving = np.flatnonzero(judged[flat_doc])
+        while moving.size:
+            label = relevant[flat_doc[moving]]
+            flat_hits[moving] = gamma * flat_hits[moving] + label
+            flat_misses[moving] = gamma * flat_misses[moving] + ~label
+            flat_pointer[moving] += 1
+            flat_doc[moving] = arms[flat_first[moving] + flat_pointer[moving]]
+            moving = moving[judged[flat_doc[moving]]]
+        return doc
 
     doc = advance()
     while (open_ := done < sizes).any():
-        live = doc >= 0
+        live = doc != end
         if strategy == "mtf":
             score = np.where(live, priority, -np.inf)
         else:
@@ -241,12 +247,12 @@ def _sequential(
         arm = score.argmax(axis=1)
         rows = np.flatnonzero(open_)
         chosen = doc[rows, arm[rows]]
-        judged[rows, chosen] = True
+        judged[chosen] = True
         done[rows] += 1
-        place[rows, chosen] = done[rows]
+        place[chosen] = done[rows]
         if strategy == "mtf":
             # a non-relevant document sends the run to the back of the queue
-            miss = rows[~relevant[rows, chosen]]
+            miss = rows[~relevant[chosen]]
             priority[miss, arm[miss]] = priority[miss].min(axis=1) - 1.0
         doc = advance()
-    return place[topic_idx, local]
+    return place[topic_idx * stride + local]
