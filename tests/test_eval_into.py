@@ -220,6 +220,24 @@ def test_report_from_files_stores_all_of_them_or_nothing(files, tmp_path):
         assert con.execute("SELECT run_id FROM runs ORDER BY 1").fetchall() == [("r1",), ("r2",)]
 
 
+def test_every_ingest_works_inside_a_callers_transaction(files, tmp_path):
+    """report --qrels stores qrels, runs and run metadata inside its own transaction: each
+    ingest nested there leaves no half-read result on the connection (a DataFrame
+    registered after one failed with DuckDB's 'unfinished result')."""
+    from evalwh.warehouse import Warehouse
+
+    qrels, runs = files
+    metadata = tmp_path / "runs.tsv"
+    metadata.write_text("run_id\tgroup\tpooled\nr1\tg\ttrue\nr2\tg\tfalse\n")
+    with Warehouse(tmp_path / "w.duckdb") as wh:
+        with wh.transaction():
+            wh.ingest_qrels(qrels, collection="c")
+            wh.ingest_runs(runs, collection="c")
+            assert wh.ingest_run_metadata(metadata, collection="c") == 2
+        pooled = wh.con.execute("SELECT run_id, pooled FROM runs ORDER BY run_id").fetchall()
+    assert pooled == [("r1", True), ("r2", False), ("r3", None)]
+
+
 def test_into_needs_qrels_and_a_collection_for_a_new_file(files, tmp_path):
     qrels, runs = files
     new = tmp_path / "new.duckdb"

@@ -460,7 +460,9 @@ class Store:
         statement is its own transaction with a new id; inside, the id stays.
         """
         probe = "SELECT current_transaction_id()"
-        first, second = (self.con.execute(probe).fetchone() for _ in range(2))
+        # (fetchall: a result read to its end, so that the connection takes other work at
+        # once, e.g. registering a DataFrame inside a caller's transaction)
+        first, second = (self.con.execute(probe).fetchall() for _ in range(2))
         return first == second
 
     def run(self, file: sql.SqlFile | str, params: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
