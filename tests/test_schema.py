@@ -181,8 +181,7 @@ def test_a_new_file_copied_from_the_process_empty_warehouse_equals_one_the_ddl_m
         assert connection._Empty.image is not None and second.read_bytes()[8:12] == b"DUCK"
         assert wh.upgrade() == list(sql.load_package("evalwh.schema"))  # (as a new file says)
         wh.con.execute("CREATE TABLE mine (x INTEGER)")  # something only this file has
-    with Warehouse(third):
-        pass
+    Warehouse(third).close()
     catalogs = []
     for path in (first, second, third):
         con = duckdb.connect(str(path), read_only=True)
@@ -193,6 +192,17 @@ def test_a_new_file_copied_from_the_process_empty_warehouse_equals_one_the_ddl_m
     assert catalogs[0] == catalogs[2] and catalogs[1] != catalogs[2]
     with Warehouse(second) as wh:  # opened again, as it is: not laid down a second time
         assert wh.con.execute("SELECT count(*) FROM mine").fetchall() == [(0,)]
+    # no writable temporary folder for the image: every new file is made by the DDL, as before
+    monkeypatch.setattr(connection._Empty, "image", None)
+    monkeypatch.setattr(connection._Empty, "failed", False)  # (put back after the test)
+    monkeypatch.setattr("tempfile.mkdtemp", lambda **_: (_ for _ in ()).throw(PermissionError(13, "denied")))
+    fourth = tmp_path / "fourth.duckdb"
+    with Warehouse(fourth) as wh:
+        assert connection._Empty.failed and connection._Empty.image is None
+        assert wh.upgrade() == list(sql.load_package("evalwh.schema"))
+    con = duckdb.connect(str(fourth), read_only=True)
+    assert _catalog(con) == catalogs[0]
+    con.close()
     # a path that cannot be created is DuckDB's own error, one line, and leaves nothing
     with pytest.raises(EvalWhError, match="cannot open the warehouse"):
         Warehouse(tmp_path / "no-such-folder" / "w.duckdb")

@@ -137,34 +137,43 @@ class _Empty:
 
     made = 0
     image: bytes | None = None
+    failed = False  # the image could not be built here (no writable temporary folder): no copies
     lock = threading.Lock()
 
     @classmethod
     def bytes(cls) -> bytes | None:
         """The image, built on the second request; None on the first (make it the ordinary way)."""
+        with cls.lock:
+            cls.made += 1
+            if cls.image is None and cls.made >= 2 and not cls.failed:
+                try:
+                    cls.image = cls._build()
+                except (OSError, duckdb.Error):
+                    cls.failed = True  # every new file the ordinary way, as before
+            return cls.image
+
+    @staticmethod
+    def _build() -> bytes | None:
         import shutil
         import tempfile
 
-        with cls.lock:
-            cls.made += 1
-            if cls.image is None and cls.made >= 2:
-                folder = tempfile.mkdtemp(prefix="evalwh-empty-")
-                try:
-                    path = os.path.join(folder, "empty.duckdb")
-                    con = duckdb.connect(path, config=dict(_CONNECT_CONFIG))
-                    try:
-                        con.execute("BEGIN")
-                        _create_schema(con, sql.load_package("evalwh.schema"))
-                        con.execute("COMMIT")
-                        con.execute("CHECKPOINT")
-                    finally:
-                        con.close()
-                    if not os.path.exists(path + ".wal"):  # (all of it in the file itself)
-                        with open(path, "rb") as handle:
-                            cls.image = handle.read()
-                finally:
-                    shutil.rmtree(folder, ignore_errors=True)
-            return cls.image
+        folder = tempfile.mkdtemp(prefix="evalwh-empty-")
+        try:
+            path = os.path.join(folder, "empty.duckdb")
+            con = duckdb.connect(path, config=dict(_CONNECT_CONFIG))
+            try:
+                con.execute("BEGIN")
+                _create_schema(con, sql.load_package("evalwh.schema"))
+                con.execute("COMMIT")
+                con.execute("CHECKPOINT")
+            finally:
+                con.close()
+            if os.path.exists(path + ".wal"):  # (not all of it in the file itself: no image)
+                return None
+            with open(path, "rb") as handle:
+                return handle.read()
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _lay_down(path: str) -> None:

@@ -333,7 +333,7 @@ def ingest_qrels_and_runs(
                     wh, list(runs), collection, None, False, ignore_extra_fields, progress
                 )
             checkpoint(wh)  # (as ingest_runs: appended row groups' vacuum off, see bulk_session)
-    except ReplaceError as clash:  # (rolled back by now)
+    except ReplaceError as clash:  # (the transaction ends with it: nothing of it stays)
         raise clash.elsewhere() from None
     return stored, results
 
