@@ -219,13 +219,14 @@ def report(
         fill=tuple(fill or ()),
     )
     ingesting = qrels is not None or bool(files) or run_metadata is not None
+    said: list[str] = []  # what was stored and written: said once the transaction committed
     with Warehouse(db) if ingesting else Warehouse.open_reader(db) as wh, _all_or_nothing(wh, ingesting):
         if qrels is not None:
             try:
                 stored = wh.ingest_qrels(qrels, collection=collection, qrels_id=qrels_id)
             except ReplaceError as clash:  # (report has no --replace: name the command that has)
                 raise clash.elsewhere() from None
-            typer.echo(stored.message(), err=True)
+            said.append(stored.message())
         if files:
             with progress_bar("ingesting runs") as bar:
                 try:
@@ -233,9 +234,7 @@ def report(
                 except ReplaceError as clash:
                     raise clash.elsewhere() from None
             new = sum(r.status != "unchanged" for r in results)
-            typer.echo(
-                f"{new} of {len(results)} runs ingested, {len(results) - new} unchanged", err=True
-            )
+            said.append(f"{new} of {len(results)} runs ingested, {len(results) - new} unchanged")
         if run_metadata is not None:
             wh.ingest_run_metadata(run_metadata, collection=collection)
         with progress_bar("building the report") as bar:
@@ -244,7 +243,9 @@ def report(
             from evalwh.io.files import write_text
 
             write_text(output, text)
-            typer.echo(f"wrote {output} ({len(text.encode()) / 1024:.0f} KiB)", err=True)
+            said.append(f"wrote {output} ({len(text.encode()) / 1024:.0f} KiB)")
+    for line in said:
+        typer.echo(line, err=True)
     if output is None:
         typer.echo(text)
 

@@ -201,6 +201,7 @@ def test_report_from_files_stores_all_of_them_or_nothing(files, tmp_path):
     out = tmp_path / "r.html"
     result = invoke("report", "--db", db, "--qrels", other, "--qrels-id", "other", runs[1], bad, "-c", "c", "-o", out)
     assert result.exit_code == 1 and "bad.txt:2: " in result.stderr
+    assert "ingested" not in result.stderr  # (nothing is said stored that was not)
     assert db.read_bytes() == stored and not out.exists()  # the new qrels set went with the run
     # the report cannot be written: nothing it would have stored is kept
     result = invoke("report", "--db", db, "--qrels", other, "--qrels-id", "other", runs[1], "-c", "c",
@@ -214,6 +215,8 @@ def test_report_from_files_stores_all_of_them_or_nothing(files, tmp_path):
     # and when all is well, all of it is stored and the report written
     result = invoke("report", "--db", db, "--qrels", other, "--qrels-id", "other", runs[1], "-c", "c", "-o", out)
     assert result.exit_code == 0, result.output
+    assert "qrels 'other' from" in result.stderr and "1 of 1 runs ingested" in result.stderr
+    assert result.stderr.splitlines()[-1].startswith(f"wrote {out} (")
     assert out.read_text().startswith("<!DOCTYPE html>")
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT DISTINCT qrels_id FROM qrels ORDER BY 1").fetchall() == [("default",), ("other",)]
