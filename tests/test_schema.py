@@ -134,10 +134,10 @@ _CATALOG = {
 _NOT_SCHEMA = re.compile(r"oid$|^database_name$|^estimated_size$")
 
 
-def _catalog(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+def _catalog(con: duckdb.DuckDBPyConnection, *, comments: bool = True) -> dict[str, list[str]]:
     """Every schema, type, table, column, constraint, view, index, sequence and macro of a
-    database, with every property DuckDB reports (comments, defaults, SQL text included), and
-    the schema steps it records."""
+    database, with every property DuckDB reports (comments, unless ``comments=False``,
+    defaults, SQL text included), and the schema steps it records."""
     # A view keeps the column types it had when it was made until it is bound again: 007's
     # topic_judgments says max_relevance INTEGER until something reads it after 012 made the
     # grades DOUBLE. Reading each once gives every view the types a query sees.
@@ -148,6 +148,7 @@ def _catalog(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
     for kind, relation in _CATALOG.items():
         described = con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()
         columns = [name for name, *_ in described if not _NOT_SCHEMA.search(name)]
+        columns = [name for name in columns if comments or name != "comment"]
         listed = ", ".join(map(sql.identifier, columns))
         rows = con.execute(f"SELECT {listed} FROM {relation}").fetchall()
         catalog[kind] = sorted(repr(dict(zip(columns, row, strict=True))) for row in rows)
@@ -380,3 +381,77 @@ def test_ranked_results_view(wh):
     assert wh.con.execute(
         "SELECT collection_id, run_id, query_id, doc_id, score, rank, rank_given FROM ranked_results ORDER BY rank"
     ).fetchall() == [("c", "r", "1", "b", 2.0, 1, "2"), ("c", "r", "1", "a", 1.0, 2, "1")]
+
+
+# -- descriptions: every warehouse has them, but evalwh.evaluate's throw-away one -------------
+
+
+def _descriptions(con: duckdb.DuckDBPyConnection) -> int:
+    """How many tables, views and columns carry a description (COMMENT ON)."""
+    counts = [
+        con.execute(f"SELECT count(comment) FROM {relation}").fetchone()[0]
+        for relation in ("duckdb_tables()", "duckdb_views()", "duckdb_columns()")
+    ]
+    return sum(counts)
+
+
+def test_a_warehouse_has_every_description_and_a_throw_away_one_none(tmp_path):
+    from evalwh.store.connection import Store, undescribed
+
+    shipped = _baseline()["descriptions"].text.count("\nCOMMENT ON ")
+    assert shipped == 71
+    with Warehouse(":memory:") as wh:
+        assert _descriptions(wh.con) == shipped
+        described = _catalog(wh.con, comments=False)
+    with Store(":memory:", described=False) as store:
+        assert _descriptions(store.con) == 0
+        # nothing else differs: the same tables, columns, views and macros, the same steps
+        assert _catalog(store.con, comments=False) == described
+    with undescribed():
+        with Store(":memory:") as store:
+            assert _descriptions(store.con) == 0
+        with Warehouse(tmp_path / "w.duckdb") as wh:  # a file always has them
+            assert _descriptions(wh.con) == shipped
+    with Store(":memory:") as store:  # (only inside the block)
+        assert _descriptions(store.con) == shipped
+    with pytest.raises(ValueError, match="described=False is for an in-memory warehouse only"):
+        Store(tmp_path / "v.duckdb", described=False)
+    assert not (tmp_path / "v.duckdb").exists()
+
+
+def test_evaluate_makes_an_undescribed_warehouse_and_the_same_values(tmp_path, monkeypatch):
+    """evalwh.evaluate (and compare, through it) makes an undescribed warehouse; every value,
+    from files and from DataFrames, is what a described warehouse gives."""
+    import pandas as pd
+
+    import evalwh
+    from evalwh.io.demo_data import write_demo
+    from evalwh.measures.direct import evaluate_files
+    from evalwh.store import connection
+
+    demo = write_demo(tmp_path)
+    measures = ["P@10", "AP", "nDCG@10", "A_p@10", "bpref"]
+    made = []
+    real = connection._create_schema
+
+    def recording(con, files, *, described=True):
+        made.append(described)
+        real(con, files, described=described)
+
+    monkeypatch.setattr(connection, "_create_schema", recording)
+    qrels = pd.read_csv(demo.qrels, sep=" ", header=None, names=["query_id", "iteration", "doc_id", "relevance"],
+                        dtype={"query_id": str, "doc_id": str})  # fmt: skip
+    for given in (demo.qrels, qrels):
+        for per_query in (False, True):
+            made.clear()
+            expected = evaluate_files(given, demo.runs, measures, per_query=per_query)
+            assert made == [True]
+            made.clear()
+            found = evalwh.evaluate(given, demo.runs, measures, per_query=per_query)
+            assert made == [False]
+            pd.testing.assert_frame_equal(found, expected, check_exact=True)
+            assert len(found) == len(demo.runs) * len(measures) * (30 if per_query else 1)
+    # the block ends with the call: the next warehouse is described again
+    made.clear()
+    Warehouse(":memory:").close()
+    assert made == [True]

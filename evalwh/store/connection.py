@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import json
 import os
@@ -10,7 +11,7 @@ import re
 import sys
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -112,7 +113,30 @@ def _lock_message(path: str, error: duckdb.Error) -> str:
     )
 
 
-def _create_schema(con: duckdb.DuckDBPyConnection, files: dict[str, sql.SqlFile]) -> None:
+# Whether a new in-memory warehouse carries the descriptions (see undescribed()).
+_DESCRIBED: contextvars.ContextVar[bool] = contextvars.ContextVar("evalwh_described", default=True)
+
+
+@contextlib.contextmanager
+def undescribed() -> Iterator[None]:
+    """Within the block, a new in-memory warehouse is made without the descriptions.
+
+    For a throw-away warehouse that nobody lists (``evalwh.evaluate``'s, which reads files
+    in and hands a DataFrame out): the COMMENT ON statements of ``schema/baseline/
+    descriptions.sql`` are a quarter of what making a warehouse costs, and change no value
+    a query computes. A ``Store(..., described=...)`` says so itself; a warehouse file
+    always carries its descriptions. The setting is this thread's (and task's) only.
+    """
+    token = _DESCRIBED.set(False)
+    try:
+        yield
+    finally:
+        _DESCRIBED.reset(token)
+
+
+def _create_schema(
+    con: duckdb.DuckDBPyConnection, files: dict[str, sql.SqlFile], *, described: bool = True
+) -> None:
     """The whole schema into a new, empty database, inside the caller's transaction.
 
     From the baseline (``schema/baseline/warehouse.sql`` and its ``descriptions.sql``): the
@@ -121,7 +145,8 @@ def _create_schema(con: duckdb.DuckDBPyConnection, files: dict[str, sql.SqlFile]
     for about twice the CPU, much of it on statements later steps alter, drop or replace. A
     step the baseline does not record yet is applied after it, as on an older warehouse.
     Where the baseline is not shipped (an installation without ``schema/baseline/``), every
-    step is applied, as before there was one.
+    step is applied, as before there was one. ``described=False`` leaves out the baseline's
+    descriptions (COMMENT ON), for a throw-away warehouse (:func:`undescribed`).
     """
     baseline = sql.load_folder("evalwh.schema", "baseline")
     if baseline is None:
@@ -132,7 +157,8 @@ def _create_schema(con: duckdb.DuckDBPyConnection, files: dict[str, sql.SqlFile]
         recorded: set[str] = set()
     else:
         con.execute(baseline["warehouse"].text)
-        con.execute(baseline["descriptions"].text)
+        if described:
+            con.execute(baseline["descriptions"].text)
         recorded = {r[0] for r in con.execute("SELECT name FROM schema_migrations").fetchall()}
     later = [name for name in files if name not in recorded]
     for name in later:
@@ -230,6 +256,9 @@ class Store:
     was committed to it, the file (and its ``.wal``) is removed again: a failed first command
     leaves nothing behind, and work a block committed stays. Reading commands
     open it with :meth:`open_reader`.
+    A new in-memory warehouse opened with ``described=False`` (or inside
+    :func:`undescribed`) has no table, view or column descriptions: a throw-away one that
+    nobody lists. A warehouse file always has them (``described=False`` is refused there).
 
     Examples:
         >>> import pandas as pd
@@ -250,6 +279,7 @@ class Store:
         sandbox: bool = False,
         hardened: bool = False,
         allowed_directories: Sequence[str | os.PathLike[str]] = (),
+        described: bool | None = None,
     ):
         from evalwh.io.files import guard_database
 
@@ -258,6 +288,11 @@ class Store:
         self.upgraded: list[str] = []
         self._lock = threading.RLock()
         in_memory = self.path == ":memory:"
+        if described is None:  # a file always; in memory, unless inside undescribed()
+            described = not in_memory or _DESCRIBED.get()
+        elif not described and not in_memory:
+            raise ValueError(f"{self.path}: described=False is for an in-memory warehouse only")
+        self._described = described
         if self.read_only and not in_memory and not Path(self.path).is_file():
             raise NotFoundError(f"{self.path}: no such warehouse file")
         # created here: a block that fails before anything is committed removes it (see __exit__)
@@ -402,7 +437,7 @@ class Store:
             # all of it or none. A file that already holds some steps takes the missing ones
             # one transaction each, below.
             with _Transaction(self, counts=not self.created):
-                _create_schema(self.con, files)
+                _create_schema(self.con, files, described=self._described)
             self.upgraded.extend(files)
             return
         if self.created:  # laid down as a copy of the process's empty warehouse (_lay_down)
