@@ -455,3 +455,45 @@ def test_evaluate_makes_an_undescribed_warehouse_and_the_same_values(tmp_path, m
     made.clear()
     Warehouse(":memory:").close()
     assert made == [True]
+
+
+# -- running a shipped file: its statements parsed once per process -------------------------
+
+
+def test_a_shipped_file_is_parsed_once_and_runs_as_its_text_does():
+    """Store.run parses a shipped file once (connection._PARSED) and runs each statement with
+    the named parameters it takes; a later call with other values computes with those."""
+    from evalwh.store import connection
+    from evalwh.store.connection import Store
+
+    file = sql.SqlFile(
+        "tests", "two_statements", {},
+        "-- name: two\nCREATE TEMP TABLE picked AS SELECT $a AS a;\n"
+        "SELECT a, $b AS b FROM picked;  -- the last statement's result is returned\n",
+    )  # fmt: skip
+    with Store(":memory:", described=False) as first, Store(":memory:", described=False) as second:
+        assert first.run(file, {"a": 1, "b": "x"}).fetchall() == [(1, "x")]
+        parsed = connection._PARSED[file]
+        assert [sorted(names) for _, names in parsed] == [["a"], ["b"]]
+        assert second.run(file, {"a": 2, "b": "y"}).fetchall() == [(2, "y")]
+        assert connection._PARSED[file] is parsed  # (not parsed again)
+        # SQL text (not a shipped file) is parsed each time and never kept
+        assert first.run("SELECT a + $c AS c FROM picked", {"c": 10, "b": "unused"}).fetchall() == [(11,)]
+        assert all(isinstance(key, sql.SqlFile) for key in connection._PARSED)
+    connection._PARSED.pop(file)
+
+
+def test_an_error_in_a_shipped_file_names_it_and_points_into_its_statement():
+    from evalwh.errors import QueryError
+    from evalwh.store.connection import Store
+
+    file = sql.SqlFile("tests", "broken", {}, "SELECT 1 AS fine;\nSELECT nope FROM range(3);\n")
+    with Store(":memory:", described=False) as store:
+        for _ in range(2):  # (parsed, then from the cache: the same message)
+            with pytest.raises(QueryError) as caught:
+                store.run(file, {})
+            message = str(caught.value)
+            assert message.startswith("tests/broken.sql failed with {}: Binder Error: Referenced column")
+            line, caret = message.splitlines()[-2:]
+            assert line == "LINE 2: SELECT nope FROM range(3);"
+            assert caret.index("^") == line.index("nope")

@@ -11,7 +11,7 @@ import re
 import sys
 import threading
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -113,6 +113,34 @@ def _lock_message(path: str, error: duckdb.Error) -> str:
     )
 
 
+# Each shipped SQL file's statements, parsed once per process (Store.run, _create_schema):
+# DuckDB runs a parsed statement without parsing its text again, which halves what a short
+# statement costs. Each is parsed again from its own text, so that an error's caret points
+# into the statement (offsets into the whole file would misplace it).
+_PARSED: dict[sql.SqlFile, tuple[tuple[duckdb.Statement, frozenset[str]], ...]] = {}
+
+
+def _parsed(
+    con: duckdb.DuckDBPyConnection, file: sql.SqlFile
+) -> tuple[tuple[duckdb.Statement, frozenset[str]], ...]:
+    """The statements of ``file``, each with the named parameters it takes (cached)."""
+    statements = _PARSED.get(file)
+    if statements is None:
+        statements = tuple(
+            (statement, frozenset(statement.named_parameters))
+            for part in con.extract_statements(file.text)
+            for statement in con.extract_statements(part.query)
+        )
+        _PARSED[file] = statements
+    return statements
+
+
+def _execute(con: duckdb.DuckDBPyConnection, file: sql.SqlFile) -> None:
+    """Run every statement of a shipped file that takes no parameters (the schema's)."""
+    for statement, _ in _parsed(con, file):
+        con.execute(statement)
+
+
 # Whether a new in-memory warehouse carries the descriptions (see undescribed()).
 _DESCRIBED: contextvars.ContextVar[bool] = contextvars.ContextVar("evalwh_described", default=True)
 
@@ -156,9 +184,9 @@ def _create_schema(
         )
         recorded: set[str] = set()
     else:
-        con.execute(baseline["warehouse"].text)
+        _execute(con, baseline["warehouse"])
         if described:
-            con.execute(baseline["descriptions"].text)
+            _execute(con, baseline["descriptions"])
         recorded = {r[0] for r in con.execute("SELECT name FROM schema_migrations").fetchall()}
     later = [name for name in files if name not in recorded]
     for name in later:
@@ -540,12 +568,18 @@ class Store:
         params = params or {}
         text, source = _text_and_source(file)
         try:
-            statements = self.con.extract_statements(text)
+            if isinstance(file, str):  # (SQL text: parsed each time, as it may be anything)
+                statements: Sequence[tuple[duckdb.Statement | str, Iterable[str]]] = [
+                    (statement.query, statement.named_parameters)
+                    for statement in self.con.extract_statements(text)
+                ]
+            else:
+                statements = _parsed(self.con, file)
             result = self.con
-            for statement in statements:
+            for statement, names in statements:
                 # DuckDB binds named parameters per statement and rejects excess ones
-                wanted = {k: params[k] for k in statement.named_parameters if k in params}
-                result = self.con.execute(statement.query, wanted)
+                wanted = {k: params[k] for k in names if k in params}
+                result = self.con.execute(statement, wanted)
             return result
         except duckdb.Error as error:
             raise QueryError(f"{source} failed with {params}: {error}") from error
