@@ -421,7 +421,7 @@ def test_a_warehouse_has_every_description_and_a_throw_away_one_none(tmp_path):
 
 def test_evaluate_makes_an_undescribed_warehouse_and_the_same_values(tmp_path, monkeypatch):
     """evalwh.evaluate (and compare, through it) makes an undescribed warehouse; every value,
-    from files and from DataFrames, is what a described warehouse gives."""
+    from a qrels file (means) and a qrels DataFrame (per topic), is what a described one gives."""
     import pandas as pd
 
     import evalwh
@@ -441,16 +441,15 @@ def test_evaluate_makes_an_undescribed_warehouse_and_the_same_values(tmp_path, m
     monkeypatch.setattr(connection, "_create_schema", recording)
     qrels = pd.read_csv(demo.qrels, sep=" ", header=None, names=["query_id", "iteration", "doc_id", "relevance"],
                         dtype={"query_id": str, "doc_id": str})  # fmt: skip
-    for given in (demo.qrels, qrels):
-        for per_query in (False, True):
-            made.clear()
-            expected = evaluate_files(given, demo.runs, measures, per_query=per_query)
-            assert made == [True]
-            made.clear()
-            found = evalwh.evaluate(given, demo.runs, measures, per_query=per_query)
-            assert made == [False]
-            pd.testing.assert_frame_equal(found, expected, check_exact=True)
-            assert len(found) == len(demo.runs) * len(measures) * (30 if per_query else 1)
+    for given, per_query in ((demo.qrels, False), (qrels, True)):
+        made.clear()
+        expected = evaluate_files(given, demo.runs, measures, per_query=per_query)
+        assert made == [True]
+        made.clear()
+        found = evalwh.evaluate(given, demo.runs, measures, per_query=per_query)
+        assert made == [False]
+        pd.testing.assert_frame_equal(found, expected, check_exact=True)
+        assert len(found) == len(demo.runs) * len(measures) * (30 if per_query else 1)
     # the block ends with the call: the next warehouse is described again
     made.clear()
     Warehouse(":memory:").close()
@@ -478,7 +477,8 @@ def test_a_shipped_file_is_parsed_once_and_runs_as_its_text_does():
         assert second.run(file, {"a": 2, "b": "y"}).fetchall() == [(2, "y")]
         assert connection._PARSED[file] is parsed  # (not parsed again)
         # SQL text (not a shipped file) is parsed each time and never kept
-        assert first.run("SELECT a + $c AS c FROM picked", {"c": 10, "b": "unused"}).fetchall() == [(11,)]
+        text = "SELECT a + $c AS c FROM picked"
+        assert first.run(text, {"c": 10, "b": "unused"}).fetchall() == [(11,)]
         assert all(isinstance(key, sql.SqlFile) for key in connection._PARSED)
     connection._PARSED.pop(file)
 
@@ -493,7 +493,7 @@ def test_an_error_in_a_shipped_file_names_it_and_points_into_its_statement():
             with pytest.raises(QueryError) as caught:
                 store.run(file, {})
             message = str(caught.value)
-            assert message.startswith("tests/broken.sql failed with {}: Binder Error: Referenced column")
+            assert message.startswith("tests/broken.sql failed with {}: Binder Error: Referenced")
             line, caret = message.splitlines()[-2:]
             assert line == "LINE 2: SELECT nope FROM range(3);"
             assert caret.index("^") == line.index("nope")
