@@ -117,52 +117,142 @@ def test_migrations_are_applied_once_in_order(tmp_path):
     assert all(re.fullmatch(r"\d{3}_[a-z0-9_]+", name) for name in shipped)
 
 
-def _catalog(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple]]:
-    """Every table, column, constraint, view, index, sequence, macro and comment of a database."""
-    queries = {
-        "tables": "SELECT schema_name, table_name, comment, sql FROM duckdb_tables()",
-        "columns": "SELECT table_name, column_name, column_index, data_type, column_default,"
-        " is_nullable, comment FROM duckdb_columns()",
-        "constraints": "SELECT table_name, constraint_type, constraint_text FROM duckdb_constraints()",
-        "views": "SELECT view_name, comment, sql FROM duckdb_views() WHERE NOT internal",
-        "indexes": "SELECT table_name, index_name, sql FROM duckdb_indexes()",
-        "sequences": "SELECT sequence_name, start_value, increment_by FROM duckdb_sequences()",
-        "macros": "SELECT function_name, parameters, macro_definition FROM duckdb_functions()"
-        " WHERE NOT internal AND function_type LIKE '%macro'",
-    }
-    return {
-        kind: sorted(con.execute(query).fetchall(), key=repr) for kind, query in queries.items()
-    }
+# DuckDB's catalog functions, read whole (every column they have now or gain) except what
+# names or counts the database rather than describes the schema: object ids, the database's
+# name and a table's estimated row count.
+_CATALOG = {
+    "schemas": "duckdb_schemas() WHERE NOT internal",
+    "types": "duckdb_types() WHERE NOT internal",
+    "tables": "duckdb_tables()",
+    "columns": "duckdb_columns()",
+    "constraints": "duckdb_constraints()",
+    "views": "duckdb_views() WHERE NOT internal",
+    "indexes": "duckdb_indexes()",
+    "sequences": "duckdb_sequences()",
+    "macros": "duckdb_functions() WHERE NOT internal",
+}
+_NOT_SCHEMA = re.compile(r"oid$|^database_name$|^estimated_size$")
 
 
-def test_a_new_database_in_one_transaction_equals_the_steps_one_by_one(tmp_path):
-    """Warehouse._migrate applies a new database's steps in one transaction; a file that has
-    some takes the others one transaction each. Both give the same catalog and records."""
-    new = tmp_path / "new.duckdb"
-    Warehouse(new).close()
-    # an old warehouse holding only 001_core, upgraded step by step
-    stepwise = tmp_path / "old.duckdb"
-    con = duckdb.connect(str(stepwise))
+def _catalog(con: duckdb.DuckDBPyConnection, *, comments: bool = True) -> dict[str, list[str]]:
+    """Every schema, type, table, column, constraint, view, index, sequence and macro of a
+    database, with every property DuckDB reports (comments, unless ``comments=False``,
+    defaults, SQL text included), and the schema steps it records."""
+    # A view keeps the column types it had when it was made until it is bound again: 007's
+    # topic_judgments says max_relevance INTEGER until something reads it after 012 made the
+    # grades DOUBLE. Reading each once gives every view the types a query sees.
+    views = con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()
+    for (view,) in views:
+        con.execute(f"SELECT * FROM {sql.identifier(view)} LIMIT 0").fetchall()
+    catalog = {}
+    for kind, relation in _CATALOG.items():
+        described = con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()
+        columns = [name for name, *_ in described if not _NOT_SCHEMA.search(name)]
+        columns = [name for name in columns if comments or name != "comment"]
+        listed = ", ".join(map(sql.identifier, columns))
+        rows = con.execute(f"SELECT {listed} FROM {relation}").fetchall()
+        catalog[kind] = sorted(repr(dict(zip(columns, row, strict=True))) for row in rows)
+    steps = con.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()
+    catalog["steps"] = [name for (name,) in steps]
+    return catalog
+
+
+def _by_steps(con: duckdb.DuckDBPyConnection, until: str | None = None) -> None:
+    """Apply the shipped steps one after another, each recorded as Store._migrate records it
+    (up to and including ``until``), as every warehouse was made before the baseline."""
     con.execute(
         "CREATE TABLE schema_migrations ("
         " name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
     )
-    con.execute(sql.load_package("evalwh.schema")["001_core"].text)
-    con.execute("INSERT INTO schema_migrations (name) VALUES ('001_core')")
+    for name, file in sql.load_package("evalwh.schema").items():
+        con.execute(file.text)
+        con.execute("INSERT INTO schema_migrations (name) VALUES (?)", [name])
+        if name == until:
+            break
+
+
+def _baseline() -> dict[str, sql.SqlFile]:
+    files = sql.load_folder("evalwh.schema", "baseline")
+    assert files is not None, "schema/baseline/ is not there"
+    return files
+
+
+def test_the_baseline_is_the_schema_the_steps_make():
+    """schema/baseline/ alone (no step run after it) makes the catalog that applying every
+    shipped step one by one makes, and records every step: a new step that does not update
+    the baseline (or its descriptions) fails here."""
+    stepwise = duckdb.connect()
+    _by_steps(stepwise)
+    baseline = duckdb.connect()
+    for name in ("warehouse", "descriptions"):
+        baseline.execute(_baseline()[name].text)
+    expected, found = _catalog(stepwise), _catalog(baseline)
+    assert found["steps"] == list(sql.load_package("evalwh.schema"))
+    for kind in expected:  # (one kind at a time: a failure names what differs)
+        ours, theirs = set(found[kind]), set(expected[kind])
+        assert sorted(ours - theirs) == [], f"{kind} only in the baseline"
+        assert sorted(theirs - ours) == [], f"{kind} missing from the baseline"
+        assert found[kind] == expected[kind], kind
+    assert len(found["tables"]) > 30 and len(found["views"]) >= 10 and len(found["macros"]) == 3
+    described = [row for row in found["tables"] + found["views"] if "'comment': None" not in row]
+    assert len(described) == len(found["tables"]) + len(found["views"]) - 1  # (schema_migrations)
+    stepwise.close()
+    baseline.close()
+
+
+def test_a_new_warehouse_is_the_baseline_and_records_every_step(tmp_path):
+    """Warehouse(":memory:") and a new file both come from the baseline: the steps' catalog."""
+    stepwise = duckdb.connect()
+    _by_steps(stepwise)
+    expected = _catalog(stepwise)
+    with Warehouse(":memory:") as wh:
+        assert wh.upgrade() == list(sql.load_package("evalwh.schema"))
+        assert _catalog(wh.con) == expected
+    Warehouse(tmp_path / "new.duckdb").close()
+    con = duckdb.connect(str(tmp_path / "new.duckdb"), read_only=True)
+    assert _catalog(con) == expected
     con.close()
-    with Warehouse(stepwise) as wh:
-        upgraded = wh.upgrade()
+
+
+def test_a_step_the_baseline_lacks_is_applied_after_it(monkeypatch):
+    """A step shipped after the baseline was last updated is applied on top of it (as on an
+    older file), and recorded; where no baseline is shipped, every step is applied."""
+    from evalwh.store import connection
+
+    files = dict(sql.load_package("evalwh.schema"))
+    later = "CREATE TABLE later_step (collection_id VARCHAR NOT NULL);"
+    files["099_later_step"] = sql.SqlFile("evalwh.schema", "099_later_step", {}, later)
+    con = duckdb.connect()
+    connection._create_schema(con, files)
+    steps = con.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()
+    assert [name for (name,) in steps] == list(files)
+    assert con.execute("SELECT count(*) FROM later_step").fetchall() == [(0,)]
+    con.close()
+    # an installation without schema/baseline/: the steps, one after another, the same catalog
+    stepwise = duckdb.connect()
+    _by_steps(stepwise)
+    monkeypatch.setattr(connection.sql, "load_folder", lambda package, folder: None)
+    with Warehouse(":memory:") as wh:
+        assert _catalog(wh.con) == _catalog(stepwise)
+    stepwise.close()
+
+
+@pytest.mark.parametrize("step", ["001_core", "012_float_grades", "021_float32_order"])
+def test_a_file_at_an_older_step_migrates_to_the_baseline(tmp_path, step):
+    """A warehouse file an older evalwh made (its steps up to ``step``) takes the later steps
+    when opened for writing, and then has the catalog of a new warehouse."""
+    old = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(old))
+    _by_steps(con, until=step)
+    con.close()
     shipped = list(sql.load_package("evalwh.schema"))
-    assert upgraded == shipped[1:]
-    catalogs = []
-    for path in (new, stepwise):
-        con = duckdb.connect(str(path), read_only=True)
-        catalogs.append(_catalog(con))
-        names = [r[0] for r in con.execute("SELECT name FROM schema_migrations ORDER BY name").fetchall()]
-        assert names == shipped
-        con.close()
-    assert catalogs[0] == catalogs[1]
-    assert len(catalogs[0]["tables"]) > 10 and catalogs[0]["views"] and catalogs[0]["macros"]
+    with Warehouse(old) as wh:
+        assert wh.upgrade() == shipped[shipped.index(step) + 1 :]
+    with Warehouse(":memory:") as wh:
+        expected = _catalog(wh.con)
+    con = duckdb.connect(str(old), read_only=True)
+    assert _catalog(con) == expected
+    con.close()
 
 
 def test_a_new_file_copied_from_the_process_empty_warehouse_equals_one_the_ddl_made(tmp_path, monkeypatch):
@@ -291,3 +381,119 @@ def test_ranked_results_view(wh):
     assert wh.con.execute(
         "SELECT collection_id, run_id, query_id, doc_id, score, rank, rank_given FROM ranked_results ORDER BY rank"
     ).fetchall() == [("c", "r", "1", "b", 2.0, 1, "2"), ("c", "r", "1", "a", 1.0, 2, "1")]
+
+
+# -- descriptions: every warehouse has them, but evalwh.evaluate's throw-away one -------------
+
+
+def _descriptions(con: duckdb.DuckDBPyConnection) -> int:
+    """How many tables, views and columns carry a description (COMMENT ON)."""
+    counts = [
+        con.execute(f"SELECT count(comment) FROM {relation}").fetchone()[0]
+        for relation in ("duckdb_tables()", "duckdb_views()", "duckdb_columns()")
+    ]
+    return sum(counts)
+
+
+def test_a_warehouse_has_every_description_and_a_throw_away_one_none(tmp_path):
+    from evalwh.store.connection import Store, undescribed
+
+    shipped = _baseline()["descriptions"].text.count("\nCOMMENT ON ")
+    assert shipped == 71
+    with Warehouse(":memory:") as wh:
+        assert _descriptions(wh.con) == shipped
+        described = _catalog(wh.con, comments=False)
+    with Store(":memory:", described=False) as store:
+        assert _descriptions(store.con) == 0
+        # nothing else differs: the same tables, columns, views and macros, the same steps
+        assert _catalog(store.con, comments=False) == described
+    with undescribed():
+        with Store(":memory:") as store:
+            assert _descriptions(store.con) == 0
+        with Warehouse(tmp_path / "w.duckdb") as wh:  # a file always has them
+            assert _descriptions(wh.con) == shipped
+    with Store(":memory:") as store:  # (only inside the block)
+        assert _descriptions(store.con) == shipped
+    with pytest.raises(ValueError, match="described=False is for an in-memory warehouse only"):
+        Store(tmp_path / "v.duckdb", described=False)
+    assert not (tmp_path / "v.duckdb").exists()
+
+
+def test_evaluate_makes_an_undescribed_warehouse_and_the_same_values(tmp_path, monkeypatch):
+    """evalwh.evaluate (and compare, through it) makes an undescribed warehouse; every value,
+    from a qrels file (means) and a qrels DataFrame (per topic), is what a described one gives."""
+    import pandas as pd
+
+    import evalwh
+    from evalwh.io.demo_data import write_demo
+    from evalwh.measures.direct import evaluate_files
+    from evalwh.store import connection
+
+    demo = write_demo(tmp_path)
+    measures = ["P@10", "AP", "nDCG@10", "A_p@10", "bpref"]
+    made = []
+    real = connection._create_schema
+
+    def recording(con, files, *, described=True):
+        made.append(described)
+        real(con, files, described=described)
+
+    monkeypatch.setattr(connection, "_create_schema", recording)
+    qrels = pd.read_csv(demo.qrels, sep=" ", header=None, names=["query_id", "iteration", "doc_id", "relevance"],
+                        dtype={"query_id": str, "doc_id": str})  # fmt: skip
+    for given, per_query in ((demo.qrels, False), (qrels, True)):
+        made.clear()
+        expected = evaluate_files(given, demo.runs, measures, per_query=per_query)
+        assert made == [True]
+        made.clear()
+        found = evalwh.evaluate(given, demo.runs, measures, per_query=per_query)
+        assert made == [False]
+        pd.testing.assert_frame_equal(found, expected, check_exact=True)
+        assert len(found) == len(demo.runs) * len(measures) * (30 if per_query else 1)
+    # the block ends with the call: the next warehouse is described again
+    made.clear()
+    Warehouse(":memory:").close()
+    assert made == [True]
+
+
+# -- running a shipped file: its statements parsed once per process -------------------------
+
+
+def test_a_shipped_file_is_parsed_once_and_runs_as_its_text_does():
+    """Store.run parses a shipped file once (connection._PARSED) and runs each statement with
+    the named parameters it takes; a later call with other values computes with those."""
+    from evalwh.store import connection
+    from evalwh.store.connection import Store
+
+    file = sql.SqlFile(
+        "tests", "two_statements", {},
+        "-- name: two\nCREATE TEMP TABLE picked AS SELECT $a AS a;\n"
+        "SELECT a, $b AS b FROM picked;  -- the last statement's result is returned\n",
+    )  # fmt: skip
+    with Store(":memory:", described=False) as first, Store(":memory:", described=False) as second:
+        assert first.run(file, {"a": 1, "b": "x"}).fetchall() == [(1, "x")]
+        parsed = connection._PARSED[file]
+        assert [sorted(names) for _, names in parsed] == [["a"], ["b"]]
+        assert second.run(file, {"a": 2, "b": "y"}).fetchall() == [(2, "y")]
+        assert connection._PARSED[file] is parsed  # (not parsed again)
+        # SQL text (not a shipped file) is parsed each time and never kept
+        text = "SELECT a + $c AS c FROM picked"
+        assert first.run(text, {"c": 10, "b": "unused"}).fetchall() == [(11,)]
+        assert all(isinstance(key, sql.SqlFile) for key in connection._PARSED)
+    connection._PARSED.pop(file)
+
+
+def test_an_error_in_a_shipped_file_names_it_and_points_into_its_statement():
+    from evalwh.errors import QueryError
+    from evalwh.store.connection import Store
+
+    file = sql.SqlFile("tests", "broken", {}, "SELECT 1 AS fine;\nSELECT nope FROM range(3);\n")
+    with Store(":memory:", described=False) as store:
+        for _ in range(2):  # (parsed, then from the cache: the same message)
+            with pytest.raises(QueryError) as caught:
+                store.run(file, {})
+            message = str(caught.value)
+            assert message.startswith("tests/broken.sql failed with {}: Binder Error: Referenced")
+            line, caret = message.splitlines()[-2:]
+            assert line == "LINE 2: SELECT nope FROM range(3);"
+            assert caret.index("^") == line.index("nope")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import hashlib
 import json
 import os
@@ -10,7 +11,7 @@ import re
 import sys
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -112,26 +113,98 @@ def _lock_message(path: str, error: duckdb.Error) -> str:
     )
 
 
-def _create_schema(con: duckdb.DuckDBPyConnection, files: dict[str, sql.SqlFile]) -> None:
-    """Every schema step into a new, empty database, inside the caller's transaction."""
-    con.execute(
-        "CREATE TABLE IF NOT EXISTS schema_migrations ("
-        " name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
-    )
-    for file in files.values():
-        con.execute(file.text)
-    con.execute("INSERT INTO schema_migrations (name) SELECT unnest(?)", [list(files)])
+# Each shipped SQL file's statements, parsed once per process (Store.run, _create_schema):
+# DuckDB runs a parsed statement without parsing its text again, which halves what a short
+# statement costs. Each is parsed again from its own text, so that an error's caret points
+# into the statement (offsets into the whole file would misplace it).
+_PARSED: dict[sql.SqlFile, tuple[tuple[duckdb.Statement, frozenset[str]], ...]] = {}
+
+
+def _parsed(
+    con: duckdb.DuckDBPyConnection, file: sql.SqlFile
+) -> tuple[tuple[duckdb.Statement, frozenset[str]], ...]:
+    """The statements of ``file``, each with the named parameters it takes (cached)."""
+    statements = _PARSED.get(file)
+    if statements is None:
+        statements = tuple(
+            (statement, frozenset(statement.named_parameters))
+            for part in con.extract_statements(file.text)
+            for statement in con.extract_statements(part.query)
+        )
+        _PARSED[file] = statements
+    return statements
+
+
+def _execute(con: duckdb.DuckDBPyConnection, file: sql.SqlFile) -> None:
+    """Run every statement of a shipped file that takes no parameters (the schema's)."""
+    for statement, _ in _parsed(con, file):
+        con.execute(statement)
+
+
+# Whether a new in-memory warehouse carries the descriptions (see undescribed()).
+_DESCRIBED: contextvars.ContextVar[bool] = contextvars.ContextVar("evalwh_described", default=True)
+
+
+@contextlib.contextmanager
+def undescribed() -> Iterator[None]:
+    """Within the block, a new in-memory warehouse is made without the descriptions.
+
+    For a throw-away warehouse that nobody lists (``evalwh.evaluate``'s, which reads files
+    in and hands a DataFrame out): the COMMENT ON statements of ``schema/baseline/
+    descriptions.sql`` are a quarter of what making a warehouse costs, and change no value
+    a query computes. A ``Store(..., described=...)`` says so itself; a warehouse file
+    always carries its descriptions. The setting is this thread's (and task's) only.
+    """
+    token = _DESCRIBED.set(False)
+    try:
+        yield
+    finally:
+        _DESCRIBED.reset(token)
+
+
+def _create_schema(
+    con: duckdb.DuckDBPyConnection, files: dict[str, sql.SqlFile], *, described: bool = True
+) -> None:
+    """The whole schema into a new, empty database, inside the caller's transaction.
+
+    From the baseline (``schema/baseline/warehouse.sql`` and its ``descriptions.sql``): the
+    schema as the steps leave it, in one script, with the steps recorded as applied. Running
+    the steps one after another builds the same catalog (tests/test_schema.py compares them)
+    for about twice the CPU, much of it on statements later steps alter, drop or replace. A
+    step the baseline does not record yet is applied after it, as on an older warehouse.
+    Where the baseline is not shipped (an installation without ``schema/baseline/``), every
+    step is applied, as before there was one. ``described=False`` leaves out the baseline's
+    descriptions (COMMENT ON), for a throw-away warehouse (:func:`undescribed`).
+    """
+    baseline = sql.load_folder("evalwh.schema", "baseline")
+    if baseline is None:
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations ("
+            " name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
+        )
+        recorded: set[str] = set()
+    else:
+        _execute(con, baseline["warehouse"])
+        if described:
+            _execute(con, baseline["descriptions"])
+        recorded = {r[0] for r in con.execute("SELECT name FROM schema_migrations").fetchall()}
+    later = [name for name in files if name not in recorded]
+    for name in later:
+        con.execute(files[name].text)
+    if later:
+        con.execute("INSERT INTO schema_migrations (name) SELECT unnest(?)", [later])
 
 
 class _Empty:
     """This process's empty warehouse, as bytes: a new warehouse file is a copy of it.
 
-    Running the schema's DDL (twenty-odd files of tables, views and macros) costs DuckDB about
-    0.1 CPU s per new database; writing half a MiB costs a millisecond. The first new file of a
-    process is made the ordinary way (a command that makes one warehouse pays nothing more);
-    from the second on, the schema is run once more into a private temporary file, whose bytes
-    are kept in memory (the file is removed at once) and written to each new warehouse file.
-    The bytes come from this process's DuckDB and this installation's schema files, so a copy
+    Running the schema's DDL (the baseline script of tables, views, macros and descriptions:
+    :func:`_create_schema`) costs DuckDB about 0.05 CPU s per new database; writing half a
+    MiB costs a millisecond. The first new file of a process is made the ordinary way (a
+    command that makes one warehouse pays nothing more); from the second on, the schema is run
+    once more into a private temporary file, whose bytes are kept in memory (the file is
+    removed at once) and written to each new warehouse file. The bytes come from this
+    process's DuckDB and this installation's schema files, so a copy
     is the database the DDL makes (tests/test_schema.py compares them table by table).
     """
 
@@ -211,6 +284,9 @@ class Store:
     was committed to it, the file (and its ``.wal``) is removed again: a failed first command
     leaves nothing behind, and work a block committed stays. Reading commands
     open it with :meth:`open_reader`.
+    A new in-memory warehouse opened with ``described=False`` (or inside
+    :func:`undescribed`) has no table, view or column descriptions: a throw-away one that
+    nobody lists. A warehouse file always has them (``described=False`` is refused there).
 
     Examples:
         >>> import pandas as pd
@@ -231,6 +307,7 @@ class Store:
         sandbox: bool = False,
         hardened: bool = False,
         allowed_directories: Sequence[str | os.PathLike[str]] = (),
+        described: bool | None = None,
     ):
         from evalwh.io.files import guard_database
 
@@ -239,6 +316,11 @@ class Store:
         self.upgraded: list[str] = []
         self._lock = threading.RLock()
         in_memory = self.path == ":memory:"
+        if described is None:  # a file always; in memory, unless inside undescribed()
+            described = not in_memory or _DESCRIBED.get()
+        elif not described and not in_memory:
+            raise ValueError(f"{self.path}: described=False is for an in-memory warehouse only")
+        self._described = described
         if self.read_only and not in_memory and not Path(self.path).is_file():
             raise NotFoundError(f"{self.path}: no such warehouse file")
         # created here: a block that fails before anything is committed removes it (see __exit__)
@@ -359,6 +441,9 @@ class Store:
     def _migrate(self) -> None:
         """Apply the ``schema/NNN_*.sql`` files not yet recorded, in order, each once.
 
+        A new, empty database is laid down from the baseline instead (:func:`_create_schema`),
+        which records the steps it stands for.
+
         A reader applies none: it refuses a warehouse that lacks one (:meth:`upgrade` applies
         them). Neither a reader nor a writer touches a DuckDB file that holds tables but is not
         an evalwh warehouse.
@@ -376,11 +461,11 @@ class Store:
                 )
             return
         if applied is None:
-            # A new, empty database: every step in one transaction (one commit instead of one
-            # per file; all of them or none). A file that already holds some steps takes the
-            # missing ones one transaction each, below.
+            # A new, empty database: the baseline (every step's outcome) in one transaction,
+            # all of it or none. A file that already holds some steps takes the missing ones
+            # one transaction each, below.
             with _Transaction(self, counts=not self.created):
-                _create_schema(self.con, files)
+                _create_schema(self.con, files, described=self._described)
             self.upgraded.extend(files)
             return
         if self.created:  # laid down as a copy of the process's empty warehouse (_lay_down)
@@ -483,12 +568,18 @@ class Store:
         params = params or {}
         text, source = _text_and_source(file)
         try:
-            statements = self.con.extract_statements(text)
+            if isinstance(file, str):  # (SQL text: parsed each time, as it may be anything)
+                statements: Sequence[tuple[duckdb.Statement | str, Iterable[str]]] = [
+                    (statement.query, statement.named_parameters)
+                    for statement in self.con.extract_statements(text)
+                ]
+            else:
+                statements = _parsed(self.con, file)
             result = self.con
-            for statement in statements:
+            for statement, names in statements:
                 # DuckDB binds named parameters per statement and rejects excess ones
-                wanted = {k: params[k] for k in statement.named_parameters if k in params}
-                result = self.con.execute(statement.query, wanted)
+                wanted = {k: params[k] for k in names if k in params}
+                result = self.con.execute(statement, wanted)
             return result
         except duckdb.Error as error:
             raise QueryError(f"{source} failed with {params}: {error}") from error

@@ -6,6 +6,8 @@ ends with the command, also asks for :func:`keep_freed_memory`.
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
@@ -36,16 +38,20 @@ def bulk_session(wh: Store, *, vacuum: bool = True) -> Iterator[None]:
     Enter it outside the ingest's transaction: a failed statement aborts the transaction,
     and the settings can only be put back after the rollback (inside a caller's own
     transaction they stay until then).
+    Only the settings it changes are put back: an in-memory warehouse's memory limit is
+    never touched, and a file's is put back as :func:`_limit_to_put_back` says.
     """
-    ((order, limit, tasks),) = wh.con.execute(
-        "SELECT current_setting('preserve_insertion_order'), current_setting('memory_limit'),"
-        " current_setting('max_vacuum_tasks')"
+    ((order, tasks),) = wh.con.execute(
+        "SELECT current_setting('preserve_insertion_order'), current_setting('max_vacuum_tasks')"
     ).fetchall()
+    bounded = wh.path != ":memory:"
+    unvacuumed = bounded and not vacuum
+    limit = _limit_to_put_back(wh) if bounded else None
     wh.con.execute("SET preserve_insertion_order = false")
-    if wh.path != ":memory:":
-        wh.con.execute(f"SET memory_limit = '{INGEST_MEMORY}'")
-        if not vacuum:
-            wh.con.execute("SET max_vacuum_tasks = 0")
+    if bounded:
+        wh.con.execute("SET memory_limit = $value", {"value": INGEST_MEMORY})
+    if unvacuumed:
+        wh.con.execute("SET max_vacuum_tasks = 0")
     try:
         yield
     finally:
@@ -55,8 +61,56 @@ def bulk_session(wh: Store, *, vacuum: bool = True) -> Iterator[None]:
         # connection (see checkpoint)
         with suppress(duckdb.TransactionException, duckdb.FatalException):
             wh.con.execute("SET preserve_insertion_order = $value", {"value": bool(order)})
-            wh.con.execute(f"SET memory_limit = '{limit}'")
-            wh.con.execute("SET max_vacuum_tasks = $value", {"value": int(tasks)})
+            if bounded and limit is None:
+                wh.con.execute("RESET memory_limit")
+            elif bounded:
+                wh.con.execute("SET memory_limit = $value", {"value": limit})
+            if unvacuumed:
+                wh.con.execute("SET max_vacuum_tasks = $value", {"value": int(tasks)})
+
+
+# How DuckDB prints a memory limit (StringUtil::BytesToHumanReadableString): whole units and
+# the tenths of the next one rounded down, '1.8 GiB' for 2 GB; below a KiB, in bytes.
+_PRINTED = re.compile(r"(\d+)(?:\.(\d))? (bytes|KiB|MiB|GiB|TiB|PiB|EiB)")
+_POWERS = {"bytes": 0, "KiB": 1, "MiB": 2, "GiB": 3, "TiB": 4, "PiB": 5, "EiB": 6}
+
+
+def _limit_to_put_back(wh: Store) -> str | None:
+    """What puts a file's memory limit back after an ingest: None for DuckDB's default.
+
+    DuckDB says a limit only as it prints it, rounded down ('2GB' reads '1.8 GiB'), and takes
+    '1.8 GiB' back as a hair less than 1.8 GiB, which prints '1.7 GiB': putting back the text
+    it printed lowered the limit by a tenth of a unit at every ingest (2 GB, 1.7 GiB, 1.6 GiB
+    ...). DuckDB's default (never set, or set to what prints the same) is put back with
+    RESET, exactly; another limit as the least number of bytes that prints as it did, which
+    is at most the limit that was set and prints the same, so that ingest after ingest the
+    limit stays where the first put it. A text that does not read as DuckDB prints a limit is
+    put back as it is.
+
+    Examples:
+        >>> from evalwh.store.connection import Store
+        >>> wh = Store(":memory:", described=False)
+        >>> _ = wh.con.execute("SET memory_limit = '2GB'")
+        >>> _limit_to_put_back(wh)
+        '1933574144 bytes'
+        >>> _ = wh.con.execute("SET memory_limit = '1933574144 bytes'")
+        >>> wh.con.execute("SELECT current_setting('memory_limit')").fetchone()
+        ('1.8 GiB',)
+    """
+    query = "SELECT current_setting('memory_limit')"
+    ((printed,),) = wh.con.execute(query).fetchall()
+    # the default, as DuckDB prints it (the limit is set to INGEST_MEMORY next anyway)
+    wh.con.execute("RESET memory_limit")
+    ((default,),) = wh.con.execute(query).fetchall()
+    if printed == default:
+        return None
+    match = _PRINTED.fullmatch(str(printed))
+    if match is None:
+        return str(printed)
+    whole, tenths, power = int(match[1]), int(match[2] or 0), _POWERS[match[3]]
+    # tenths of a unit are counted in whole units of the next smaller one, rounded down
+    smaller = 1024 ** (power - 1) if power else 0
+    return f"{whole * 1024**power + math.ceil(tenths * 1024 / 10) * smaller} bytes"
 
 
 def checkpoint(wh: Store) -> None:
