@@ -107,16 +107,12 @@ def evaluate(
     """
     from evalwh.measures.direct import evaluate_files
     from evalwh.measures.evaluation import wide_form
-    from evalwh.store.connection import undescribed
 
-    # The warehouse this makes lives for this call and nobody lists its tables: it is made
-    # without their descriptions (COMMENT ON), which change no value.
-    with undescribed():
-        frame = evaluate_files(
-            qrels, _runs(runs), _measures(measures), per_query=per_query, depths=depths, rel=rel,
-            unjudged=unjudged, depth_cap=depth_cap, float32_ties=float32_ties, averaging=averaging,
-            ignore_extra_fields=ignore_extra_fields, typed_names=typed_names,
-        )  # fmt: skip
+    frame = evaluate_files(
+        qrels, _runs(runs), _measures(measures), per_query=per_query, depths=depths, rel=rel, unjudged=unjudged,
+        depth_cap=depth_cap, float32_ties=float32_ties, averaging=averaging,
+        ignore_extra_fields=ignore_extra_fields, typed_names=typed_names,
+    )  # fmt: skip
     return wide_form(frame) if wide else frame
 
 

@@ -396,7 +396,7 @@ def _descriptions(con: duckdb.DuckDBPyConnection) -> int:
 
 
 def test_a_warehouse_has_every_description_and_a_throw_away_one_none(tmp_path):
-    from evalwh.store.connection import Store, undescribed
+    from evalwh.store.connection import Store
 
     shipped = _baseline()["descriptions"].text.count("\nCOMMENT ON ")
     assert shipped == 71
@@ -407,26 +407,21 @@ def test_a_warehouse_has_every_description_and_a_throw_away_one_none(tmp_path):
         assert _descriptions(store.con) == 0
         # nothing else differs: the same tables, columns, views and macros, the same steps
         assert _catalog(store.con, comments=False) == described
-    with undescribed():
-        with Store(":memory:") as store:
-            assert _descriptions(store.con) == 0
-        with Warehouse(tmp_path / "w.duckdb") as wh:  # a file always has them
-            assert _descriptions(wh.con) == shipped
-    with Store(":memory:") as store:  # (only inside the block)
-        assert _descriptions(store.con) == shipped
+    with Warehouse(tmp_path / "w.duckdb") as wh:  # a file always has them
+        assert _descriptions(wh.con) == shipped
     with pytest.raises(ValueError, match="described=False is for an in-memory warehouse only"):
         Store(tmp_path / "v.duckdb", described=False)
     assert not (tmp_path / "v.duckdb").exists()
 
 
-def test_evaluate_makes_an_undescribed_warehouse_and_the_same_values(tmp_path, monkeypatch):
-    """evalwh.evaluate (and compare, through it) makes an undescribed warehouse; every value,
-    from a qrels file (means) and a qrels DataFrame (per topic), is what a described one gives."""
+def test_the_direct_path_makes_an_undescribed_warehouse_and_the_same_values(tmp_path, monkeypatch):
+    """The direct path (evalwh.evaluate, compare, eval --qrels) makes an undescribed warehouse;
+    every value, from a qrels file (means) and a qrels DataFrame (per topic), is what the
+    warehouse path gives in a described one."""
     import pandas as pd
 
     import evalwh
     from evalwh.io.demo_data import write_demo
-    from evalwh.measures.direct import evaluate_files
     from evalwh.store import connection
 
     demo = write_demo(tmp_path)
@@ -443,17 +438,19 @@ def test_evaluate_makes_an_undescribed_warehouse_and_the_same_values(tmp_path, m
                         dtype={"query_id": str, "doc_id": str})  # fmt: skip
     for given, per_query in ((demo.qrels, False), (qrels, True)):
         made.clear()
-        expected = evaluate_files(given, demo.runs, measures, per_query=per_query)
-        assert made == [True]
-        made.clear()
         found = evalwh.evaluate(given, demo.runs, measures, per_query=per_query)
         assert made == [False]
-        pd.testing.assert_frame_equal(found, expected, check_exact=True)
+        made.clear()
+        with Warehouse(":memory:") as wh:
+            assert made == [True]
+            wh.ingest_qrels(given, collection="c")
+            wh.ingest_runs(demo.runs, collection="c")
+            expected = wh.evaluate(measures, collection="c", per_query=per_query)
         assert len(found) == len(demo.runs) * len(measures) * (30 if per_query else 1)
-    # the block ends with the call: the next warehouse is described again
-    made.clear()
-    Warehouse(":memory:").close()
-    assert made == [True]
+        key = ["run_id", "measure"] + (["query_id"] if per_query else [])
+        merged = found.merge(expected, on=key, suffixes=("", "_stored"), validate="1:1")
+        assert len(merged) == len(found)
+        assert (merged["value"] == merged["value_stored"]).all()
 
 
 # -- running a shipped file: its statements parsed once per process -------------------------

@@ -122,7 +122,7 @@ def evaluate_files(
         files = ingest.prepare_run_files(
             paths, run_id=None, ignore_extra_fields=ignore_extra_fields, spill=spill
         )
-        with Store(":memory:") as wh, _Reader(files, options, ignore_extra_fields) as reader:
+        with Store(":memory:", described=False) as wh, _Reader(files, options, ignore_extra_fields) as reader:
             ingest.ingest_qrels(wh, qrels, collection=COLLECTION)
             if truncate_grades:
                 wh.con.execute("UPDATE qrels SET relevance = trunc(relevance) WHERE relevance <> trunc(relevance)")
@@ -177,7 +177,7 @@ def evaluate_frames(
     else:
         named = [(f"run{i}", item) for i, item in enumerate(runs, start=1)]
     extra = options.pop("ignore_extra_fields", False)
-    with Store(":memory:") as wh:
+    with Store(":memory:", described=False) as wh:  # throw-away: no table descriptions
         ingest.ingest_qrels(wh, qrels, collection=COLLECTION)
         for name, item in named:
             if is_table_file(item):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import hashlib
 import json
 import os
@@ -11,7 +10,7 @@ import re
 import sys
 import threading
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -141,27 +140,6 @@ def _execute(con: duckdb.DuckDBPyConnection, file: sql.SqlFile) -> None:
         con.execute(statement)
 
 
-# Whether a new in-memory warehouse carries the descriptions (see undescribed()).
-_DESCRIBED: contextvars.ContextVar[bool] = contextvars.ContextVar("evalwh_described", default=True)
-
-
-@contextlib.contextmanager
-def undescribed() -> Iterator[None]:
-    """Within the block, a new in-memory warehouse is made without the descriptions.
-
-    For a throw-away warehouse that nobody lists (``evalwh.evaluate``'s, which reads files
-    in and hands a DataFrame out): the COMMENT ON statements of ``schema/baseline/
-    descriptions.sql`` are a quarter of what making a warehouse costs, and change no value
-    a query computes. A ``Store(..., described=...)`` says so itself; a warehouse file
-    always carries its descriptions. The setting is this thread's (and task's) only.
-    """
-    token = _DESCRIBED.set(False)
-    try:
-        yield
-    finally:
-        _DESCRIBED.reset(token)
-
-
 def _create_schema(
     con: duckdb.DuckDBPyConnection, files: dict[str, sql.SqlFile], *, described: bool = True
 ) -> None:
@@ -174,7 +152,7 @@ def _create_schema(
     step the baseline does not record yet is applied after it, as on an older warehouse.
     Where the baseline is not shipped (an installation without ``schema/baseline/``), every
     step is applied, as before there was one. ``described=False`` leaves out the baseline's
-    descriptions (COMMENT ON), for a throw-away warehouse (:func:`undescribed`).
+    descriptions (COMMENT ON), for a throw-away warehouse.
     """
     baseline = sql.load_folder("evalwh.schema", "baseline")
     if baseline is None:
@@ -284,9 +262,10 @@ class Store:
     was committed to it, the file (and its ``.wal``) is removed again: a failed first command
     leaves nothing behind, and work a block committed stays. Reading commands
     open it with :meth:`open_reader`.
-    A new in-memory warehouse opened with ``described=False`` (or inside
-    :func:`undescribed`) has no table, view or column descriptions: a throw-away one that
-    nobody lists. A warehouse file always has them (``described=False`` is refused there).
+    A new in-memory warehouse opened with ``described=False`` has no table, view or column
+    descriptions (a quarter of what laying down the schema costs): a throw-away one that
+    nobody lists, as the direct path's. A warehouse file always has them (``described=False``
+    is refused there).
 
     Examples:
         >>> import pandas as pd
@@ -307,7 +286,7 @@ class Store:
         sandbox: bool = False,
         hardened: bool = False,
         allowed_directories: Sequence[str | os.PathLike[str]] = (),
-        described: bool | None = None,
+        described: bool = True,
     ):
         from evalwh.io.files import guard_database
 
@@ -316,9 +295,7 @@ class Store:
         self.upgraded: list[str] = []
         self._lock = threading.RLock()
         in_memory = self.path == ":memory:"
-        if described is None:  # a file always; in memory, unless inside undescribed()
-            described = not in_memory or _DESCRIBED.get()
-        elif not described and not in_memory:
+        if not described and not in_memory:
             raise ValueError(f"{self.path}: described=False is for an in-memory warehouse only")
         self._described = described
         if self.read_only and not in_memory and not Path(self.path).is_file():
