@@ -561,8 +561,9 @@ def metrics_frame(spark: Any, parsed: Sequence[catalog.Measure]) -> Any:
     The union's partitions (every measure's shuffle partitions) are grouped into one task per
     core (``coalesce``, no shuffle): each task of a stage deserialises the stage's whole plan,
     every measure's, so a task per measure partition made that work grow as the measures
-    times their partitions (76 measures on a small collection, local[2]: 27 JVM CPU s for the job, 15
-    grouped). Every core still takes a share of the work after the measures' shuffles.
+    times their partitions (76 measures on a small collection, local[2]: 27 JVM CPU s for
+    the job, 15 grouped). Every core still takes a share of the work after the measures'
+    shuffles.
     """
     frame = spark.sql(metrics_sql(parsed, dialect="spark"))
     try:
