@@ -228,9 +228,11 @@ def test_scores_beyond_float32_rank_as_trec_eval_9_on_spark(session, tmp_path): 
 def test_the_executors_reader_gives_the_values_and_judged_rows_of_spark_sql(session, tmp_path):  # type: ignore[no-untyped-def]
     """reader="evalwh": the plain files read on the executors, the others by Spark SQL; one result.
 
-    Ties, a .gz file, a file the reader leaves (a comment line), grades 0-2; the default
-    threshold, another one (the relevant lines counted again over the judged rows) and
-    float32 ties (read again): the judged rows equal Spark SQL's and the values the warehouse's.
+    Ties, a .gz file, a file the reader leaves (a comment line), grades 0-2. Two passes cover
+    the reader's branches: the threshold it counted with (rel 1, reader_judged.sql) without
+    float32 ties, and another threshold (rel 2: the relevant lines counted again over the
+    judged rows, reader_judged_recounted.sql) with float32 ties (the files read again). In
+    each, the judged rows equal Spark SQL's for the same options and the values the warehouse's.
     """
     rng = random.Random(11)
     docs = [f"d{i}" for i in range(14)]
@@ -248,19 +250,18 @@ def test_the_executors_reader_gives_the_values_and_judged_rows_of_spark_sql(sess
     wh.ingest_qrels(qrels, collection="c")
     wh.ingest_runs(runs, collection="c")
     judged = "SELECT run_id, query_id, rank, gain, judged_so_far, relevant_so_far FROM ev_judged_source"
-    for float32 in (False, True):
-        files.load_qrels(session, qrels, collection="c")
+    files.load_qrels(session, qrels, collection="c")  # (the runs, read again, leave it as it is)
+    for float32, rel in ((False, 1), (True, 2)):
+        options = spark.context_options({"float32_ties": float32, "rel": rel})
         files.load_runs(session, runs, collection="c", float32_ties=float32)
-        spark.evaluate(session, ["AP"], collection="c", float32_ties=float32)
+        spark.build_context(session, "c", None, options)  # (Spark SQL's judged rows, no measure)
         expected = sorted(tuple(r) for r in session.sql(judged).collect())
         loaded = files.load_runs(session, runs, collection="c", reader="evalwh", float32_ties=float32)
         assert (loaded.by_reader, loaded.without_reader) == (3, 0)  # comment.txt: Spark SQL's
-        for rel in (1, 2):
-            other = spark.evaluate(session, MEASURES, collection="c", float32_ties=float32, rel=rel)
-            if rel == 1:
-                assert sorted(tuple(r) for r in session.sql(judged).collect()) == expected
-            duck = wh.evaluate(MEASURES, collection="c", per_query=True, float32_ties=float32, rel=rel)
-            assert_same_values(duck, other)
+        other = spark.evaluate(session, MEASURES, collection="c", float32_ties=float32, rel=rel)
+        assert sorted(tuple(r) for r in session.sql(judged).collect()) == expected
+        duck = wh.evaluate(MEASURES, collection="c", per_query=True, float32_ties=float32, rel=rel)
+        assert_same_values(duck, other)
         with pytest.raises(MetricParamError, match="float32 ties"):
             spark.evaluate(session, ["AP"], collection="c", float32_ties=not float32)
     wh.close()

@@ -15,7 +15,8 @@ written in the target dialect. Two rewrites make the values agree with DuckDB's:
 context step becomes a lazy temporary view (a step may read the relation it replaces), the
 relations the metrics read are materialised once (:data:`MATERIALISED`: the judged rows with
 their running counts, the run-topic pairs, qrels and topics), and the metric queries of the
-request run as one union, one job, whose values come back as an Arrow table.
+request run as one union (one SQL statement, analysed once: :func:`metrics_sql`), one job,
+whose values come back as an Arrow table.
 
 :mod:`.files` reads, checks and ranks TREC files on Spark; :mod:`.writeback` writes what it
 ranked as an evalwh export and values as Parquet; :mod:`.session` starts a quiet, tuned
@@ -521,29 +522,55 @@ def _unordered(tree: exp.Expression) -> exp.Expression:
     return tree
 
 
+def metrics_sql(parsed: Sequence[catalog.Measure], *, dialect: str = "spark") -> str:
+    """Every measure's query as ONE statement: ``run_id, query_id, measure_index, value``.
+
+    Each metric query, transpiled and without its ORDER BY, is a subquery of one branch of a
+    ``UNION ALL`` that adds the measure's position in ``parsed`` (INT) and casts its value to
+    DOUBLE. Spark analyses the statement once; a DataFrame union built a measure at a time
+    was analysed again at every step (76 measures: 21-26 JVM CPU seconds of planning, now 7).
+
+    Examples:
+        >>> text = metrics_sql([catalog.parse("P@10"), catalog.parse("AP")])
+        >>> text.count(" UNION ALL "), "CAST(1 AS INT) AS measure_index" in text
+        (1, True)
+    """
+    branches = []
+    for index, measure in enumerate(parsed):
+        (tree,) = transpile(measure.metric.file, measure.params, dialect=dialect)
+        alias = exp.TableAlias(this=exp.to_identifier(f"measure_{index}"))
+        values = exp.Subquery(this=_unordered(tree), alias=alias)
+        branches.append(
+            exp.select(
+                exp.column("run_id"),
+                exp.column("query_id"),
+                exp.alias_(exp.cast(exp.Literal.number(index), "INT"), "measure_index"),
+                exp.alias_(exp.cast(exp.column("value"), "DOUBLE"), "value"),
+            ).from_(values)
+        )
+    union = branches[0] if len(branches) == 1 else exp.union(*branches, distinct=False)
+    return union.sql(dialect=dialect)
+
+
 def metrics_frame(spark: Any, parsed: Sequence[catalog.Measure]) -> Any:
     """Every measure's per-topic values as ONE Spark DataFrame over the built context.
 
-    ``run_id, query_id, measure_index, value``: the metric queries as transpiled, unioned,
-    so that one job computes them all (each reads the materialised context).
-    """
-    from pyspark.sql import functions as F
+    ``run_id, query_id, measure_index, value``: the statement of :func:`metrics_sql`, planned
+    once, so that one job computes every measure (each reads the materialised context).
 
-    frames = []
-    for index, measure in enumerate(parsed):
-        (tree,) = transpile(measure.metric.file, measure.params, dialect="spark")
-        frames.append(
-            spark.sql(_unordered(tree).sql(dialect="spark")).select(
-                "run_id",
-                "query_id",
-                F.lit(index).cast("int").alias("measure_index"),
-                F.col("value").cast("double").alias("value"),
-            )
-        )
-    out = frames[0]
-    for frame in frames[1:]:
-        out = out.unionAll(frame)
-    return out
+    The union's partitions (every measure's shuffle partitions) are grouped into one task per
+    core (``coalesce``, no shuffle): each task of a stage deserialises the stage's whole plan,
+    every measure's, so a task per measure partition made that work grow as the measures
+    times their partitions (76 measures on a small collection, local[2]: 27 JVM CPU s for
+    the job, 15 grouped). Every core still takes a share of the work after the measures'
+    shuffles.
+    """
+    frame = spark.sql(metrics_sql(parsed, dialect="spark"))
+    try:
+        cores = int(spark.sparkContext.defaultParallelism)
+    except Exception:  # (Spark Connect has no SparkContext here: its server plans the tasks)
+        return frame
+    return frame.coalesce(max(cores, 1))
 
 
 def measure_values(spark: Any, parsed: Sequence[catalog.Measure], *, typed_names: bool = False) -> Any:
