@@ -119,9 +119,11 @@ def _c_float(value: float) -> str:
     return f"{value:6.4f}"
 
 
-def _cut(recall: float, num_rel: float, v9: bool) -> int:
-    """The number of relevant documents a recall level stands for (trec_eval's rounding)."""
-    return math.floor(recall * num_rel + 0.9) if v9 else math.floor(recall * num_rel + 0.5)
+def _cut(recall: float, num_rel: Any, v9: bool) -> Any:
+    """The number of relevant documents a recall level stands for (trec_eval's rounding), per topic."""
+    import numpy as np
+
+    return np.floor(recall * num_rel + (0.9 if v9 else 0.5))
 
 
 def _line(name: str, query: str, text: str) -> str:
@@ -146,8 +148,9 @@ def run(argv: Sequence[str], write: Callable[[str], Any]) -> int:
     # m and R of every topic: an empty list gives trec_eval's interpolated precision 0/0
     measures += [_measure("NumRet"), _measure("NumRel")]
     run_ids, frame, extras = _evaluate(request, measures, relstring)
+    cells = _Cells(frame, printed)
     for run_id in run_ids:
-        _write_run(request, printed, frame, extras, run_id, write)
+        _write_run(request, printed, cells, extras, run_id, write)
     return 0
 
 
@@ -195,28 +198,56 @@ def _evaluate(
     return run_ids, frame, extras
 
 
+class _Cells:
+    """The evaluation's values as one (measure, topic) matrix per run, indexed once for all runs."""
+
+    def __init__(self, frame: pd.DataFrame, printed: list[Printed]) -> None:
+        import numpy as np
+        import pandas as pd
+
+        run_codes, runs = pd.factorize(frame["run_id"].astype(str))
+        measure_codes, measures = pd.factorize(frame["measure"].astype(str))
+        topic_codes, topics = pd.factorize(frame["query_id"].astype(str))
+        self.topics = {str(t): i for i, t in enumerate(topics)}
+        self._n_measures = len(measures)
+        self._runs = {str(r): i for i, r in enumerate(runs)}
+        order = np.argsort(run_codes, kind="stable")
+        bounds = np.searchsorted(run_codes[order], np.arange(len(runs) + 1))
+        self._run_rows = [order[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        self._measure_codes = measure_codes
+        self._topic_codes = topic_codes
+        self._values = frame["value"].to_numpy(dtype=np.float64)
+        # each printed item's measure's row in the matrices of :meth:`of` (-1: not evaluated)
+        measure_rows = {str(m): i for i, m in enumerate(measures)}
+        self.rows = {id(p): measure_rows.get(str(p.measure), -1) for p in printed if p.measure is not None}
+        self.num_ret = measure_rows.get(str(_measure("NumRet")), -1)
+        self.num_rel = measure_rows.get(str(_measure("NumRel")), -1)
+
+    def of(self, run_id: str) -> tuple[Any, Any]:
+        """The run's values and which of them it has, both indexed [measure, topic]."""
+        import numpy as np
+
+        shape = (self._n_measures, len(self.topics))
+        values, known = np.full(shape, np.nan), np.zeros(shape, dtype=bool)
+        index = self._runs.get(run_id)
+        if index is not None:
+            rows = self._run_rows[index]
+            at = (self._measure_codes[rows], self._topic_codes[rows])
+            values[at], known[at] = self._values[rows], True
+        return values, known
+
+
 def _write_run(
     request: Request,
     printed: list[Printed],
-    frame: pd.DataFrame,
+    cells: _Cells,
     extras: _Extras,
     run_id: str,
     write: Callable[[str], Any],
 ) -> None:
     import numpy as np
 
-    rows = frame[frame["run_id"] == run_id]
-    # (measure, topic) -> value, and each printed item's measure label, made once
-    values = dict(
-        zip(
-            zip(rows["measure"].tolist(), rows["query_id"].astype(str).tolist(), strict=True),
-            rows["value"].astype(float).tolist(),
-            strict=True,
-        )
-    )
-    keys = {id(item): str(item.measure) for item in printed if item.measure is not None}
     present = extras.present.get(run_id, set())
-    num_ret, num_rel_key = str(_measure("NumRet")), str(_measure("NumRel"))
     if request.v9:
         topics = [q for q in extras.qrels_topics if q in present]
         if not topics:
@@ -226,48 +257,28 @@ def _write_run(
     missing = None if request.complete else next((q for q in topics if q not in present), None)
     if missing is not None:
         topics = topics[: topics.index(missing)]
+    utility_error = any(item.form == "utility_error" for item in printed)
+    if request.per_query and topics and utility_error:
+        raise TrecEvalExit(
+            "trec_eval.calc_utility: improper number of coefficients\ntrec_eval: Can't calculate measure 'utility'", 4
+        )
+
+    # the value of every item with one (a column) for every topic (a row), in topic order
+    valued = [item for item in printed if item.form not in ("runid", "num_q", "relstring", "utility_error")]
+    column = {id(item): j for j, item in enumerate(valued)}
+    matrix = _values(cells, run_id, valued, topics, present, request)
     out: list[str] = []
-
-    def value(item: Printed, query: str) -> float:
-        if item.measure is None:
-            return 0.0
-        v = values[(keys[id(item)], query)]
-        if item.name.startswith("utility") and query not in present:
-            return 0.0  # trec_eval zeroes utility for a topic the run lacks (its -c stand-in ranking)
-        if item.recalls and values[(num_ret, query)] == 0 and (query in present or request.judged_only):
-            # trec_eval's interpolated precision starts from 0/0 on an empty list (-J, -M0, -c -J),
-            # which stays NaN at every level that stands for 0 relevant documents (a topic the
-            # run lacks is a one-document list, unless -J removes that document)
-            num_rel = values[(num_rel_key, query)]
-            if any(_cut(x, num_rel, request.v9) == 0 for x in item.recalls):
-                return math.nan
-        return v
-
-    if request.per_query:
-        for query in topics:
-            for item in printed:
-                if item.form in ("runid", "num_q", "gm"):
-                    continue
-                if item.form == "utility_error":
-                    raise TrecEvalExit(
-                        "trec_eval.calc_utility: improper number of coefficients\n"
-                        "trec_eval: Can't calculate measure 'utility'",
-                        4,
-                    )
-                if item.form == "relstring":
-                    out.append(f"{item.name:<22}\t{query}\t'{extras.relstrings.get((run_id, query), '')}'\n")
-                    continue
-                out.append(_line(item.name, query, _format_value(item, value(item, query))))
+    if request.per_query and topics:
+        out.append(_per_query(printed, column, matrix, topics, extras, run_id))
     if missing is not None:
         write("".join(out))
         raise TrecEvalExit(f"trec_eval: result qid '{missing}' not found in qrels", 4)
-    if any(item.form == "utility_error" for item in printed):
+    if utility_error:
         write("".join(out))
         raise TrecEvalExit(
             "trec_eval.calc_utility: improper number of coefficients\ntrec_eval: Can't calculate measure 'utility'", 4
         )
-    evaluated = [q for q in topics if request.v9 is False or q in present]
-    n_queries = len(extras.qrels_topics) if request.complete else len(evaluated)
+    n_queries = len(extras.qrels_topics) if request.complete else len(topics)
     if not request.summary:
         write("".join(out))
         return
@@ -283,14 +294,78 @@ def _write_run(
             # whatever -l says
             out.append(_line("num_rel", "all", str(extras.positive_grades)))
         else:
-            series = np.array([value(item, q) for q in evaluated], dtype=np.float64)
+            # summed in topic order, one after another as trec_eval sums (cumsum, not pairwise)
+            series = matrix[:, column[id(item)]]
             if item.form == "gm":
                 logs = np.log(np.maximum(series, MIN_GEO_MEAN))
                 total = float(np.cumsum(logs)[-1]) if len(logs) else 0.0
-                total += (n_queries - len(evaluated)) * math.log(MIN_GEO_MEAN)
+                total += (n_queries - len(topics)) * math.log(MIN_GEO_MEAN)
                 result = math.exp(total / n_queries) if n_queries else total
             else:
                 total = float(np.cumsum(series)[-1]) if len(series) else 0.0
                 result = total if item.form == "long" or not n_queries else total / n_queries
             out.append(_line(item.name, "all", _format_value(item, result)))
     write("".join(out))
+
+
+def _values(
+    cells: _Cells, run_id: str, valued: list[Printed], topics: list[str], present: set[str], request: Request
+) -> Any:
+    """The values trec_eval prints for ``valued`` items, indexed [topic, item]."""
+    import numpy as np
+
+    run_values, known = cells.of(run_id)
+    at = np.array([cells.topics.get(q, -1) for q in topics], dtype=np.int64)
+    in_run = np.array([q in present for q in topics], dtype=bool)
+    rows = np.array([cells.rows.get(id(item), -1) for item in valued], dtype=np.int64)
+    measured = np.array([item.measure is not None for item in valued], dtype=bool)
+    num_ret, num_rel = cells.num_ret, cells.num_rel
+    matrix = np.zeros((len(topics), len(valued)))  # an item without a measure prints 0
+    if not len(topics):
+        return matrix
+    wanted = np.concatenate([rows[measured], [num_ret, num_rel]])
+    if (wanted < 0).any() or (at < 0).any() or not known[np.ix_(wanted, at)].all():
+        raise KeyError(f"run {run_id!r} lacks a value trec_eval prints")
+    matrix[:, measured] = run_values[np.ix_(rows[measured], at)].T
+    # trec_eval's interpolated precision starts from 0/0 on an empty list (-J, -M0, -c -J),
+    # which stays NaN at every level that stands for 0 relevant documents (a topic the run
+    # lacks is a one-document list, unless -J removes that document)
+    empty = (run_values[num_ret, at] == 0) & (in_run | request.judged_only)
+    relevant = run_values[num_rel, at]
+    for j, item in enumerate(valued):
+        if item.name.startswith("utility"):
+            matrix[~in_run, j] = 0.0  # trec_eval zeroes utility for a topic the run lacks (its -c stand-in ranking)
+        if item.recalls and empty.any():
+            stands_for_none = np.zeros(len(topics), dtype=bool)
+            for recall in item.recalls:
+                stands_for_none |= _cut(recall, relevant, request.v9) == 0
+            matrix[empty & stands_for_none, j] = math.nan
+    return matrix
+
+
+def _per_query(
+    printed: list[Printed], column: dict[int, int], matrix: Any, topics: list[str], extras: _Extras, run_id: str
+) -> str:
+    """The per-topic lines (``-q``): every item but the summary's own, topic by topic."""
+    import numpy as np
+
+    shown = [item for item in printed if item.form not in ("runid", "num_q", "gm")]
+    # One %-format over all lines, each `name<padded to 22>\tquery\tvalue`: %6.4f and %d print
+    # what _format_value prints (%d truncates as int() does), except NaN, put right below.
+    specs = {"double": "%6.4f", "long": "%d", "relstring": "'%s'"}
+    template = "".join(f"{item.name:<22}".replace("%", "%%") + f"\t%s\t{specs[item.form]}\n" for item in shown)
+    cells = np.empty((len(topics), 2 * len(shown)), dtype=object)
+    cells[:, 0::2] = np.array(topics, dtype=object)[:, np.newaxis]
+    numbers = [j for j, item in enumerate(shown) if item.form != "relstring"]
+    texts = cells[:, 1::2]
+    texts[:, numbers] = matrix[:, [column[id(shown[j])] for j in numbers]]
+    for j, item in enumerate(shown):
+        if item.form == "relstring":
+            texts[:, j] = [extras.relstrings.get((run_id, q), "") for q in topics]
+    lines = (template * len(topics)) % tuple(cells.ravel().tolist())
+    doubles = [column[id(item)] for item in shown if item.form == "double"]
+    if np.isnan(matrix[:, doubles]).any():
+        # Python prints NaN as `   nan`, glibc's printf as `  -nan`; a query id has no blanks,
+        # so the pattern is only ever a value
+        lines = lines.replace("\t   nan\n", "\t  -nan\n")
+    return lines

@@ -47,6 +47,8 @@ def candidate_order(
     candidates = wh.df(sql.query(_POOLS, "candidates"), {**base, "rel": rel, "rbp_p": rbp_p, "rrf_k": rrf_k})
     lists = wh.df(sql.query(_POOLS, "member_lists"), base) if strategy in SEQUENTIAL else None
     order = order_pool(candidates, strategy, lists=lists, seed=seed, gamma=gamma)
-    relevant = candidates.set_index(["query_id", "doc_id"])["relevant"]
-    order["relevant"] = relevant.reindex(list(zip(order["query_id"], order["doc_id"], strict=True))).to_numpy(bool)
+    # each candidate's flag by a join on the keys (a left merge keeps the order's row order)
+    flags = candidates[["query_id", "doc_id", "relevant"]]
+    order = order.merge(flags, on=["query_id", "doc_id"], how="left", validate="many_to_one", sort=False)
+    order["relevant"] = order["relevant"].to_numpy(bool)
     return order
