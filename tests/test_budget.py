@@ -78,6 +78,35 @@ def test_hand_made_orders(hand: Warehouse, strategy: str, seed: int | None, expe
     assert _order(hand, strategy, seed) == expected
 
 
+def test_documents_of_the_same_ranks_weigh_the_same_to_the_last_bit() -> None:
+    """x and y have the same ranks in other runs: (1, 2, 7) and (7, 1, 2) for RRF, u and v
+    (1, 2, 17) and (17, 1, 2) for RBP. Added in the order the rows come, the sums differ in
+    the last bit (1/61 + 1/62 + 1/67 != 1/67 + 1/61 + 1/62 in doubles), and a tie would be
+    broken by noise; summed in rank order they are equal, and the doc id breaks the tie."""
+    k, p = 60.0, 0.8
+    assert (1 / (k + 1) + 1 / (k + 2)) + 1 / (k + 7) != (1 / (k + 7) + 1 / (k + 1)) + 1 / (k + 2)
+    assert ((1 - p) + (1 - p) * p) + (1 - p) * p**16 != ((1 - p) * p**16 + (1 - p)) + (1 - p) * p
+    placed = {  # topic -> run -> {rank: document}; every other place holds a document of its own
+        "1": {"r1": {1: "x", 7: "y"}, "r2": {2: "x", 1: "y"}, "r3": {7: "x", 2: "y"}},
+        "2": {"r1": {1: "u", 17: "v"}, "r2": {2: "u", 1: "v"}, "r3": {17: "u", 2: "v"}},
+    }
+    rows = [
+        (run, topic, docs.get(rank, f"{run}-{topic}-{rank}"), 100.0 - rank)
+        for topic, runs in placed.items()
+        for run, docs in runs.items()
+        for rank in range(1, 18)
+    ]
+    with Warehouse(":memory:") as wh:
+        wh.ingest_qrels(pd.DataFrame({"query_id": ["1", "2"], "doc_id": ["x", "u"], "relevance": [1, 1]}), collection="c")
+        wh.ingest_runs(pd.DataFrame(rows, columns=["run_id", "query_id", "doc_id", "score"]), collection="c")
+        for strategy, first, second in (("rrf", "x", "y"), ("rbp", "u", "v")):
+            order = candidate_order(wh, "c", ["r1", "r2", "r3"], depth=17, qrels_id="default", strategy=strategy)
+            weight = order.set_index("doc_id")["weight"]
+            assert weight[first] == weight[second], strategy
+            placed_at = order.set_index("doc_id")["topic_order"]
+            assert (placed_at[first], placed_at[second]) == (1, 2), strategy
+
+
 def test_weights_and_random_order(hand: Warehouse) -> None:
     wh = hand
     rbp = candidate_order(wh, "h", list(RUNS), depth=3, qrels_id="default", strategy="rbp", rbp_p=0.5)

@@ -12,6 +12,9 @@
 --               (Cormack, Clarke and Buettcher, SIGIR 2009)
 --   relevant    the parent's grade >= $rel (revealed to the sequential strategies during a
 --               replay); a candidate the parent does not judge counts as not relevant
+-- Both weights are summed in rank order: a parallel sum adds in whatever order the threads
+-- finish, so two documents of the same ranks could differ in the last bit from one run to the
+-- next and trade places in the rbp and rrf orders (seen on TREC-8's pool).
 WITH parent AS (
     SELECT query_id, doc_id, relevance
     FROM qrels
@@ -30,8 +33,8 @@ SELECT
     t.doc_id,
     min(t.rank) AS best_rank,
     count(*) AS n_runs,
-    sum((1 - $rbp_p) * pow($rbp_p, t.rank - 1)) AS rbp_weight,
-    sum(1.0 / ($rrf_k + t.rank)) AS rrf_weight,
+    sum((1 - $rbp_p) * pow($rbp_p, t.rank - 1) ORDER BY t.rank) AS rbp_weight,
+    sum(1.0 / ($rrf_k + t.rank) ORDER BY t.rank) AS rrf_weight,
     coalesce(any_value(p.relevance) >= $rel, false) AS relevant
 FROM tops AS t
 LEFT JOIN parent AS p USING (query_id, doc_id)
