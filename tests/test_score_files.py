@@ -237,28 +237,48 @@ def test_parquet_null_run_id_nan_value_directory_and_device(tmp_path: Path) -> N
 
 def test_ranx_per_query_scores(tmp_path: Path) -> None:
     """ranx keeps each run's per-query scores in ``run.scores`` after ``ranx.evaluate``: dumped
-    as JSON, one run's or several runs' (keyed by name), they are read as they are."""
-    import json
+    as JSON, one run's or several runs' (keyed by name), they are read as they are.
 
-    ranx = pytest.importorskip("ranx")
+    ranx runs in a process of its own with numba's compiler off (``NUMBA_DISABLE_JIT``): its
+    kernels then run as the Python they are written in, on the same data structures, so
+    ``run.scores`` has the shape it always has, without the 40-odd CPU seconds of compiling
+    them (the values may differ in the last digits; the test compares with ranx's own)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("ranx")
     from evalwh.io.demo_data import write_demo
 
     demo = write_demo(tmp_path / "demo")
-    import warnings
-
-    with warnings.catch_warnings():
-        # ranx's numba kernels warn about their own integer casts when first compiled
-        warnings.simplefilter("ignore")
-        qrels = ranx.Qrels.from_file(str(demo.qrels), kind="trec")
-        runs = {p.stem: ranx.Run.from_file(str(p), kind="trec") for p in demo.runs if p.stem in ("bm25", "dense")}
-        for run in runs.values():
-            ranx.evaluate(qrels, run, ["map", "ndcg@10"])
-    (tmp_path / "bm25.json").write_text(json.dumps(runs["bm25"].scores))
-    (tmp_path / "both.json").write_text(json.dumps({name: run.scores for name, run in runs.items()}))
+    script = """
+import json, sys, warnings
+import ranx
+qrels_file, out, *run_files = sys.argv[1:]
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    qrels = ranx.Qrels.from_file(qrels_file, kind="trec")
+    runs = {name: ranx.Run.from_file(path, kind="trec") for name, path in zip(("bm25", "dense"), run_files)}
+    for run in runs.values():
+        ranx.evaluate(qrels, run, ["map", "ndcg@10"])
+with open(out, "w") as f:
+    json.dump({name: run.scores for name, run in runs.items()}, f)
+"""
+    paths = {p.stem: str(p) for p in demo.runs}
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(demo.qrels), str(tmp_path / "both.json"), paths["bm25"], paths["dense"]],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    scores = json.loads((tmp_path / "both.json").read_text())
+    assert set(scores["dense"]) == {"map", "ndcg@10"} and len(scores["dense"]["map"]) == 30
+    (tmp_path / "bm25.json").write_text(json.dumps(scores["bm25"]))
     one = read_scores([tmp_path / "bm25.json"], names=["bm25"])
     both = read_scores([tmp_path / "both.json"])
     assert both["run_id"].unique().tolist() == ["bm25", "dense"]
     pd.testing.assert_frame_equal(one, both[both["run_id"] == "bm25"].reset_index(drop=True))
-    expected = {(m, q): v for m, topics in runs["dense"].scores.items() for q, v in topics.items()}
+    expected = {(m, q): v for m, topics in scores["dense"].items() for q, v in topics.items()}
     dense = both[both["run_id"] == "dense"]
     assert {(m, q): v for m, q, v in dense[["measure", "query_id", "value"]].itertuples(index=False)} == expected
