@@ -11,10 +11,6 @@ import functools
 import re
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
 
 _HEADER = re.compile(r"^--\s*([a-z_]+)\s*:\s*(.*?)\s*$")
 _PARAM = re.compile(r"(?<![\w$])\$([a-z_][a-z0-9_]*)")
@@ -51,34 +47,16 @@ def _parse_header(text: str) -> dict[str, str]:
     return header
 
 
-def _read_folder(folder: Traversable, source: str) -> dict[str, SqlFile]:
-    files: dict[str, SqlFile] = {}
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".sql"):
-            text = entry.read_text(encoding="utf-8")
-            stem = entry.name[: -len(".sql")]
-            files[stem] = SqlFile(source, stem, _parse_header(text), text)
-    return files
-
-
 @functools.cache
 def load_package(package: str) -> dict[str, SqlFile]:
     """Every ``.sql`` file of ``package`` by stem, in name order (cached)."""
-    return _read_folder(resources.files(package), package)
-
-
-@functools.cache
-def load_folder(package: str, folder: str) -> dict[str, SqlFile] | None:
-    """Every ``.sql`` file of a folder inside ``package`` by stem, in name order (cached).
-
-    For SQL that is shipped with a package but is not one of its files, such as the new
-    warehouse of ``schema/baseline/`` (a file of ``evalwh.schema`` would be a schema step).
-    None when the folder is not there (an installation that does not ship it).
-    """
-    entry = resources.files(package).joinpath(folder)
-    if not entry.is_dir():
-        return None
-    return _read_folder(entry, f"{package}/{folder}")
+    files: dict[str, SqlFile] = {}
+    for entry in sorted(resources.files(package).iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".sql"):
+            text = entry.read_text(encoding="utf-8")
+            stem = entry.name[: -len(".sql")]
+            files[stem] = SqlFile(package, stem, _parse_header(text), text)
+    return files
 
 
 def query(package: str, name: str) -> SqlFile:

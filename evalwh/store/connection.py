@@ -145,27 +145,19 @@ def _create_schema(
 ) -> None:
     """The whole schema into a new, empty database, inside the caller's transaction.
 
-    From the baseline (``schema/baseline/warehouse.sql`` and its ``descriptions.sql``): the
-    schema as the steps leave it, in one script, with the steps recorded as applied. Running
-    the steps one after another builds the same catalog (tests/test_schema.py compares them)
-    for about twice the CPU, much of it on statements later steps alter, drop or replace. A
-    step the baseline does not record yet is applied after it, as on an older warehouse.
-    Where the baseline is not shipped (an installation without ``schema/baseline/``), every
-    step is applied, as before there was one. ``described=False`` leaves out the baseline's
+    From the baseline (``schema/baseline/warehouse.sql`` and its ``descriptions.sql``, the
+    package ``evalwh.schema.baseline``): the schema as the steps leave it, in one script, with
+    the steps recorded as applied. Running the steps one after another builds the same
+    catalog (tests/test_schema.py compares them) for about twice the CPU, much of it on
+    statements later steps alter, drop or replace. A step the baseline does not record yet is
+    applied after it, as on an older warehouse. ``described=False`` leaves out the baseline's
     descriptions (COMMENT ON), for a throw-away warehouse.
     """
-    baseline = sql.load_folder("evalwh.schema", "baseline")
-    if baseline is None:
-        con.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            " name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
-        )
-        recorded: set[str] = set()
-    else:
-        _execute(con, baseline["warehouse"])
-        if described:
-            _execute(con, baseline["descriptions"])
-        recorded = {r[0] for r in con.execute("SELECT name FROM schema_migrations").fetchall()}
+    baseline = sql.load_package("evalwh.schema.baseline")
+    _execute(con, baseline["warehouse"])
+    if described:
+        _execute(con, baseline["descriptions"])
+    recorded = {r[0] for r in con.execute("SELECT name FROM schema_migrations").fetchall()}
     later = [name for name in files if name not in recorded]
     for name in later:
         con.execute(files[name].text)
