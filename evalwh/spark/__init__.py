@@ -568,7 +568,7 @@ def metrics_frame(spark: Any, parsed: Sequence[catalog.Measure]) -> Any:
     frame = spark.sql(metrics_sql(parsed, dialect="spark"))
     try:
         cores = int(spark.sparkContext.defaultParallelism)
-    except Exception:  # (Spark Connect has no SparkContext here: its server plans the tasks)
+    except AttributeError:  # (Spark Connect has no SparkContext here: its server plans the tasks)
         return frame
     return frame.coalesce(max(cores, 1))
 
