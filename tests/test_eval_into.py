@@ -253,3 +253,42 @@ def test_into_needs_qrels_and_a_collection_for_a_new_file(files, tmp_path):
         result = invoke("eval", "--qrels", qrels, *runs, "--into", new, "-c", "c", "-m", "AP", *extra)
         assert result.exit_code == 1 and "apply to a warehouse" in result.output
     assert not new.exists()
+
+
+@pytest.mark.parametrize("pieces", [False, True], ids=["whole files", "in pieces"])
+def test_staged_in_memory_or_as_parquet_the_same_rows(files, tmp_path, monkeypatch, pieces):
+    """A small ingest stages what the reader ranked as Arrow tables, a large one as Parquet
+    files (evalwh.store.ingest.keyed.STAGE_BYTES): both store the same rows under the same
+    keys' meanings, whole files or plain files read a piece of whole topics at a time, with
+    a file beside them that goes the general way (r3)."""
+    from evalwh.store.ingest import keyed, runs
+
+    qrels, run_files = files
+    if pieces:  # (every plain file of more than 2 x 16 bytes is read in pieces)
+        monkeypatch.setattr(keyed, "PIECE_BYTES", 16)
+    written: list[str] = []
+    write = keyed.Stored._write
+
+    def spied(self, table):
+        written.append(write(self, table))
+        return written[-1]
+
+    monkeypatch.setattr(keyed.Stored, "_write", spied)
+    stored = {}
+    for way, budget in (("memory", keyed.STAGE_BYTES), ("parquet", 0)):
+        monkeypatch.setattr(runs, "STAGE_BYTES", budget)
+        db = tmp_path / f"{way}.duckdb"
+        assert invoke("ingest", "qrels", qrels, "-c", "c", "--db", db).exit_code == 0
+        result = invoke("ingest", "runs", *run_files, "-c", "c", "--db", db)
+        assert result.exit_code == 0, result.output
+        stored[way] = contents(db)
+        staged = len(written)
+        written.clear()
+        # Parquet files only the large way: rows, new pairs and 6 parts of judged rows of
+        # each file the reader ranked (r1 and r2), or of each piece of them (more than 2)
+        if way == "memory":
+            assert staged == 0
+        else:
+            assert staged % 8 == 0 and (staged > 16 if pieces else staged == 16)
+    assert stored["memory"] == stored["parquet"]
+    assert len(stored["memory"]["run_rows"]) == 11 and len(stored["memory"]["judged_builds"]) == 3

@@ -1,7 +1,7 @@
 -- name: insert_judged_rows
 -- description: Store one part of the judged rows the run-file reader found at ingest in the evaluation cache.
--- params: files VARCHAR[]
--- $files (Parquet, staged by evalwh.store.ingest.keyed) hold, per newly ingested run, rows that
+-- params:
+-- staged_judged (Arrow tables or Parquet files, staged by evalwh.store.ingest.keyed) holds, per newly ingested run, rows that
 -- queries/context/04_judged_rows.sql would join for the collection's primary qrels set
 -- (rank, gain = grade >= 0, running counts at the default threshold), computed by
 -- evalwh/io/_runlines.c while it ranked the file, with the keys of their build and ranked
@@ -12,4 +12,4 @@
 -- (05_cache_refresh.sql).
 INSERT INTO judged_results (build_key, list_key, rank, gain, judged_so_far, relevant_so_far, span)
 SELECT build_key, list_key, rank, gain, judged_so_far, relevant_so_far, span
-FROM read_parquet($files);
+FROM staged_judged;

@@ -10,6 +10,8 @@ runs already stored the same way.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -130,10 +132,11 @@ class JudgedCache:
             )
 
     def add(self, builds: list[list[Any]], parts: list[list[str]]) -> None:
-        """Store the reader's judged rows of the primary set (Parquet) and their builds.
+        """Store the reader's judged rows of the primary set and their builds.
 
-        ``builds``: ``run_id, sha256, build_key`` of each run the rows are of; ``parts``: the
-        staged files of each part of JUDGED_PARTS, stored in that order.
+        ``builds``: ``run_id, sha256, build_key`` of each run the rows are of; ``parts``: what
+        was staged of each part of JUDGED_PARTS (Parquet files or Arrow tables,
+        :func:`staged_as`), stored in that order.
         """
         assert self.primary is not None
         if self.fingerprint is None:
@@ -150,8 +153,9 @@ class JudgedCache:
                 "build_keys": build_keys,
             },
         )
-        for files in parts:
-            self.wh.run(sql.query(_INGEST, "insert_judged_rows"), {"files": files})
+        for staged in parts:
+            with staged_as(self.wh, {"staged_judged": staged}):
+                self.wh.run(sql.query(_INGEST, "insert_judged_rows"))
         self.built.update(run_ids)
 
     def finish(self, general: list[str], read: list[str] | None = None) -> None:
@@ -182,3 +186,31 @@ def refresh_cache(wh: Store, collection: str, qrels_id: str, runs: list[str] | N
     steps = context_steps(collection, runs, Options(qrels_id=qrels_id), fingerprint=built_from)
     for name, params in steps[: steps.index(("05_source_cache", {}))]:
         wh.run(sql.query("evalwh.queries.context", name), params)
+
+
+@contextmanager
+def staged_as(wh: Store, sources: dict[str, list[Any]]) -> Iterator[None]:
+    """What a flush stores, readable under these names for the duration: each a list of
+    staged parts of one kind, Arrow tables (registered as one) or Parquet files (a
+    temporary view over them, read as one statement streams them)."""
+    import pyarrow as pa
+
+    views = []
+    try:
+        for name, parts in sources.items():
+            if parts and not isinstance(parts[0], str):
+                wh.con.register(name, pa.concat_tables(parts))
+            else:
+                files = ", ".join(sql.literal(part) for part in parts)
+                view = f"CREATE OR REPLACE TEMP VIEW {name} AS FROM read_parquet([{files}])"
+                wh.con.execute(view)
+                views.append(name)
+        yield
+    finally:
+        for name in sources:
+            with suppress(Exception):  # (after a failed statement the transaction rolls back)
+                if name in views:
+                    wh.con.execute(f"DROP VIEW IF EXISTS {name}")
+                else:
+                    wh.con.unregister(name)
+

@@ -1,4 +1,4 @@
-"""The keyed store of a run ingest: the files the reader ranked, staged as Parquet, stored by key.
+"""The keyed store of a run ingest: the files the reader ranked, staged, stored by key.
 
 Step 3 of a run ingest (:mod:`evalwh.store.ingest`): :class:`Stored` gives every line the key
 of its (topic, document) pair, every ranked list and cache build theirs, stages each file the
@@ -24,7 +24,7 @@ import numpy as np
 from evalwh import sql
 from evalwh.io import arrays, runreader
 from evalwh.store.ingest.bookkeeping import insert_runs
-from evalwh.store.ingest.cache import JUDGED_PARTS, JudgedCache, _judged_parts
+from evalwh.store.ingest.cache import JUDGED_PARTS, JudgedCache, _judged_parts, staged_as
 from evalwh.store.ingest.files import GZIP_RATIO, RunFile, Spill
 from evalwh.store.ingest.results import IngestResult
 
@@ -41,6 +41,13 @@ PIECE_BYTES = 8 << 20
 # million lines make statements large enough for DuckDB to write their row groups to the
 # file as they fill (smaller ones stay in memory until the commit).
 FLUSH_LINES = 4_000_000
+# An ingest whose run files hold at most this much text stages what the reader ranked in
+# memory, as Arrow tables (about one byte for a byte of text: TREC-8's 129 runs, 266 MB of
+# text, stage 258 MB); a larger one stages it as Parquet files in the spill folder, so that
+# memory holds only the files being read, whatever their number (the shared bench's L,
+# about 1 GB of text, and XL). Writing the Parquet files and reading them back cost TREC-8's
+# ingest about a fifth of its CPU.
+STAGE_BYTES = 384 << 20
 # The reader's dictionary of (topic, document) pairs keeps at most this much of its tables in
 # memory; past it, the topics used longest ago wait in a temporary file, and each run file
 # reads back those it has lines of (a cost per file, so the budget is set above the shared
@@ -78,32 +85,42 @@ class Prepared:
     lines: int
     lists: list[tuple[Any, int]]  # per piece: its topics (query_id, num_ret), their first key
     build_key: int | None  # its judged rows' build, None without judgments
-    files: dict[str, list[str]]  # its staged Parquet files by kind (a file a piece)
+    files: dict[str, list[Any]]  # staged by kind, a part a piece: Parquet files or Arrow tables
     # the lists where float32 scores trade two rows, and the best rank where (0: none)
     float32: tuple[int, int] = (0, 0)
 
 
 class Stored:
-    """Stores the files the reader ranked under their keys, staged on disk until one insert.
+    """Stores the files the reader ranked under their keys, staged until one insert.
 
     The warehouse keeps run lines by key (schema/013_keyed_results.sql): each ranked list a
     new ``list_key``, each (topic, document) pair its ``doc_key``, each cache build its
     ``build_key``. The pairs already stored for the collection are loaded into the reader's
     dictionary (``_runlines.documents``), which gives every line its key and new pairs the
-    next ones. :meth:`prepare` (in a worker thread, one per file read at a time) writes a
-    file's rows, new pairs and judged rows, all numbers but the new pairs' ids, as Parquet
-    files into the spill folder, so memory holds the files being read whatever their
-    number; :meth:`flush` then stores everything with one INSERT per table. (Rows appended
-    by many statements of one transaction stay in DuckDB's memory until the commit, and so
-    do the Arrow buffers of their strings; one statement over Parquet streams within
+    next ones. :meth:`prepare` (in a worker thread, one per file read at a time) stages a
+    file's rows, new pairs and judged rows, all numbers but the new pairs' ids: in memory
+    as Arrow tables when the ingest is small (``in_memory``, at most STAGE_BYTES of text),
+    else as Parquet files in the spill folder, so memory holds the files being read
+    whatever their number. :meth:`flush` then stores everything with one INSERT per table,
+    reading the tables or the files (:func:`~evalwh.store.ingest.cache.staged_as`). (Rows
+    appended by many statements of one transaction stay in DuckDB's memory until the commit,
+    and so do the Arrow buffers of their strings; one statement over Parquet streams within
     DuckDB's memory limit.) The general path gives keys in SQL after the stored ones, so
     before it everything staged is flushed, and the dictionary loaded again after it.
     """
 
     def __init__(
-        self, wh: Store, collection: str, module: Any, cache: JudgedCache, spill: Spill
+        self,
+        wh: Store,
+        collection: str,
+        module: Any,
+        cache: JudgedCache,
+        spill: Spill,
+        *,
+        in_memory: bool = False,
     ) -> None:
         self.wh = wh
+        self.in_memory = in_memory  # staged as Arrow tables, not Parquet files
         self.collection = collection
         self.module = module
         self.cache = cache
@@ -114,7 +131,7 @@ class Stored:
         self.next_build = 0
         self.spans_from = 0  # the cache's stretches of grade 0 begin below this rank (load)
         self.runs: list[str] = []  # every run stored so far
-        self.staged: dict[str, list[str]] = {
+        self.staged: dict[str, list[Any]] = {
             kind: [] for kind in ("rows", "documents", *JUDGED_PARTS)
         }
         self.lists: list[Any] = []  # the staged files' run_topics rows (Arrow)
@@ -171,7 +188,6 @@ class Stored:
         ``build_key``: its judged rows' build (a piece's is its file's), by default a new one.
         """
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         rows = ranked.rows  # keyed by the reader: query_id (the topic's index), doc_key, ...
         if ranked.judged is not None and build_key is None:
@@ -179,8 +195,6 @@ class Stored:
         with self.lock:
             first_list = self.next_list
             self.next_list += len(ranked.topics)
-            kinds = ("rows", "documents", *(JUDGED_PARTS if ranked.judged is not None else ()))
-            names = {kind: str(self.spill.new(".parquet")) for kind in kinds}
 
         def list_keys(topic: pa.Array) -> pa.Array:
             return arrays.int32s(arrays.numbers(topic) + np.int32(first_list))
@@ -198,18 +212,10 @@ class Stored:
                 "build_key", arrays.int32s(np.full(len(judged), build_key, np.int32))
             )
             tables.update(_judged_parts(judged, ranked.relevant, self.spans_from))
-        for kind, table in tables.items():
-            # read back once: no dictionary, no compression, no statistics, and no definition
-            # levels where a column has no NULL (they cost as much as the numbers)
-            schema = pa.schema([f.with_nullable(table[f.name].null_count > 0) for f in table.schema])
-            pq.write_table(
-                table.cast(schema),
-                names[kind],
-                compression="none",
-                use_dictionary=False,
-                write_statistics=False,
-            )
-        files = {kind: [name] for kind, name in names.items()}
+        if self.in_memory:
+            files: dict[str, list[Any]] = {kind: [table] for kind, table in tables.items()}
+        else:
+            files = {kind: [self._write(table)] for kind, table in tables.items()}
         return Prepared(
             ranked.sha256,
             ranked.lines,
@@ -218,6 +224,25 @@ class Stored:
             files,
             (ranked.float32_lists, ranked.float32_first),
         )
+
+    def _write(self, table: Any) -> str:
+        """Stage one table as a Parquet file in the spill folder; its name."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        with self.lock:
+            name = str(self.spill.new(".parquet"))
+        # read back once: no dictionary, no compression, no statistics, and no definition
+        # levels where a column has no NULL (they cost as much as the numbers)
+        schema = pa.schema([f.with_nullable(table[f.name].null_count > 0) for f in table.schema])
+        pq.write_table(
+            table.cast(schema),
+            name,
+            compression="none",
+            use_dictionary=False,
+            write_statistics=False,
+        )
+        return name
 
     def prepare_pieces(self, file: RunFile, read: Callable[[bytes], runreader.Ranked | str]) -> Prepared | str | None:
         """A large plain file read, ranked, keyed and staged a piece of whole topics at a time.
@@ -319,13 +344,12 @@ class Stored:
         for item in prepared if isinstance(prepared, list) else [prepared]:
             if not isinstance(item, Prepared):
                 continue
-            for kind, names in item.files.items():
+            for kind, parts in item.files.items():
                 if kind == "documents":
                     with self.lock:
-                        self.staged[kind].extend(names)
+                        self.staged[kind].extend(parts)
                     continue
-                for name in names:
-                    Path(name).unlink(missing_ok=True)
+                _remove(parts)
 
     def flush(self, *, wait: bool = True) -> None:
         """Store everything staged (inside the caller's transaction).
@@ -374,16 +398,14 @@ class Stored:
         insert_runs(self.wh, entries)
         if lists:
             key = {"collection_id": self.collection}
-            with registered(self.wh, {"ingest_topics": pa.concat_tables(lists)}):
-                self.wh.run(
-                    sql.query(_INGEST, "insert_ranked"),
-                    {**key, "rows": staged["rows"], "documents": staged["documents"]},
-                )
+            with registered(self.wh, {"ingest_topics": pa.concat_tables(lists)}), staged_as(
+                self.wh, {"staged_rows": staged["rows"], "staged_documents": staged["documents"]}
+            ):
+                self.wh.run(sql.query(_INGEST, "insert_ranked"), key)
         if builds:
             self.cache.add(builds, [staged[part] for part in JUDGED_PARTS])
-        for files in staged.values():
-            for name in files:
-                Path(name).unlink(missing_ok=True)
+        for parts in staged.values():
+            _remove(parts)
 
 
 @contextmanager
@@ -396,3 +418,10 @@ def registered(wh: Store, tables: dict[str, Any]) -> Iterator[None]:
     finally:
         for name in tables:
             wh.con.unregister(name)
+
+
+def _remove(parts: list[Any]) -> None:
+    """Delete the staged Parquet files among ``parts`` (Arrow tables are just dropped)."""
+    for part in parts:
+        if isinstance(part, str):
+            Path(part).unlink(missing_ok=True)

@@ -29,7 +29,14 @@ from evalwh.store.ingest.files import (
     prepare_run_files,
 )
 from evalwh.store.ingest.general import _ingest_batch
-from evalwh.store.ingest.keyed import Prepared, Stored, _held_bytes, _in_pieces
+from evalwh.store.ingest.keyed import (
+    STAGE_BYTES,
+    Prepared,
+    Stored,
+    _held_bytes,
+    _in_pieces,
+    _text_bytes,
+)
 from evalwh.store.ingest.results import IngestResult, Progress
 from evalwh.store.ingest.run_ir_metadata import read_blocks, store_blocks
 from evalwh.store.ingest.session import give_back_freed_memory
@@ -122,7 +129,8 @@ def ingest_prepared(
         cache = JudgedCache(wh, collection if fill_cache else None)
         module = runreader.reader()
         judged_by = cache.judgments(module) if module is not None else None
-        stored_here = Stored(wh, collection, module, cache, spill)
+        small = sum(_text_bytes(f) for f in todo) <= STAGE_BYTES  # (staged in memory)
+        stored_here = Stored(wh, collection, module, cache, spill, in_memory=small)
 
         def read(file: RunFile) -> Prepared | str:
             """Read, rank, key and stage one file (in a worker); the reason if the reader leaves it."""
