@@ -1,11 +1,10 @@
 -- name: insert_ranked
--- description: Store the run files the run-file reader ranked at ingest, by key: their lists, new (topic, document) pairs and lines.
+-- description: Store the run files the run-file reader ranked at ingest, by key: their lists and new (topic, document) pairs (their lines: insert_rows.sql).
 -- params: collection_id VARCHAR
 -- evalwh/io/_runlines.c has checked and ranked every line in trec_eval's order (trec_ranked's,
 -- schema/001_core.sql; tests/test_ingest_reader.py holds it to the macro) and given each
 -- line the key of its (topic, document) pair (schema/013_keyed_results.sql). evalwh.store.ingest.keyed
 -- staged, per file, (Arrow tables in memory for a small ingest, Parquet files else)
---   staged_rows       list_key, doc_key, score, rank, rank_given (NULL where the rank's own text)
 --   staged_documents  query_id, doc_id, doc_key: the pairs the file added (maybe none)
 -- and registered the files' ranked lists as ingest_topics (run_id, query_id, num_ret,
 -- list_key). One statement per table: DuckDB streams Parquet files within its memory limit.
@@ -16,7 +15,3 @@ FROM ingest_topics;
 INSERT INTO documents (collection_id, query_id, doc_id, doc_key)
 SELECT $collection_id, query_id, doc_id, doc_key
 FROM staged_documents;
-
-INSERT INTO run_rows (list_key, doc_key, score, rank, rank_given)
-SELECT list_key, doc_key, score, rank, rank_given
-FROM staged_rows;

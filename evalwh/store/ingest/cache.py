@@ -14,9 +14,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
+import duckdb
 import numpy as np
 
 from evalwh import sql
+from evalwh.errors import QueryError
 from evalwh.io import arrays, runreader
 
 if TYPE_CHECKING:
@@ -153,9 +155,9 @@ class JudgedCache:
                 "build_keys": build_keys,
             },
         )
+        rows = sql.query(_INGEST, "insert_judged_rows")
         for staged in parts:
-            with staged_as(self.wh, {"staged_judged": staged}):
-                self.wh.run(sql.query(_INGEST, "insert_judged_rows"))
+            insert_staged(self.wh, rows, "staged_judged", staged)
         self.built.update(run_ids)
 
     def finish(self, general: list[str], read: list[str] | None = None) -> None:
@@ -214,3 +216,22 @@ def staged_as(wh: Store, sources: dict[str, list[Any]]) -> Iterator[None]:
                 else:
                     wh.con.unregister(name)
 
+
+def insert_staged(wh: Store, file: sql.SqlFile, name: str, parts: list[Any]) -> None:
+    """Run ``file``, one INSERT without parameters, over staged parts readable as ``name``.
+
+    Arrow tables are read through a relation over them (DuckDB's ``query`` on it): a
+    registered table would stay in memory until the commit, as the transaction keeps what it
+    dropped, so a small ingest would hold every row it staged at once. Parquet files are
+    read through a temporary view (:func:`staged_as`).
+    """
+    import pyarrow as pa
+
+    if parts and not isinstance(parts[0], str):
+        try:
+            wh.con.from_arrow(pa.concat_tables(parts)).query(name, file.text)
+        except duckdb.Error as error:
+            raise QueryError(f"{file.source} failed: {error}") from error
+        return
+    with staged_as(wh, {name: parts}):
+        wh.run(file)
