@@ -231,7 +231,13 @@ def insert_staged(wh: Store, file: sql.SqlFile, name: str, parts: list[Any]) -> 
         try:
             wh.con.from_arrow(pa.concat_tables(parts)).query(name, file.text)
         except duckdb.Error as error:
-            raise QueryError(f"{file.source} failed: {error}") from error
+            # When the statement fails, query() drops the name it gave the relation, which
+            # fails in turn in the aborted transaction; the statement's own error (a full
+            # disk, say) is then the context of that one: report it.
+            first: BaseException = error
+            while isinstance(first.__context__, duckdb.Error):
+                first = first.__context__
+            raise QueryError(f"{file.source} failed: {first}") from first
         return
     with staged_as(wh, {name: parts}):
         wh.run(file)
