@@ -292,3 +292,33 @@ def test_staged_in_memory_or_as_parquet_the_same_rows(files, tmp_path, monkeypat
             assert staged % 8 == 0 and (staged > 16 if pieces else staged == 16)
     assert stored["memory"] == stored["parquet"]
     assert len(stored["memory"]["run_rows"]) == 11 and len(stored["memory"]["judged_builds"]) == 3
+
+
+def test_a_failing_insert_of_staged_tables_names_its_own_error():
+    """insert_staged reads Arrow tables through a relation's query(); when the statement fails
+    inside a transaction, DuckDB's clean-up after it fails too ('transaction is aborted'):
+    the error reported is the statement's own (on a full disk: the disk is full)."""
+    import pyarrow as pa
+
+    from evalwh import sql
+    from evalwh.errors import QueryError
+    from evalwh.store.ingest.cache import insert_staged
+    from evalwh.warehouse import Warehouse
+
+    rows = pa.table(
+        {
+            "list_key": pa.array([1, None], pa.int32()),  # (NOT NULL in run_rows)
+            "doc_key": pa.array([1, 2], pa.int64()),
+            "score": [1.0, 0.5],
+            "rank": pa.array([1, 2], pa.int32()),
+            "rank_given": pa.array([None, None], pa.string()),
+        }
+    )
+    insert = sql.query("evalwh.queries.ingest", "insert_rows")
+    with Warehouse(":memory:") as wh, wh.transaction():
+        with pytest.raises(QueryError) as raised:
+            insert_staged(wh, insert, "staged_rows", [rows])
+        message = str(raised.value)
+        assert message.startswith("evalwh.queries.ingest/insert_rows.sql failed: ")
+        assert "NOT NULL constraint failed: run_rows.list_key" in message, message
+        assert "aborted" not in message
