@@ -70,14 +70,3 @@ def identifier(name: str) -> str:
 
     return exp.to_identifier(name, quoted=True).sql(dialect="duckdb")
 
-
-def literal(text: str) -> str:
-    """Quote ``text`` as a DuckDB string literal (through sqlglot, never by string formatting).
-
-    Examples:
-        >>> literal("it's")
-        "'it''s'"
-    """
-    from sqlglot import exp
-
-    return exp.Literal.string(text).sql(dialect="duckdb")

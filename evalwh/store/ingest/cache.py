@@ -10,8 +10,6 @@ runs already stored the same way.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -138,7 +136,7 @@ class JudgedCache:
 
         ``builds``: ``run_id, sha256, build_key`` of each run the rows are of; ``parts``: what
         was staged of each part of JUDGED_PARTS (Parquet files or Arrow tables,
-        :func:`staged_as`), stored in that order.
+        :func:`staged_relation`), stored in that order.
         """
         assert self.primary is not None
         if self.fingerprint is None:
@@ -190,54 +188,30 @@ def refresh_cache(wh: Store, collection: str, qrels_id: str, runs: list[str] | N
         wh.run(sql.query("evalwh.queries.context", name), params)
 
 
-@contextmanager
-def staged_as(wh: Store, sources: dict[str, list[Any]]) -> Iterator[None]:
-    """What a flush stores, readable under these names for the duration: each a list of
-    staged parts of one kind, Arrow tables (registered as one) or Parquet files (a
-    temporary view over them, read as one statement streams them)."""
+def staged_relation(wh: Store, parts: list[Any]) -> Any:
+    """Staged parts of one kind as one DuckDB relation: Arrow tables, or Parquet files (which
+    one scan streams within DuckDB's memory limit)."""
     import pyarrow as pa
 
-    views = []
-    try:
-        for name, parts in sources.items():
-            if parts and not isinstance(parts[0], str):
-                wh.con.register(name, pa.concat_tables(parts))
-            else:
-                files = ", ".join(sql.literal(part) for part in parts)
-                view = f"CREATE OR REPLACE TEMP VIEW {name} AS FROM read_parquet([{files}])"
-                wh.con.execute(view)
-                views.append(name)
-        yield
-    finally:
-        for name in sources:
-            with suppress(Exception):  # (after a failed statement the transaction rolls back)
-                if name in views:
-                    wh.con.execute(f"DROP VIEW IF EXISTS {name}")
-                else:
-                    wh.con.unregister(name)
+    if parts and not isinstance(parts[0], str):
+        return wh.con.from_arrow(pa.concat_tables(parts))
+    return wh.con.read_parquet(parts)
 
 
 def insert_staged(wh: Store, file: sql.SqlFile, name: str, parts: list[Any]) -> None:
     """Run ``file``, one INSERT without parameters, over staged parts readable as ``name``.
 
-    Arrow tables are read through a relation over them (DuckDB's ``query`` on it): a
-    registered table would stay in memory until the commit, as the transaction keeps what it
-    dropped, so a small ingest would hold every row it staged at once. Parquet files are
-    read through a temporary view (:func:`staged_as`).
+    Through a query on the parts' relation (:func:`staged_relation`), which leaves nothing
+    behind: a registered Arrow table would stay in memory until the commit, as the
+    transaction keeps what it dropped, so a small ingest would hold every row it staged.
     """
-    import pyarrow as pa
-
-    if parts and not isinstance(parts[0], str):
-        try:
-            wh.con.from_arrow(pa.concat_tables(parts)).query(name, file.text)
-        except duckdb.Error as error:
-            # When the statement fails, query() drops the name it gave the relation, which
-            # fails in turn in the aborted transaction; the statement's own error (a full
-            # disk, say) is then the context of that one: report it.
-            first: BaseException = error
-            while isinstance(first.__context__, duckdb.Error):
-                first = first.__context__
-            raise QueryError(f"{file.source} failed: {first}") from first
-        return
-    with staged_as(wh, {name: parts}):
-        wh.run(file)
+    try:
+        staged_relation(wh, parts).query(name, file.text)
+    except duckdb.Error as error:
+        # When the statement fails, query() drops the name it gave the relation, which fails
+        # in turn in the aborted transaction; the statement's own error (a full disk, say)
+        # is then the context of that one: report it.
+        first: BaseException = error
+        while isinstance(first.__context__, duckdb.Error):
+            first = first.__context__
+        raise QueryError(f"{file.source} failed: {first}") from first

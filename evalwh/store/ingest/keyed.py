@@ -29,7 +29,7 @@ from evalwh.store.ingest.cache import (
     JudgedCache,
     _judged_parts,
     insert_staged,
-    staged_as,
+    staged_relation,
 )
 from evalwh.store.ingest.files import GZIP_RATIO, RunFile, Spill
 from evalwh.store.ingest.results import IngestResult
@@ -112,11 +112,12 @@ class Stored:
     as Arrow tables when the ingest is small (``in_memory``, at most STAGE_BYTES of text),
     else as Parquet files in the spill folder, so memory holds the files being read
     whatever their number. :meth:`flush` then stores everything with one INSERT per table,
-    reading the tables or the files (:func:`~evalwh.store.ingest.cache.staged_as`). (Rows
-    appended by many statements of one transaction stay in DuckDB's memory until the commit,
-    and so do the Arrow buffers of their strings; one statement over Parquet streams within
-    DuckDB's memory limit.) The general path gives keys in SQL after the stored ones, so
-    before it everything staged is flushed, and the dictionary loaded again after it.
+    reading the tables or the files as one relation
+    (:func:`~evalwh.store.ingest.cache.staged_relation`). (Rows appended by many statements
+    of one transaction stay in DuckDB's memory until the commit, and so do the Arrow buffers
+    of their strings; one statement over Parquet streams within DuckDB's memory limit.) The
+    general path gives keys in SQL after the stored ones, so before it everything staged is
+    flushed, and the dictionary loaded again after it.
     """
 
     def __init__(
@@ -409,9 +410,12 @@ class Stored:
         insert_runs(self.wh, entries)
         if lists:
             key = {"collection_id": self.collection}
-            with registered(self.wh, {"ingest_topics": pa.concat_tables(lists)}), staged_as(
-                self.wh, {"staged_documents": staged["documents"]}
-            ):
+            tables = {
+                "ingest_topics": pa.concat_tables(lists),
+                # (registered, as its statement takes the collection: kept to the commit)
+                "staged_documents": staged_relation(self.wh, staged["documents"]),
+            }
+            with registered(self.wh, tables):
                 self.wh.run(sql.query(_INGEST, "insert_ranked"), key)
             insert_staged(self.wh, sql.query(_INGEST, "insert_rows"), "staged_rows", staged["rows"])
         if builds:
