@@ -69,4 +69,3 @@ def identifier(name: str) -> str:
     from sqlglot import exp
 
     return exp.to_identifier(name, quoted=True).sql(dialect="duckdb")
-

@@ -1,7 +1,8 @@
 -- name: insert_judged_rows
 -- description: Store one part of the judged rows the run-file reader found at ingest in the evaluation cache.
 -- params:
--- staged_judged (Arrow tables or Parquet files, staged by evalwh.store.ingest.keyed) holds, per newly ingested run, rows that
+-- staged_judged (Arrow tables or Parquet files, staged by evalwh.store.ingest.keyed)
+-- holds, per newly ingested run, rows that
 -- queries/context/04_judged_rows.sql would join for the collection's primary qrels set
 -- (rank, gain = grade >= 0, running counts at the default threshold), computed by
 -- evalwh/io/_runlines.c while it ranked the file, with the keys of their build and ranked
