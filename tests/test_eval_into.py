@@ -257,10 +257,11 @@ def test_into_needs_qrels_and_a_collection_for_a_new_file(files, tmp_path):
 
 @pytest.mark.parametrize("pieces", [False, True], ids=["whole files", "in pieces"])
 def test_staged_in_memory_or_as_parquet_the_same_rows(files, tmp_path, monkeypatch, pieces):
-    """A small ingest stages what the reader ranked as Arrow tables, a large one as Parquet
-    files (evalwh.store.ingest.keyed.STAGE_BYTES): both store the same rows under the same
-    keys' meanings, whole files or plain files read a piece of whole topics at a time, with
-    a file beside them that goes the general way (r3)."""
+    """A small ingest of small files stages what the reader ranked as Arrow tables, a large
+    one or one of large files as Parquet files (evalwh.store.ingest.keyed.STAGE_BYTES,
+    STAGE_FILE_BYTES): all store the same rows under the same keys' meanings, whole files
+    or plain files read a piece of whole topics at a time, with a file beside them that goes
+    the general way (r3)."""
     from evalwh.store.ingest import keyed, runs
 
     qrels, run_files = files
@@ -275,8 +276,14 @@ def test_staged_in_memory_or_as_parquet_the_same_rows(files, tmp_path, monkeypat
 
     monkeypatch.setattr(keyed.Stored, "_write", spied)
     stored = {}
-    for way, budget in (("memory", keyed.STAGE_BYTES), ("parquet", 0)):
+    ways = (  # (the budget of the whole ingest, and of its files on average)
+        ("memory", keyed.STAGE_BYTES, keyed.STAGE_FILE_BYTES),
+        ("parquet", 0, keyed.STAGE_FILE_BYTES),
+        ("large files", keyed.STAGE_BYTES, 0),
+    )
+    for way, budget, per_file in ways:
         monkeypatch.setattr(runs, "STAGE_BYTES", budget)
+        monkeypatch.setattr(runs, "STAGE_FILE_BYTES", per_file)
         db = tmp_path / f"{way}.duckdb"
         assert invoke("ingest", "qrels", qrels, "-c", "c", "--db", db).exit_code == 0
         result = invoke("ingest", "runs", *run_files, "-c", "c", "--db", db)
@@ -284,13 +291,13 @@ def test_staged_in_memory_or_as_parquet_the_same_rows(files, tmp_path, monkeypat
         stored[way] = contents(db)
         staged = len(written)
         written.clear()
-        # Parquet files only the large way: rows, new pairs and 6 parts of judged rows of
+        # Parquet files only the large ways: rows, new pairs and 6 parts of judged rows of
         # each file the reader ranked (r1 and r2), or of each piece of them (more than 2)
         if way == "memory":
             assert staged == 0
         else:
             assert staged % 8 == 0 and (staged > 16 if pieces else staged == 16)
-    assert stored["memory"] == stored["parquet"]
+    assert stored["memory"] == stored["parquet"] == stored["large files"]
     assert len(stored["memory"]["run_rows"]) == 11 and len(stored["memory"]["judged_builds"]) == 3
 
 

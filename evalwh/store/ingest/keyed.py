@@ -58,6 +58,13 @@ MEMORY_FLUSH_LINES = 500_000
 # about 1 GB of text, and XL). Writing the Parquet files and reading them back cost TREC-8's
 # ingest about a sixth of its CPU.
 STAGE_BYTES = 384 << 20
+# ... and only when its files are small, at most this much text each on average: eight
+# Parquet files a run file cost most where the files are many and small (TREC-8's 129
+# average 2 MB: 3.2 s in memory, 3.9-4.2 s as Parquet, plain or gzipped alike); files of
+# the shared bench's L (9.7 MB each) stage as fast or faster as Parquet and with less memory
+# (27 of them: 3.5-3.8 s and 0.45 GiB, in memory 4.0-4.6 s and 0.56; 41 of them: 5.0-5.3 s
+# and 0.55 GiB, in memory 5.5-6.1 s and 0.68).
+STAGE_FILE_BYTES = 4 << 20
 # The reader's dictionary of (topic, document) pairs keeps at most this much of its tables in
 # memory; past it, the topics used longest ago wait in a temporary file, and each run file
 # reads back those it has lines of (a cost per file, so the budget is set above the shared
@@ -109,8 +116,9 @@ class Stored:
     dictionary (``_runlines.documents``), which gives every line its key and new pairs the
     next ones. :meth:`prepare` (in a worker thread, one per file read at a time) stages a
     file's rows, new pairs and judged rows, all numbers but the new pairs' ids: in memory
-    as Arrow tables when the ingest is small (``in_memory``, at most STAGE_BYTES of text),
-    else as Parquet files in the spill folder, so memory holds the files being read
+    as Arrow tables when the ingest is small and so are its files (``in_memory``: at most
+    STAGE_BYTES of text, STAGE_FILE_BYTES a file on average), else as Parquet files in the
+    spill folder, so memory holds the files being read
     whatever their number. :meth:`flush` then stores everything with one INSERT per table,
     reading the tables or the files as one relation
     (:func:`~evalwh.store.ingest.cache.staged_relation`). (Rows appended by many statements

@@ -31,6 +31,7 @@ from evalwh.store.ingest.files import (
 from evalwh.store.ingest.general import _ingest_batch
 from evalwh.store.ingest.keyed import (
     STAGE_BYTES,
+    STAGE_FILE_BYTES,
     Prepared,
     Stored,
     _held_bytes,
@@ -129,7 +130,8 @@ def ingest_prepared(
         cache = JudgedCache(wh, collection if fill_cache else None)
         module = runreader.reader()
         judged_by = cache.judgments(module) if module is not None else None
-        small = sum(_text_bytes(f) for f in todo) <= STAGE_BYTES  # (staged in memory)
+        text = sum(_text_bytes(f) for f in todo)  # staged in memory when small, of small files
+        small = text <= STAGE_BYTES and text <= STAGE_FILE_BYTES * len(todo)
         stored_here = Stored(wh, collection, module, cache, spill, in_memory=small)
 
         def read(file: RunFile) -> Prepared | str:
