@@ -280,45 +280,78 @@ SLOW = {
 }
 
 
+# Under -n (pytest-xdist), what one worker takes whole: a test's file (its module fixtures
+# are then built once, not on both workers), and every test of the local Spark session
+# together (one session started, not one per worker). The controller that shares the tests
+# out sees only their ids, so the session's tests are named here by id; a test that takes
+# the spark_session fixture and is not named is an error (pytest_collection_modifyitems).
+# A Spark file's other tests (the standalone cluster's) go as their file, free to run on the
+# other worker meanwhile.
+LOCAL_SPARK = (
+    "tests/test_spark.py::",
+    "tests/test_spark_files.py::",
+    "tests/test_transfer.py::test_export_opens_in_spark",
+)
+_SHARED_BY_UNIT = pytest.StashKey[bool]()
+
+
+def share_unit(nodeid: str) -> str:
+    """The unit of work a test belongs to under -n: the local Spark session's, or its file."""
+    return "the local Spark session" if nodeid.startswith(LOCAL_SPARK) else nodeid.split("::", 1)[0]
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    # Under -n (pytest-xdist) and no --dist of the caller's own, the tests of one xdist_group
-    # (the Spark tests, below) go to one worker: one Spark session, not one per worker. The
-    # largest groups start first (pytest-xdist's --loadscope-reorder, on by default).
-    given = config.invocation_params.args
-    if getattr(config.option, "dist", "no") == "load" and not any(
-        str(arg).startswith("--dist") for arg in given
-    ):
-        config.option.dist = "loadgroup"
-    # A worker learns the scheduling from its own command line, where -n alone means "load":
-    # told by the controller (pytest_configure_node), it names its tests by group as
-    # loadgroup needs (the group after "@" in the test's id).
-    if getattr(config, "workerinput", {}).get("evalwh_loadgroup"):
-        config.option.loadgroup = True
+    # Under -n and no --dist of the caller's own, the tests go out by share_unit, in the order
+    # pytest_collection_modifyitems gives them (the files with slow tests first), not largest
+    # unit first (pytest-xdist's --loadscope-reorder) unless the caller says so. (pytest-
+    # xdist 3.8's own grouping, xdist_group with --dist loadgroup, appends the group to a
+    # test's id by setting item._nodeid, which pytest 9 no longer reads: the groups were
+    # shared out test by test, the Spark session's to both workers.)
+    given = [str(arg) for arg in config.invocation_params.args]
+    if getattr(config.option, "dist", "no") == "load" and not any(arg.startswith("--dist") for arg in given):
+        config.option.dist = "loadfile"
+        config.stash[_SHARED_BY_UNIT] = True
+        if not any(arg.endswith("loadscope-reorder") for arg in given):
+            config.option.loadscopereorder = False
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):  # type: ignore[no-untyped-def]
+    """pytest-xdist: share the tests out by :func:`share_unit` (when pytest_configure chose it)."""
+    if not config.stash.get(_SHARED_BY_UNIT, False):
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByUnit(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return share_unit(nodeid)
+
+    return ByUnit(config, log)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:  # type: ignore[no-untyped-def]
-    """pytest-xdist: tell each worker whether the controller shares the tests out by group."""
-    node.workerinput["evalwh_loadgroup"] = getattr(node.config.option, "dist", "no") == "loadgroup"
+    """pytest-xdist: tell each worker whether the tests go out by share_unit (spark_session checks)."""
+    node.workerinput["evalwh_by_unit"] = node.config.stash.get(_SHARED_BY_UNIT, False)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the tests in SLOW; group the Spark tests; start the files holding slow tests first."""
-    xdist = config.pluginmanager.hasplugin("xdist")
+    """Mark the tests in SLOW; check LOCAL_SPARK; start the files holding slow tests first."""
     modules = {}
+    unnamed = []
     for item in items:
         file = item.path.name
         if file in SLOW_FILES or getattr(item, "originalname", item.name) in SLOW.get(file, ()):
             item.add_marker(pytest.mark.slow)
-        # every test of the local Spark session on one worker; a Spark file's other tests (the
-        # standalone cluster's) together, free to run on the other worker at the same time
-        if xdist and "spark_session" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("spark"))
-        elif xdist and file.startswith("test_spark"):
-            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+        if "spark_session" in getattr(item, "fixturenames", ()) and not item.nodeid.startswith(LOCAL_SPARK):
+            unnamed.append(item.nodeid)
         if getattr(item, "module", None) is not None:
             modules[file] = item.module
+    if unnamed:
+        raise pytest.UsageError(
+            f"tests/conftest.py: LOCAL_SPARK does not name {', '.join(unnamed)}, which takes spark_session"
+        )
     missing = [
         f"{file}::{name}"
         for file, module in modules.items()
@@ -327,8 +360,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ]
     if missing:
         raise pytest.UsageError(f"tests/conftest.py: SLOW names no such test: {', '.join(missing)}")
-    # whole files stay together (their module fixtures are built once per worker); the files
-    # with slow tests go first, so that no long test starts last while the other worker idles
+    # the files with slow tests go first, so that no long test starts last while the other
+    # worker idles
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.path not in slow_files)
 
@@ -394,15 +427,25 @@ def trec8_copy(trec8_ingest, tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def spark_session():
+def spark_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """ONE local Spark session (2 threads) for every Spark test of the session.
 
     Starting a JVM costs 10-30 s, so all Spark tests share it. Tuned for small inputs: few
     shuffle partitions, no adaptive planning, no UI; tests that read more (TREC-8) raise
-    the shuffle partitions for their own duration only (runtime SQL settings).
+    the shuffle partitions for their own duration only (runtime SQL settings). Under -n its
+    tests go to one worker (share_unit); a second worker that starts one fails instead.
     """
     pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is in the test extra")
     needs_java()
+    if getattr(request.config, "workerinput", {}).get("evalwh_by_unit"):
+        started = tmp_path_factory.getbasetemp().parent / "local-spark-session"  # the run's folder
+        try:
+            started.touch(exist_ok=False)
+        except FileExistsError:
+            pytest.fail(
+                "a second worker starts the local Spark session: its tests are not in one unit"
+                " (tests/conftest.py, LOCAL_SPARK and share_unit)"
+            )
     from evalwh.spark.session import LOCAL_JAVA_OPTIONS as EVALWH_LEAN_JVM
 
     # the executors' Python workers (evalwh's reader on them) run this interpreter, as
