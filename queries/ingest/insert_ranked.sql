@@ -3,8 +3,9 @@
 -- params: collection_id VARCHAR
 -- evalwh/io/_runlines.c has checked and ranked every line in trec_eval's order (trec_ranked's,
 -- schema/001_core.sql; tests/test_ingest_reader.py holds it to the macro) and given each
--- line the key of its (topic, document) pair (schema/013_keyed_results.sql). evalwh.store.ingest.keyed
--- staged, per file (as Arrow tables in memory for a small ingest, else as Parquet files):
+-- line the key of its (topic, document) pair (schema/013_keyed_results.sql).
+-- evalwh.store.ingest.keyed staged, per file (as Arrow tables in memory for a small ingest of
+-- small files, else as Parquet files):
 --   staged_documents  query_id, doc_id, doc_key: the pairs the file added (maybe none)
 -- and registered the files' ranked lists as ingest_topics (run_id, query_id, num_ret,
 -- list_key). One statement per table: DuckDB streams Parquet files within its memory limit.

@@ -3,8 +3,8 @@
 -- params:
 -- evalwh/io/_runlines.c has checked and ranked every line in trec_eval's order and keyed it
 -- (insert_ranked.sql stores the files' ranked lists and new pairs, whose keys these are).
--- evalwh.store.ingest.keyed staged, per file (as Arrow tables in memory for a small ingest,
--- else as Parquet files):
+-- evalwh.store.ingest.keyed staged, per file (as Arrow tables in memory for a small ingest of
+-- small files, else as Parquet files):
 --   staged_rows  list_key, doc_key, score, rank, rank_given (NULL where the rank's own text)
 -- One statement: DuckDB streams Parquet files within its memory limit, and reads Arrow
 -- tables through a relation that the transaction does not keep

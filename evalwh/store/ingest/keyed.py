@@ -61,7 +61,7 @@ STAGE_BYTES = 384 << 20
 # ... and only when its files are small, at most this much text each on average: eight
 # Parquet files a run file cost most where the files are many and small (TREC-8's 129
 # average 2 MB: 3.2 s in memory, 3.9-4.2 s as Parquet, plain or gzipped alike); files of
-# the shared bench's L (9.7 MB each) stage as fast or faster as Parquet and with less memory
+# the shared bench's L (9.7 MB each) stage at least as fast as Parquet, and in less memory
 # (27 of them: 3.5-3.8 s and 0.45 GiB, in memory 4.0-4.6 s and 0.56; 41 of them: 5.0-5.3 s
 # and 0.55 GiB, in memory 5.5-6.1 s and 0.68).
 STAGE_FILE_BYTES = 4 << 20
