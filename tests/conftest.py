@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shlex
 import shutil
 import sys
 import time
@@ -301,14 +302,20 @@ def share_unit(nodeid: str) -> str:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # Under -n and no --dist of the caller's own, the tests go out by share_unit, in the order
-    # pytest_collection_modifyitems gives them (the files with slow tests first), not largest
-    # unit first (pytest-xdist's --loadscope-reorder) unless the caller says so. (pytest-
+    # Under -n and no --dist (or -d) of the caller's own, the tests go out by share_unit, in
+    # the order pytest_collection_modifyitems gives them (the files with slow tests first), not
+    # largest unit first (pytest-xdist's --loadscope-reorder) unless the caller says so. (pytest-
     # xdist 3.8's own grouping, xdist_group with --dist loadgroup, appends the group to a
     # test's id by setting item._nodeid, which pytest 9 no longer reads: the groups were
     # shared out test by test, the Spark session's to both workers.)
-    given = [str(arg) for arg in config.invocation_params.args]
-    if getattr(config.option, "dist", "no") == "load" and not any(arg.startswith("--dist") for arg in given):
+    given = [  # (the command line, PYTEST_ADDOPTS and the ini file's addopts)
+        *map(str, config.invocation_params.args),
+        *shlex.split(os.environ.get("PYTEST_ADDOPTS", "")),
+        *config.getini("addopts"),
+    ]
+    chose = getattr(config.option, "distload", False)
+    chose = chose or any(arg.startswith("--dist") for arg in given)
+    if getattr(config.option, "dist", "no") == "load" and not chose:
         config.option.dist = "loadfile"
         config.stash[_SHARED_BY_UNIT] = True
         if not any(arg.endswith("loadscope-reorder") for arg in given):
@@ -331,7 +338,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):  # type: ignore[no-
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:  # type: ignore[no-untyped-def]
-    """pytest-xdist: tell each worker whether the tests go out by share_unit (spark_session checks)."""
+    """pytest-xdist: tell each worker whether the tests go out by share_unit (for spark_session)."""
     node.workerinput["evalwh_by_unit"] = node.config.stash.get(_SHARED_BY_UNIT, False)
 
 
@@ -344,13 +351,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         file = item.path.name
         if file in SLOW_FILES or getattr(item, "originalname", item.name) in SLOW.get(file, ()):
             item.add_marker(pytest.mark.slow)
-        if "spark_session" in getattr(item, "fixturenames", ()) and not item.nodeid.startswith(LOCAL_SPARK):
+        takes_spark = "spark_session" in getattr(item, "fixturenames", ())
+        if takes_spark and not item.nodeid.startswith(LOCAL_SPARK):
             unnamed.append(item.nodeid)
         if getattr(item, "module", None) is not None:
             modules[file] = item.module
     if unnamed:
         raise pytest.UsageError(
-            f"tests/conftest.py: LOCAL_SPARK does not name {', '.join(unnamed)}, which takes spark_session"
+            "tests/conftest.py: LOCAL_SPARK does not name these tests that take spark_session: "
+            + ", ".join(unnamed)
         )
     missing = [
         f"{file}::{name}"
