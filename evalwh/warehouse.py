@@ -11,9 +11,10 @@ pandas DataFrame, a dataclass of DataFrames or a dict of them.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
+from evalwh.methods.meta import MetaAnalyses
 from evalwh.store.connection import Store
 
 if TYPE_CHECKING:
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from evalwh.methods.judgments import Sensitivity
     from evalwh.methods.label_uncertainty import LabelUncertainty
     from evalwh.stats.compare import Comparison
-    from evalwh.stats.meta import MetaAnalysis
     from evalwh.store.ingest import IngestResult
 
 Progress = Callable[[int, int], None]
@@ -37,7 +37,7 @@ def _names(value: str | Iterable[str] | None) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-class Warehouse(Store):
+class Warehouse(MetaAnalyses, Store):
     """A warehouse file (or ``":memory:"``) with the jobs of the CLI as methods.
 
     Open it as a context manager (``with Warehouse("trec8.duckdb") as wh:``) or close it with
@@ -604,50 +604,6 @@ class Warehouse(Store):
             rbo_p=rbo_p, top_k=top_k, resamples=resamples, confidence=confidence, seed=seed,
         )  # fmt: skip
 
-    # -- meta-analysis (evalwh meta) ------------------------------------------------------------
-
-    def meta_analysis(
-        self, measures: str | Iterable[str], run_a: str | None = None, run_b: str | None = None, *,
-        collections: Sequence[str] = (), baseline: str | None = None, runs: Sequence[str] = (),
-        systems: Mapping[tuple[str, str], str] | PathLike | None = None, effect: str = "smd", tau2: str = "dl",
-        interval: str = "z", alpha: float = 0.05, qrels_id: str = "default",
-    ) -> MetaAnalysis:  # fmt: skip
-        """Pool one system's effect over another across collections: ``evalwh meta``.
-
-        Each collection contributes the standardised paired effect of ``run_a`` over
-        ``run_b`` (or of each system over ``baseline``) on its own topics; the effects are
-        pooled with fixed-effect and random-effects models, with the heterogeneity between
-        collections (methods §18, :func:`evalwh.stats.meta.meta_analysis`).
-
-        Args:
-            measures: Measure specs, each analysed on its own.
-            run_a, run_b: The systems compared (A over B); or give ``baseline``.
-            collections: The collections (default: every collection with runs).
-            baseline: Every other system found in two of the baseline's collections over it
-                (those of ``runs`` when given).
-            systems: Which run is which system: ``{(collection_id, run_id): system}`` or a
-                mapping file (:func:`evalwh.io.systems.read_systems`); default: the run ids.
-            effect: ``smd`` (standardised mean difference), ``dz`` or ``raw``.
-            tau2: ``dl`` (DerSimonian-Laird), ``pm`` (Paule-Mandel) or ``reml``.
-            interval: ``z`` (normal) or ``hksj`` (Hartung-Knapp-Sidik-Jonkman).
-            alpha: 1 - the intervals' coverage, and the level of the p-values' verdicts.
-            qrels_id: The qrels set of every collection.
-
-        Returns:
-            The :class:`~evalwh.stats.meta.MetaAnalysis`: ``effects`` (one row per collection),
-            ``pooled`` (fixed and random) and ``heterogeneity`` DataFrames.
-        """
-        from evalwh.methods.meta import meta_collections
-
-        if systems is not None and not isinstance(systems, Mapping):
-            from evalwh.io.systems import read_systems
-
-            systems = read_systems(systems)
-        return meta_collections(
-            self, _names(measures), collections=list(collections), run_a=run_a, run_b=run_b, baseline=baseline,
-            runs=list(runs), systems=systems, effect=effect, tau2=tau2, interval=interval, alpha=alpha, qrels_id=qrels_id,
-        )  # fmt: skip
-
     # -- report (evalwh report) ---------------------------------------------------------------
 
     def report(
@@ -804,7 +760,9 @@ def _one_at_a_time(cls: type[Warehouse]) -> type[Warehouse]:
 
     from evalwh.errors import WarehouseClosedError, check_seed
 
-    names = [n for n, v in vars(cls).items() if callable(v) and not n.startswith("_")]
+    # (the methods of the Warehouse and of the mixins that give it a job each, not Store's own)
+    jobs = [c for c in cls.__mro__ if c.__module__ != "evalwh.store.connection" and c is not object]
+    names = list(dict.fromkeys(n for c in jobs for n, v in vars(c).items() if callable(v) and not n.startswith("_")))
     names += ["collections", "runs", "run_ids", "query", "close"]  # (Store's, for users)
     for name in names:
         method = getattr(cls, name)

@@ -7,15 +7,64 @@ the same long frame from any other source (methods §18).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from evalwh.errors import EvalWhError, NotFoundError
-from evalwh.measures.evaluation import evaluate
 
 if TYPE_CHECKING:
     from evalwh.stats.meta import MetaAnalysis
     from evalwh.store.connection import Store
+
+PathLike = str | os.PathLike[str]
+
+
+class MetaAnalyses:
+    """The Warehouse's meta-analysis job (a mixin of :class:`evalwh.Warehouse`; ``evalwh meta``)."""
+
+    def meta_analysis(
+        self, measures: str | Iterable[str], run_a: str | None = None, run_b: str | None = None, *,
+        collections: Sequence[str] = (), baseline: str | None = None, runs: Sequence[str] = (),
+        systems: Mapping[tuple[str, str], str] | PathLike | None = None, effect: str = "smd", tau2: str = "dl",
+        interval: str = "z", alpha: float = 0.05, qrels_id: str = "default",
+    ) -> MetaAnalysis:  # fmt: skip
+        """Pool one system's effect over another across collections: ``evalwh meta``.
+
+        Each collection contributes the standardised paired effect of ``run_a`` over
+        ``run_b`` (or of each system over ``baseline``) on its own topics; the effects are
+        pooled with fixed-effect and random-effects models, with the heterogeneity between
+        collections (methods §18, :func:`evalwh.stats.meta.meta_analysis`).
+
+        Args:
+            measures: Measure specs, each analysed on its own.
+            run_a, run_b: The systems compared (A over B); or give ``baseline``.
+            collections: The collections (default: every collection with runs).
+            baseline: Every other system found in two of the baseline's collections over it
+                (those of ``runs`` when given).
+            systems: Which run is which system: ``{(collection_id, run_id): system}`` or a
+                mapping file (:func:`evalwh.io.systems.read_systems`); default: the run ids.
+            effect: ``smd`` (standardised mean difference), ``dz`` or ``raw``.
+            tau2: ``dl`` (DerSimonian-Laird), ``pm`` (Paule-Mandel) or ``reml``.
+            interval: ``z`` (normal) or ``hksj`` (Hartung-Knapp-Sidik-Jonkman).
+            alpha: 1 - the intervals' coverage, and the level of the p-values' verdicts.
+            qrels_id: The qrels set of every collection.
+
+        Returns:
+            The :class:`~evalwh.stats.meta.MetaAnalysis`: ``effects`` (one row per collection),
+            ``pooled`` (fixed and random) and ``heterogeneity`` DataFrames.
+        """
+        from evalwh.methods.meta import meta_collections
+
+        if systems is not None and not isinstance(systems, Mapping):
+            from evalwh.io.systems import read_systems
+
+            systems = read_systems(systems)
+        return meta_collections(
+            self, [measures] if isinstance(measures, str) else list(measures), collections=list(collections), run_a=run_a, run_b=run_b, baseline=baseline,
+            runs=list(runs), systems=systems, effect=effect, tau2=tau2, interval=interval, alpha=alpha, qrels_id=qrels_id,
+        )  # fmt: skip
+
 
 
 def _system_runs(
@@ -60,6 +109,7 @@ def meta_collections(
     """
     import pandas as pd
 
+    from evalwh.measures.evaluation import evaluate
     from evalwh.stats.meta import meta_analysis
 
     names = list(dict.fromkeys(collections))
