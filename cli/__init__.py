@@ -14,6 +14,7 @@ from evalwh.cli import eval as eval_cmd
 from evalwh.cli import demo, info, ingest
 from evalwh.cli import bounds as bounds_cmd
 from evalwh.cli import label_uncertainty as label_uncertainty_cmd
+from evalwh.cli import meta as meta_cmd
 from evalwh.cli import experiment as experiment_cmd
 from evalwh.cli import judgments as judgments_cmd
 from evalwh.cli import compare as compare_commands
@@ -79,6 +80,7 @@ label_uncertainty_cmd.register(app)
 demo.register(app)
 trec_eval_cmd.register(app)
 judgments_cmd.register(app)
+meta_cmd.register(app)
 
 
 def _resolve_annotations(group: typer.Typer) -> None:

@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
+from evalwh.methods.meta import MetaAnalyses
 from evalwh.store.connection import Store
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ def _names(value: str | Iterable[str] | None) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-class Warehouse(Store):
+class Warehouse(MetaAnalyses, Store):
     """A warehouse file (or ``":memory:"``) with the jobs of the CLI as methods.
 
     Open it as a context manager (``with Warehouse("trec8.duckdb") as wh:``) or close it with
@@ -759,7 +760,9 @@ def _one_at_a_time(cls: type[Warehouse]) -> type[Warehouse]:
 
     from evalwh.errors import WarehouseClosedError, check_seed
 
-    names = [n for n, v in vars(cls).items() if callable(v) and not n.startswith("_")]
+    # (the methods of the Warehouse and of the mixins that give it a job each, not Store's own)
+    jobs = [c for c in cls.__mro__ if c.__module__ != "evalwh.store.connection" and c is not object]
+    names = list(dict.fromkeys(n for c in jobs for n, v in vars(c).items() if callable(v) and not n.startswith("_")))
     names += ["collections", "runs", "run_ids", "query", "close"]  # (Store's, for users)
     for name in names:
         method = getattr(cls, name)
