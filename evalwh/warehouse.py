@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from evalwh.store.connection import Store
+from evalwh.store.excluded import ExcludedDocuments
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,7 +37,7 @@ def _names(value: str | Iterable[str] | None) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-class Warehouse(Store):
+class Warehouse(ExcludedDocuments, Store):
     """A warehouse file (or ``":memory:"``) with the jobs of the CLI as methods.
 
     Open it as a context manager (``with Warehouse("trec8.duckdb") as wh:``) or close it with
@@ -759,7 +760,7 @@ def _one_at_a_time(cls: type[Warehouse]) -> type[Warehouse]:
 
     from evalwh.errors import WarehouseClosedError, check_seed
 
-    names = [n for n, v in vars(cls).items() if callable(v) and not n.startswith("_")]
+    names = [n for c in (cls, ExcludedDocuments) for n, v in vars(c).items() if callable(v) and n[0] != "_"]
     names += ["collections", "runs", "run_ids", "query", "close"]  # (Store's, for users)
     for name in names:
         method = getattr(cls, name)

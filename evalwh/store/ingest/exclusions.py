@@ -252,3 +252,4 @@ def losses(wh: Store, collection: str, *, per_topic: bool = False, runs: list[st
         sql.query("evalwh.queries.reports", "exclusion_losses_topics" if per_topic else "exclusion_losses"),
         {"collection_id": collection, "runs": runs},
     )
+
