@@ -194,8 +194,20 @@ def _evaluate(
         ignore_extra_fields=True,
         truncate_grades=True,  # trec_eval reads a grade with atol: 2.75 is 2
         then=then,
+        # excluded documents only when asked for (methods §17): trec_eval has none
+        exclusions=request.exclusions,
+        identical_ids=request.identical_ids,
+        exclusion_labels=request.exclusion_labels,
+        said=_say if (request.exclusions or request.identical_ids or request.exclusion_labels) else None,
     )
     return run_ids, frame, extras
+
+
+def _say(line: str) -> None:
+    """A line about excluded documents, on standard error (standard output is trec_eval's)."""
+    import sys
+
+    sys.stderr.write(f"evalwh trec_eval: {line}\n")
 
 
 class _Cells:

@@ -253,3 +253,27 @@ def losses(wh: Store, collection: str, *, per_topic: bool = False, runs: list[st
         {"collection_id": collection, "runs": runs},
     )
 
+
+
+def losses_lines(frame: pd.DataFrame) -> list[str]:
+    """One line per run that lost documents to the exclusions (a :func:`losses` frame).
+
+    Examples:
+        >>> import pandas as pd
+        >>> frame = pd.DataFrame({"run_id": ["a", "b"], "removed": [3, 0], "removed_top10": [1, 0],
+        ...                       "best_rank": [2, None], "topics": [2, 0], "lines": [97, 100]})
+        >>> losses_lines(frame)
+        ['exclusions removed 3 documents from run a (1 in its top 10, best rank 2) in 2 topics; 1 run lost nothing']
+    """
+    lines = []
+    lost = frame[frame["removed"] > 0]
+    for row in lost.itertuples(index=False):
+        lines.append(
+            f"exclusions removed {int(row.removed):,} document{'s' if row.removed != 1 else ''} from run"
+            f" {row.run_id} ({int(row.removed_top10):,} in its top 10, best rank {int(row.best_rank)})"
+            f" in {int(row.topics):,} topic{'s' if row.topics != 1 else ''}"
+        )
+    untouched = len(frame) - len(lost)
+    if lines and untouched:
+        lines[-1] += f"; {untouched:,} run{'s' if untouched != 1 else ''} lost nothing"
+    return lines
