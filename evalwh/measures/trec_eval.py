@@ -57,7 +57,8 @@ class _Extras:
 
 
 def _read_extras(wh: Store, extras: _Extras, relstring_length: int | None) -> None:
-    present = wh.con.execute("SELECT run_id, query_id FROM run_topics").fetchall()
+    # (a list the excluded documents emptied, methods §17, is a topic the run did not return)
+    present = wh.con.execute("SELECT run_id, query_id FROM run_topics WHERE num_ret > 0").fetchall()
     for run_id, query_id in present:
         extras.present.setdefault(str(run_id), set()).add(str(query_id))
     topics = wh.con.execute("SELECT DISTINCT query_id FROM qrels").fetchall()

@@ -10,6 +10,26 @@
 -- gives rows back. runs NULL: every run of the collection. The caller skips this file when
 -- the collection has neither exclusions nor removed rows.
 
+-- Removed rows get their (topic, document) key back (an import, or a run's deletion, may
+-- have dropped it): max + 1 onwards, as store_ranked.sql gives keys. First: the documents
+-- excluded now are found by these keys too.
+INSERT INTO documents (collection_id, query_id, doc_id, doc_key)
+SELECT
+    $collection_id,
+    m.query_id,
+    m.doc_id,
+    (SELECT coalesce(max(doc_key), 0) FROM documents) + row_number() OVER (ORDER BY m.query_id, m.doc_id)
+FROM (
+    SELECT DISTINCT x.query_id, x.doc_id
+    FROM run_exclusions AS x
+    WHERE x.collection_id = $collection_id
+      AND ($runs IS NULL OR list_contains($runs, x.run_id))
+) AS m
+WHERE NOT EXISTS (
+    SELECT 1 FROM documents AS d
+    WHERE d.collection_id = $collection_id AND d.query_id = m.query_id AND d.doc_id = m.doc_id
+);
+
 -- The documents excluded now: a listed pair, or (the rule identical_ids) a document whose
 -- id is its topic's id.
 CREATE OR REPLACE TEMP TABLE ex_pairs AS
@@ -45,25 +65,6 @@ WHERE t.collection_id = $collection_id
           WHERE x.collection_id = $collection_id AND x.run_id = t.run_id AND x.query_id = t.query_id
       )
   );
-
--- Removed rows get their (topic, document) key back (an import, or a run's deletion, may
--- have dropped it): max + 1 onwards, as store_ranked.sql gives keys.
-INSERT INTO documents (collection_id, query_id, doc_id, doc_key)
-SELECT
-    $collection_id,
-    m.query_id,
-    m.doc_id,
-    (SELECT coalesce(max(doc_key), 0) FROM documents) + row_number() OVER (ORDER BY m.query_id, m.doc_id)
-FROM (
-    SELECT DISTINCT x.query_id, x.doc_id
-    FROM run_exclusions AS x
-    SEMI JOIN ex_lists AS l USING (run_id, query_id)
-    WHERE x.collection_id = $collection_id
-) AS m
-WHERE NOT EXISTS (
-    SELECT 1 FROM documents AS d
-    WHERE d.collection_id = $collection_id AND d.query_id = m.query_id AND d.doc_id = m.doc_id
-);
 
 CREATE OR REPLACE TEMP TABLE ex_removed AS
 SELECT l.list_key, d.doc_key, x.score, x.rank, x.rank_given AS given
