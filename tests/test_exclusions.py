@@ -89,7 +89,11 @@ def _generate(folder: Path) -> dict[str, object]:
 @pytest.fixture(scope="module")
 def collection(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     """The generated files, and the reference's filtered copies (in ``filtered/``)."""
-    folder = tmp_path_factory.mktemp("beir")
+    return make_collection(tmp_path_factory.mktemp("beir"))
+
+
+def make_collection(folder: Path) -> dict[str, object]:
+    """The generated files in ``folder``, and the reference's filtered copies (in ``filtered/``)."""
     made = _generate(folder)
     excluded = made["labelled"] | made["listed"]  # type: ignore[operator]
     ref = folder / "filtered"
