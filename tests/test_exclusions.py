@@ -324,3 +324,36 @@ def test_a_stored_file_of_that_name_with_other_pairs_needs_replace(collection: d
         with pytest.raises(ReplaceError, match="already stored with other pairs"):
             wh.add_exclusions(other, collection="beir", name="excluded.txt")
         assert wh.add_exclusions(other, collection="beir", name="excluded.txt", replace=True)["status"] == "replaced"
+
+
+def test_the_commands_store_apply_and_report(collection: dict[str, object], tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evalwh.cli import app
+
+    folder: Path = collection["folder"]  # type: ignore[assignment]
+    db = tmp_path / "wh.duckdb"
+    lost: Counter[tuple[str, str]] = collection["lost"]  # type: ignore[assignment]
+
+    def run(*args: str) -> object:
+        result = CliRunner().invoke(app, ["--db", str(db), *args], env={"COLUMNS": "200", "EVALWH_DB": None})
+        assert result.exit_code == 0, result.output
+        return result
+
+    said = run("ingest", "qrels", str(folder / "qrels"), "-c", "beir").stdout
+    assert "24 lines labelled -100 are excluded documents, not grades" in said
+    run("ingest", "runs", *(str(folder / n) for n in RUNS), "-c", "beir")
+    said = run("exclusions", "add", str(folder / "excluded.txt"), "-c", "beir").stdout
+    assert f"added ({len(collection['listed']):,} pairs); 6 run(s) filtered again" in said  # type: ignore[arg-type]
+    run("exclusions", "identical-ids", "-c", "beir")
+    table = run("exclusions", "losses", "-c", "beir", "-f", "csv").stdout
+    frame = pd.read_csv(io.StringIO(table))
+    assert frame["removed"].sum() == sum(lost.values())
+    by_topic = pd.read_csv(io.StringIO(run("exclusions", "losses", "-c", "beir", "--per-topic", "-f", "csv").stdout))
+    assert len(by_topic) == len(lost)
+    stored = pd.read_csv(io.StringIO(run("eval", "-c", "beir", "-m", "AP", "-f", "csv").stdout))
+    # the direct path: the same numbers, the losses on standard error
+    direct = run("eval", "--qrels", str(folder / "qrels"), *(str(folder / n) for n in RUNS), "-m", "AP", "-f", "csv",
+                 "--exclude", str(folder / "excluded.txt"), "--exclude-identical-ids")  # fmt: skip
+    assert pd.read_csv(io.StringIO(direct.stdout))["value"].tolist() == pytest.approx(stored["value"].tolist(), abs=1e-12)
+    assert "note: exclusions removed" in direct.stderr and direct.stderr.count("\n") == 1 + len(RUNS)
