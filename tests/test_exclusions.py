@@ -357,3 +357,13 @@ def test_the_commands_store_apply_and_report(collection: dict[str, object], tmp_
                  "--exclude", str(folder / "excluded.txt"), "--exclude-identical-ids")  # fmt: skip
     assert pd.read_csv(io.StringIO(direct.stdout))["value"].tolist() == pytest.approx(stored["value"].tolist(), abs=1e-12)
     assert "note: exclusions removed" in direct.stderr and direct.stderr.count("\n") == 1 + len(RUNS)
+
+
+def test_the_report_says_what_was_excluded(collection: dict[str, object], tmp_path: Path) -> None:
+    lost: Counter[tuple[str, str]] = collection["lost"]  # type: ignore[assignment]
+    with _warehouse(collection) as wh:
+        text = wh.report(tmp_path / "report.md", collection="beir", format="md", bounds=False)
+    line = next(line for line in text.splitlines() if "Excluded documents" in line)
+    assert f"{len(collection['listed']):,} pairs from file excluded.txt" in line  # type: ignore[arg-type]
+    assert "24 pairs from -100 lines of qrels set default" in line and "the rule identical_ids" in line
+    assert f"Removed from the runs before ranking: {sum(lost.values()):,} lines of 6 of 6 runs" in line

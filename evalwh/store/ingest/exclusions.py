@@ -277,3 +277,28 @@ def losses_lines(frame: pd.DataFrame) -> list[str]:
     if lines and untouched:
         lines[-1] += f"; {untouched:,} run{'s' if untouched != 1 else ''} lost nothing"
     return lines
+
+
+def summary(wh: Store, collection: str) -> str | None:
+    """One sentence on the collection's exclusions and what they removed (None without any).
+
+    For the report's provenance: the sources, then the lines removed from the runs.
+    """
+    if not active(wh, collection):
+        return None
+    found = sources(wh, collection)
+    named = []
+    for origin, source, pairs in zip(found["origin"], found["source"], found["pairs"]):
+        if origin == "rule":
+            named.append("the rule identical_ids (a document whose id is its topic's id)")
+        else:
+            what = "-100 lines of qrels set" if origin == "qrels" else "file"
+            named.append(f"{int(pairs):,} pairs from {what} {source}")
+    lost = losses(wh, collection)
+    removed, top = int(lost["removed"].sum()), int(lost["removed_top10"].sum())
+    runs = int((lost["removed"] > 0).sum())
+    head = "; ".join(named) if named else "none now"
+    return (
+        f"{head}. Removed from the runs before ranking: {removed:,} lines of {runs:,} of"
+        f" {len(lost):,} runs ({top:,} from a run's top 10), listed by evalwh exclusions losses."
+    )
