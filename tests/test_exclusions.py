@@ -367,3 +367,29 @@ def test_the_report_says_what_was_excluded(collection: dict[str, object], tmp_pa
     assert f"{len(collection['listed']):,} pairs from file excluded.txt" in line  # type: ignore[arg-type]
     assert "24 pairs from -100 lines of qrels set default" in line and "the rule identical_ids" in line
     assert f"Removed from the runs before ranking: {sum(lost.values()):,} lines of 6 of 6 runs" in line
+
+
+def test_an_import_refuses_losses_of_a_run_it_does_not_hold(collection: dict[str, object], tmp_path: Path, snapshot) -> None:
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from evalwh.store import transfer
+
+    with _warehouse(collection) as wh:
+        wh.export(tmp_path / "out")
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    entry = manifest["tables"]["run_exclusions"]["files"][0]
+    path = tmp_path / "out" / entry["path"]
+    table = pq.read_table(path)
+    runs = table.column("run_id").to_pylist()
+    runs[1] = "sys9"
+    pq.write_table(table.set_column(table.schema.get_field_index("run_id"), "run_id", pa.array(runs)), path)
+    entry["sha256"] = transfer._sha256(path)
+    (tmp_path / "out" / "manifest.json").write_text(json.dumps(manifest))
+    with Warehouse(":memory:") as other:
+        before = snapshot(other)
+        with pytest.raises(IngestError, match=r":2: run 'sys9' is not among the runs of its collection"):
+            other.import_export(tmp_path / "out")
+        assert snapshot(other) == before
