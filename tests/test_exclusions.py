@@ -393,3 +393,20 @@ def test_an_import_refuses_losses_of_a_run_it_does_not_hold(collection: dict[str
         with pytest.raises(IngestError, match=r":2: run 'sys9' is not among the runs of its collection"):
             other.import_export(tmp_path / "out")
         assert snapshot(other) == before
+
+
+def test_the_ir_measures_provider_reads_minus_100_as_its_default_provider_does() -> None:
+    """ir_measures' default provider (pytrec_eval) reads -100 as a grade; evalwh's provider too."""
+    import ir_measures
+    from ir_measures import AP, P
+
+    from evalwh.ir_measures import EvalwhProvider
+
+    qrels = pd.DataFrame({"query_id": ["1"] * 4, "doc_id": ["a", "b", "c", "d"], "relevance": [1, -100, 1, 0]})
+    run = pd.DataFrame({"query_id": ["1"] * 4, "doc_id": ["b", "a", "d", "c"], "score": [4.0, 3.0, 2.0, 1.0]})
+    default = ir_measures.calc_aggregate([AP, P @ 2], qrels, run)
+    ours = EvalwhProvider().evaluator([AP, P @ 2], qrels).calc_aggregate(run)
+    assert ours == pytest.approx(default, abs=1e-12)
+    # what the exclusion would give instead: b leaves the ranking, a and d move up
+    excluded = evalwh.evaluate(qrels, {"r": run}, ["AP", "P@2"])
+    assert excluded["value"].tolist() == pytest.approx([(1 / 1 + 2 / 3) / 2, 0.5], abs=1e-12)
