@@ -410,3 +410,38 @@ def test_the_ir_measures_provider_reads_minus_100_as_its_default_provider_does()
     # what the exclusion would give instead: b leaves the ranking, a and d move up
     excluded = evalwh.evaluate(qrels, {"r": run}, ["AP", "P@2"])
     assert excluded["value"].tolist() == pytest.approx([(1 / 1 + 2 / 3) / 2, 0.5], abs=1e-12)
+
+
+def test_sources_added_and_removed_in_turn_leave_the_runs_a_hand_filter_gives(
+    collection: dict[str, object], tmp_path: Path
+) -> None:
+    """Two files added, then the first removed: the stored lines (scores, ranks closed up, the
+    rank column as given) are those of the run files filtered by the second file alone."""
+    folder: Path = collection["folder"]  # type: ignore[assignment]
+    listed = sorted(collection["listed"])  # type: ignore[arg-type]
+    first, second = tmp_path / "first.txt", tmp_path / "second.txt"
+    first.write_text("".join(f"{t} {d}\n" for t, d in listed[::2]))
+    second.write_text("".join(f"{t} {d}\n" for t, d in listed[1::2]))
+    kept = set(listed[1::2])
+    plain = tmp_path / "qrels"
+    plain.write_text((collection["ref"] / "qrels").read_text())  # type: ignore[operator]
+    query = "SELECT run_id, query_id, doc_id, score, rank, rank_given FROM run_results ORDER BY ALL"
+    with Warehouse(":memory:") as wh:
+        wh.ingest_qrels(plain, collection="beir")
+        wh.ingest_runs([folder / n for n in RUNS[:3]], collection="beir")
+        wh.add_exclusions(first, collection="beir", name="first")
+        wh.add_exclusions(second, collection="beir", name="second")
+        wh.ingest_runs([folder / n for n in RUNS[3:]], collection="beir")
+        wh.remove_exclusions("first", collection="beir")
+        stored = wh.con.execute(query).fetchall()
+        values = wh.evaluate(list(MEASURES.values()), collection="beir", per_query=True)
+    hand = tmp_path / "hand"
+    hand.mkdir()
+    for name in RUNS:
+        lines = [l for l in (folder / name).read_text().splitlines() if (l.split()[0], l.split()[2]) not in kept]
+        (hand / name).write_text("\n".join(lines) + "\n")
+    with Warehouse(":memory:") as fresh:
+        fresh.ingest_qrels(plain, collection="beir")
+        fresh.ingest_runs([hand / n for n in RUNS], collection="beir")
+        assert stored == fresh.con.execute(query).fetchall()
+        pd.testing.assert_frame_equal(values, fresh.evaluate(list(MEASURES.values()), collection="beir", per_query=True))
