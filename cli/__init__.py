@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from evalwh.cli import eval as eval_cmd
+from evalwh.cli import exclusions as exclusions_cmd
 from evalwh.cli import demo, info, ingest
 from evalwh.cli import bounds as bounds_cmd
 from evalwh.cli import label_uncertainty as label_uncertainty_cmd
@@ -69,6 +70,7 @@ def _root(
 app.add_typer(ingest.app, name="ingest")
 app.add_typer(experiment_cmd.app, name="experiment")
 app.add_typer(spark_cmd.app, name="spark")
+app.add_typer(exclusions_cmd.app, name="exclusions")
 info.register(app)
 compare_commands.register(app)
 eval_cmd.register(app)

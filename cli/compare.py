@@ -123,6 +123,21 @@ def compare(
             "against it and compare them, with no warehouse (a stored qrels set is --qrels-id).",
         ),
     ] = None,
+    exclude: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--exclude",
+            help="With --qrels: an exclusion file ('topic docid' a line); those documents leave every "
+            "run before ranking (methods §17). Repeatable.",
+        ),
+    ] = None,
+    exclude_identical_ids: Annotated[
+        bool,
+        typer.Option(
+            "--exclude-identical-ids",
+            help="With --qrels: exclude a document whose id equals its topic's id (BEIR's ArguAna, Quora).",
+        ),
+    ] = False,
     scores: Annotated[
         list[Path] | None,
         typer.Option(
@@ -236,6 +251,11 @@ def compare(
             fill=fill or [],
         )  # fmt: skip
         return
+    if (exclude or exclude_identical_ids) and qrels is None:
+        raise EvalWhError(
+            "compare: --exclude and --exclude-identical-ids go with --qrels; a collection's exclusions are "
+            "stored (evalwh exclusions add FILE / evalwh exclusions identical-ids)"
+        )
     if scores and qrels is not None:
         raise EvalWhError("compare: give --scores (per-topic scores) or --qrels with run files, not both")
     if (scores or qrels is not None) and (collection is not None or all_runs or qrels_id != "default" or fill):
@@ -268,6 +288,7 @@ def compare(
         result = compare_files(
             qrels, run_list, measures or ["AP"], baseline=base, all_pairs=all_pairs, test=chosen_test,
             correction=chosen_correction, alpha=alpha, resamples=resamples, seed=seed,
+            exclusions=exclude or [], identical_ids=exclude_identical_ids,
         )  # fmt: skip
     else:
         if collection is None:

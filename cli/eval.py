@@ -102,11 +102,23 @@ def evaluate(
     fmt: Annotated[EvalFormat, typer.Option("--format", "-f", help="table, csv, json, parquet or trec (trec_eval's layout).")] = EvalFormat.table,
     output: OutputOption = None,
     db: DbOption = DEFAULT_DB,
+    exclude: Annotated[
+        list[Path] | None,
+        typer.Option("--exclude", help="With --qrels: an exclusion file ('topic docid' a line); those documents leave every run before ranking, ranks closed up (methods §17). Repeatable."),
+    ] = None,
+    exclude_identical_ids: Annotated[
+        bool,
+        typer.Option("--exclude-identical-ids", help="With --qrels: exclude a document whose id equals its topic's id (BEIR's ArguAna, Quora)."),
+    ] = False,
 ) -> None:
     """Evaluate the runs of a collection (one row per run, or per topic with --per-query), or run files directly.
 
     With --qrels, the run files given as arguments are evaluated against that qrels file
     without a warehouse, as trec_eval does (same numbers, same strict input checks).
+
+    Qrels lines labelled -100 are excluded documents, not grades (ir_datasets' and BRIGHT's
+    convention): they leave the judgments, and the runs lose those documents before ranking,
+    as with --exclude; what each run lost is said on standard error (methods §17).
 
     With --qrels and --into W, the qrels and run files are also stored in the warehouse W
     (as `ingest qrels` and `ingest runs` store them, in one transaction) and evaluated from
@@ -124,6 +136,11 @@ def evaluate(
         unjudged_mode, averaging_mode = Unjudged(unjudged), Averaging(averaging)
     except ValueError as error:
         raise MetricParamError(str(error)) from None
+    if (exclude or exclude_identical_ids) and qrels is None:
+        raise MetricParamError(
+            "--exclude and --exclude-identical-ids go with --qrels; a collection's exclusions are stored: "
+            "evalwh exclusions add FILE / evalwh exclusions identical-ids"
+        )
     if into is not None and qrels is None:
         raise MetricParamError("--into stores what --qrels evaluates: evalwh eval --qrels QRELS RUN ... --into W -c NAME")
     if collection is not None and qrels is not None and into is None:
@@ -148,11 +165,15 @@ def evaluate(
         float32_ties=float32_ties,
         averaging=averaging_mode,
     )
+    told: dict[str, None] = {}  # lines about exclusions, said once on standard error
+
     if qrels is not None and into is None:
         from evalwh.measures.direct import evaluate_files
 
+        excluding = dict(exclusions=exclude or [], identical_ids=exclude_identical_ids, said=told.setdefault)
+
         def evaluated(specs: list[str], by_topic: bool) -> pd.DataFrame:
-            return evaluate_files(qrels, files, specs, per_query=by_topic, typed_names=True, **options)  # type: ignore[arg-type]
+            return evaluate_files(qrels, files, specs, per_query=by_topic, typed_names=True, **options, **excluding)  # type: ignore[arg-type]
 
         def grades() -> tuple[int, object] | None:
             return None
@@ -162,7 +183,9 @@ def evaluate(
         from evalwh.warehouse import Warehouse
 
         if into is not None:  # the qrels and runs stored first, in this process (_ingest_into)
-            wh, (transaction, said), collection, run = _ingest_into(into, qrels, files, collection)  # type: ignore[arg-type]
+            wh, (transaction, said), collection, run = _ingest_into(
+                into, qrels, files, collection, exclude or [], exclude_identical_ids  # type: ignore[arg-type]
+            )
         else:
             # a reader unless --store: any number of evaluations at once, also on a read-only disk
             wh = Warehouse(db) if store else Warehouse.open_reader(db)
@@ -210,6 +233,8 @@ def evaluate(
     finally:
         if qrels is None or into is not None:
             wh.__exit__(*sys.exc_info())  # a failed first --store removes the file it created
+    for line in told:
+        typer.echo(f"note: {line}", err=True)
     if frame is not None and into is None:
         _show(frame, fmt, output, name, rel, unjudged_mode, averaging_mode, depth_cap, float32_ties, per_query)
 
@@ -248,7 +273,7 @@ def _show(
 
 
 def _ingest_into(
-    into: Path, qrels: Path, files: list[Path], collection: str | None
+    into: Path, qrels: Path, files: list[Path], collection: str | None, exclude: list[Path], identical_ids: bool
 ) -> tuple[Any, Any, str, list[str]]:
     """``eval --qrels QRELS RUN... --into W``: store the qrels and runs in W, in a transaction
     left open.
@@ -267,7 +292,7 @@ def _ingest_into(
 
     if not irds.is_irds(qrels):  # before opening: a mistyped name must not create a warehouse file
         require_file(qrels)
-    for file in files:
+    for file in [*files, *exclude]:
         require_file(file)
     if collection is None:
         if not into.exists():
@@ -279,7 +304,10 @@ def _ingest_into(
         keep_freed_memory(wh)  # this process ends with the command
         transaction.__enter__()  # (committed by the caller once the output is written)
         with progress_bar("ingesting runs") as progress:
-            stored, results = ingest_qrels_and_runs(wh, qrels, files, collection=collection, progress=progress)
+            stored, results = ingest_qrels_and_runs(
+                wh, qrels, files, collection=collection, progress=progress, exclusions=exclude,
+                identical_ids=identical_ids,
+            )  # fmt: skip
     except BaseException:
         transaction.__exit__(*sys.exc_info())
         wh.__exit__(*sys.exc_info())  # (a new file that holds nothing is removed)
@@ -289,6 +317,11 @@ def _ingest_into(
         f"{into}: {stored.message()}; {new} of {len(results)} runs ingested or replaced, "
         f"{len(results) - new} unchanged"
     )
+    from evalwh.store.ingest import exclusions
+
+    if exclusions.active(wh, collection):  # what the exclusions removed from each run (methods §17)
+        lost = exclusions.losses(wh, collection, runs=[r.name for r in results])
+        said = "\n".join([said, *(f"note: {line}" for line in exclusions.losses_lines(lost))])
     return wh, (transaction, said), collection, [r.name for r in results]
 
 

@@ -89,6 +89,13 @@ def evaluate(
     ] = "table",
     output: OutputOption = None,
     verbose: VerboseOption = False,
+    exclude: Annotated[
+        list[Path] | None,
+        typer.Option("--exclude", help="An exclusion file ('topic docid' a line, local); those documents leave every run before ranking (methods §17). Repeatable."),
+    ] = None,
+    exclude_identical_ids: Annotated[
+        bool, typer.Option("--exclude-identical-ids", help="Exclude a document whose id equals its topic's id (BEIR's ArguAna, Quora).")
+    ] = False,
 ) -> None:
     """Evaluate run files against a qrels file on Spark, with the warehouse's checks and SQL.
 
@@ -97,7 +104,9 @@ def evaluate(
     local[*]); on a cluster give its master URL, or run it with spark-submit (docs/spark.md).
     --format parquet --output DIR has the executors write every per-topic value as Parquet,
     partitioned by measure. --runs-parquet DIR evaluates an export written by evalwh spark
-    ingest (runs checked and ranked once, read as columns).
+    ingest (runs checked and ranked once, read as columns). Qrels lines labelled -100, and
+    the pairs of --exclude files, are excluded documents: they leave the runs before ranking
+    (methods §17), and what each run lost is said on standard error.
 
     Example: evalwh spark eval --qrels qrels.txt 'runs/*.gz' -m P@10 -m AP --master 'local[2]'
     """
@@ -118,6 +127,11 @@ def evaluate(
         raise typer.BadParameter("--collection names a collection of --runs-parquet's export", param_hint="--collection")
     if reader not in READERS:
         raise typer.BadParameter(f"{reader!r}: expected one of {', '.join(READERS)}", param_hint="--reader")
+    if runs_parquet is not None and (exclude or exclude_identical_ids):
+        raise typer.BadParameter(
+            "an export's runs were filtered when they were stored (evalwh exclusions); --exclude goes with run files",
+            param_hint="--exclude",
+        )
     try:
         unjudged_mode, averaging_mode = Unjudged(unjudged), Averaging(averaging)
     except ValueError as error:
@@ -145,12 +159,18 @@ def evaluate(
             name = "spark"
             judgments = load_qrels(session, qrels, collection=name)
             progress(f"read {judgments:,} judgments")
+            if exclude:
+                from evalwh.spark.files import load_exclusions
+
+                progress(f"read {load_exclusions(session, exclude):,} excluded pairs")
             loaded = load_runs(
                 session, runs, collection=name, ignore_extra_fields=ignore_extra_fields, progress=progress,
-                reader=reader, rel=rel, float32_ties=float32_ties,
+                reader=reader, rel=rel, float32_ties=float32_ties, identical_ids=exclude_identical_ids,
             )  # fmt: skip
             if reader == "evalwh":
                 _say_reader(loaded)
+            for run_id, lost in loaded.excluded.items():
+                typer.echo(f"note: exclusions removed {lost:,} lines from run {run_id}", err=True)
         if fmt == "parquet":
             from evalwh.spark.writeback import write_values
 
@@ -199,7 +219,8 @@ def ingest(
         from evalwh.spark.files import load_qrels, load_runs
         from evalwh.spark.writeback import qrels_source, write_export
 
-        judgments = load_qrels(session, qrels, collection=collection, qrels_id=qrels_id)
+        # (an export holds no exclusions from Spark: -100 lines stay grades, as trec_eval reads them)
+        judgments = load_qrels(session, qrels, collection=collection, qrels_id=qrels_id, exclusion_labels=False)
         progress(f"read {judgments:,} judgments")
         loaded = load_runs(session, runs, collection=collection, ignore_extra_fields=ignore_extra_fields, progress=progress)
         manifest = write_export(

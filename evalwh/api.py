@@ -63,6 +63,8 @@ def evaluate(
     ignore_extra_fields: bool = False,
     typed_names: bool = False,
     wide: bool = False,
+    exclusions: Sequence[PathLike] = (),
+    identical_ids: bool = False,
 ) -> pd.DataFrame:
     """Evaluate runs against qrels, storing nothing: ``evalwh eval --qrels QRELS RUN...``.
 
@@ -87,6 +89,11 @@ def evaluate(
         typed_names: Report each measure under the name given (``map``) rather than its
             canonical one (``AP``), as the command does.
         wide: One row per run (and topic) and one column per measure, in the order given.
+        exclusions: Exclusion files (``topic docid`` a line): those documents leave every run
+            before it is ranked, the ranks closing up, as qrels lines labelled -100 do
+            (``--exclude``; methods §17).
+        identical_ids: Exclude a document whose id equals its topic's id (BEIR's ArguAna and
+            Quora; ``--exclude-identical-ids``).
 
     Returns:
         Long form, as :meth:`evalwh.Warehouse.evaluate` (``collection_id`` is ``"files"``):
@@ -111,7 +118,8 @@ def evaluate(
     frame = evaluate_files(
         qrels, _runs(runs), _measures(measures), per_query=per_query, depths=depths, rel=rel, unjudged=unjudged,
         depth_cap=depth_cap, float32_ties=float32_ties, averaging=averaging,
-        ignore_extra_fields=ignore_extra_fields, typed_names=typed_names,
+        ignore_extra_fields=ignore_extra_fields, typed_names=typed_names, exclusions=exclusions,
+        identical_ids=identical_ids,
     )  # fmt: skip
     return wide_form(frame) if wide else frame
 
@@ -133,6 +141,8 @@ def compare(
     depth_cap: int | None = None,
     averaging: str = "default",
     ignore_extra_fields: bool = False,
+    exclusions: Sequence[PathLike] = (),
+    identical_ids: bool = False,
 ) -> Comparison:
     """Compare runs with paired significance tests, storing nothing: ``evalwh compare``.
 
@@ -156,7 +166,8 @@ def compare(
         alpha: Significance level; the intervals cover 1 - alpha.
         resamples: Resamples of the randomization, bootstrap and randomised Tukey tests.
         seed: Seed of those resamples (the same seed, the same p-values).
-        rel, unjudged, depth_cap, averaging, ignore_extra_fields: As :func:`evaluate`.
+        rel, unjudged, depth_cap, averaging, ignore_extra_fields, exclusions, identical_ids:
+            As :func:`evaluate`.
 
     Returns:
         A :class:`~evalwh.stats.compare.Comparison` whose fields are DataFrames:
@@ -192,7 +203,8 @@ def compare(
     asked, name, kept = with_retrieved(_measures(measures), typed_names=False)
     scores = evaluate(
         qrels, runs, asked, per_query=True, rel=rel, unjudged=unjudged, depth_cap=depth_cap,
-        averaging=averaging, ignore_extra_fields=ignore_extra_fields,
+        averaging=averaging, ignore_extra_fields=ignore_extra_fields, exclusions=exclusions,
+        identical_ids=identical_ids,
     )  # fmt: skip
     # (NumRet per topic, in the same pass: the topics a run has no ranking for, for the note)
     scores, retrieved = split_retrieved(scores[["run_id", "query_id", "measure", "value"]], name, kept)

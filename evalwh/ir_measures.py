@@ -191,7 +191,12 @@ class EvalwhEvaluator(providers.Evaluator):
         self.warehouse = Warehouse(":memory:")
         self.has_qrels = not frame.empty
         if self.has_qrels:
-            self.warehouse.ingest_qrels(frame, collection=_COLLECTION)
+            from evalwh.store.ingest import ingest_qrels
+
+            # a -100 label stays what ir_measures' default provider (pytrec_eval) reads, not an
+            # exclusion (methods §17): the provider answers as ir_measures does
+            with self.warehouse.transaction():
+                ingest_qrels(self.warehouse, frame, collection=_COLLECTION, exclusion_labels=False)
         super().__init__(
             measures, sorted(set(frame["query_id"].astype(str))) if self.has_qrels else []
         )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from evalwh.methods.meta import MetaAnalyses
 from evalwh.store.connection import Store
+from evalwh.store.excluded import ExcludedDocuments
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,7 +38,7 @@ def _names(value: str | Iterable[str] | None) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-class Warehouse(MetaAnalyses, Store):
+class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
     """A warehouse file (or ``":memory:"``) with the jobs of the CLI as methods.
 
     Open it as a context manager (``with Warehouse("trec8.duckdb") as wh:``) or close it with
@@ -760,8 +761,7 @@ def _one_at_a_time(cls: type[Warehouse]) -> type[Warehouse]:
 
     from evalwh.errors import WarehouseClosedError, check_seed
 
-    # (the methods of the Warehouse and of the mixins that give it a job each, not Store's own)
-    jobs = [c for c in cls.__mro__ if c.__module__ != "evalwh.store.connection" and c is not object]
+    jobs = [c for c in cls.__mro__ if c.__module__ != "evalwh.store.connection" and c is not object]  # (+ mixins)
     names = list(dict.fromkeys(n for c in jobs for n, v in vars(c).items() if callable(v) and not n.startswith("_")))
     names += ["collections", "runs", "run_ids", "query", "close"]  # (Store's, for users)
     for name in names:

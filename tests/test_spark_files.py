@@ -492,3 +492,23 @@ def test_every_catalog_measure_keeps_the_name_evalwh_eval_gives_it(session, tmp_
     b = pd.read_csv(io.StringIO(other.stdout), dtype={"query_id": str})
     assert list(dict.fromkeys(b["measure"])) == list(dict.fromkeys(a["measure"])) == specs
     assert_same_values(a, b[["run_id", "query_id", "measure", "value"]])
+
+
+# -- excluded documents (methods §17) ------------------------------------------------------
+
+
+@pytest.mark.parametrize("reader", ["spark", "evalwh"])
+def test_excluded_documents_leave_the_runs_before_ranking(session, tmp_path, reader):  # type: ignore[no-untyped-def]
+    """Issue 55 item 1: -100 labels, an exclusion file and identical ids, on Spark, equal
+    pytrec_eval on the run files filtered by hand (tests/test_exclusions.py's collection)."""
+    from test_exclusions import MEASURES, RUNS, _pytrec, _same, make_collection
+
+    made = make_collection(tmp_path)
+    folder = made["folder"]
+    frame = files.evaluate_files(
+        session, str(folder / "qrels"), [str(folder / n) for n in RUNS], list(MEASURES.values()),
+        exclusions=[folder / "excluded.txt"], identical_ids=True, reader=reader,
+    )  # fmt: skip
+    _same(frame, _pytrec(made["ref"], RUNS))
+    loaded = files.load_runs(session, [str(folder / n) for n in RUNS], identical_ids=True)
+    assert sum(loaded.excluded.values()) == sum(made["lost"].values())

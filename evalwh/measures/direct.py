@@ -67,6 +67,10 @@ def evaluate_files(
     typed_names: bool = False,
     truncate_grades: bool = False,
     then: Callable[[Store], None] | None = None,
+    exclusions: Sequence[str | os.PathLike[str]] = (),
+    identical_ids: bool = False,
+    exclusion_labels: bool = True,
+    said: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:
     """Evaluate TREC run files against a qrels file, as trec_eval does, storing nothing.
 
@@ -83,6 +87,13 @@ def evaluate_files(
         truncate_grades: Read fractional grades as trec_eval does (C's atol: toward zero).
         then: Called with the in-memory warehouse after the metrics, while the evaluation's
             relations (ev_judged, ev_pairs, ...) still exist (``evalwh trec_eval`` reads them).
+        exclusions: Exclusion files (``topic docid`` a line): those documents leave every
+            run before it is ranked, the ranks closing up (methods §17).
+        identical_ids: Exclude a document whose id equals its topic's id (BEIR's ArguAna, Quora).
+        exclusion_labels: Read qrels lines labelled -100 as excluded documents, not grades
+            (``False``: as trec_eval reads them, a negative grade).
+        said: Called with each line worth saying: the -100 lines taken out of the qrels, and
+            what the exclusions removed from each run.
 
     Returns:
         The frame ``Warehouse.evaluate`` returns, with ``collection_id`` ``"files"``.
@@ -100,11 +111,14 @@ def evaluate_files(
         >>> frame[["run_id", "measure", "value"]].values.tolist()
         [['r1', 'P@2', 0.5], ['r1', 'AP', 0.5]]
     """
+    excluding = dict(
+        exclusions=exclusions, identical_ids=identical_ids, exclusion_labels=exclusion_labels, said=said
+    )
     if has_frames(runs):
         return evaluate_frames(
             qrels, runs, measures, per_query=per_query, depths=depths, rel=rel, unjudged=unjudged,
             depth_cap=depth_cap, float32_ties=float32_ties, averaging=averaging,
-            ignore_extra_fields=ignore_extra_fields, typed_names=typed_names,
+            ignore_extra_fields=ignore_extra_fields, typed_names=typed_names, **excluding,
         )  # fmt: skip
     options = Options(
         rel=rel,
@@ -123,7 +137,7 @@ def evaluate_files(
             paths, run_id=None, ignore_extra_fields=ignore_extra_fields, spill=spill
         )
         with Store(":memory:", described=False) as wh, _Reader(files, options, ignore_extra_fields) as reader:
-            ingest.ingest_qrels(wh, qrels, collection=COLLECTION)
+            stored = _ingest_judgments(wh, qrels, excluding)
             if truncate_grades:
                 wh.con.execute("UPDATE qrels SET relevance = trunc(relevance) WHERE relevance <> trunc(relevance)")
             general = reader.store(wh)
@@ -131,6 +145,7 @@ def evaluate_files(
                 wh, general, spill, parsed, options, per_query, ignore_extra_fields,
                 typed_names=typed_names, then=then,
             )  # fmt: skip
+            _say_losses(wh, stored, said)
             return in_given_order(frame, [f.run_id for f in files])
     finally:
         spill.close()
@@ -177,8 +192,9 @@ def evaluate_frames(
     else:
         named = [(f"run{i}", item) for i, item in enumerate(runs, start=1)]
     extra = options.pop("ignore_extra_fields", False)
+    excluding = {k: options.pop(k) for k in ("exclusions", "identical_ids", "exclusion_labels", "said") if k in options}
     with Store(":memory:", described=False) as wh:  # throw-away: no table descriptions
-        ingest.ingest_qrels(wh, qrels, collection=COLLECTION)
+        stored = _ingest_judgments(wh, qrels, excluding)
         for name, item in named:
             if is_table_file(item):
                 name, item = Path(item).stem, read_table(item)  # type: ignore[arg-type]
@@ -188,7 +204,33 @@ def evaluate_frames(
                 ingest.ingest_runs(wh, frame, collection=COLLECTION, run_id=run_id)
             else:
                 ingest.ingest_runs(wh, item, collection=COLLECTION, ignore_extra_fields=extra)  # type: ignore[arg-type]
-        return evaluation.evaluate(wh, measures, collection=COLLECTION, **options)
+        frame = evaluation.evaluate(wh, measures, collection=COLLECTION, **options)
+        _say_losses(wh, stored, excluding.get("said"))
+        return frame
+
+
+def _ingest_judgments(wh: Store, qrels: Any, excluding: dict[str, Any]) -> ingest.IngestResult:
+    """The qrels ingested into the in-memory warehouse, with the exclusions asked for (methods §17)."""
+    stored = ingest.ingest_qrels(
+        wh, qrels, collection=COLLECTION, exclusion_labels=excluding.get("exclusion_labels", True)
+    )
+    assert not isinstance(stored, list)  # (one source, one set)
+    if excluding.get("exclusions") or excluding.get("identical_ids"):
+        with wh.transaction():
+            ingest.add_exclusions(wh, COLLECTION, excluding.get("exclusions", ()), excluding.get("identical_ids", False))
+    return stored
+
+
+def _say_losses(wh: Store, stored: ingest.IngestResult, said: Callable[[str], None] | None) -> None:
+    """Say what the qrels' -100 lines became and what the exclusions removed from each run."""
+    from evalwh.store.ingest import exclusions
+
+    if said is None or not exclusions.active(wh, COLLECTION):
+        return
+    if stored.note:
+        said(f"{stored.source}: {stored.note}")
+    for line in exclusions.losses_lines(exclusions.losses(wh, COLLECTION)):
+        said(line)
 
 
 def _evaluate(
@@ -348,8 +390,10 @@ class _Reader:
         # judged) counts for infAP and trec_eval's relstring and is seen in ranked lists only
         # (ev_ranked): such judgments, like fractional grades, send every file the general way.
         ((pooled,),) = wh.con.execute("SELECT count(*) FROM qrels WHERE relevance < 0").fetchall()
+        # Excluded documents (methods §17) leave the runs before they are ranked, which the
+        # ingest does on stored rows: with exclusions every file goes the general way too.
         # (the reader takes integer grades)
-        if self.module is None or pooled or _fractional_grades(wh):
+        if self.module is None or pooled or _fractional_grades(wh) or _excluding(wh):
             self.judgments.set_result(None)
             return sorted(self.files, key=lambda f: order[f.label])
         self.judgments.set_result(runreader.judgments(self.module, wh.con, COLLECTION, "default"))
@@ -552,6 +596,13 @@ def _store_runs(wh: Store, accepted: list[tuple[ingest.RunFile, list[_Topics], i
 def _lines(topics: list[_Topics]) -> int:
     """The lines of a file: the sum of its topics' num_ret."""
     return sum(int(t.num_ret.sum()) for t in topics)
+
+
+def _excluding(wh: Store) -> bool:
+    """Whether the in-memory warehouse holds exclusions (methods §17)."""
+    from evalwh.store.ingest.exclusions import active
+
+    return active(wh, COLLECTION)
 
 
 def _fractional_grades(wh: Store) -> bool:

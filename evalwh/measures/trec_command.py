@@ -37,6 +37,11 @@ documents only. -n: no summary. -l N: grade >= N is relevant. -M N: first N docu
 topic. -N N: collection size (utility). -m: a measure or a set of them (official, all_trec,
 set), with trec_eval's parameters (P.5,10  ndcg_cut.10  rbp.p=0.5  ndcg.0=0,1=1,2=3
 utility.2,-1,0,0  iprec_at_recall.0.5). --v9: trec_eval 9.0.8's behaviour and all_trec set.
+
+Excluded documents (evalwh's, off unless asked; methods §17): --exclude FILE (repeatable;
+'topic docid' a line), --exclude-identical-ids (a document whose id is its topic's id),
+--exclude-labelled (qrels lines labelled -100): those documents leave every run before it
+is ranked, the ranks closing up; what each run lost is said on standard error.
 See docs/trec_eval.md.
 """
 
@@ -186,6 +191,9 @@ class Request:
     depth_cap: int | None = None
     num_docs: int = 0
     v9: bool = False
+    exclusions: list[str] = field(default_factory=list)  # --exclude FILE (methods §17)
+    identical_ids: bool = False  # --exclude-identical-ids
+    exclusion_labels: bool = False  # --exclude-labelled: qrels lines labelled -100
     marked: list[str] = field(default_factory=list)  # measure names, in marking order
     params: list[tuple[str, str]] = field(default_factory=list)  # (measure, params), as given
 
@@ -196,7 +204,7 @@ def parse_args(argv: Sequence[str]) -> Request | str:
         "help", "version", "query_eval_wanted", "measure=", "complete_rel_info_wanted",
         "level_for_rel=", "nosummary", "Debug_level=", "Judged_docs_only", "Number_docs_in_coll=",
         "Max_retrieved_per_topic=", "Rel_info_format=", "Results_format=", "Output_old_results_format",
-        "Zscore=", "v9",
+        "Zscore=", "v9", "exclude=", "exclude-identical-ids", "exclude-labelled",
     ]  # fmt: skip
     try:
         options, args = getopt.gnu_getopt(list(argv), "hvqm:cl:nD:JN:M:R:T:oZ:", longs)
@@ -228,6 +236,12 @@ def parse_args(argv: Sequence[str]) -> Request | str:
             request.depth_cap = max(atol(value), 0)
         elif flag == "--v9":
             request.v9 = True
+        elif flag == "--exclude":
+            request.exclusions.append(value)
+        elif flag == "--exclude-identical-ids":
+            request.identical_ids = True
+        elif flag == "--exclude-labelled":
+            request.exclusion_labels = True
         elif flag in ("-R", "--Rel_info_format"):
             if value != "qrels":
                 raise TrecEvalExit(f"evalwh trec_eval: rel_info format '{value}' is not supported (only qrels)", 2)

@@ -57,7 +57,8 @@ class _Extras:
 
 
 def _read_extras(wh: Store, extras: _Extras, relstring_length: int | None) -> None:
-    present = wh.con.execute("SELECT run_id, query_id FROM run_topics").fetchall()
+    # (a list the excluded documents emptied, methods §17, is a topic the run did not return)
+    present = wh.con.execute("SELECT run_id, query_id FROM run_topics WHERE num_ret > 0").fetchall()
     for run_id, query_id in present:
         extras.present.setdefault(str(run_id), set()).add(str(query_id))
     topics = wh.con.execute("SELECT DISTINCT query_id FROM qrels").fetchall()
@@ -194,8 +195,20 @@ def _evaluate(
         ignore_extra_fields=True,
         truncate_grades=True,  # trec_eval reads a grade with atol: 2.75 is 2
         then=then,
+        # excluded documents only when asked for (methods §17): trec_eval has none
+        exclusions=request.exclusions,
+        identical_ids=request.identical_ids,
+        exclusion_labels=request.exclusion_labels,
+        said=_say if (request.exclusions or request.identical_ids or request.exclusion_labels) else None,
     )
     return run_ids, frame, extras
+
+
+def _say(line: str) -> None:
+    """A line about excluded documents, on standard error (standard output is trec_eval's)."""
+    import sys
+
+    sys.stderr.write(f"evalwh trec_eval: {line}\n")
 
 
 class _Cells:

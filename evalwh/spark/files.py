@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
@@ -177,6 +177,8 @@ class LoadedRuns:
     """How many files evalwh's reader read on the executors (``reader="evalwh"``)."""
     without_reader: int = 0
     """How many files went to Spark SQL because an executor had no evalwh reader."""
+    excluded: dict[str, int] = field(default_factory=dict)
+    """Lines the excluded documents took from each run (methods §17), runs that lost any."""
 
 
 @dataclass(frozen=True)
@@ -268,6 +270,7 @@ def load_runs(
     reader: str = "spark",
     rel: int = 1,
     float32_ties: bool = False,
+    identical_ids: bool = False,
 ) -> LoadedRuns:
     """Read, check and rank TREC run files on Spark; register ``runs, run_results, run_topics``.
 
@@ -284,6 +287,11 @@ def load_runs(
     registered before (:func:`load_qrels`); the files it leaves, Spark SQL reads, with the
     same rules and messages. Such runs have no ``run_results`` rows (the evaluation reads
     their judged rows): for a write-back (:mod:`evalwh.spark.writeback`), read with Spark SQL.
+
+    Excluded documents (methods §17): the pairs :func:`load_qrels` and :func:`load_exclusions`
+    registered (``spark_excluded``), and with ``identical_ids`` every document whose id is its
+    topic's id, leave the checked lines before they are ranked, so the ranks close up as
+    the warehouse's do; every file is then read by Spark SQL.
     """
     from evalwh.spark import ingest_selects, reader_rows
 
@@ -293,6 +301,11 @@ def load_runs(
     if progress:
         progress(f"listed {len(files):,} run files")
     reader_rows.pop(id(spark), None)
+    excluding = identical_ids or spark.catalog.tableExists("spark_excluded")
+    if excluding and reader == "evalwh":
+        reader = "spark"  # (the C reader ranks what it reads: exclusions go before ranking)
+        if progress:
+            progress("excluded documents leave the runs before ranking: Spark SQL reads every run file")
     taken: dict[int, _FileCheck] = {}
     digests: dict[int, str] = {}
     missing = 0
@@ -346,6 +359,9 @@ def load_runs(
         "collection_id STRING, run_id STRING, tag STRING, source_file STRING, sha256 STRING, "
         "line_count BIGINT",
     ).hint(BROADCAST).createOrReplaceTempView("runs")
+    excluded = _exclude(spark, run_ids, identical_ids) if excluding else {}
+    if excluded and progress:
+        progress(f"excluded documents removed {sum(excluded.values()):,} lines from {len(excluded):,} runs")
     statements = ingest_selects(
         sql.query(_INGEST, "insert_run_results"),
         {"collection_id": collection, "run_ids": run_ids},
@@ -354,7 +370,49 @@ def load_runs(
         spark.sql(query).createOrReplaceTempView(_AS_WAREHOUSE.get(relation, relation))
     if taken:
         _register_reader_rows(spark, collection, run_ids, rel, float32_ties)
-    return LoadedRuns(run_ids, files, line_counts, len(taken), missing)
+    return LoadedRuns(run_ids, files, line_counts, len(taken), missing, excluded)
+
+
+def _exclude(spark: Any, run_ids: list[str], identical_ids: bool) -> dict[str, int]:
+    """Remove the excluded documents from the checked lines (``staged_lines``) before ranking.
+
+    Returns the lines removed per run (runs that lost any).
+    """
+    from pyspark.sql import functions as F
+
+    staged = spark.table("staged_lines")
+    kept = staged
+    if spark.catalog.tableExists("spark_excluded"):
+        kept = kept.join(F.broadcast(spark.table("spark_excluded")), on=["query_id", "doc_id"], how="left_anti")
+    if identical_ids:
+        kept = kept.where(F.col("query_id") != F.col("doc_id"))
+    kept = kept.localCheckpoint(eager=True)
+    before = {r["file_index"]: r["n"] for r in staged.groupBy("file_index").agg(F.count("*").alias("n")).collect()}
+    after = {r["file_index"]: r["n"] for r in kept.groupBy("file_index").agg(F.count("*").alias("n")).collect()}
+    kept.createOrReplaceTempView("staged_lines")
+    lost = {run_ids[i]: n - after.get(i, 0) for i, n in before.items()}
+    return {run: n for run, n in sorted(lost.items()) if n}
+
+
+def load_exclusions(spark: Any, paths: Sequence[str | os.PathLike[str]]) -> int:
+    """Read exclusion files (``topic docid`` a line; local files) and add their pairs to ``spark_excluded``.
+
+    The files are small and read here, as ``evalwh exclusions add`` reads them
+    (:mod:`evalwh.io.exclusions`, with its messages). Returns the pairs added.
+    """
+    from pathlib import Path
+
+    from evalwh.io.exclusions import read_exclusions
+
+    pairs: set[tuple[str, str]] = set()
+    for path in paths:
+        found = read_exclusions(Path(path))
+        pairs.update(zip(found.query_id, found.doc_id))
+    frame = spark.createDataFrame(sorted(pairs), "query_id STRING, doc_id STRING")
+    if spark.catalog.tableExists("spark_excluded"):
+        frame = frame.union(spark.table("spark_excluded")).distinct()
+    frame.localCheckpoint(eager=True).createOrReplaceTempView("spark_excluded")
+    return len(pairs)
 
 
 def _read_on_executors(
@@ -529,13 +587,18 @@ def load_qrels(
     *,
     collection: str = "spark",
     qrels_id: str = "default",
+    exclusion_labels: bool = True,
 ) -> int:
     """Read and check qrels file(s) on Spark as one qrels set; register the view ``qrels``.
 
     Grades are finite numbers, stored as DOUBLE. A bad file raises
     :class:`~evalwh.errors.IngestError` with the warehouse's message and nothing is
-    registered. Returns the number of judgments.
+    registered. Returns the number of judgments. With ``exclusion_labels`` (the default)
+    lines labelled -100 are excluded documents, not grades (methods §17): they leave the
+    qrels for the view ``spark_excluded``, which :func:`load_runs` removes from the runs.
     """
+    if spark.catalog.tableExists("spark_excluded"):
+        spark.catalog.dropTempView("spark_excluded")  # (a new evaluation's exclusions)
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     files = list_files(spark, paths, "qrels")
@@ -570,12 +633,20 @@ def load_qrels(
             f"document {r['doc_id']!r} is judged twice for topic {r['query_id']!r} "
             f"(first on line {r['first_line_of_doc']})",
         )
+    judgments = int(sum(counts.values()))
+    if exclusion_labels:
+        labelled = spark.sql(
+            "SELECT DISTINCT query_id, doc_id FROM spark_qrels_fields WHERE relevance = -100.0D"
+        ).localCheckpoint(eager=True)
+        if labelled.count():
+            labelled.createOrReplaceTempView("spark_excluded")
+            judgments -= spark.sql("SELECT count(*) AS n FROM spark_qrels_fields WHERE relevance = -100.0D").first()["n"]
     qrels = spark.sql(
         "SELECT CAST(:collection AS STRING) AS collection_id, CAST(:qrels_id AS STRING) AS qrels_id, "
-        "query_id, iteration, doc_id, relevance FROM spark_qrels_fields",
+        "query_id, iteration, doc_id, relevance FROM spark_qrels_fields"
+        + (" WHERE relevance <> -100.0D" if exclusion_labels else ""),
         args={"collection": collection, "qrels_id": qrels_id},
     )
-    judgments = int(sum(counts.values()))
     # the judgments' join with the ranked lines (04_judged_rows.sql) broadcasts them, so that
     # the lines are not shuffled and sorted again for it (Spark, not knowing the size of a
     # materialised relation, may otherwise broadcast the lines or sort both sides)
@@ -593,6 +664,9 @@ def evaluate_files(
     ignore_extra_fields: bool = False,
     progress: Progress | None = None,
     reader: str = "spark",
+    exclusions: Sequence[str | os.PathLike[str]] = (),
+    identical_ids: bool = False,
+    exclusion_labels: bool = True,
     **options: Any,
 ) -> pd.DataFrame:
     """Evaluate run files against qrels file(s) entirely on Spark; per-topic values.
@@ -601,19 +675,25 @@ def evaluate_files(
     SQL's, or ``"evalwh"``, evalwh's C reader on the executors), then runs the evaluation
     context and the metric SQL (:func:`evalwh.spark.evaluate`; ``options`` are its options:
     ``depths, rel, unjudged, depth_cap, float32_ties, averaging, typed_names``).
-    ``progress`` is told each stage as it ends.
+    ``progress`` is told each stage as it ends. Excluded documents (methods §17): qrels
+    lines labelled -100 (unless ``exclusion_labels`` is false), the pairs of the
+    ``exclusions`` files and, with ``identical_ids``, documents whose id is their topic's
+    leave the runs before ranking, as in the warehouse.
 
     Returns:
         ``run_id, query_id, measure, value``, as ``Warehouse.evaluate(per_query=True)``.
     """
     from evalwh.spark import evaluate
 
-    judgments = load_qrels(spark, qrels, collection=collection)
+    judgments = load_qrels(spark, qrels, collection=collection, exclusion_labels=exclusion_labels)
     if progress:
         progress(f"read {judgments:,} judgments")
+    if exclusions:
+        load_exclusions(spark, exclusions)
     load_runs(
         spark, runs, collection=collection, ignore_extra_fields=ignore_extra_fields, progress=progress,
         reader=reader, rel=options.get("rel", 1), float32_ties=options.get("float32_ties", False),
+        identical_ids=identical_ids,
     )  # fmt: skip
     frame = evaluate(spark, measures, collection=collection, **options)
     if progress:

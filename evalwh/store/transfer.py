@@ -612,6 +612,20 @@ _RULES: list[tuple[str, str, str]] = [
         "({c}, run_id) NOT IN (SELECT (collection_id, run_id) FROM known_runs)",
         "run {run_id!r} is not among the runs of its collection (runs)",
     ),
+    # excluded documents (schema/024_exclusions.sql, methods §17)
+    ("excluded_documents", "origin NOT IN ('qrels', 'file')", "origin {origin!r} is not qrels or file"),
+    (
+        "exclusion_sources",
+        "origin NOT IN ('qrels', 'file', 'rule') OR (origin = 'rule' AND source <> 'identical_ids')",
+        "source {origin!r} {source!r} is not a qrels set, a file or the rule identical_ids",
+    ),
+    ("exclusion_sources", "pairs < 0", "pairs {pairs} is negative"),
+    (
+        "run_exclusions",
+        "({c}, run_id) NOT IN (SELECT (collection_id, run_id) FROM known_runs)",
+        "run {run_id!r} is not among the runs of its collection (runs)",
+    ),
+    ("run_exclusions", "rank < 1", "rank {rank} of a removed line is not a rank (1 or more)"),
 ]
 # what each known_* relation holds: (table, its columns)
 _KNOWN = {

@@ -10,6 +10,7 @@ WITH retrieved AS (
     FROM run_topics AS rt
     SEMI JOIN ev_runs AS e USING (collection_id, run_id)
     WHERE rt.collection_id = $collection_id
+      AND rt.num_ret > 0  -- (a list excluded documents emptied, methods §17: not returned)
 ),
 judged_counts AS (
     -- read on condensed lists only (the variable is a constant to the planner)

@@ -1,5 +1,5 @@
 -- name: delete_run
--- description: Delete one stored run (ingest --replace): its rows and cached rows by key, its lists, builds and entry.
+-- description: Delete one stored run (ingest --replace): its rows and cached rows by key, its lists, builds, losses to exclusions and entry.
 -- params: collection_id VARCHAR, run_id VARCHAR
 -- The (topic, document) pairs its lines referred to are noted in dropped_pairs first: other
 -- runs may share them, so drop_unused_pairs.sql, once the command's deletions are done,
@@ -26,5 +26,7 @@ WHERE build_key IN (
 DELETE FROM judged_builds WHERE collection_id = $collection_id AND run_id = $run_id;
 
 DELETE FROM run_topics WHERE collection_id = $collection_id AND run_id = $run_id;
+
+DELETE FROM run_exclusions WHERE collection_id = $collection_id AND run_id = $run_id;
 
 DELETE FROM runs WHERE collection_id = $collection_id AND run_id = $run_id;

@@ -1,6 +1,6 @@
 -- The descriptions of a new warehouse (schema/baseline/warehouse.sql): what one row of each
 -- table and view is, which command fills it, and notes on some columns, as the steps
--- schema/001_core.sql .. schema/022_float32_ranking.sql leave them (`evalwh schema` lists
+-- schema/001_core.sql .. schema/024_exclusions.sql leave them (`evalwh schema` lists
 -- them). Kept apart so that a throw-away warehouse (evalwh.evaluate's) can skip them; a new
 -- step that adds or changes a description changes it here too (tests/test_schema.py).
 
@@ -42,6 +42,9 @@ COMMENT ON TABLE budget_experiments IS 'One row per (collection, budget experime
 COMMENT ON TABLE budget_results IS 'One row per (collection, experiment, strategy, seed, budget): relevant found, tau_b, tau_ap, significant pairs kept, judged share; filled by `evalwh experiment budget`.';
 COMMENT ON TABLE qrels_external IS 'One row per (collection, qrels set) ingested from ir_datasets (irds:ID): dataset id, ir_datasets version, the qrels file''s SHA-256, the grade definitions (JSON); filled by `evalwh ingest qrels irds:ID`.';
 COMMENT ON TABLE run_ir_metadata IS 'One row per (collection, run) whose file opened with an ir_metadata block: the block as JSON; filled by `evalwh ingest runs`.';
+COMMENT ON TABLE excluded_documents IS 'One row per (collection, source, topic, document) no run may count (methods §17): a qrels line labelled -100 (origin ''qrels'') or an exclusion file''s line (origin ''file''); filled by `evalwh ingest qrels` and `evalwh exclusions add`.';
+COMMENT ON TABLE exclusion_sources IS 'One row per (collection, source of exclusions): a qrels set with -100 lines, an exclusion file (SHA-256, pairs) or the rule identical_ids (a document whose id is its topic''s id); filled by `evalwh ingest qrels` and `evalwh exclusions add`.';
+COMMENT ON TABLE run_exclusions IS 'One row per (collection, run, topic, document) the exclusions removed from a run before ranking (its losses), rank as given before the ranks closed up; filled by every ingest; `evalwh exclusions losses` lists them.';
 
 -- Views: the grain.
 COMMENT ON VIEW ranked_results IS 'One row per (collection, run, topic, document): score, rank, rank as given.';

@@ -775,6 +775,49 @@ SELECT
     metadata
 FROM run_ir_metadata;
 
+-- 024_exclusions: excluded documents (methods §17), (topic, document) pairs of a collection
+-- that no run may count, with where each came from, and what their removal took from each run.
+--
+-- One row per (collection, source, topic, document) excluded:
+--   origin   'qrels' (a line labelled -100 of the qrels set named by source: it leaves the
+--            set and enters here) | 'file' (a line `topic docid` of the exclusion file named
+--            by source)
+-- The collection rule "a document whose id equals its topic's id is excluded" (BEIR's
+-- ArguAna and Quora; ir_datasets' ignore_identical_ids) is a source of its own (origin
+-- 'rule', source 'identical_ids') without rows here: it holds for every topic.
+CREATE TABLE excluded_documents (
+    collection_id VARCHAR NOT NULL,
+    origin        VARCHAR NOT NULL,
+    source        VARCHAR NOT NULL,
+    query_id      VARCHAR NOT NULL,
+    doc_id        VARCHAR NOT NULL
+);
+
+-- One row per (collection, source of exclusions): a qrels set with -100 lines, an exclusion
+-- file (its content's SHA-256 and lines) or the identical-id rule.
+CREATE TABLE exclusion_sources (
+    collection_id VARCHAR NOT NULL,
+    origin        VARCHAR NOT NULL,
+    source        VARCHAR NOT NULL,
+    sha256        VARCHAR,
+    pairs         BIGINT NOT NULL,
+    created_at    TIMESTAMP NOT NULL DEFAULT current_timestamp
+);
+
+-- One row per (collection, run, topic, document) the exclusions removed from a run before
+-- it was ranked: the run's losses. rank is the document's rank in the run as given (trec_eval
+-- order, before the ranks closed up); the run's stored lines (run_rows) are the others, ranked
+-- 1, 2, ... again.
+CREATE TABLE run_exclusions (
+    collection_id VARCHAR NOT NULL,
+    run_id        VARCHAR NOT NULL,
+    query_id      VARCHAR NOT NULL,
+    doc_id        VARCHAR NOT NULL,
+    score         DOUBLE NOT NULL,
+    rank          INTEGER NOT NULL,
+    rank_given    VARCHAR
+);
+
 -- The steps this file stands for, in order. A step added later and not yet folded in here
 -- is applied after this file, as on an older warehouse (and tests/test_schema.py fails).
 INSERT INTO schema_migrations (name) VALUES
@@ -798,4 +841,5 @@ INSERT INTO schema_migrations (name) VALUES
     ('019_pool_order'),
     ('020_external_sources'),
     ('021_float32_order'),
-    ('022_float32_ranking');
+    ('022_float32_ranking'),
+    ('024_exclusions');

@@ -269,6 +269,9 @@ def build_report(
     step("figures", started)
 
     overview = _overview(topics, unjudged, runs_meta, opts, judged)
+    from evalwh.store.ingest.exclusions import summary as exclusions_summary
+
+    overview["excluded"] = exclusions_summary(wh, collection)  # methods §17
     matrix_measures = [perf for _, perf, _, depth in columns if depth is not None]
     return Report(
         collection=collection,

@@ -609,6 +609,7 @@ def _provenance_facts(report: Report) -> list[tuple[str, str]]:
             f"{q['qrels_id']} ({q['kind']}) from {q['source_file']}, "
             f"{_count(q['line_count'])} lines, sha256 {q['sha256']}",
         ),
+        *([("Excluded documents", report.overview["excluded"])] if report.overview.get("excluded") else []),
         ("Options", json.dumps(options_record(report.options), sort_keys=True)),
     ]
 

@@ -70,6 +70,7 @@ __all__ = [
     "ingest_runs",
     "ingest_run_metadata",
     "ingest_qrels_and_runs",
+    "add_exclusions",
     "IngestResult",
     "Progress",
     # used elsewhere in evalwh (the direct evaluation, trec_eval, transfer, the CLI)
@@ -104,6 +105,7 @@ def ingest_qrels(
     model: str | None = None,
     prompt: str | os.PathLike[str] | None = None,
     round: int | None = None,
+    exclusion_labels: bool = True,
 ) -> IngestResult | list[IngestResult]:
     """Ingest TREC qrels (``qid iter docid rel``) or judgment records from files or a DataFrame.
 
@@ -131,6 +133,9 @@ def ingest_qrels(
         model: The model that produced the labels.
         prompt: A file holding the judging prompt; its text is stored once, by sha256.
         round: The round or iteration of judging.
+        exclusion_labels: Read lines labelled -100 as excluded documents, not grades: they
+            leave the set for the collection's exclusions (methods §17). ``False`` keeps
+            them as trec_eval reads them (a negative grade: pooled, not judged).
 
     Returns:
         What happened to each set (one result for one source, a list for a list of several):
@@ -197,7 +202,10 @@ def ingest_qrels(
             if is_table_file(item):
                 item = read_table(item)  # type: ignore[arg-type]
             results.append(
-                ingest_qrels_source(wh, item, collection, qrels_id=name, replace=replace, provenance=provenance)
+                ingest_qrels_source(
+                    wh, item, collection, qrels_id=name, replace=replace, provenance=provenance,
+                    exclusion_labels=exclusion_labels,
+                )  # fmt: skip
             )
     return results if isinstance(sources, (list, tuple)) else results[0]
 
@@ -306,6 +314,8 @@ def ingest_qrels_and_runs(
     collection: str,
     ignore_extra_fields: bool = False,
     progress: Progress | None = None,
+    exclusions: Sequence[str | os.PathLike[str]] = (),
+    identical_ids: bool = False,
 ) -> tuple[IngestResult, list[IngestResult]]:
     """Ingest a qrels file (the set ``default``) and run files in one command and one transaction.
 
@@ -329,6 +339,7 @@ def ingest_qrels_and_runs(
             with wh.transaction():
                 stored = ingest_qrels(wh, qrels, collection=collection)
                 assert not isinstance(stored, list)  # (one source, one set)
+                add_exclusions(wh, collection, exclusions, identical_ids)
                 results = _ingest_runs(
                     wh, list(runs), collection, None, False, ignore_extra_fields, progress
                 )
@@ -336,6 +347,22 @@ def ingest_qrels_and_runs(
     except ReplaceError as clash:  # (the transaction ends with it: nothing of it stays)
         raise clash.elsewhere() from None
     return stored, results
+
+
+def add_exclusions(
+    wh: Store, collection: str, files: Sequence[str | os.PathLike[str]], identical_ids: bool
+) -> None:
+    """Store exclusion files and the rule identical_ids in the caller's transaction (methods §17).
+
+    Each file is named by its name as given; one stored with other pairs is replaced (the
+    command that gives it says which exclusions hold).
+    """
+    from evalwh.store.ingest.exclusions import add_file, set_identical_ids
+
+    for file in files:
+        add_file(wh, file, collection, replace=True)
+    if identical_ids:
+        set_identical_ids(wh, collection)
 
 
 def ingest_run_metadata(

@@ -23,6 +23,7 @@ from evalwh.store.ingest.bookkeeping import (
     store_float32_order,
 )
 from evalwh.store.ingest.cache import JudgedCache
+from evalwh.store.ingest.exclusions import apply as apply_exclusions
 from evalwh.store.ingest.general import _drop_staging
 from evalwh.store.ingest.keyed import registered
 from evalwh.store.ingest.results import IngestResult
@@ -220,5 +221,6 @@ def ingest_run_frame(
             wh.con.unregister("staged_frame")
         _drop_staging(wh)
         store_float32_order(wh, collection, accepted)
+        apply_exclusions(wh, collection, accepted, refresh=False)  # methods §17
         JudgedCache(wh, collection).finish(accepted)  # the evaluation cache, joined in SQL
     return results

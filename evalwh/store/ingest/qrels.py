@@ -24,6 +24,7 @@ from evalwh.errors import EvalWhError, IngestError, QueryError, ReplaceError
 from evalwh.io import formats
 from evalwh.io.frames import standard_columns
 from evalwh.io.judgments import Judgments, is_jsonl, parse_judgments
+import evalwh.store.ingest.exclusions as exclusions
 from evalwh.store.ingest.cache import refresh_cache
 from evalwh.store.ingest.files import READ_ERRORS, Spill
 from evalwh.store.ingest.frames import _first_duplicate, _show, check_frame_ids, frame_sha256
@@ -141,11 +142,15 @@ def ingest_qrels_source(
     replace: bool,
     provenance: Provenance | None = None,
     label: str | None = None,
+    exclusion_labels: bool = True,
 ) -> IngestResult:
     """Ingest a qrels file (TREC or JSON lines) or DataFrame inside the caller's transaction.
 
     See :meth:`evalwh.warehouse.Warehouse.ingest_qrels`. ``label`` names the source in
-    messages and ``qrels_sets.source_file`` (default: the file's name, or ``DataFrame``).
+    messages and ``qrels_sets.source_file`` (default: the file's name, or ``DataFrame``). With
+    ``exclusion_labels`` (the default) lines labelled -100 are exclusions, not grades
+    (:mod:`evalwh.store.ingest.exclusions`); without, they stay in the set as trec_eval
+    reads them (a negative grade: pooled, not judged).
     """
     provenance = provenance or Provenance()
     if isinstance(source, (str, os.PathLike)):
@@ -159,10 +164,16 @@ def ingest_qrels_source(
                 return _ingest_judgments(wh, readable, label, collection, qrels_id, replace, provenance)
             if _is_probabilities(readable, label):
                 return _ingest_probabilities(wh, readable, label, collection, qrels_id, replace, provenance)
-            return _ingest_qrels(wh, readable, label, collection, qrels_id, replace, provenance)
+            return _ingest_qrels(
+                wh, readable, label, collection, qrels_id, replace, provenance,
+                exclusion_labels=exclusion_labels,
+            )  # fmt: skip
         finally:
             spill.close()
-    return _ingest_qrels(wh, source, label or "DataFrame", collection, qrels_id, replace, provenance)
+    return _ingest_qrels(
+        wh, source, label or "DataFrame", collection, qrels_id, replace, provenance,
+        exclusion_labels=exclusion_labels,
+    )  # fmt: skip
 
 
 def ingest_irds_qrels(
@@ -317,6 +328,7 @@ def _ingest_qrels(
     *,
     digest: str | None = None,
     details: pd.DataFrame | None = None,
+    exclusion_labels: bool = True,
 ) -> IngestResult:
     """Ingest a qrels file (``source``, named ``label`` in messages) or DataFrame.
 
@@ -373,10 +385,18 @@ def _ingest_qrels(
             wh.con.unregister("staged_qrels_frame")
         line_count = len(stage)
 
-    if existing is not None and list(existing[2:]) == provenance.row() and _same_judgments(wh, collection, qrels_id, details):
+    # lines labelled -100 leave the set for the collection's exclusions (methods §17)
+    excluded = exclusions.take_from_qrels(wh, collection, qrels_id) if exclusion_labels else 0
+    if (
+        existing is not None
+        and list(existing[2:]) == provenance.row()
+        and _same_judgments(wh, collection, qrels_id, details)
+        and (not exclusion_labels or exclusions.same_as_stored(wh, collection, qrels_id))
+    ):
         # the same judgments under another digest (a file re-spaced, or a set imported from an
         # export whose sha256 no file can be checked against): the set is as it was
         wh.con.execute("DROP TABLE IF EXISTS staged_qrels")
+        wh.con.execute("DROP TABLE IF EXISTS staged_excluded")
         return IngestResult("qrels", qrels_id, label, "unchanged", int(existing[1]))
     status = "ingested"
     if existing is not None:
@@ -403,6 +423,12 @@ def _ingest_qrels(
         [collection, qrels_id, label, digest, line_count, *provenance.row()],
     )
     wh.con.execute("DROP TABLE IF EXISTS staged_qrels")
+    changed = False
+    if exclusion_labels:
+        changed = exclusions.store_from_qrels(wh, collection, qrels_id, digest)
+    elif existing is not None:
+        exclusions.drop_qrels_exclusions(wh, collection, qrels_id)
+        changed = True
     if details is not None:
         wh.con.register("staged_details", details)
         try:
@@ -415,8 +441,16 @@ def _ingest_qrels(
     # the evaluation cache of the runs already stored, for these judgments (see JudgedCache)
     runs = wh.con.execute("SELECT count(*) FROM runs WHERE collection_id = ?", [collection])
     if runs.fetchall()[0][0]:
+        if changed:  # the runs filtered again, their cache rebuilt for every set
+            exclusions.apply(wh, collection)
         refresh_cache(wh, collection, qrels_id, None)
-    return IngestResult("qrels", qrels_id, label, status, int(line_count))
+    note = (
+        f"{excluded:,} lines labelled -100 are excluded documents, not grades: they left the"
+        " set for the collection's exclusions (methods §17)"
+        if excluded
+        else None
+    )
+    return IngestResult("qrels", qrels_id, label, status, int(line_count), note)
 
 
 def _same_judgments(wh: Store, collection: str, qrels_id: str, details: pd.DataFrame | None) -> bool:

@@ -17,9 +17,11 @@ class IngestResult:
     source: str
     status: str
     lines: int
+    note: str | None = None  # what else the ingest did, said on a line of its own
 
     def message(self) -> str:
         """A one-line human summary."""
         if self.status == "unchanged":
             return f"{self.kind} {self.name!r} from {self.source}: already ingested, unchanged"
-        return f"{self.kind} {self.name!r} from {self.source}: {self.status} ({self.lines:,} lines)"
+        said = f"{self.kind} {self.name!r} from {self.source}: {self.status} ({self.lines:,} lines)"
+        return f"{said}\n  {self.note}" if self.note else said

@@ -20,6 +20,7 @@ from evalwh.io.ir_metadata import skip_block
 from evalwh.store.ingest.bookkeeping import _clash, _delete_run, _drop_unused_pairs, _stored_runs
 from evalwh.store.ingest.bookkeeping import store_float32_order
 from evalwh.store.ingest.cache import JudgedCache
+from evalwh.store.ingest.exclusions import apply as apply_exclusions
 from evalwh.store.ingest.files import (
     READ_ERRORS,
     RunFile,
@@ -207,6 +208,9 @@ def ingest_prepared(
                 progress(done, len(files))
         stored_here.flush()
         store_float32_order(wh, collection, general)  # (the reader counted its own runs')
+        # the collection's excluded documents leave the new runs, ranks closed up (methods §17)
+        new = [r.name for r in results.values() if r.status != "unchanged"]
+        apply_exclusions(wh, collection, new, refresh=fill_cache)
         cache.finish(general, stored_here.runs)
         return [results[f.label] for f in files]
     finally:

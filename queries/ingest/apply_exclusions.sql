@@ -1,0 +1,152 @@
+-- name: apply_exclusions
+-- description: Remove a collection's excluded documents from runs' ranked lists (ranks closed up), and put back rows no exclusion names any more.
+-- params: collection_id VARCHAR, runs VARCHAR[]
+-- methods §17. A run's lists are ranked in trec_eval's order at ingest (run_rows.rank); an
+-- excluded document leaves its list, goes to run_exclusions with the rank it had, and the
+-- documents below it move up: the list is ranked as if the run had never returned it,
+-- which is what trec_eval gives on the run file with those lines deleted (score order is
+-- not changed by removing lines). Lists already filtered are first restored to the run as
+-- given, then filtered by the exclusions as they are now, so a source replaced or removed
+-- gives rows back. runs NULL: every run of the collection. The caller skips this file when
+-- the collection has neither exclusions nor removed rows.
+
+-- Removed rows get their (topic, document) key back (an import, or a run's deletion, may
+-- have dropped it): max + 1 onwards, as store_ranked.sql gives keys. First: the documents
+-- excluded now are found by these keys too.
+INSERT INTO documents (collection_id, query_id, doc_id, doc_key)
+SELECT
+    $collection_id,
+    m.query_id,
+    m.doc_id,
+    (SELECT coalesce(max(doc_key), 0) FROM documents) + row_number() OVER (ORDER BY m.query_id, m.doc_id)
+FROM (
+    SELECT DISTINCT x.query_id, x.doc_id
+    FROM run_exclusions AS x
+    WHERE x.collection_id = $collection_id
+      AND ($runs IS NULL OR list_contains($runs, x.run_id))
+) AS m
+WHERE NOT EXISTS (
+    SELECT 1 FROM documents AS d
+    WHERE d.collection_id = $collection_id AND d.query_id = m.query_id AND d.doc_id = m.doc_id
+);
+
+-- The documents excluded now: a listed pair, or (the rule identical_ids) a document whose
+-- id is its topic's id.
+CREATE OR REPLACE TEMP TABLE ex_pairs AS
+SELECT DISTINCT query_id, doc_id
+FROM excluded_documents
+WHERE collection_id = $collection_id;
+
+CREATE OR REPLACE TEMP TABLE ex_docs AS
+SELECT d.doc_key
+FROM documents AS d
+SEMI JOIN ex_pairs AS p USING (query_id, doc_id)
+WHERE d.collection_id = $collection_id
+UNION
+SELECT d.doc_key
+FROM documents AS d
+WHERE d.collection_id = $collection_id
+  AND d.doc_id = d.query_id
+  AND EXISTS (
+      SELECT 1 FROM exclusion_sources AS s
+      WHERE s.collection_id = $collection_id AND s.origin = 'rule' AND s.source = 'identical_ids'
+  );
+
+-- The lists to rebuild: those holding an excluded document, and those with removed rows.
+CREATE OR REPLACE TEMP TABLE ex_lists AS
+SELECT t.list_key, t.run_id, t.query_id
+FROM run_topics AS t
+WHERE t.collection_id = $collection_id
+  AND ($runs IS NULL OR list_contains($runs, t.run_id))
+  AND (
+      t.list_key IN (SELECT r.list_key FROM run_rows AS r SEMI JOIN ex_docs USING (doc_key))
+      OR EXISTS (
+          SELECT 1 FROM run_exclusions AS x
+          WHERE x.collection_id = $collection_id AND x.run_id = t.run_id AND x.query_id = t.query_id
+      )
+  );
+
+CREATE OR REPLACE TEMP TABLE ex_removed AS
+SELECT l.list_key, d.doc_key, x.score, x.rank, x.rank_given AS given
+FROM run_exclusions AS x
+JOIN ex_lists AS l USING (run_id, query_id)
+JOIN documents AS d
+    ON d.collection_id = $collection_id AND d.query_id = x.query_id AND d.doc_id = x.doc_id
+WHERE x.collection_id = $collection_id;
+
+-- A kept row at closed rank k had rank k + (removed rows j, by rank, with rank_j - j < k):
+-- rank_j - j is the number of kept rows above the j-th removed one.
+CREATE OR REPLACE TEMP TABLE ex_gaps AS
+SELECT list_key, rank - row_number() OVER (PARTITION BY list_key ORDER BY rank) AS kept_above
+FROM ex_removed;
+
+-- Every row of those lists at its rank as given; given is the rank column's text.
+CREATE OR REPLACE TEMP TABLE ex_all AS
+SELECT
+    a.list_key,
+    a.doc_key,
+    a.score,
+    a.rank,
+    a.given,
+    a.doc_key IN (SELECT doc_key FROM ex_docs) AS excluded
+FROM (
+    SELECT
+        r.list_key,
+        r.doc_key,
+        r.score,
+        CAST(r.rank + (
+            SELECT count(*) FROM ex_gaps AS g WHERE g.list_key = r.list_key AND g.kept_above < r.rank
+        ) AS INTEGER) AS rank,
+        coalesce(r.rank_given, CAST(r.rank AS VARCHAR)) AS given
+    FROM run_rows AS r
+    SEMI JOIN ex_lists USING (list_key)
+    UNION ALL
+    SELECT list_key, doc_key, score, rank, given
+    FROM ex_removed
+) AS a;
+
+DELETE FROM run_rows WHERE list_key IN (SELECT list_key FROM ex_lists);
+
+DELETE FROM run_exclusions AS x
+USING ex_lists AS l
+WHERE x.collection_id = $collection_id AND x.run_id = l.run_id AND x.query_id = l.query_id;
+
+-- The kept rows ranked 1, 2, ... again; rank_given NULL where the rank column says the rank.
+INSERT INTO run_rows (list_key, doc_key, score, rank, rank_given)
+SELECT list_key, doc_key, score, rank, CASE WHEN given = CAST(rank AS VARCHAR) THEN NULL ELSE given END
+FROM (
+    SELECT
+        list_key,
+        doc_key,
+        score,
+        CAST(row_number() OVER (PARTITION BY list_key ORDER BY rank) AS INTEGER) AS rank,
+        given
+    FROM ex_all
+    WHERE NOT excluded
+)
+ORDER BY list_key, rank;
+
+INSERT INTO run_exclusions (collection_id, run_id, query_id, doc_id, score, rank, rank_given)
+SELECT $collection_id, l.run_id, l.query_id, d.doc_id, a.score, a.rank, a.given
+FROM ex_all AS a
+JOIN ex_lists AS l USING (list_key)
+JOIN documents AS d USING (doc_key)
+WHERE a.excluded
+ORDER BY l.run_id, l.query_id, a.rank;
+
+-- A list the exclusions emptied keeps its row with num_ret 0: the run retrieved nothing
+-- for that topic (08_pairs.sql reads it as a topic the run did not return).
+UPDATE run_topics AS t
+SET num_ret = c.kept
+FROM (
+    SELECT list_key, CAST(count(*) FILTER (WHERE NOT excluded) AS INTEGER) AS kept
+    FROM ex_all
+    GROUP BY list_key
+) AS c
+WHERE t.list_key = c.list_key;
+
+DROP TABLE ex_pairs;
+DROP TABLE ex_docs;
+DROP TABLE ex_removed;
+DROP TABLE ex_gaps;
+DROP TABLE ex_all;
