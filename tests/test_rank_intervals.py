@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,6 +12,7 @@ from statsmodels.stats.multitest import multipletests
 
 from evalwh.errors import InsufficientDataError
 from evalwh.stats import rank_intervals as ri
+from evalwh.stats.compare import rank_table
 
 
 def _matrix(k: int = 12, n: int = 30, seed: int = 7) -> np.ndarray:
@@ -113,7 +116,7 @@ def _tiers_by_hand(values: np.ndarray, alpha: float) -> list[int]:
 
 def test_rank_table_tiers_equal_scipy_t_tests_with_statsmodels_holm() -> None:
     values = _matrix(k=12, n=30)
-    table = ri.rank_table(_frame(values))
+    table = rank_table(_frame(values))
     expected = dict(zip([f"r{i:02d}" for i in range(12)], _tiers_by_hand(values, 0.05), strict=True))
     assert dict(zip(table["run_id"], table["tier"], strict=True)) == expected
     assert table["tier"].nunique() > 1  # the example separates the runs into several tiers
@@ -127,7 +130,7 @@ def test_rank_table_uses_only_the_topics_every_run_has() -> None:
     values = _matrix(k=4, n=10)
     frame = _frame(values)
     frame = frame[~((frame["run_id"] == "r01") & (frame["query_id"] == "3"))]
-    table = ri.rank_table(frame)
+    table = rank_table(frame)
     kept = np.delete(values, 3, axis=1)
     assert set(table["n_topics"]) == {9}
     assert np.allclose(table.set_index("run_id").loc[[f"r{i:02d}" for i in range(4)], "mean"], kept.mean(axis=1))
@@ -151,3 +154,80 @@ def test_bad_input_says_what_is_wrong() -> None:
     pairs = pd.DataFrame({"run_a": ["x"], "run_b": ["y"], "reject": [True]})
     with pytest.raises(InsufficientDataError, match="'x', 'z' is missing"):
         ri.distinguishable(pairs, ["x", "y", "z"])
+
+
+# -- evalwh compare --ranks, evalwh.ranks, Warehouse.compare(ranks=True) -----------------------
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    from typer.testing import CliRunner
+
+    from evalwh.cli import app
+
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _expected(values: np.ndarray) -> pd.DataFrame:
+    """Ranks by pandas, intervals from the bootstrap ranks' quantiles, tiers by scipy + statsmodels."""
+    names = [f"r{i:02d}" for i in range(values.shape[0])]
+    # the topics in the order compare aligns them (sorted as text), which the draws index
+    by_name = values[:, np.argsort([str(t) for t in range(values.shape[1])])]
+    boot = ri.bootstrap_ranks(by_name, replicates=ri.DEFAULT_REPLICATES, seed=ri.DEFAULT_SEED)
+    return pd.DataFrame(
+        {
+            "run_id": names,
+            "rank": pd.Series(values.mean(axis=1)).rank(method="min", ascending=False).astype(int).to_numpy(),
+            "rank_low": np.sort(boot, axis=0)[int(np.ceil(0.025 * len(boot))) - 1],
+            "rank_high": np.sort(boot, axis=0)[int(np.ceil(0.975 * len(boot))) - 1],
+            "tier": _tiers_by_hand(values, 0.05),
+        }
+    ).set_index("run_id")
+
+
+@pytest.mark.parametrize("baseline", [[], ["-b", "r03"]])
+def test_compare_ranks_from_a_score_file(tmp_path, baseline: list[str]) -> None:
+    values = _matrix(k=10, n=25, seed=2)
+    path = tmp_path / "scores.csv"
+    _frame(values, "nDCG@10").to_csv(path, index=False)
+    code, out, err = _cli("compare", "--scores", str(path), "--ranks", *baseline, "-f", "csv")
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out), dtype={"run_id": str}).set_index("run_id")
+    expected = _expected(values)
+    pd.testing.assert_frame_equal(got.loc[expected.index, list(expected.columns)], expected, check_dtype=False)
+    code, out, _ = _cli("compare", "--scores", str(path), "--ranks", *baseline)
+    assert code == 0
+    assert "rank interval" in out and "2,000 bootstrap samples" in out and "seed 0" in out
+
+
+def test_compare_ranks_on_a_warehouse_and_the_api_agree(tmp_path) -> None:
+    import evalwh
+    from evalwh.io.demo_data import write_demo
+
+    files = write_demo(tmp_path / "demo")
+    db = tmp_path / "wh.duckdb"
+    with evalwh.Warehouse(db) as wh:
+        wh.ingest_qrels(files.qrels, collection="demo")
+        wh.ingest_runs(files.runs, collection="demo")
+    per_topic = evalwh.evaluate(files.qrels, files.runs, ["AP"], per_query=True)
+    wide = per_topic.pivot(index="run_id", columns="query_id", values="value").sort_index()
+    code, out, err = _cli("compare", "-c", "demo", "--all-runs", "-m", "AP", "--ranks", "--db", str(db), "-f", "csv")
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out)).set_index("run_id").loc[wide.index]
+    boot = ri.bootstrap_ranks(wide.to_numpy(), seed=ri.DEFAULT_SEED)
+    assert got["tier"].tolist() == _tiers_by_hand(wide.to_numpy(), 0.05)
+    assert got["rank_low"].tolist() == np.sort(boot, axis=0)[49].tolist()
+    assert got["rank_high"].tolist() == np.sort(boot, axis=0)[1949].tolist()
+    api = evalwh.ranks(per_topic[["run_id", "query_id", "measure", "value"]]).set_index("run_id").loc[wide.index]
+    columns = ["rank", "rank_low", "rank_high", "tier"]
+    pd.testing.assert_frame_equal(api[columns], got[columns], check_dtype=False, check_names=False)
+    via_files = evalwh.compare(files.qrels, files.runs, ["AP"], ranks=True).ranks.set_index("run_id").loc[wide.index]
+    pd.testing.assert_frame_equal(via_files[columns], got[columns], check_dtype=False, check_names=False)
+    with evalwh.Warehouse.open_reader(db) as wh:
+        assert wh.compare("AP", collection="demo", ranks=True).ranks["tier"].notna().all()
+
+
+def test_compare_ranks_with_decision_is_one_error_line(tmp_path) -> None:
+    code, _, err = _cli("compare", "a", "b", "--decision", "--ranks", "--db", str(tmp_path / "none.duckdb"))
+    assert code != 0
+    assert "--ranks do not apply" in err and len(err.strip().splitlines()) == 1

@@ -17,7 +17,8 @@ per-topic scores (``run_id, query_id, measure, value``) from the warehouse or an
   from it; tier 2 the same among the rest, and so on.
 * :func:`distinguishable`: the runs x runs matrix of rejected null hypotheses from a
   comparison of all pairs (:func:`evalwh.stats.compare.compare`).
-* :func:`rank_table`: all of it on a DataFrame of per-topic scores, one row per measure and run.
+* :func:`rank_frame`: all of it for one measure's matrix, one row per run; on a DataFrame of
+  per-topic scores, :func:`evalwh.stats.compare.rank_table` (and ``compare(..., ranks=True)``).
 
 The interval is a statement about this collection's topics as a sample: where the run's rank
 would fall on another topic set drawn like this one, the other runs held fixed. It does not
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
     import pandas as pd
     from numpy.typing import ArrayLike, NDArray
 
-    from evalwh.stats.compare import Comparison
 
 # the bootstrap's defaults: the same seed, the same intervals, at every call
 DEFAULT_SEED = 0
@@ -234,80 +234,72 @@ def distinguishable(pairs: pd.DataFrame, runs: Sequence[str], measure: str | Non
     return out
 
 
-def rank_table(
-    scores: pd.DataFrame,
+def rank_frame(
+    values: ArrayLike,
+    runs: Sequence[str],
+    distinct: ArrayLike,
     *,
-    runs: Sequence[str] | None = None,
-    measures: Sequence[str] | None = None,
-    test: str | None = None,
-    correction: str | None = None,
-    alpha: float = 0.05,
-    n_resamples: int = 10_000,
-    rng: int | None = None,
+    measure: str = "value",
     confidence: float = DEFAULT_CONFIDENCE,
     replicates: int = DEFAULT_REPLICATES,
     seed: int | None = DEFAULT_SEED,
-    comparison: Comparison | None = None,
 ) -> pd.DataFrame:
-    """Ranks, rank intervals and tiers of every run on every measure of per-topic ``scores``.
+    """One measure's rows of a rank table: ``measure, run_id, n_topics, mean, rank, rank_low, rank_high, tier``.
 
-    The runs are aligned on the topics every run has, as :func:`evalwh.stats.compare.compare`
-    aligns them; the tiers come from that function's comparison of all pairs with ``test``,
-    ``correction``, ``alpha``, ``n_resamples`` and ``rng`` (the defaults of ``evalwh
-    compare``), or from ``comparison`` when one of all pairs is given.
-
-    Returns:
-        One row per measure and run, best rank first: ``measure, run_id, n_topics, mean,
-        rank, rank_low, rank_high, tier``. ``DataFrame.attrs`` holds ``replicates``, ``seed``,
-        ``confidence``, ``test``, ``correction`` and ``alpha``.
+    ``values`` is the runs x topics matrix (rows in the order of ``runs``), ``distinct`` the
+    runs x runs matrix of :func:`distinguishable`. Rows are sorted best rank first.
 
     Examples:
-        >>> import pandas as pd
-        >>> frame = pd.DataFrame({"run_id": ["a"] * 5 + ["b"] * 5 + ["c"] * 5, "query_id": list("vwxyz") * 3,
-        ...                       "measure": "AP", "value": [0.9, 0.8, 0.7, 0.9, 0.6, 0.5, 0.4, 0.9, 0.2, 0.3,
-        ...                                                  0.5, 0.6, 0.4, 0.3, 0.4]})
-        >>> rank_table(frame)[["run_id", "rank", "rank_low", "rank_high", "tier"]].values.tolist()
+        >>> v = np.array([[0.9, 0.8, 0.7, 0.9, 0.6], [0.5, 0.4, 0.9, 0.2, 0.3], [0.5, 0.6, 0.4, 0.3, 0.4]])
+        >>> d = np.array([[0, 0, 1], [0, 0, 0], [1, 0, 0]], dtype=bool)
+        >>> rank_frame(v, ["a", "b", "c"], d)[["run_id", "rank", "rank_low", "rank_high", "tier"]].values.tolist()
         [['a', 1, 1, 1, 1], ['b', 2, 2, 3, 1], ['c', 3, 2, 3, 2]]
     """
     import pandas as pd
 
-    from evalwh.stats.compare import _checked, _matrix, compare, family_procedure
+    matrix = _matrix_checked(values)
+    if len(runs) != matrix.shape[0]:
+        raise InsufficientDataError(f"rank intervals: {len(runs)} run names for {matrix.shape[0]} rows")
+    found = rank_intervals(matrix, confidence=confidence, replicates=replicates, seed=seed)
+    means = matrix.mean(axis=1)
+    table = pd.DataFrame(
+        {
+            "measure": measure,
+            "run_id": [str(r) for r in runs],
+            "n_topics": matrix.shape[1],
+            "mean": means,
+            "rank": found.rank,
+            "rank_low": found.low,
+            "rank_high": found.high,
+            "tier": tiers(means, distinct),
+        }
+    )
+    return table.sort_values(["rank", "tier", "run_id"], kind="stable", ignore_index=True)[TABLE_COLUMNS]
 
-    frame = _checked(scores)
-    family_runs = list(runs) if runs is not None else sorted(frame["run_id"].unique())
-    chosen = list(measures) if measures is not None else list(dict.fromkeys(frame["measure"]))
-    if comparison is None:
-        comparison = compare(
-            frame, runs=family_runs, measures=chosen, all_pairs=True, test=test or "t", correction=correction,
-            alpha=alpha, n_resamples=n_resamples, rng=rng,
-        )  # fmt: skip
-        chosen_test, chosen_correction = family_procedure(test, correction)
-        test_name, correction_name = chosen_test.value, chosen_correction.value
-    else:
-        first = comparison.families.iloc[0]
-        test_name, correction_name, alpha = str(first["test"]), str(first["correction"]), float(first["alpha"])
-    out = []
-    for measure in chosen:
-        matrix, _topics, _dropped = _matrix(frame[frame["measure"] == measure], family_runs, measure)
-        found = rank_intervals(matrix, confidence=confidence, replicates=replicates, seed=seed)
-        means = matrix.mean(axis=1)
-        tier = tiers(means, distinguishable(comparison.pairs, family_runs, measure))
-        table = pd.DataFrame(
-            {
-                "measure": measure,
-                "run_id": family_runs,
-                "n_topics": matrix.shape[1],
-                "mean": means,
-                "rank": found.rank,
-                "rank_low": found.low,
-                "rank_high": found.high,
-                "tier": tier,
-            }
-        )
-        out.append(table.sort_values(["rank", "tier", "run_id"], kind="stable"))
-    result = pd.concat(out, ignore_index=True)[TABLE_COLUMNS]
-    result.attrs.update(
-        replicates=replicates, seed=seed, confidence=confidence, test=test_name, correction=correction_name,
-        alpha=alpha,
-    )  # fmt: skip
-    return result
+
+_TESTS = {
+    "t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "sign": "sign test",
+    "randomization": "paired randomisation test", "bootstrap": "paired bootstrap test",
+    "tukey": "Tukey's HSD", "randomized_tukey": "randomised Tukey HSD", "anova": "one-way ANOVA then t",
+    "anova2": "two-way ANOVA then t",
+}  # fmt: skip
+_CORRECTIONS = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg", "by": "Benjamini-Yekutieli"}
+
+
+def rank_note(attrs: dict[str, object]) -> str:
+    """One sentence saying how the rank intervals and tiers of a rank table were made (its ``attrs``).
+
+    Examples:
+        >>> rank_note({"confidence": 0.95, "replicates": 2000, "seed": 0, "test": "t", "correction": "holm",
+        ...            "alpha": 0.05})
+        "rank interval: 95% percentile interval of the run's rank over 2,000 bootstrap samples of the topics (seed 0); tier: the runs the paired t-test (Holm over all pairs, alpha 0.05) cannot tell from the tier's best run, then the same among the rest"
+    """
+    test = _TESTS.get(str(attrs["test"]), str(attrs["test"]))
+    correction = str(attrs["correction"])
+    over = "no correction" if correction == "none" else f"{_CORRECTIONS.get(correction, correction)} over all pairs"
+    return (
+        f"rank interval: {float(attrs['confidence']):.0%} percentile interval of the run's rank over "  # type: ignore[arg-type]
+        f"{int(attrs['replicates']):,} bootstrap samples of the topics (seed {attrs['seed']}); "  # type: ignore[call-overload]
+        f"tier: the runs the {test} ({over}, alpha {float(attrs['alpha']):g}) cannot tell from the tier's best "  # type: ignore[arg-type]
+        "run, then the same among the rest"
+    )
