@@ -134,11 +134,17 @@ def _markdown_context(report: Report) -> dict[str, Any]:
         "leaderboard": _leaderboard_display(report),
         "leaderboard_note": _leaderboard_note(report),
         "leaderboard_notes": [
-            t for t in (_significance_note(report), _deeper_note(report), _ties_sentence(report)) if t
+            t
+            for t in (_significance_note(report), _rank_sentence(report), _deeper_note(report), _ties_sentence(report))
+            if t
         ],
         "pairs_heading": _pairs_heading(report),
         "pairs_test": _test_sentence(report),
         "pairs": _pairs_display(report),
+        "tiers_note": _tiers_sentence(report),
+        "tiers": _tiers_display(report),
+        "disagree_note": _disagreements_sentence(report),
+        "disagree": _disagreements_display(report),
         "proportions": _proportions_display(report),
         "methods": report.methods,
         "provenance_facts": _provenance_facts(report),
@@ -279,9 +285,44 @@ def _leaderboard_display(report: Report) -> pd.DataFrame:
     if marks and not baselines:
         out[f"> ({_label(lead)})"] = board["run_id"].map(lambda r: marks[(lead, r)]["better"])
         out[f"< ({_label(lead)})"] = board["run_id"].map(lambda r: marks[(lead, r)]["worse"])
+    ranks = _rank_of(report)
+    if ranks:
+        out[f"rank 95% ({_label(lead)})"] = board["run_id"].map(lambda r: ranks[r]["interval"])
+        out["tier"] = board["run_id"].map(lambda r: ranks[r]["tier"])
     out["topics"] = board["n_topics"]
     out["flag"] = board["flag"]
     return out
+
+
+def _rank_of(report: Report) -> dict[str, dict[str, Any]]:
+    """run -> its rank, rank interval (``2–5``) and tier on the lead measure; empty for one run."""
+    if report.ranks is None:
+        return {}
+    return {
+        r["run_id"]: {
+            "rank": int(r["rank"]),
+            "low": int(r["rank_low"]),
+            "high": int(r["rank_high"]),
+            "interval": f"{int(r['rank_low'])}–{int(r['rank_high'])}",
+            "tier": int(r["tier"]),
+        }
+        for r in report.ranks.to_dict("records")
+    }
+
+
+def _rank_sentence(report: Report) -> str:
+    """What the rank interval and tier columns are (empty for one run)."""
+    if report.ranks is None:
+        return ""
+    from evalwh.stats.rank_intervals import rank_note
+
+    lead = _label(str(report.ranks["measure"].iloc[0]))
+    tiers = int(report.ranks["tier"].max())
+    top = int((report.ranks["tier"] == 1).sum())
+    return (
+        f"Rank 95% and tier on {lead}: {rank_note(report.ranks.attrs)}. "
+        f"{_count_of(tiers, 'tier')}; tier 1 holds {_count_of(top, 'run')}."
+    )
 
 
 def _label(measure: str) -> str:
@@ -375,6 +416,7 @@ def _leaderboard_context(report: Report) -> dict[str, Any]:
     marks = _mark_of(report)
     baselines = report.options.baselines
     counts = bool(marks) and not baselines
+    ranks = _rank_of(report)
     lead = perf[0]
     # A_p@d columns whose A_p_ret@d twin is shown (else the A_p@d cell carries the flag)
     shown_twins = {m.replace("A_p_ret@", "A_p@") for m in measures if m.startswith("A_p_ret@")}
@@ -410,6 +452,7 @@ def _leaderboard_context(report: Report) -> dict[str, Any]:
             )
         pooled = record["pooled"]
         lead_mark = marks.get((lead, record["run_id"]))
+        rank = ranks.get(record["run_id"])
         rows.append(
             {
                 "position": record["position"],
@@ -422,6 +465,7 @@ def _leaderboard_context(report: Report) -> dict[str, Any]:
                 "topics": record["n_topics"],
                 "flagged": bool(record["flagged"]),
                 "flag": record["flag"],
+                "rank": rank,
             }
         )
     return {
@@ -430,6 +474,8 @@ def _leaderboard_context(report: Report) -> dict[str, Any]:
         "has_method": "method" in board,  # ir_metadata's method of the runs
         "measures": [_header(report, m) for m in measures],
         "counts": counts,
+        "ranked": bool(ranks),
+        "ranks_note": _rank_sentence(report),
         "lead": _label(lead),
         "rows": rows,
         "note": _leaderboard_note(report),
@@ -440,9 +486,9 @@ def _leaderboard_context(report: Report) -> dict[str, Any]:
 
 
 def _pairs_heading(report: Report) -> str:
-    if report.pairs.empty:
+    if report.pairs.empty and report.pair_mode != "summary":
         return "One run: no pairs to compare."
-    n = len(report.pairs) // max(report.pairs["column"].nunique(), 1)
+    n = len(report.pairs) // max(report.pairs["column"].nunique(), 1) if not report.pairs.empty else 0
     if report.pair_mode == "baseline":
         names = ", ".join(f"**{b}**" for b in report.options.baselines)
         if len(report.options.baselines) > 1:
@@ -450,16 +496,25 @@ def _pairs_heading(report: Report) -> str:
         return f"{_count_of(n, 'run')} against the baseline {names}, per depth."
     if report.pair_mode == "all":
         return "The one pair, per depth." if n == 1 else f"All {n} pairs, per depth."
+    total = report.family.get("n_pairs", 0)
+    weak = 0 if report.weak is None else len(report.weak)
+    if weak == 0:
+        return (
+            f"No pair of the {total:,} is weak (case 2 or 4) at any depth: every decision the "
+            "tests make is one the judgments support."
+        )
+    shown = min(n, weak)
     return (
-        f"{n} pairs: each run against the next one down the leaderboard (all pairs are in "
-        "the proportions below and in `evalwh compare --all-runs --layout long`)."
+        f"{weak:,} of the {total:,} pairs are weak (case 2 or 4: the judgments cannot support the "
+        f"comparison) at some depth; the first {shown} down the leaderboard"
+        + (":" if shown == weak else f" (all pairs: `evalwh matrix --layout pairs`):")
     )
 
 
 def _pairs_display(report: Report) -> pd.DataFrame:
     pairs = report.pairs
     if pairs.empty:
-        return pd.DataFrame({"run_a": [], "run_b": []})
+        return pd.DataFrame()
     columns = list(dict.fromkeys(pairs["column"]))
     keys = list(dict.fromkeys(zip(pairs["run_a"], pairs["run_b"], strict=True)))
     cell = pairs.set_index(["run_a", "run_b", "column"])
@@ -474,13 +529,103 @@ def _pairs_display(report: Report) -> pd.DataFrame:
     return out
 
 
+def _tiers_display(report: Report) -> pd.DataFrame:
+    """One row per tier: its runs' ranks and rank intervals, the lead measure's range, the runs."""
+    if report.ranks is None or report.pair_mode != "summary":
+        return pd.DataFrame()
+    lead = _label(str(report.ranks["measure"].iloc[0]))
+    rows = []
+    for tier, group in report.ranks.groupby("tier", sort=True):
+        rows.append(
+            {
+                "tier": int(tier),
+                "runs": len(group),
+                "ranks": f"{int(group['rank'].min())}–{int(group['rank'].max())}",
+                lead: f"{group['mean'].max():.4f}–{group['mean'].min():.4f}",
+                "members": ", ".join(short_id(r, 24) for r in group["run_id"]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _tiers_sentence(report: Report) -> str:
+    if report.ranks is None or report.pair_mode != "summary":
+        return ""
+    lead = _label(str(report.ranks["measure"].iloc[0]))
+    from evalwh.present.report.build import family_sentence
+
+    return (
+        f"Tiers on {lead}: tier 1 is the best run and every run the test cannot tell from it "
+        f"({family_sentence(report.options, report.family)}); tier 2 the same among the rest, "
+        "and so on. A run may sit in a later tier than a run below it on the board when it is "
+        "distinguishable from the earlier tier's best run and the lower run is not."
+    )
+
+
+def _disagreements_display(report: Report) -> pd.DataFrame:
+    """The first ``listed`` pairs the measures disagree on: each measure's outcome and means."""
+    frame = report.disagreements
+    if frame is None or frame.empty:
+        return pd.DataFrame()
+    measures = [c.removeprefix("outcome ") for c in frame.columns if c.startswith("outcome ")]
+    symbol = {1: ">>", 0: "==", -1: "<<"}
+    out = frame.head(report.options.listed)[["run_a", "run_b", "kind"]].copy()
+    shown = frame.head(report.options.listed)
+    for m in measures:
+        out[_label(m)] = [
+            f"{symbol[int(o)]} {a:.3f} vs {b:.3f}"
+            for o, a, b in zip(shown[f"outcome {m}"], shown[f"mean_a {m}"], shown[f"mean_b {m}"], strict=True)
+        ]
+    return out
+
+
+def _disagreements_sentence(report: Report) -> str:
+    frame = report.disagreements
+    if report.pair_mode != "summary" or frame is None:
+        return ""
+    conflicts = int((frame["kind"] == "conflict").sum())
+    partial = len(frame) - conflicts
+    total = report.family.get("n_pairs", 0)
+    if frame.empty:
+        return f"The leaderboard's measures agree on every one of the {total:,} pairs (same significant outcomes)."
+    shown = min(report.options.listed, len(frame))
+    conflict = (
+        "on no pair does one measure find the first run significantly better and another significantly worse"
+        if conflicts == 0
+        else f"on {_count_of(conflicts, 'pair')} one measure finds the first run significantly better and "
+        "another significantly worse (conflict)"
+    )
+    partly = "" if partial == 0 else f"; on {partial:,} some measures find a significant difference and others none (partial)"
+    which = "It" if shown == 1 else ("They" if shown == len(frame) else f"The first {shown}")
+    order = ", conflicts first, then down the leaderboard" if conflicts and partial else ", down the leaderboard"
+    return (
+        f"The leaderboard's measures disagree on {len(frame):,} of the {total:,} pairs: {conflict}"
+        f"{partly}. {which}{order if shown > 1 else ''}:"
+    )
+
+
 def _comparisons_context(report: Report) -> dict[str, Any]:
     """The listed pairs, one row per pair and one cell per column: the case and its strength
     (the cell's class), the outcomes, and the means with adjusted p-values, printed as well as
-    in the tooltip (hover alone is lost on paper)."""
+    in the tooltip (hover alone is lost on paper). In summary mode also the tiers and the pairs
+    the measures disagree on."""
     pairs = report.pairs
+    tiers = _tiers_display(report)
+    disagree = _disagreements_display(report)
+    summary = {
+        "summary": report.pair_mode == "summary",
+        "tiers_note": _tiers_sentence(report),
+        "tiers": [[str(v) for v in row] for row in tiers.itertuples(index=False)],
+        "tiers_columns": list(tiers.columns),
+        "disagree_note": _disagreements_sentence(report),
+        "disagree": [[str(v) for v in row] for row in disagree.itertuples(index=False)],
+        "disagree_columns": list(disagree.columns),
+    }
     if pairs.empty:
-        return {"heading": _pairs_heading(report), "test": "", "columns": [], "rows": []}
+        return {
+            "heading": _pairs_heading(report), "test": _test_sentence(report) if summary["summary"] else "",
+            "columns": [], "rows": [], **summary,
+        }  # fmt: skip
     columns = list(dict.fromkeys(pairs["column"]))
     rows = []
     for (a, b), group in pairs.groupby(["run_a", "run_b"], sort=False):
@@ -513,6 +658,7 @@ def _comparisons_context(report: Report) -> dict[str, Any]:
         "test": _test_sentence(report),
         "columns": [_column_label(pairs, c, report.deeper) for c in columns],
         "rows": rows,
+        **summary,
     }
 
 
@@ -523,7 +669,7 @@ def _short(measure: object) -> str:
 
 def _test_sentence(report: Report) -> str:
     """Which family, test and correction decided every outcome, and what "==" means under them."""
-    if report.pairs.empty:
+    if report.pairs.empty and report.pair_mode != "summary":
         return ""
     from evalwh.present.report.build import family_sentence
 
@@ -566,7 +712,7 @@ def _proportions_context(report: Report) -> dict[str, Any]:
         shares = {name: float(record[name]) for name in names}
         rows.append(
             {
-                "label": _column_label(report.pairs, record["column"], report.deeper),
+                "label": _column_label(report.proportions, record["column"], report.deeper),
                 "pairs": int(record["pairs"]),
                 "segments": [
                     {
