@@ -292,13 +292,13 @@ def rank_note(attrs: dict[str, object]) -> str:
     Examples:
         >>> rank_note({"confidence": 0.95, "replicates": 2000, "seed": 0, "test": "t", "correction": "holm",
         ...            "alpha": 0.05})
-        "rank interval: 95% percentile interval of the run's rank over 2,000 bootstrap samples of the topics (seed 0); tier: the runs the paired t-test (Holm over all pairs, alpha 0.05) cannot tell from the tier's best run, then the same among the rest"
+        "rank interval: the 95% percentile interval of the run's rank over 2,000 bootstrap samples of the topics (seed 0); tier: the runs the paired t-test (Holm over all pairs, alpha 0.05) cannot tell from the tier's best run, then the same among the rest"
     """
     test = _TESTS.get(str(attrs["test"]), str(attrs["test"]))
     correction = str(attrs["correction"])
     over = "no correction" if correction == "none" else f"{_CORRECTIONS.get(correction, correction)} over all pairs"
     return (
-        f"rank interval: {float(attrs['confidence']):.0%} percentile interval of the run's rank over "  # type: ignore[arg-type]
+        f"rank interval: the {float(attrs['confidence']):.0%} percentile interval of the run's rank over "  # type: ignore[arg-type]
         f"{int(attrs['replicates']):,} bootstrap samples of the topics (seed {attrs['seed']}); "  # type: ignore[call-overload]
         f"tier: the runs the {test} ({over}, alpha {float(attrs['alpha']):g}) cannot tell from the tier's best "  # type: ignore[arg-type]
         "run, then the same among the rest"

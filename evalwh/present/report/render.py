@@ -319,10 +319,12 @@ def _rank_sentence(report: Report) -> str:
     lead = _label(str(report.ranks["measure"].iloc[0]))
     tiers = int(report.ranks["tier"].max())
     top = int((report.ranks["tier"] == 1).sum())
-    return (
-        f"Rank 95% and tier on {lead}: {rank_note(report.ranks.attrs)}. "
-        f"{_count_of(tiers, 'tier')}; tier 1 holds {_count_of(top, 'run')}."
-    )
+    n = len(report.ranks)
+    if tiers == 1:
+        spread = f"All {n} runs are in tier 1: the test tells none of them from the best."
+    else:
+        spread = f"{tiers} tiers; tier 1 holds {_count_of(top, 'run')} of {n}."
+    return f"On {lead}, {rank_note(report.ranks.attrs)}. {spread}"
 
 
 def _label(measure: str) -> str:
