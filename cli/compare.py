@@ -249,6 +249,8 @@ def compare(
         return
     if scores and qrels is not None:
         raise EvalWhError("compare: give --scores (per-topic scores) or --qrels with run files, not both")
+    if ranks and (layout is not None or compact or all_columns):
+        raise EvalWhError("compare --ranks prints one row per run; --layout, --compact and --all-columns do not apply")
     if (scores or qrels is not None) and (collection is not None or all_runs or qrels_id != "default" or fill):
         raise EvalWhError(
             "compare: --collection, --all-runs, --qrels-id and --fill name warehouse contents; "

@@ -231,3 +231,5 @@ def test_compare_ranks_with_decision_is_one_error_line(tmp_path) -> None:
     code, _, err = _cli("compare", "a", "b", "--decision", "--ranks", "--db", str(tmp_path / "none.duckdb"))
     assert code != 0
     assert "--ranks do not apply" in err and len(err.strip().splitlines()) == 1
+    code, _, err = _cli("compare", "--scores", str(tmp_path / "none.csv"), "--ranks", "--layout", "wide")
+    assert code != 0 and "--layout, --compact and --all-columns do not apply" in err
