@@ -114,12 +114,26 @@ _RANK_COLUMN = """() => {
 }"""
 
 
-def test_150_runs_at_one_depth_in_chromium(wide, browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture(scope="module")
+def weak() -> object:
+    """150 runs, 30 topics, a depth-3 pool, reported at depths 3, 10 and 20: many weak pairs."""
+    wh = Warehouse(":memory:")
+    pooled_collection(wh, 150, topics=30, pool_depth=3, depth=20, seed=3)
+    return build_report(wh, "gen", ReportOptions(depths=(3, 10, 20), bounds=False))
+
+
+@pytest.mark.parametrize("case", ["one depth", "weak pairs"])
+def test_150_runs_in_chromium(wide, weak, browser, tmp_path: Path, case: str) -> None:  # type: ignore[no-untyped-def]
     """At 1,280 px: comparisons at most a quarter of the page; tiers and rank intervals shown;
-    every figure draws coloured marks (the runs figure at one depth is the caterpillar)."""
-    _, report = wide
+    every figure draws coloured marks (the runs figure at one depth is the caterpillar). The
+    second collection lists ten weak pairs over three depths."""
+    report = wide[1] if case == "one depth" else weak
     assert [f.key for f in report.figures][:3] == ["unjudged", "topics", "runs"]
-    assert report.figures[2].title.endswith("means and rank intervals")
+    if case == "one depth":
+        assert report.figures[2].title.endswith("means and rank intervals")
+    else:
+        assert len(report.weak) > report.options.listed
+        assert len(report.pairs) == report.options.listed * report.pairs["column"].nunique()
     page_file = tmp_path / "report.html"
     page_file.write_text(render_html(report), encoding="utf-8")
     page = browser.new_page(viewport={"width": WIDTH, "height": 900})
@@ -128,6 +142,8 @@ def test_150_runs_at_one_depth_in_chromium(wide, browser, tmp_path: Path) -> Non
         height = page.evaluate("document.documentElement.scrollHeight")
         section = page.evaluate("document.querySelector('#comparisons').getBoundingClientRect().height")
         assert section <= height / 4, (section, height)
+        if case == "weak pairs":
+            assert len(page.query_selector_all("#pairs-table tbody tr")) == report.options.listed
         tiers = page.eval_on_selector_all("#tiers-table tbody tr", "rows => rows.map(r => r.cells[0].textContent)")
         assert tiers == [str(t) for t in sorted(report.ranks["tier"].unique())]
         shown = page.evaluate(_RANK_COLUMN)
