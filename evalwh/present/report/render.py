@@ -26,6 +26,14 @@ import pandas as pd
 from markupsafe import Markup
 
 from evalwh.present.report.judgments import judgments_context
+from evalwh.present.report.ranks import (
+    disagreements_display,
+    disagreements_sentence,
+    rank_of,
+    rank_sentence,
+    tiers_display,
+    tiers_sentence,
+)
 from evalwh.present.report.model import short_id
 
 if TYPE_CHECKING:
@@ -135,16 +143,16 @@ def _markdown_context(report: Report) -> dict[str, Any]:
         "leaderboard_note": _leaderboard_note(report),
         "leaderboard_notes": [
             t
-            for t in (_significance_note(report), _rank_sentence(report), _deeper_note(report), _ties_sentence(report))
+            for t in (_significance_note(report), rank_sentence(report), _deeper_note(report), _ties_sentence(report))
             if t
         ],
         "pairs_heading": _pairs_heading(report),
         "pairs_test": _test_sentence(report),
         "pairs": _pairs_display(report),
-        "tiers_note": _tiers_sentence(report),
-        "tiers": _tiers_display(report),
-        "disagree_note": _disagreements_sentence(report),
-        "disagree": _disagreements_display(report),
+        "tiers_note": tiers_sentence(report),
+        "tiers": tiers_display(report),
+        "disagree_note": disagreements_sentence(report),
+        "disagree": disagreements_display(report),
         "proportions": _proportions_display(report),
         "methods": report.methods,
         "provenance_facts": _provenance_facts(report),
@@ -285,46 +293,13 @@ def _leaderboard_display(report: Report) -> pd.DataFrame:
     if marks and not baselines:
         out[f"> ({_label(lead)})"] = board["run_id"].map(lambda r: marks[(lead, r)]["better"])
         out[f"< ({_label(lead)})"] = board["run_id"].map(lambda r: marks[(lead, r)]["worse"])
-    ranks = _rank_of(report)
+    ranks = rank_of(report)
     if ranks:
         out[f"rank 95% ({_label(lead)})"] = board["run_id"].map(lambda r: ranks[r]["interval"])
         out["tier"] = board["run_id"].map(lambda r: ranks[r]["tier"])
     out["topics"] = board["n_topics"]
     out["flag"] = board["flag"]
     return out
-
-
-def _rank_of(report: Report) -> dict[str, dict[str, Any]]:
-    """run -> its rank, rank interval (``2–5``) and tier on the lead measure; empty for one run."""
-    if report.ranks is None:
-        return {}
-    return {
-        r["run_id"]: {
-            "rank": int(r["rank"]),
-            "low": int(r["rank_low"]),
-            "high": int(r["rank_high"]),
-            "interval": f"{int(r['rank_low'])}–{int(r['rank_high'])}",
-            "tier": int(r["tier"]),
-        }
-        for r in report.ranks.to_dict("records")
-    }
-
-
-def _rank_sentence(report: Report) -> str:
-    """What the rank interval and tier columns are (empty for one run)."""
-    if report.ranks is None:
-        return ""
-    from evalwh.stats.rank_intervals import rank_note
-
-    lead = _label(str(report.ranks["measure"].iloc[0]))
-    tiers = int(report.ranks["tier"].max())
-    top = int((report.ranks["tier"] == 1).sum())
-    n = len(report.ranks)
-    if tiers == 1:
-        spread = f"All {n} runs are in tier 1: the test tells none of them from the best."
-    else:
-        spread = f"{tiers} tiers; tier 1 holds {_count_of(top, 'run')} of {n}."
-    return f"On {lead}, {rank_note(report.ranks.attrs)}. {spread}"
 
 
 def _label(measure: str) -> str:
@@ -418,7 +393,7 @@ def _leaderboard_context(report: Report) -> dict[str, Any]:
     marks = _mark_of(report)
     baselines = report.options.baselines
     counts = bool(marks) and not baselines
-    ranks = _rank_of(report)
+    ranks = rank_of(report)
     lead = perf[0]
     # A_p@d columns whose A_p_ret@d twin is shown (else the A_p@d cell carries the flag)
     shown_twins = {m.replace("A_p_ret@", "A_p@") for m in measures if m.startswith("A_p_ret@")}
@@ -477,7 +452,7 @@ def _leaderboard_context(report: Report) -> dict[str, Any]:
         "measures": [_header(report, m) for m in measures],
         "counts": counts,
         "ranked": bool(ranks),
-        "ranks_note": _rank_sentence(report),
+        "ranks_note": rank_sentence(report),
         "lead": _label(lead),
         "rows": rows,
         "note": _leaderboard_note(report),
@@ -531,95 +506,20 @@ def _pairs_display(report: Report) -> pd.DataFrame:
     return out
 
 
-def _tiers_display(report: Report) -> pd.DataFrame:
-    """One row per tier: its runs' ranks and rank intervals, the lead measure's range, the runs."""
-    if report.ranks is None or report.pair_mode != "summary":
-        return pd.DataFrame()
-    lead = _label(str(report.ranks["measure"].iloc[0]))
-    rows = []
-    for tier, group in report.ranks.groupby("tier", sort=True):
-        rows.append(
-            {
-                "tier": int(tier),
-                "runs": len(group),
-                "ranks": f"{int(group['rank'].min())}–{int(group['rank'].max())}",
-                lead: f"{group['mean'].max():.4f}–{group['mean'].min():.4f}",
-                "members": ", ".join(short_id(r, 24) for r in group["run_id"]),
-            }
-        )
-    return pd.DataFrame(rows)
-
-
-def _tiers_sentence(report: Report) -> str:
-    if report.ranks is None or report.pair_mode != "summary":
-        return ""
-    lead = _label(str(report.ranks["measure"].iloc[0]))
-    from evalwh.present.report.build import family_sentence
-
-    return (
-        f"Tiers on {lead}: tier 1 is the best run and every run the test cannot tell from it "
-        f"({family_sentence(report.options, report.family)}); tier 2 the same among the rest, "
-        "and so on. A run may sit in a later tier than a run below it on the board when it is "
-        "distinguishable from the earlier tier's best run and the lower run is not."
-    )
-
-
-def _disagreements_display(report: Report) -> pd.DataFrame:
-    """The first ``listed`` pairs the measures disagree on: each measure's outcome and means."""
-    frame = report.disagreements
-    if frame is None or frame.empty:
-        return pd.DataFrame()
-    measures = [c.removeprefix("outcome ") for c in frame.columns if c.startswith("outcome ")]
-    symbol = {1: ">>", 0: "==", -1: "<<"}
-    out = frame.head(report.options.listed)[["run_a", "run_b", "kind"]].copy()
-    shown = frame.head(report.options.listed)
-    for m in measures:
-        out[_label(m)] = [
-            f"{symbol[int(o)]} {a:.3f} vs {b:.3f}"
-            for o, a, b in zip(shown[f"outcome {m}"], shown[f"mean_a {m}"], shown[f"mean_b {m}"], strict=True)
-        ]
-    return out
-
-
-def _disagreements_sentence(report: Report) -> str:
-    frame = report.disagreements
-    if report.pair_mode != "summary" or frame is None:
-        return ""
-    conflicts = int((frame["kind"] == "conflict").sum())
-    partial = len(frame) - conflicts
-    total = report.family.get("n_pairs", 0)
-    if frame.empty:
-        return f"The leaderboard's measures agree on every one of the {total:,} pairs (same significant outcomes)."
-    shown = min(report.options.listed, len(frame))
-    conflict = (
-        "on no pair does one measure find the first run significantly better and another significantly worse"
-        if conflicts == 0
-        else f"on {_count_of(conflicts, 'pair')} one measure finds the first run significantly better and "
-        "another significantly worse (conflict)"
-    )
-    partly = "" if partial == 0 else f"; on {partial:,} some measures find a significant difference and others none (partial)"
-    which = "It" if shown == 1 else ("They" if shown == len(frame) else f"The first {shown}")
-    order = ", conflicts first, then down the leaderboard" if conflicts and partial else ", down the leaderboard"
-    return (
-        f"The leaderboard's measures disagree on {len(frame):,} of the {total:,} pairs: {conflict}"
-        f"{partly}. {which}{order if shown > 1 else ''}:"
-    )
-
-
 def _comparisons_context(report: Report) -> dict[str, Any]:
     """The listed pairs, one row per pair and one cell per column: the case and its strength
     (the cell's class), the outcomes, and the means with adjusted p-values, printed as well as
     in the tooltip (hover alone is lost on paper). In summary mode also the tiers and the pairs
     the measures disagree on."""
     pairs = report.pairs
-    tiers = _tiers_display(report)
-    disagree = _disagreements_display(report)
+    tiers = tiers_display(report)
+    disagree = disagreements_display(report)
     summary = {
         "summary": report.pair_mode == "summary",
-        "tiers_note": _tiers_sentence(report),
+        "tiers_note": tiers_sentence(report),
         "tiers": [[str(v) for v in row] for row in tiers.itertuples(index=False)],
         "tiers_columns": list(tiers.columns),
-        "disagree_note": _disagreements_sentence(report),
+        "disagree_note": disagreements_sentence(report),
         "disagree": [[str(v) for v in row] for row in disagree.itertuples(index=False)],
         "disagree_columns": list(disagree.columns),
     }
