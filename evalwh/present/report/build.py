@@ -207,8 +207,8 @@ def build_report(
         ranks = significance.family_ranks(scores, family, measures[0], opts, board_test)
         board_intervals = board_test.runs[board_test.runs["measure"] == measures[0]]
         if mode == "summary":
-            weak = _weak_pairs(all_pairs, order)
-            pairs = _first_pairs(all_pairs, weak, opts.listed)
+            weak = significance.weak_pairs(all_pairs, order)
+            pairs = significance.first_pairs(all_pairs, weak, opts.listed)
             disagreeing = significance.disagreements(board_test, ranked)
         from evalwh.stats import decision
 
@@ -475,23 +475,6 @@ def _listed_pairs(
     ordered = listed.assign(_a=listed["run_a"].map(rank), _b=listed["run_b"].map(rank))
     ordered = ordered.sort_values(["_a", "_b"], kind="stable").drop(columns=["_a", "_b"])
     return ordered.reset_index(drop=True), mode
-
-
-def _weak_pairs(all_pairs: pd.DataFrame, order: list[str]) -> pd.DataFrame:
-    """Every pair weak (case 2 or 4) at some column: ``run_a, run_b, columns``, down the leaderboard."""
-    weak = all_pairs[all_pairs["strength"] == "weak"]
-    rank = {run: i for i, run in enumerate(order)}
-    grouped = weak.groupby(["run_a", "run_b"], sort=False)["column"].agg(lambda c: ", ".join(dict.fromkeys(c)))
-    out = grouped.reset_index().rename(columns={"column": "columns"})
-    out = out.assign(_a=out["run_a"].map(rank), _b=out["run_b"].map(rank))
-    return out.sort_values(["_a", "_b"], kind="stable").drop(columns=["_a", "_b"]).reset_index(drop=True)
-
-
-def _first_pairs(all_pairs: pd.DataFrame, weak: pd.DataFrame, limit: int) -> pd.DataFrame:
-    """The decision-matrix rows of the first ``limit`` weak pairs, in their order."""
-    chosen = weak.head(limit)[["run_a", "run_b"]].assign(_order=range(min(limit, len(weak))))
-    rows = all_pairs.merge(chosen, on=["run_a", "run_b"])
-    return rows.sort_values("_order", kind="stable").drop(columns="_order").reset_index(drop=True)
 
 
 def _default_pairs(

@@ -239,3 +239,20 @@ def disagreements(comparison: Comparison, order: Sequence[str]) -> pd.DataFrame:
         out[f"mean_b {m}"] = wide["mb"][m].to_numpy()[keep]
     out = out.assign(_k=(out["kind"] != "conflict"), _a=out["run_a"].map(position), _b=out["run_b"].map(position))
     return out.sort_values(["_k", "_a", "_b"], kind="stable").drop(columns=["_k", "_a", "_b"]).reset_index(drop=True)[columns]
+
+
+def weak_pairs(all_pairs: pd.DataFrame, order: list[str]) -> pd.DataFrame:
+    """Every pair weak (case 2 or 4) at some column: ``run_a, run_b, columns``, down the leaderboard."""
+    weak = all_pairs[all_pairs["strength"] == "weak"]
+    rank = {run: i for i, run in enumerate(order)}
+    grouped = weak.groupby(["run_a", "run_b"], sort=False)["column"].agg(lambda c: ", ".join(dict.fromkeys(c)))
+    out = grouped.reset_index().rename(columns={"column": "columns"})
+    out = out.assign(_a=out["run_a"].map(rank), _b=out["run_b"].map(rank))
+    return out.sort_values(["_a", "_b"], kind="stable").drop(columns=["_a", "_b"]).reset_index(drop=True)
+
+
+def first_pairs(all_pairs: pd.DataFrame, weak: pd.DataFrame, limit: int) -> pd.DataFrame:
+    """The decision-matrix rows of the first ``limit`` weak pairs, in their order."""
+    chosen = weak.head(limit)[["run_a", "run_b"]].assign(_order=range(min(limit, len(weak))))
+    rows = all_pairs.merge(chosen, on=["run_a", "run_b"])
+    return rows.sort_values("_order", kind="stable").drop(columns="_order").reset_index(drop=True)
