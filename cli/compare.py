@@ -215,6 +215,15 @@ def compare(
     all_columns: Annotated[
         bool, typer.Option("--all-columns", help="Print every column (statistics, ES_E, ...).")
     ] = False,
+    ranks: Annotated[
+        bool,
+        typer.Option(
+            "--ranks",
+            help="Print each run's rank, its 95% bootstrap rank interval (2,000 replicates, seed 0) "
+            "and its tier (the runs the test cannot tell from the best, then the next group) "
+            "instead of the pairs.",
+        ),
+    ] = False,
     db: DbOption = DEFAULT_DB,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
@@ -231,6 +240,8 @@ def compare(
 
       evalwh compare --scores bm25.txt --scores dense.txt -b bm25 -m map
 
+      evalwh compare -c trec8 --all-runs -m nDCG@10 --ranks
+
       evalwh compare INQ604 ok8amxc -c trec8 --decision --measure MAP --depths 10,100
     """
     from evalwh.errors import EvalWhError
@@ -240,10 +251,10 @@ def compare(
     if qrels is not None:
         check_qrels_file(qrels, db)
     if decision or depths is not None or assessment is not None:
-        if scores or qrels is not None or baselines or all_pairs:
+        if scores or qrels is not None or baselines or all_pairs or ranks:
             raise EvalWhError(
                 "compare --decision compares two runs of a collection; "
-                "--scores, --qrels, --baseline and --all-pairs do not apply"
+                "--scores, --qrels, --baseline, --all-pairs and --ranks do not apply"
             )
         _decision_compare(
             run_list, collection, measures, depths, assessment, full, test, correction, alpha,
@@ -258,6 +269,8 @@ def compare(
         )
     if scores and qrels is not None:
         raise EvalWhError("compare: give --scores (per-topic scores) or --qrels with run files, not both")
+    if ranks and (layout is not None or compact or all_columns):
+        raise EvalWhError("compare --ranks prints one row per run; --layout, --compact and --all-columns do not apply")
     if (scores or qrels is not None) and (collection is not None or all_runs or qrels_id != "default" or fill):
         raise EvalWhError(
             "compare: --collection, --all-runs, --qrels-id and --fill name warehouse contents; "
@@ -279,6 +292,7 @@ def compare(
         result = compare_scores(
             frame, runs=family or in_files, measures=measures or None, baselines=base, all_pairs=all_pairs,
             test=chosen_test, correction=chosen_correction, alpha=alpha, n_resamples=resamples, rng=seed,
+            ranks=ranks,
         )  # fmt: skip
     elif qrels is not None:
         from evalwh.api import compare as compare_files
@@ -287,7 +301,7 @@ def compare(
             raise EvalWhError("compare --qrels needs run files: evalwh compare --qrels QRELS RUN RUN ...")
         result = compare_files(
             qrels, run_list, measures or ["AP"], baseline=base, all_pairs=all_pairs, test=chosen_test,
-            correction=chosen_correction, alpha=alpha, resamples=resamples, seed=seed,
+            correction=chosen_correction, alpha=alpha, resamples=resamples, seed=seed, ranks=ranks,
             exclusions=exclude or [], identical_ids=exclude_identical_ids,
         )  # fmt: skip
     else:
@@ -304,7 +318,7 @@ def compare(
                 measures or ["AP"], run_list, collection=collection, baseline=base, all_runs=all_runs,
                 all_pairs=all_pairs, test=chosen_test, correction=chosen_correction, alpha=alpha,
                 resamples=resamples, seed=seed, qrels_id=qrels_id,
-                fill=fill or [],
+                fill=fill or [], ranks=ranks,
             )  # fmt: skip
             from evalwh.cli.eval import _float32_note
 
@@ -313,6 +327,9 @@ def compare(
         typer.echo(f"note: {note}", err=True)
     if marks is PaperMarks.arrows and not base:
         raise EvalWhError("compare --marks arrows marks differences from baselines: give -b RUN")
+    if ranks:
+        _print_ranks(result, fmt, output)
+        return
     _print_comparison(result, layout, all_columns, compact, marks.value, fmt, output)
 
 
@@ -368,6 +385,19 @@ def _print_comparison(result, layout, all_columns, compact, marks, fmt, output) 
         if _fits_terminal(wide):
             frame = wide
     render(frame, fmt, output, title=title)
+
+
+def _print_ranks(result, fmt, output) -> None:  # type: ignore[no-untyped-def]
+    """Each run's rank, rank interval and tier (``compare --ranks``), the method in the title."""
+    from evalwh.stats.rank_intervals import rank_note
+
+    frame = result.ranks
+    if fmt is OutputFormat.table:
+        frame = frame.assign(
+            interval=[f"{lo}-{hi}" for lo, hi in zip(frame["rank_low"], frame["rank_high"], strict=True)]
+        )[["measure", "rank", "interval", "tier", "run_id", "mean", "n_topics"]]
+        frame = frame.rename(columns={"interval": "rank interval"})
+    render(frame, fmt, output, title=rank_note(result.ranks.attrs))
 
 
 def _with_qrels(frame, columns: list[str]) -> list[str]:  # type: ignore[no-untyped-def]

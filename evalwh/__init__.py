@@ -5,7 +5,8 @@ DataFrames:
 
 * :func:`evaluate` and :func:`compare`: run files (or DataFrames) and a qrels file in, scores
   or a significance table out, with no warehouse (as ``ranx.compare`` or ``pt.Experiment``),
-  and :func:`paper_table`: that table as LaTeX or Markdown (all three in :mod:`evalwh.api`);
+  :func:`paper_table`: that table as LaTeX or Markdown, and :func:`ranks`: each run's rank
+  interval and tier from per-topic scores (all four in :mod:`evalwh.api`);
 * :class:`Warehouse`: one DuckDB file of many collections, with a method for every job of the
   CLI (ingest, evaluate, compare, matrix, pools, adjust, bounds, report, export, import, sql);
 * :class:`EvalWhError` and its subclasses (:mod:`evalwh.errors`): every error a user can cause.
@@ -22,12 +23,12 @@ from evalwh._version import __version__
 
 if TYPE_CHECKING:
     from evalwh import errors
-    from evalwh.api import compare, evaluate, paper_table
+    from evalwh.api import compare, evaluate, paper_table, ranks
     from evalwh.errors import EvalWhError, IngestError
     from evalwh.warehouse import Warehouse
 
 __all__ = [
-    "EvalWhError", "IngestError", "Warehouse", "__version__", "compare", "errors", "evaluate", "paper_table",
+    "EvalWhError", "IngestError", "Warehouse", "__version__", "compare", "errors", "evaluate", "paper_table", "ranks",
 ]  # fmt: skip
 
 _LAZY = {
@@ -35,6 +36,7 @@ _LAZY = {
     "evaluate": "evalwh.api",
     "compare": "evalwh.api",
     "paper_table": "evalwh.api",
+    "ranks": "evalwh.api",
     "EvalWhError": "evalwh.errors",
     "IngestError": "evalwh.errors",
 }

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     PathLike = str | os.PathLike[str]
     Runs = PathLike | pd.DataFrame | Sequence[PathLike | pd.DataFrame] | Mapping[str, pd.DataFrame]
 
-__all__ = ["compare", "evaluate", "paper_table"]
+__all__ = ["compare", "evaluate", "paper_table", "ranks"]
 
 
 def _runs(runs: Runs) -> Runs:
@@ -143,6 +143,7 @@ def compare(
     ignore_extra_fields: bool = False,
     exclusions: Sequence[PathLike] = (),
     identical_ids: bool = False,
+    ranks: bool = False,
 ) -> Comparison:
     """Compare runs with paired significance tests, storing nothing: ``evalwh compare``.
 
@@ -168,6 +169,8 @@ def compare(
         seed: Seed of those resamples (the same seed, the same p-values).
         rel, unjudged, depth_cap, averaging, ignore_extra_fields, exclusions, identical_ids:
             As :func:`evaluate`.
+        ranks: Also each run's rank, 95% rank interval and tier in ``.ranks``
+            (``evalwh compare --ranks``; :func:`ranks` on a DataFrame).
 
     Returns:
         A :class:`~evalwh.stats.compare.Comparison` whose fields are DataFrames:
@@ -222,7 +225,59 @@ def compare(
     return compare_scores(
         scores, runs=family, measures=list(dict.fromkeys(scores["measure"])), baselines=baselines,
         all_pairs=all_pairs, test=test, correction=correction, alpha=alpha, n_resamples=resamples, rng=seed,
-        retrieved=retrieved,
+        retrieved=retrieved, ranks=ranks,
+    )  # fmt: skip
+
+
+def ranks(
+    scores: pd.DataFrame,
+    *,
+    runs: Sequence[str] | None = None,
+    measures: str | Iterable[str] | None = None,
+    test: str = "t",
+    correction: str | None = None,
+    alpha: float = 0.05,
+    resamples: int = 10_000,
+    seed: int | None = None,
+    confidence: float = 0.95,
+    replicates: int = 2000,
+    rank_seed: int | None = 0,
+) -> pd.DataFrame:
+    """Each run's rank, its bootstrap rank interval and its tier, from per-topic scores: ``evalwh compare --ranks``.
+
+    No warehouse and no run files: ``scores`` is any table of per-topic scores with columns
+    ``run_id, query_id, measure, value`` (``measure`` may be absent for one measure), from
+    :func:`evaluate` with ``per_query=True``, ir_measures, ranx or a spreadsheet. Per measure,
+    the runs are aligned on the topics every run has; the rank interval is the percentile
+    interval of the run's rank over ``replicates`` bootstrap samples of the topics (seed
+    ``rank_seed``); tier 1 is the best run and every run the family's test (``test``,
+    ``correction`` over all pairs, ``alpha``, as ``evalwh compare``) cannot distinguish from
+    it, tier 2 the same among the rest, and so on (methods §13;
+    :func:`evalwh.stats.compare.rank_table`).
+
+    Returns:
+        One row per measure and run, best first: ``measure, run_id, n_topics, mean, rank,
+        rank_low, rank_high, tier``; ``attrs`` holds the replicates, seed, confidence, test,
+        correction and alpha.
+
+    Examples:
+        >>> import pandas as pd
+        >>> import evalwh
+        >>> scores = pd.DataFrame({"run_id": ["a"] * 5 + ["b"] * 5 + ["c"] * 5, "query_id": list("vwxyz") * 3,
+        ...                        "value": [0.9, 0.8, 0.7, 0.9, 0.6, 0.5, 0.4, 0.9, 0.2, 0.3,
+        ...                                  0.5, 0.6, 0.4, 0.3, 0.4]})
+        >>> evalwh.ranks(scores)[["run_id", "rank", "rank_low", "rank_high", "tier"]].values.tolist()
+        [['a', 1, 1, 1, 1], ['b', 2, 2, 3, 1], ['c', 3, 2, 3, 2]]
+    """
+    from evalwh.errors import check_seed
+    from evalwh.stats.compare import rank_table
+
+    check_seed(seed)
+    check_seed(rank_seed)
+    return rank_table(
+        scores, runs=runs, measures=None if measures is None else _measures(measures), test=test,
+        correction=correction, alpha=alpha, n_resamples=resamples, rng=seed, confidence=confidence,
+        replicates=replicates, seed=rank_seed,
     )  # fmt: skip
 
 

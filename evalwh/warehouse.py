@@ -197,7 +197,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
         self, measures: str | Iterable[str], runs: Sequence[str] | None = None, *,
         collection: str | None = None, baseline: str | Sequence[str] | None = None, all_runs: bool = False,
         all_pairs: bool = False, test: str = "t", correction: str | None = None, alpha: float = 0.05, resamples: int = 10_000,
-        seed: int | None = None, qrels_id: str = "default", fill: str | Sequence[str] = (),
+        seed: int | None = None, qrels_id: str = "default", fill: str | Sequence[str] = (), ranks: bool = False,
     ) -> Comparison:  # fmt: skip
         """Paired tests between stored runs on any measures: ``evalwh compare``.
 
@@ -218,6 +218,8 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
             qrels_id: The qrels set (``--qrels``).
             fill: Sets whose labels fill the pairs ``qrels_id`` did not judge, in order
                 (``--fill``); ``pairs`` and ``runs`` then carry ``qrels_id`` ``A+B``.
+            ranks: Also each run's rank, 95% bootstrap rank interval and tier in ``.ranks``
+                (``evalwh compare --ranks``, methods §13).
 
         Returns:
             The :class:`~evalwh.stats.compare.Comparison` of
@@ -231,7 +233,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
         return compare_collection(
             self, self.default_collection(collection), _names(measures), list(runs or []),
             baselines=_names(baseline), all_runs=all_runs or runs is None, qrels_id=qrels_id, fill=_names(fill),
-            all_pairs=all_pairs,
+            all_pairs=all_pairs, ranks=ranks,
             test=test, correction=correction, alpha=alpha, n_resamples=resamples, rng=seed,
         )  # fmt: skip
 

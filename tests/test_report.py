@@ -122,16 +122,20 @@ def test_proportions_equal_decision_matrix(demo: Warehouse) -> None:
     assert (merged["case"] == merged["case_ref"]).all()
 
 
-def test_baseline_and_adjacent_pairs(demo: Warehouse, report) -> None:  # type: ignore[no-untyped-def]
+def test_baseline_and_summarised_pairs(demo: Warehouse, report) -> None:  # type: ignore[no-untyped-def]
     base = build_report(demo, "demo", ReportOptions(depths=(10,), baselines=("bm25",), figures=False))
     assert base.pair_mode == "baseline"
     assert set(base.pairs["run_b"]) == {"bm25"}
     assert len(base.pairs) == (len(DEMO_RUNS) - 1) * 2  # @10 and MAP/MAA
-    near = build_report(demo, "demo", ReportOptions(depths=(10,), max_all_pairs=3, figures=False))
-    order = near.leaderboard["run_id"].tolist()
-    listed = near.pairs[near.pairs["column"] == "@10"][["run_a", "run_b"]].values.tolist()
-    assert near.pair_mode == "adjacent"
-    assert listed == [[a, b] for a, b in zip(order, order[1:], strict=False)]
+    # more pairs than max_all_pairs: the weak pairs (case 2 or 4) of all pairs, not neighbours
+    near = build_report(demo, "demo", ReportOptions(depths=(10,), max_all_pairs=3, listed=2, figures=False))
+    every = build_report(demo, "demo", ReportOptions(depths=(10,), figures=False))
+    assert near.pair_mode == "summary" and every.pair_mode == "all"
+    weak = every.pairs[every.pairs["strength"] == "weak"]
+    assert set(zip(near.weak["run_a"], near.weak["run_b"])) == set(zip(weak["run_a"], weak["run_b"]))
+    listed = list(dict.fromkeys(zip(near.pairs["run_a"], near.pairs["run_b"])))
+    assert listed == list(zip(near.weak["run_a"], near.weak["run_b"]))[:2]
+    assert near.ranks is not None and sorted(near.ranks["run_id"]) == sorted(DEMO_RUNS)
 
 
 def test_figures_are_svg(report) -> None:  # type: ignore[no-untyped-def]

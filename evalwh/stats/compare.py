@@ -80,6 +80,10 @@ class Comparison:
             ``ci_low, ci_high`` are and what they cover, :func:`~evalwh.stats.significance.interval_note`).
         baselines: The baselines, in the order given.
         notes: Sentences a reader must see (topics dropped), one per measure concerned.
+        ranks: With ``ranks=True``, one row per measure and run, best first: ``measure,
+            run_id, n_topics, mean, rank, rank_low, rank_high, tier``
+            (:func:`evalwh.stats.compare.rank_table`; its ``attrs`` say the replicates,
+            seed and confidence); None otherwise.
     """
 
     pairs: pd.DataFrame
@@ -88,6 +92,7 @@ class Comparison:
     families: pd.DataFrame
     baselines: list[str]
     notes: list[str] = field(default_factory=list)
+    ranks: pd.DataFrame | None = None
 
 
 def family_pairs(
@@ -145,6 +150,7 @@ def compare(
     n_resamples: int = 10_000,
     rng: np.random.Generator | int | None = None,
     retrieved: pd.DataFrame | None = None,
+    ranks: bool = False,
 ) -> Comparison:
     """Compare runs on every measure of ``scores``.
 
@@ -169,6 +175,10 @@ def compare(
             many each lacks (:func:`coverage_note`): a topic one run lacks scores 0 for it
             and counts as a win for the others, so a test may find a difference that lies
             in the topics the runs were given, not in their rankings.
+        ranks: Also each run's rank, its 95% bootstrap rank interval and its tier
+            (:mod:`evalwh.stats.rank_intervals`, with its fixed seed and replicates): the
+            tiers come from the comparison of all pairs with the same test and correction
+            (computed besides, when the comparison is against baselines).
 
     Returns:
         A :class:`Comparison`.
@@ -282,6 +292,15 @@ def compare(
             }
         )
     anova_table = pd.concat(anova_frames, ignore_index=True)
+    rank_frame = None
+    if ranks:
+        everyone = len(pairs) == len(family_runs) * (len(family_runs) - 1) // 2
+        rank_frame = rank_table(
+            frame, runs=family_runs, measures=chosen, test=test, correction=correction, alpha=alpha,
+            n_resamples=n_resamples, rng=rng,
+            comparison=Comparison(pd.concat(pair_frames), pd.DataFrame(), pd.DataFrame(),
+                                  pd.DataFrame(family_rows), []) if everyone else None,
+        )  # fmt: skip
     return Comparison(
         pairs=pd.concat(pair_frames, ignore_index=True),
         runs=pd.concat(run_frames, ignore_index=True),
@@ -289,7 +308,79 @@ def compare(
         families=pd.DataFrame(family_rows),
         baselines=list(baselines),
         notes=notes,
+        ranks=rank_frame,
     )
+
+
+def rank_table(
+    scores: pd.DataFrame,
+    *,
+    runs: Sequence[str] | None = None,
+    measures: Sequence[str] | None = None,
+    test: Procedure | str | None = None,
+    correction: Correction | str | None = None,
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    rng: int | None = None,
+    confidence: float = 0.95,
+    replicates: int = 2000,
+    seed: int | None = 0,
+    comparison: Comparison | None = None,
+) -> pd.DataFrame:
+    """Ranks, rank intervals and tiers of every run on every measure of per-topic ``scores``.
+
+    The runs are aligned on the topics every run has, as :func:`compare` aligns them (topics
+    sorted as text, the order the bootstrap's draws index); rank intervals and tiers are
+    those of :func:`evalwh.stats.rank_intervals.rank_frame` (methods §13), the tiers from
+    :func:`compare`'s comparison of all pairs with ``test``,
+    ``correction``, ``alpha``, ``n_resamples`` and ``rng`` (the defaults of ``evalwh
+    compare``), or from ``comparison`` when one of all pairs is given.
+
+    Returns:
+        One row per measure and run, best rank first: ``measure, run_id, n_topics, mean,
+        rank, rank_low, rank_high, tier``. ``DataFrame.attrs`` holds ``replicates``, ``seed``,
+        ``confidence``, ``test``, ``correction`` and ``alpha``.
+
+    Examples:
+        >>> import pandas as pd
+        >>> frame = pd.DataFrame({"run_id": ["a"] * 5 + ["b"] * 5 + ["c"] * 5, "query_id": list("vwxyz") * 3,
+        ...                       "measure": "AP", "value": [0.9, 0.8, 0.7, 0.9, 0.6, 0.5, 0.4, 0.9, 0.2, 0.3,
+        ...                                                  0.5, 0.6, 0.4, 0.3, 0.4]})
+        >>> rank_table(frame)[["run_id", "rank", "rank_low", "rank_high", "tier"]].values.tolist()
+        [['a', 1, 1, 1, 1], ['b', 2, 2, 3, 1], ['c', 3, 2, 3, 2]]
+    """
+    from evalwh.stats import rank_intervals as ri
+
+    frame = _checked(scores)
+    family_runs = list(runs) if runs is not None else sorted(frame["run_id"].unique())
+    chosen = list(measures) if measures is not None else list(dict.fromkeys(frame["measure"]))
+    if comparison is None:
+        comparison = compare(
+            frame, runs=family_runs, measures=chosen, all_pairs=True, test=test or "t", correction=correction,
+            alpha=alpha, n_resamples=n_resamples, rng=rng,
+        )  # fmt: skip
+        chosen_test, chosen_correction = family_procedure(test, correction)
+        test_name, correction_name = chosen_test.value, chosen_correction.value
+    else:
+        first = comparison.families.iloc[0]
+        test_name, correction_name, alpha = str(first["test"]), str(first["correction"]), float(first["alpha"])
+    out = []
+    for measure in chosen:
+        # the topics in compare's order (sorted as text): the bootstrap's draws index them
+        matrix, _topics, _dropped = _matrix(frame[frame["measure"] == measure], family_runs, measure)
+        distinct = ri.distinguishable(comparison.pairs, family_runs, measure)
+        out.append(
+            ri.rank_frame(
+                matrix, family_runs, distinct, measure=measure, confidence=confidence, replicates=replicates,
+                seed=seed,
+            )  # fmt: skip
+        )
+    result = pd.concat(out, ignore_index=True)
+    result.attrs.update(
+        replicates=replicates, seed=seed, confidence=confidence, test=test_name, correction=correction_name,
+        alpha=alpha,
+    )  # fmt: skip
+    return result
 
 
 def coverage_note(retrieved: pd.DataFrame, runs: Sequence[str]) -> str | None:

@@ -185,7 +185,7 @@ def build_report(
         order = ranked
     test, correction = family_procedure(opts.test, opts.correction)
     opts = replace(opts, test=test.value, correction=correction.value)
-    marks = comparison = None
+    marks = comparison = ranks = weak = disagreeing = board_intervals = None
     n_pairs = 0
     family_notes: list[str] = []
     if len(run_ids) >= 2:
@@ -204,6 +204,12 @@ def build_report(
         n_pairs = len(all_pairs) // len(columns)
         intervals = _intervals(scores, columns, order, opts)
         pairs, mode = _listed_pairs(all_pairs, order, opts)
+        ranks = significance.family_ranks(scores, family, measures[0], opts, board_test)
+        board_intervals = board_test.runs[board_test.runs["measure"] == measures[0]]
+        if mode == "summary":
+            weak = significance.weak_pairs(all_pairs, order)
+            pairs = significance.first_pairs(all_pairs, weak, opts.listed)
+            disagreeing = significance.disagreements(board_test, ranked)
         from evalwh.stats import decision
 
         proportions = decision.case_proportions(
@@ -253,13 +259,15 @@ def build_report(
     if opts.figures:
         from evalwh.present.report import budget as report_budget, figures
 
-        drawn += [
-            figures.unjudged_figure(unjudged, pool_depth),
-            figures.topics_figure(topics),
-            figures.runs_figure(
-                _profile(means, columns), opts.pairing, order=ranked, ranked_by=measures[0]
-            ),
-        ]
+        one_depth = sum(1 for *_, depth in columns if depth is not None) == 1
+        if one_depth and ranks is not None and board_intervals is not None:
+            # at one depth, lines against depth would be single points: the lead measure instead
+            from evalwh.stats.rank_intervals import rank_note
+
+            runs_drawn = figures.caterpillar_figure(ranks, board_intervals, rank_note(ranks.attrs) + ".")
+        else:
+            runs_drawn = figures.runs_figure(_profile(means, columns), opts.pairing, order=ranked, ranked_by=measures[0])
+        drawn += [figures.unjudged_figure(unjudged, pool_depth), figures.topics_figure(topics), runs_drawn]
         for index, pair in enumerate(figure_pairs, start=1):
             rows = _pair_rows(all_pairs, pair)
             drawn.append(figures.pair_figure(index, rows, intervals, opts))
@@ -297,6 +305,9 @@ def build_report(
         graded=graded,
         ties=ties,
         comparison=comparison,
+        ranks=ranks,
+        weak=weak,
+        disagreements=disagreeing,
     )
 
 
@@ -458,9 +469,9 @@ def _listed_pairs(
         keep = pd.Series(True, index=all_pairs.index)
         mode = "all"
     else:
-        position = {run: i for i, run in enumerate(order)}
-        keep = all_pairs["run_b"].map(position) == all_pairs["run_a"].map(position) + 1
-        mode = "adjacent"
+        # too many pairs to list: the section summarises (tiers, weak pairs, disagreements)
+        keep = pd.Series(False, index=all_pairs.index)
+        mode = "summary"
     listed = all_pairs[keep]
     # down the leaderboard: by the first run's position, then the second's (stable per column)
     rank = {run: i for i, run in enumerate(order)}
@@ -652,7 +663,10 @@ def _methods(
     listed = {
         "baseline": "every run against the baseline(s) " + ", ".join(opts.baselines),
         "all": "every pair",
-        "adjacent": "each run against the next one down the leaderboard",
+        "summary": (
+            f"the tiers, the pairs weak at some depth (case 2 or 4; the first {opts.listed} down the "
+            f"leaderboard) and the pairs the leaderboard's measures disagree on (the first {opts.listed})"
+        ),
         "none": "no pair (one run)",
     }[mode]
     seed = "none" if opts.seed is None else str(opts.seed)
@@ -701,6 +715,22 @@ def _methods(
                 "3a (≠ ==), 3b (better run assessed significantly less), 4 (better run also "
                 f"assessed more). 1 and 3 are strong, 2 and 4 weak. Listed: {listed}; the case "
                 "proportions cover every pair of the family.",
+            )
+        )
+    if family.get("n_pairs"):
+        from evalwh.stats.rank_intervals import DEFAULT_CONFIDENCE, DEFAULT_REPLICATES, DEFAULT_SEED, rank_note
+
+        attrs = {
+            "confidence": DEFAULT_CONFIDENCE, "replicates": DEFAULT_REPLICATES, "seed": DEFAULT_SEED,
+            "test": opts.test, "correction": opts.correction, "alpha": opts.alpha,
+        }  # fmt: skip
+        lines.append(
+            (
+                "Rank intervals and tiers",
+                f"on {measures[0]}: {rank_note(attrs)} (evalwh compare --all-runs --ranks; methods §13). "
+                "The interval says where the run's rank could fall on another set of topics like "
+                "these, the other runs held fixed; it is not a statement about other runs or "
+                "other judgments.",
             )
         )
     lines += [

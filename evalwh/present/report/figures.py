@@ -224,6 +224,79 @@ def draw_runs(
     return figure
 
 
+CATERPILLAR_NAMED = 40
+"""The caterpillar figure names every run under its axis up to this many runs."""
+TIER_COLOURS = ("#2f6fb0", "#d9822b", "#1b7f6b", "#8e44ad", "#b03a2e", "#7f8c8d")
+
+
+@_report_style
+def caterpillar_figure(ranks: pd.DataFrame, intervals: pd.DataFrame, note: str) -> Figure:
+    """Every run on the lead measure at one depth: its mean with its interval, and its rank interval.
+
+    ``ranks`` is the lead measure's rank table (:func:`evalwh.stats.compare.rank_table`, best
+    first), ``intervals`` the runs' ``run_id, ci_low, ci_high`` (the 95% t-interval of each
+    run's mean, ``evalwh compare``'s ``runs``). Runs sit on the x-axis in rank order, coloured
+    by tier; the top panel draws each mean with its interval, the bottom one the rank interval
+    with the observed rank as a dot. Up to :data:`CATERPILLAR_NAMED` runs are named.
+    """
+    from evalwh.present.report.model import Figure
+
+    measure = str(ranks["measure"].iloc[0])
+    caption = (
+        f"Each run's mean {measure} with the 95% t-interval of its mean (top) and the 95% bootstrap "
+        f"interval of its rank, the dot its rank (bottom); runs in rank order, coloured by tier. {note}"
+    )
+    return Figure(
+        "runs", f"All runs on {measure}: means and rank intervals", caption,
+        to_svg(draw_caterpillar(ranks, intervals)),
+    )  # fmt: skip
+
+
+def draw_caterpillar(ranks: pd.DataFrame, intervals: pd.DataFrame) -> MplFigure:
+    """The matplotlib figure of :func:`caterpillar_figure`."""
+    import numpy as np
+
+    board = ranks.merge(intervals[["run_id", "ci_low", "ci_high"]], on="run_id", how="left")
+    n = len(board)
+    x = np.arange(1, n + 1)
+    colours = [TIER_COLOURS[(int(t) - 1) % len(TIER_COLOURS)] for t in board["tier"]]
+    named = n <= CATERPILLAR_NAMED
+    figure = _figure(9.0, 5.6 if named else 5.0)
+    top, bottom = figure.subplots(2, 1, sharex=True, height_ratios=(1.0, 1.0))
+    mean = board["mean"].to_numpy(dtype=float)
+    low = board["ci_low"].to_numpy(dtype=float)
+    high = board["ci_high"].to_numpy(dtype=float)
+    width = 1.4 if n <= 60 else 0.9
+    top.vlines(x, low, high, colors=colours, linewidth=width, alpha=0.85)
+    top.scatter(x, mean, c=colours, s=14 if n <= 60 else 7, zorder=3, linewidths=0)
+    top.set_ylabel(f"mean {board['measure'].iloc[0]}")
+    bottom.vlines(x, board["rank_low"], board["rank_high"], colors=colours, linewidth=width, alpha=0.85)
+    bottom.scatter(x, board["rank"], c=colours, s=14 if n <= 60 else 7, zorder=3, linewidths=0)
+    bottom.set_ylim(n + 0.5, 0.5)  # rank 1 at the top
+    bottom.set_ylabel("rank (95% interval)")
+    for ax in (top, bottom):
+        _tidy(ax)
+    tiers = sorted(int(t) for t in board["tier"].unique())
+    from matplotlib.lines import Line2D
+
+    handles = [
+        Line2D([0], [0], color=TIER_COLOURS[(t - 1) % len(TIER_COLOURS)], marker="o", linewidth=1.4,
+               label=f"tier {t} ({int((board['tier'] == t).sum())})")
+        for t in tiers[: len(TIER_COLOURS)]
+    ]  # fmt: skip
+    top.legend(handles=handles, frameon=False, fontsize="small", loc="upper right", ncols=min(len(handles), 3))
+    if named:
+        bottom.set_xticks(x, [short_id(r, FIGURE_ID_SHOWN) for r in board["run_id"]], rotation=90, fontsize="small")
+        bottom.set_xlabel("run, in rank order")
+    else:
+        step = 10 if n <= 200 else 50
+        ticks = [1, *range(step, n + 1, step)]
+        bottom.set_xticks(ticks, [str(t) for t in ticks])
+        bottom.set_xlabel(f"{n} runs in rank order (position on the leaderboard)")
+    bottom.set_xlim(0.3, n + 0.7)
+    return figure
+
+
 @_report_style
 def pair_figure(
     index: int, rows: pd.DataFrame, intervals: pd.DataFrame, opts: ReportOptions

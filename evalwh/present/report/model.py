@@ -53,8 +53,10 @@ class ReportOptions:
         flag_gap: A run is flagged when its mean A_p_ret@d, at any of
             :data:`ASSESSMENT_DEPTHS`, lies below the pooled runs' lower fence (first quartile
             minus 1.5 interquartile ranges) and more than this below their median.
-        max_all_pairs: Without a baseline, list all pairs up to this many; beyond it, list
-            each run against the next one down the leaderboard.
+        max_all_pairs: Without a baseline, list all pairs up to this many; beyond it, the
+            comparisons section summarises: tiers, the weak pairs (case 2 or 4) and the pairs
+            the measures disagree on.
+        listed: In that summary, list at most this many weak pairs and disagreeing pairs.
         pool_depth: The pool depth if known; inferred from pooled runs' judged prefixes when
             None and run metadata says which runs were pooled.
         bounds: Draw the P@d bounds (Dempster-Shafer belief and plausibility) of the pairs.
@@ -76,6 +78,7 @@ class ReportOptions:
     qrels_id: str = "default"
     flag_gap: float = 0.10
     max_all_pairs: int = 45
+    listed: int = 10
     pool_depth: int | None = None
     bounds: bool = True
     figures: bool = True
@@ -159,7 +162,8 @@ class Report:
             means, ``A_p@10, A_p@100``, ``n_topics``, ``flagged``, ``flag``.
         pairs: The listed pairs, long form: ``run_a, run_b, column, depth`` and the columns of
             :func:`evalwh.stats.decision.decision_pairs`.
-        pair_mode: ``baseline``, ``all`` or ``adjacent``.
+        pair_mode: ``baseline``, ``all`` or ``summary`` (too many pairs to list: ``weak``,
+            ``disagreements`` and the tiers of ``ranks`` instead).
         proportions: Case proportions over all pairs of the family, one row per column
             (:func:`evalwh.stats.decision.case_proportions`).
         figures: The figures, in reading order.
@@ -180,6 +184,13 @@ class Report:
             ``pairs`` over the family (what ``evalwh compare`` prints); None for a single run.
         ties: Runs whose order differs under float32 scores (``run_id, lists, first_rank``;
             ``queries/reports/float32_order.sql``).
+        ranks: The lead measure's rank table (:func:`evalwh.stats.compare.rank_table`): each
+            run's rank, 95% bootstrap rank interval and tier (methods §13); None for one run.
+        weak: In ``summary`` mode (no baseline, more pairs than ``max_all_pairs``): every pair
+            weak (case 2 or 4) at some column, ``run_a, run_b, columns`` (the columns where it
+            is), down the leaderboard.
+        disagreements: In ``summary`` mode: the pairs the leaderboard's measures disagree on
+            (:func:`evalwh.present.report.significance.disagreements`).
     """
 
     collection: str
@@ -205,6 +216,9 @@ class Report:
     graded: bool = False
     ties: pd.DataFrame | None = None
     comparison: pd.DataFrame | None = None
+    ranks: pd.DataFrame | None = None
+    weak: pd.DataFrame | None = None
+    disagreements: pd.DataFrame | None = None
 
 
 def options_record(opts: ReportOptions) -> dict[str, Any]:

@@ -26,6 +26,14 @@ import pandas as pd
 from markupsafe import Markup
 
 from evalwh.present.report.judgments import judgments_context
+from evalwh.present.report.ranks import (
+    disagreements_display,
+    disagreements_sentence,
+    rank_of,
+    rank_sentence,
+    tiers_display,
+    tiers_sentence,
+)
 from evalwh.present.report.model import short_id
 
 if TYPE_CHECKING:
@@ -134,11 +142,17 @@ def _markdown_context(report: Report) -> dict[str, Any]:
         "leaderboard": _leaderboard_display(report),
         "leaderboard_note": _leaderboard_note(report),
         "leaderboard_notes": [
-            t for t in (_significance_note(report), _deeper_note(report), _ties_sentence(report)) if t
+            t
+            for t in (_significance_note(report), rank_sentence(report), _deeper_note(report), _ties_sentence(report))
+            if t
         ],
         "pairs_heading": _pairs_heading(report),
         "pairs_test": _test_sentence(report),
         "pairs": _pairs_display(report),
+        "tiers_note": tiers_sentence(report),
+        "tiers": tiers_display(report),
+        "disagree_note": disagreements_sentence(report),
+        "disagree": disagreements_display(report),
         "proportions": _proportions_display(report),
         "methods": report.methods,
         "provenance_facts": _provenance_facts(report),
@@ -279,6 +293,10 @@ def _leaderboard_display(report: Report) -> pd.DataFrame:
     if marks and not baselines:
         out[f"> ({_label(lead)})"] = board["run_id"].map(lambda r: marks[(lead, r)]["better"])
         out[f"< ({_label(lead)})"] = board["run_id"].map(lambda r: marks[(lead, r)]["worse"])
+    ranks = rank_of(report)
+    if ranks:
+        out[f"rank 95% ({_label(lead)})"] = board["run_id"].map(lambda r: ranks[r]["interval"])
+        out["tier"] = board["run_id"].map(lambda r: ranks[r]["tier"])
     out["topics"] = board["n_topics"]
     out["flag"] = board["flag"]
     return out
@@ -375,6 +393,7 @@ def _leaderboard_context(report: Report) -> dict[str, Any]:
     marks = _mark_of(report)
     baselines = report.options.baselines
     counts = bool(marks) and not baselines
+    ranks = rank_of(report)
     lead = perf[0]
     # A_p@d columns whose A_p_ret@d twin is shown (else the A_p@d cell carries the flag)
     shown_twins = {m.replace("A_p_ret@", "A_p@") for m in measures if m.startswith("A_p_ret@")}
@@ -410,6 +429,7 @@ def _leaderboard_context(report: Report) -> dict[str, Any]:
             )
         pooled = record["pooled"]
         lead_mark = marks.get((lead, record["run_id"]))
+        rank = ranks.get(record["run_id"])
         rows.append(
             {
                 "position": record["position"],
@@ -422,6 +442,7 @@ def _leaderboard_context(report: Report) -> dict[str, Any]:
                 "topics": record["n_topics"],
                 "flagged": bool(record["flagged"]),
                 "flag": record["flag"],
+                "rank": rank,
             }
         )
     return {
@@ -430,6 +451,8 @@ def _leaderboard_context(report: Report) -> dict[str, Any]:
         "has_method": "method" in board,  # ir_metadata's method of the runs
         "measures": [_header(report, m) for m in measures],
         "counts": counts,
+        "ranked": bool(ranks),
+        "ranks_note": rank_sentence(report),
         "lead": _label(lead),
         "rows": rows,
         "note": _leaderboard_note(report),
@@ -440,9 +463,9 @@ def _leaderboard_context(report: Report) -> dict[str, Any]:
 
 
 def _pairs_heading(report: Report) -> str:
-    if report.pairs.empty:
+    if report.pairs.empty and report.pair_mode != "summary":
         return "One run: no pairs to compare."
-    n = len(report.pairs) // max(report.pairs["column"].nunique(), 1)
+    n = len(report.pairs) // max(report.pairs["column"].nunique(), 1) if not report.pairs.empty else 0
     if report.pair_mode == "baseline":
         names = ", ".join(f"**{b}**" for b in report.options.baselines)
         if len(report.options.baselines) > 1:
@@ -450,16 +473,25 @@ def _pairs_heading(report: Report) -> str:
         return f"{_count_of(n, 'run')} against the baseline {names}, per depth."
     if report.pair_mode == "all":
         return "The one pair, per depth." if n == 1 else f"All {n} pairs, per depth."
+    total = report.family.get("n_pairs", 0)
+    weak = 0 if report.weak is None else len(report.weak)
+    if weak == 0:
+        return (
+            f"No pair of the {total:,} is weak (case 2 or 4) at any depth: every decision the "
+            "tests make is one the judgments support."
+        )
+    shown = min(n, weak)
     return (
-        f"{n} pairs: each run against the next one down the leaderboard (all pairs are in "
-        "the proportions below and in `evalwh compare --all-runs --layout long`)."
+        f"{weak:,} of the {total:,} pairs are weak (case 2 or 4: the judgments cannot support the "
+        f"comparison) at some depth; the first {shown} down the leaderboard"
+        + (":" if shown == weak else f" (all pairs: `evalwh matrix --layout pairs`):")
     )
 
 
 def _pairs_display(report: Report) -> pd.DataFrame:
     pairs = report.pairs
     if pairs.empty:
-        return pd.DataFrame({"run_a": [], "run_b": []})
+        return pd.DataFrame()
     columns = list(dict.fromkeys(pairs["column"]))
     keys = list(dict.fromkeys(zip(pairs["run_a"], pairs["run_b"], strict=True)))
     cell = pairs.set_index(["run_a", "run_b", "column"])
@@ -477,10 +509,25 @@ def _pairs_display(report: Report) -> pd.DataFrame:
 def _comparisons_context(report: Report) -> dict[str, Any]:
     """The listed pairs, one row per pair and one cell per column: the case and its strength
     (the cell's class), the outcomes, and the means with adjusted p-values, printed as well as
-    in the tooltip (hover alone is lost on paper)."""
+    in the tooltip (hover alone is lost on paper). In summary mode also the tiers and the pairs
+    the measures disagree on."""
     pairs = report.pairs
+    tiers = tiers_display(report)
+    disagree = disagreements_display(report)
+    summary = {
+        "summary": report.pair_mode == "summary",
+        "tiers_note": tiers_sentence(report),
+        "tiers": [[str(v) for v in row] for row in tiers.itertuples(index=False)],
+        "tiers_columns": list(tiers.columns),
+        "disagree_note": disagreements_sentence(report),
+        "disagree": [[str(v) for v in row] for row in disagree.itertuples(index=False)],
+        "disagree_columns": list(disagree.columns),
+    }
     if pairs.empty:
-        return {"heading": _pairs_heading(report), "test": "", "columns": [], "rows": []}
+        return {
+            "heading": _pairs_heading(report), "test": _test_sentence(report) if summary["summary"] else "",
+            "columns": [], "rows": [], **summary,
+        }  # fmt: skip
     columns = list(dict.fromkeys(pairs["column"]))
     rows = []
     for (a, b), group in pairs.groupby(["run_a", "run_b"], sort=False):
@@ -513,6 +560,7 @@ def _comparisons_context(report: Report) -> dict[str, Any]:
         "test": _test_sentence(report),
         "columns": [_column_label(pairs, c, report.deeper) for c in columns],
         "rows": rows,
+        **summary,
     }
 
 
@@ -523,7 +571,7 @@ def _short(measure: object) -> str:
 
 def _test_sentence(report: Report) -> str:
     """Which family, test and correction decided every outcome, and what "==" means under them."""
-    if report.pairs.empty:
+    if report.pairs.empty and report.pair_mode != "summary":
         return ""
     from evalwh.present.report.build import family_sentence
 
@@ -566,7 +614,7 @@ def _proportions_context(report: Report) -> dict[str, Any]:
         shares = {name: float(record[name]) for name in names}
         rows.append(
             {
-                "label": _column_label(report.pairs, record["column"], report.deeper),
+                "label": _column_label(report.proportions, record["column"], report.deeper),
                 "pairs": int(record["pairs"]),
                 "segments": [
                     {

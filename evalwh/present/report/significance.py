@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from evalwh.stats.compare import compare, family_procedure
+from evalwh.stats.compare import compare, family_procedure, rank_table
 from evalwh.stats.decision import OUTCOME_SYMBOL, classify
 
 if TYPE_CHECKING:
@@ -172,3 +172,87 @@ def marks(comparison: Comparison, order: Sequence[str], baselines: Sequence[str]
     out = pd.DataFrame(rows, columns=["measure", "run_id", "better", "worse", "vs"])
     out["top"] = out["worse"].eq(0)
     return out
+
+
+def family_ranks(
+    scores: pd.DataFrame, family: Sequence[str], measure: str, opts: ReportOptions, comparison: Comparison
+) -> pd.DataFrame:
+    """Each run's rank, 95% bootstrap rank interval and tier on ``measure`` (methods §13).
+
+    The tiers are those of ``evalwh compare --all-runs --ranks`` with the report's test,
+    correction, alpha, resamples and seed: they need every pair, so without baselines the
+    leaderboard's ``comparison`` (all pairs) is reused, and with baselines the pairs are
+    tested once more, all of them.
+    """
+    test, correction = family_procedure(opts.test, opts.correction)
+    return rank_table(
+        scores[scores["measure"] == measure], runs=list(family), measures=[measure], test=test,
+        correction=correction, alpha=opts.alpha, n_resamples=opts.n_resamples, rng=opts.seed,
+        comparison=None if opts.baselines else comparison,
+    )  # fmt: skip
+
+
+def disagreements(comparison: Comparison, order: Sequence[str]) -> pd.DataFrame:
+    """The pairs whose significance differs between the leaderboard's measures.
+
+    Per pair (turned so that ``run_a`` is the higher on the leaderboard ``order``) and measure,
+    the outcome is +1 (``run_a`` significantly better), -1 (worse) or 0. A pair is a
+    ``conflict`` when one measure finds ``run_a`` better and another worse, ``partial`` when
+    some measures find a difference and others none; pairs all measures agree on are left out.
+
+    Returns:
+        One row per such pair, conflicts first, then down the leaderboard: ``run_a, run_b,
+        kind``, and per measure ``outcome <m>`` (+1, 0, -1), ``mean_a <m>``, ``mean_b <m>``.
+    """
+    pairs = comparison.pairs
+    measures = list(dict.fromkeys(pairs["measure"]))
+    columns = ["run_a", "run_b", "kind"] + [f"{c} {m}" for m in measures for c in ("outcome", "mean_a", "mean_b")]
+    if len(measures) < 2:
+        return pd.DataFrame(columns=columns)
+    position = {run: i for i, run in enumerate(order)}
+    frame = pairs.assign(
+        sign=np.where(pairs["reject"], np.sign(pairs["mean_a"] - pairs["mean_b"]), 0).astype(int)
+    )
+    flip = frame["run_a"].map(position) > frame["run_b"].map(position)
+    frame = frame.assign(
+        a=np.where(flip, frame["run_b"], frame["run_a"]),
+        b=np.where(flip, frame["run_a"], frame["run_b"]),
+        sign=np.where(flip, -frame["sign"], frame["sign"]),
+        ma=np.where(flip, frame["mean_b"], frame["mean_a"]),
+        mb=np.where(flip, frame["mean_a"], frame["mean_b"]),
+    )
+    wide = frame.pivot_table(index=["a", "b"], columns="measure", values=["sign", "ma", "mb"], sort=False)
+    signs = wide["sign"][measures].to_numpy()
+    conflict = (signs > 0).any(axis=1) & (signs < 0).any(axis=1)
+    partial = ~conflict & (signs != 0).any(axis=1) & (signs == 0).any(axis=1)
+    keep = conflict | partial
+    out = pd.DataFrame(
+        {
+            "run_a": wide.index.get_level_values(0)[keep],
+            "run_b": wide.index.get_level_values(1)[keep],
+            "kind": np.where(conflict[keep], "conflict", "partial"),
+        }
+    )
+    for i, m in enumerate(measures):
+        out[f"outcome {m}"] = signs[keep, i].astype(int)
+        out[f"mean_a {m}"] = wide["ma"][m].to_numpy()[keep]
+        out[f"mean_b {m}"] = wide["mb"][m].to_numpy()[keep]
+    out = out.assign(_k=(out["kind"] != "conflict"), _a=out["run_a"].map(position), _b=out["run_b"].map(position))
+    return out.sort_values(["_k", "_a", "_b"], kind="stable").drop(columns=["_k", "_a", "_b"]).reset_index(drop=True)[columns]
+
+
+def weak_pairs(all_pairs: pd.DataFrame, order: list[str]) -> pd.DataFrame:
+    """Every pair weak (case 2 or 4) at some column: ``run_a, run_b, columns``, down the leaderboard."""
+    weak = all_pairs[all_pairs["strength"] == "weak"]
+    rank = {run: i for i, run in enumerate(order)}
+    grouped = weak.groupby(["run_a", "run_b"], sort=False)["column"].agg(lambda c: ", ".join(dict.fromkeys(c)))
+    out = grouped.reset_index().rename(columns={"column": "columns"})
+    out = out.assign(_a=out["run_a"].map(rank), _b=out["run_b"].map(rank))
+    return out.sort_values(["_a", "_b"], kind="stable").drop(columns=["_a", "_b"]).reset_index(drop=True)
+
+
+def first_pairs(all_pairs: pd.DataFrame, weak: pd.DataFrame, limit: int) -> pd.DataFrame:
+    """The decision-matrix rows of the first ``limit`` weak pairs, in their order."""
+    chosen = weak.head(limit)[["run_a", "run_b"]].assign(_order=range(min(limit, len(weak))))
+    rows = all_pairs.merge(chosen, on=["run_a", "run_b"])
+    return rows.sort_values("_order", kind="stable").drop(columns="_order").reset_index(drop=True)
