@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from evalwh.methods.meta import MetaAnalyses
 from evalwh.store.connection import Store
+from evalwh.store.jobs import one_at_a_time
 from evalwh.store.excluded import ExcludedDocuments
 
 if TYPE_CHECKING:
@@ -733,70 +734,4 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
         return transfer.import_export(self, directory, replace=replace)
 
 
-def _takes_names(annotation: object) -> bool:
-    """Whether a parameter annotated so takes names (``Sequence[str]``), not paths or numbers."""
-    import re
-
-    text = str(annotation)
-    return bool(re.search(r"\b(Sequence|Iterable)\[str\]", text)) and "PathLike" not in text
-
-
-def _one_at_a_time(cls: type[Warehouse]) -> type[Warehouse]:
-    """Make every public job of ``cls`` hold the warehouse's lock while it runs, on arguments checked.
-
-    A DuckDB connection runs one statement at a time, and a job is many statements (often in
-    one transaction): two threads sharing a ``Warehouse`` would interleave them ("connection
-    is busy", "transaction is aborted"). With the lock they take turns, and each job sees its
-    own transaction whole. (``wh.con`` used directly is outside the lock; for parallel work
-    open one reader per thread with :meth:`Warehouse.open_reader`.) A job that comes after
-    :meth:`close` (a thread that waited for the lock while another closed the warehouse) is a
-    :class:`~evalwh.errors.WarehouseClosedError`, not DuckDB's error about a closed connection.
-
-    The arguments are checked here once for every job: a parameter that takes names
-    (``runs``, ``sets``, ``common_topics``: annotated ``Sequence[str]``) takes one name as a
-    plain string too (``sensitivity("default")`` is the set ``default``, not the sets ``d``,
-    ``e``, ...), and a ``seed`` must be a whole number >= 0 or None
-    (:func:`~evalwh.errors.check_seed`).
-    """
-    import functools
-    import inspect
-
-    from evalwh.errors import WarehouseClosedError, check_seed
-
-    jobs = [c for c in cls.__mro__ if c.__module__ != "evalwh.store.connection" and c is not object]  # (+ mixins)
-    names = list(dict.fromkeys(n for c in jobs for n, v in vars(c).items() if callable(v) and not n.startswith("_")))
-    names += ["collections", "runs", "run_ids", "query", "close"]  # (Store's, for users)
-    for name in names:
-        method = getattr(cls, name)
-        if isinstance(vars(cls).get(name), (classmethod, staticmethod)):
-            continue
-        signature = inspect.signature(method)
-        listed = tuple(p.name for p in signature.parameters.values() if _takes_names(p.annotation))
-        seeded = "seed" in signature.parameters
-
-        def locked(
-            self: Warehouse, *args: Any, __method: Any = method, __signature: inspect.Signature = signature,
-            __listed: tuple[str, ...] = listed, __seeded: bool = seeded, **kwargs: Any,
-        ) -> Any:  # fmt: skip
-            if __listed or __seeded:
-                bound = __signature.bind(self, *args, **kwargs)
-                for param in __listed:
-                    if isinstance(bound.arguments.get(param), str):
-                        bound.arguments[param] = [bound.arguments[param]]
-                if __seeded:
-                    check_seed(bound.arguments.get("seed"))
-                args, kwargs = bound.args[1:], bound.kwargs
-            with self._lock:
-                if self.closed and __method.__name__ != "close":
-                    raise WarehouseClosedError(
-                        f"{self.path}: the warehouse was closed (Warehouse.close()) before "
-                        f"{__method.__name__}() could run; open it again"
-                    )
-                return __method(self, *args, **kwargs)
-
-        setattr(cls, name, functools.wraps(method)(locked))
-    return cls
-
-
-_one_at_a_time(Warehouse)
-
+one_at_a_time(Warehouse)
