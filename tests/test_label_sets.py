@@ -80,6 +80,25 @@ def test_agreement_works_with_intervals(labels_only: tuple[Path, pd.DataFrame]) 
     assert row["kappa_low"] <= row["kappa"] <= row["kappa_high"]
 
 
+def test_agreement_and_the_report_print_the_same_intervals(labels_only: tuple[Path, pd.DataFrame], tmp_path: Path) -> None:
+    """Issue 51, item 7: agreement's default seed is fixed and printed; the report's intervals are the same."""
+    db, _ = labels_only
+    runs = [runner.invoke(app, ["agreement", "--reference", "human", "-f", "csv", "--db", str(db)]) for _ in range(2)]
+    for result in runs:
+        assert result.exit_code == 0, result.output
+        assert "intervals: 95%, normal bootstrap over topics, 1,000 replicates, seed 0\n" in result.stderr
+    assert runs[0].stdout == runs[1].stdout  # not a fresh seed per call
+    row = pd.read_csv(io.StringIO(runs[0].stdout)).iloc[0]
+    out = tmp_path / "labels.md"
+    result = runner.invoke(app, ["report", "--db", str(db), "--format", "md", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    text = out.read_text()
+    for column in ("kappa", "alpha_ordinal"):
+        cell = f"{row[column]:.3f} [{row[f'{column}_low']:.3f}, {row[f'{column}_high']:.3f}]"
+        assert cell in text, cell
+    assert "1,000 replicates, seed 0" in text
+
+
 @pytest.mark.parametrize("fmt", ["md", "html"])
 def test_report_is_a_label_set_report(labels_only: tuple[Path, pd.DataFrame], tmp_path: Path, fmt: str) -> None:
     db, pairs = labels_only
