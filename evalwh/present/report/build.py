@@ -262,7 +262,7 @@ def build_report(
         ]
         for index, pair in enumerate(figure_pairs, start=1):
             rows = _pair_rows(all_pairs, pair)
-            drawn.append(figures.pair_figure(index, rows, intervals, opts))
+            drawn.append(figures.pair_figure(index, rows, intervals, opts, family_sentence(opts, family_info)))
             if bands is not None:
                 drawn.append(figures.bounds_figure(index, bands, rows, pool_depth))
         drawn += report_budget.budget_figures(wh, collection)  # stored `experiment budget` rows, if any
@@ -672,8 +672,8 @@ def _methods(
         (
             "Assessment",
             "A_p@d = share of the top d positions holding a judged document (positions past "
-            "the end of a short run count as not assessed, methods §2.2). A run is flagged "
-            "as less assessed when the documents it retrieved are: its mean A_p_ret@10 or "
+            "the end of a short run count as not assessed, methods §2.2). A run is flagged ⚑ "
+            "as less assessed when little of what it retrieved is judged: its mean A_p_ret@10 or "
             "A_p_ret@100 (judged share of the min(d, retrieved) documents it returned) lies "
             "below the lower fence of the pooled runs' own shares (first quartile minus 1.5 "
             f"interquartile ranges; every run's when no run metadata says which were pooled) "
@@ -693,7 +693,7 @@ def _methods(
         lines.append(
             (
                 "Decision matrix",
-                f"pairing {pairing} at depths {', '.join(map(str, opts.depths or ()))}, plus "
+                f"pairing {pairing} at {_at_depths(opts.depths or ())}, plus "
                 "MAP/MAA (AP with AA), tested over the same family. Cases: 1 (== ==), 2 (== ≠), "
                 "3a (≠ ==), 3b (better run assessed significantly less), 4 (better run also "
                 f"assessed more). 1 and 3 are strong, 2 and 4 weak. Listed: {listed}; the case "
@@ -714,6 +714,19 @@ def _methods(
         ),
     ]
     return lines
+
+
+def _at_depths(depths: Sequence[int]) -> str:
+    """``depth 5``, ``depths 5 and 10``, ``depths 5, 10 and 20``.
+
+    Examples:
+        >>> _at_depths([5]), _at_depths([5, 10]), _at_depths([5, 10, 20])
+        ('depth 5', 'depths 5 and 10', 'depths 5, 10 and 20')
+    """
+    shown = [str(d) for d in depths]
+    if len(shown) <= 1:
+        return f"depth {''.join(shown)}"
+    return f"depths {', '.join(shown[:-1])} and {shown[-1]}"
 
 
 def _filled(opts: ReportOptions) -> str:
