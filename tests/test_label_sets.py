@@ -222,3 +222,20 @@ def test_label_set_report_in_chromium_has_the_run_reports_house(labels_only: tup
     assert len(images) == 2 and all(ok and height > 100 for ok, height in images)
     assert aligned[0] == "left" and set(aligned[1:]) == {"right"}
     assert not overflow  # the agreement table fits the page at 1,280 px
+
+
+def test_label_set_report_of_many_sets_with_long_names_draws_without_warnings(tmp_path: Path) -> None:
+    """Six sets with long names (warnings are errors here): the figures say which sets they draw."""
+    generator = np.random.default_rng(11)
+    human = pd.DataFrame({
+        "query_id": np.repeat([str(t) for t in range(1, 13)], 10), "doc_id": [f"d{i}" for i in range(120)],
+        "relevance": generator.integers(0, 4, 120),
+    })  # fmt: skip
+    with Warehouse(tmp_path / "w.duckdb") as wh:
+        wh.ingest_qrels(human, collection="c", qrels_id="human")
+        for k in range(5):
+            noisy = np.clip(human["relevance"] + generator.integers(-1, 2, 120), 0, 3)
+            wh.ingest_qrels(human.assign(relevance=noisy), collection="c", qrels_id=f"a-rather-long-judge-name-{k}")
+        text = wh.report(format="html", qrels_id="human")
+    assert "The first 4 of the 5 compared sets are drawn" in text
+    assert "each of the 5 other sets against human" in text

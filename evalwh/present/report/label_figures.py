@@ -33,13 +33,14 @@ SET_COLOURS = ("#2f6fb0", "#d9822b", "#1b7f6b", "#8250df")
 
 
 @_report_style
-def confusion_figure(matrices: dict[str, pd.DataFrame], reference: str) -> Figure:
+def confusion_figure(matrices: dict[str, pd.DataFrame], reference: str, shown_of: int = 0) -> Figure:
     """Each set's confusion matrix against ``reference`` as a heat map.
 
     Args:
         matrices: Per set, counts of shared pairs: rows the reference's grades (index, as
             text), columns the set's grades.
         reference: The reference set's name (the rows).
+        shown_of: How many sets were compared (when ``matrices`` holds only the first of them).
 
     Returns:
         The figure; each cell is shaded by its share of its row (the pairs of that reference
@@ -54,15 +55,19 @@ def confusion_figure(matrices: dict[str, pd.DataFrame], reference: str) -> Figur
     axes = np.atleast_1d(figure.subplots(rows, columns, squeeze=False)).ravel()
     image = None
     for ax, name in zip(axes, names, strict=False):
-        counts = matrices[name].to_numpy(dtype=np.float64)
+        # the grades this set gives, and the reference's (another set's stray grade is no column here)
+        block = matrices[name]
+        used = [c for c in block.columns if block[c].sum() > 0 or str(c) in {str(i) for i in block.index}]
+        block = block[used]
+        counts = block.to_numpy(dtype=np.float64)
         totals = counts.sum(axis=1, keepdims=True)
         shares = np.divide(counts, totals, out=np.zeros_like(counts), where=totals > 0)
         image = ax.imshow(shares, cmap="Blues", vmin=0.0, vmax=1.0, aspect="auto")
         for (i, j), count in np.ndenumerate(counts):
             ax.text(j, i, f"{int(count):,}", ha="center", va="center", fontsize="small",
                     color="#fff" if shares[i, j] > 0.6 else INK)  # fmt: skip
-        ax.set_xticks(range(counts.shape[1]), [str(c) for c in matrices[name].columns])
-        ax.set_yticks(range(counts.shape[0]), [str(r) for r in matrices[name].index])
+        ax.set_xticks(range(counts.shape[1]), [str(c) for c in block.columns])
+        ax.set_yticks(range(counts.shape[0]), [str(r) for r in block.index])
         ax.set_xlabel(f"{short_figure_id(name)}'s grade", fontsize="small")
         ax.set_ylabel(f"{short_figure_id(reference)}'s grade", fontsize="small")
         ax.tick_params(length=0)
@@ -72,10 +77,12 @@ def confusion_figure(matrices: dict[str, pd.DataFrame], reference: str) -> Figur
         bar = figure.colorbar(image, ax=axes[: len(names)].tolist(), shrink=0.8)
         bar.set_label("share of the row", fontsize="small")
     caption = (
-        f"Rows: {reference}'s grade; columns: the set's grade; each cell prints the shared pairs and is "
-        "shaded by its share of the row (of the pairs the reference gave that grade). A perfect judge fills "
-        "the diagonal."
+        f"Rows: {reference}'s grade; columns: the grades the set gives (and the reference's); each cell prints "
+        "the shared pairs and is shaded by its share of the row (of the pairs the reference gave that grade). A "
+        "perfect judge fills the diagonal."
     )
+    if shown_of > len(names):
+        caption += f" The first {len(names)} of the {shown_of} compared sets are drawn; the tables below have all."
     return Figure("confusion", "Confusion matrices", caption, to_svg(figure))
 
 
@@ -86,11 +93,12 @@ def topic_kappa_figure(per_topic: pd.DataFrame, topics: list[str], sets: list[st
     Args:
         per_topic: ``qrels_id, query_id, kappa, kappa_low, kappa_high`` (empty kappa: undefined).
         topics: The topics, top to bottom (natural order).
-        sets: The sets drawn, at most :data:`SET_COLOURS` of them.
+        sets: The compared sets; the first :data:`SET_COLOURS` of them are drawn.
         confidence: The intervals' coverage (for the caption).
     """
     from evalwh.present.report.model import Figure
 
+    total = len(sets)
     sets = sets[: len(SET_COLOURS)]
     height = min(0.24 * len(topics) + 1.3, 30.0)
     figure = _figure(6.4, height)
@@ -114,7 +122,7 @@ def topic_kappa_figure(per_topic: pd.DataFrame, topics: list[str], sets: list[st
     ax.set_xlabel("Cohen's kappa")
     ax.set_ylabel("topic")
     if len(sets) > 1:
-        ax.legend(frameon=False, fontsize="small", loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=len(sets))
+        ax.legend(frameon=False, fontsize="small", loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=2)
     _tidy(ax)
     caption = (
         f"Cohen's kappa of each topic's shared pairs against the reference (dots), with its {confidence:.0%} "
@@ -122,6 +130,6 @@ def topic_kappa_figure(per_topic: pd.DataFrame, topics: list[str], sets: list[st
         "undefined (both sides gave every pair one grade); a dot without a bar is kappa 0 by construction (one "
         "side gave one grade)."
     )
-    if not len(sets):
-        caption = "No set to draw."
+    if total > len(sets):
+        caption += f" The first {len(sets)} of the {total} compared sets are drawn; the table below has more."
     return Figure("topic-kappa", "Kappa per topic", caption, to_svg(figure))

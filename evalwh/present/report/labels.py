@@ -216,8 +216,8 @@ def build_label_set_report(
         from evalwh.present.report.label_figures import confusion_figure, topic_kappa_figure
 
         drawn = [
-            confusion_figure({name: counts[name] for name in shown if name in counts}, reference),
-            topic_kappa_figure(topics, order, shown, confidence),
+            confusion_figure({name: counts[name] for name in shown if name in counts}, reference, len(others)),
+            topic_kappa_figure(topics, order, others, confidence),
         ]
     return LabelSetReport(
         collection=collection, reference=reference, sets=sets, provenance=shown_provenance, coverage=coverage,
