@@ -65,11 +65,19 @@ def test_sentences_read_at_every_size_and_depth(warehouses, n: int, depths: str)
         assert sum(bool(re.search(c, captions["unjudged"])) for c in UNJUDGED_CAPTIONS) == 1
         pairs = [c for key, c in captions.items() if key.startswith("pair-")]
         assert len(pairs) == (0 if n == 1 else 2)
-        for caption in pairs:
-            assert f"Bonferroni over all {n * (n - 1) // 2} pairs of the {n} runs" in caption
-            assert "cut to [0, 1]" in caption
-            assert f"the report's test: all {n * (n - 1) // 2} pairs of the {n} runs, paired t-test, Holm correction" in caption
+        for caption in pairs:  # the default test is the paired t-test: the bars are the report's own
+            assert "comparison bars under the report's test" in caption and "cut to [0, 1]" in caption
+            assert f"(all {n * (n - 1) // 2} pairs of the {n} runs, paired t-test, Holm correction" in caption
             assert ("under the runs" in caption) == (depths == "one")
+
+
+def test_pair_caption_says_the_bars_are_the_anovas_under_another_test(warehouses) -> None:  # type: ignore[no-untyped-def]
+    report = build_report(warehouses[8], "gen", ReportOptions(test="wilcoxon", correction="holm"))
+    captions = [f.caption for f in report.figures if f.key.startswith("pair-")]
+    assert len(captions) == 2
+    for caption in captions:
+        assert "comparison intervals from a one-way ANOVA's pooled error, Bonferroni over all 28 pairs of the 8 runs" in caption
+        assert "the report's test: all 28 pairs of the 8 runs, Wilcoxon signed-rank test, Holm correction" in caption
 
 
 def test_unjudged_caption_says_what_the_curve_does() -> None:
@@ -127,3 +135,35 @@ def test_sorting_by_the_flag_puts_flagged_runs_first(tmp_path) -> None:  # type:
     rest = [r for r in before if r not in flagged]
     assert first_click == flagged + rest  # flagged runs first, each group in leaderboard order
     assert second_click == rest + flagged
+
+
+@pytest.mark.parametrize("depths", list(DEPTHS))
+def test_pair_bars_overlap_exactly_when_the_report_finds_no_difference(warehouses, depths: str) -> None:  # type: ignore[no-untyped-def]
+    """Issue 51, item 6: under the default paired t-test with Holm, the pair figures' bars are the report's own:
+    for every pair of 8 runs and every depth, on performance and on assessment, the two runs' bars fail to overlap
+    exactly when the report's outcome is significant; their p-value is scipy's ttest_rel on the family's topics."""
+    from scipy import stats
+
+    from evalwh.present.report.build import _pair_intervals
+
+    wh = warehouses[8]
+    report = build_report(wh, "gen", ReportOptions(figures=False, depths=DEPTHS[depths]))
+    assert (report.options.test, report.options.correction) == ("t", "holm")
+    specs = sorted(set(report.pairs["performance"]) | set(report.pairs["assessment"]))
+    scores = wh.evaluate(specs, collection="gen", per_query=True)[["run_id", "query_id", "measure", "value"]]
+    family = sorted(scores["run_id"].unique())
+    decided = {"==": 0, "differ": 0}
+    for _, row in report.pairs.dropna(subset=["depth"]).iterrows():
+        bars = _pair_intervals(scores, row.to_frame().T, family, report.options).set_index(["kind", "run_id"])
+        for kind, prefix, spec in (("performance", "perf", row["performance"]), ("assessment", "assess", row["assessment"])):
+            a, b = bars.loc[(kind, row["run_a"])], bars.loc[(kind, row["run_b"])]
+            gap = abs(a["mean"] - b["mean"]) - (a["half_width"] + b["half_width"])
+            significant = row[f"{prefix}_outcome"] != "=="
+            if abs(gap) > 1e-12:  # (not at the boundary)
+                assert (gap > 0) == significant, (row["run_a"], row["run_b"], spec)
+            decided["differ" if significant else "=="] += 1
+            wide = scores[scores["measure"] == spec].pivot(index="query_id", columns="run_id", values="value").dropna()
+            if not np.allclose(wide[row["run_a"]], wide[row["run_b"]]):
+                p = stats.ttest_rel(wide[row["run_a"]], wide[row["run_b"]]).pvalue
+                assert row[f"{prefix}_p_value"] == pytest.approx(p, rel=1e-9)
+    assert decided["=="] and decided["differ"]  # both kinds of pair are checked

@@ -262,7 +262,13 @@ def build_report(
         ]
         for index, pair in enumerate(figure_pairs, start=1):
             rows = _pair_rows(all_pairs, pair)
-            drawn.append(figures.pair_figure(index, rows, intervals, opts, family_sentence(opts, family_info)))
+            own = _pair_intervals(scores, rows, family, opts) if opts.test == "t" else None
+            drawn.append(
+                figures.pair_figure(
+                    index, rows, intervals if own is None else own, opts, family_sentence(opts, family_info),
+                    own_test=own is not None,
+                )
+            )
             if bands is not None:
                 drawn.append(figures.bounds_figure(index, bands, rows, pool_depth))
         drawn += report_budget.budget_figures(wh, collection)  # stored `experiment budget` rows, if any
@@ -442,6 +448,41 @@ def _intervals(
     ci_frame = pd.concat(intervals, ignore_index=True)
     ci_frame["depth"] = ci_frame["depth"].astype("Int64")
     return ci_frame
+
+
+def _pair_intervals(
+    scores: pd.DataFrame, rows: pd.DataFrame, family: Sequence[str], opts: ReportOptions
+) -> pd.DataFrame:
+    """A pair's comparison bars under the report's paired t-test and correction, per depth.
+
+    On the topics the family's test used (those with a score for every run of the family in
+    the measure, as ``evalwh compare`` aligns them), each run's bar is its mean +- the
+    half-width of :func:`evalwh.stats.significance.paired_comparison_half_width` at the pair's
+    adjusted p-value: the two bars overlap exactly when the report finds no significant
+    difference. Same layout as :func:`_intervals`, for the pair's two runs.
+    """
+    from evalwh.stats.significance import paired_comparison_half_width
+
+    out = []
+    for row in rows.itertuples(index=False):
+        if pd.isna(row.depth):
+            continue
+        for kind, spec, p_adjusted in (
+            ("performance", row.performance, row.perf_p_adjusted),
+            ("assessment", row.assessment, row.assess_p_adjusted),
+        ):
+            wide = scores[scores["measure"] == spec].pivot(index="query_id", columns="run_id", values="value")
+            wide = wide.reindex(columns=list(family)).dropna()
+            a, b = wide[row.run_a].to_numpy(), wide[row.run_b].to_numpy()
+            half = paired_comparison_half_width(a, b, p_adjusted=float(p_adjusted), alpha=opts.alpha)
+            for run, values in ((row.run_a, a), (row.run_b, b)):
+                out.append({
+                    "column": row.column, "kind": kind, "measure": spec, "depth": int(row.depth), "run_id": run,
+                    "n_topics": len(values), "mean": float(values.mean()), "half_width": half,
+                })  # fmt: skip
+    frame = pd.DataFrame(out)
+    frame["depth"] = frame["depth"].astype("Int64")
+    return frame
 
 
 def _listed_pairs(

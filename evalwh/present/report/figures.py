@@ -247,12 +247,20 @@ def draw_runs(
 
 @_report_style
 def pair_figure(
-    index: int, rows: pd.DataFrame, intervals: pd.DataFrame, opts: ReportOptions, family: str = ""
+    index: int,
+    rows: pd.DataFrame,
+    intervals: pd.DataFrame,
+    opts: ReportOptions,
+    family: str = "",
+    *,
+    own_test: bool = False,
 ) -> Figure:
     """Performance and assessment of a pair against depth with comparison intervals.
 
     ``family`` is the report's sentence on its own test and family
-    (:func:`evalwh.present.report.build.family_sentence`): the caption says that the bars come
+    (:func:`evalwh.present.report.build.family_sentence`). With ``own_test`` the bars are the
+    pair's under that test (:func:`evalwh.present.report.build._pair_intervals`); else they
+    are the ANOVA's comparison intervals over every run, and the caption says that they come
     from another procedure than the one that decided the cases.
     """
     from evalwh.methods.decisions import PairComparison
@@ -263,7 +271,21 @@ def pair_figure(
     own = _shortened(intervals[intervals["run_id"].isin([run_a, run_b])], "run_id")
     run_a, run_b = short_id(run_a, FIGURE_ID_SHOWN), short_id(run_b, FIGURE_ID_SHOWN)
     svg = _drawn(plot_pair, PairComparison(_shortened(rows, "run_a", "run_b"), own), title=f"{run_a} vs {run_b}")
-    return Figure(f"pair-{index}", f"{run_a} vs {run_b}", _pair_caption(rows, intervals, opts, family), svg)
+    caption = _own_test_caption(rows, opts, family) if own_test else _pair_caption(rows, intervals, opts, family)
+    return Figure(f"pair-{index}", f"{run_a} vs {run_b}", caption, svg)
+
+
+def _own_test_caption(rows: pd.DataFrame, opts: ReportOptions, family: str) -> str:
+    """The caption of bars drawn under the report's own paired t-test and correction."""
+    one_depth = rows["depth"].dropna().nunique() == 1
+    where = "under the runs" if one_depth else "above each depth"
+    return (
+        "Means with this pair's comparison bars under the report's test: half the least significant "
+        "difference of the paired t-test at the pair's corrected level (alpha times p over the adjusted p), "
+        f"cut to [0, 1], so the bars overlap exactly when the report finds no significant difference ({family}). "
+        f"The case {where} (* = weak) combines performance and assessment. They are bars for this pair's "
+        "difference, not confidence intervals of each run's mean."
+    )
 
 
 def _pair_caption(rows: pd.DataFrame, intervals: pd.DataFrame, opts: ReportOptions, family: str) -> str:
