@@ -83,7 +83,12 @@ def agreement(
         ),
     ] = 1000,
     confidence: Annotated[float, typer.Option("--confidence", click_type=number(0, 1, min_open=True, max_open=True), help="Coverage of the intervals.")] = 0.95,
-    seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed of the bootstrap (none: fresh each run).")] = None,
+    seed: Annotated[
+        int,
+        typer.Option(
+            "--seed", min=0, help="Seed of the bootstrap, printed with the intervals (evalwh report uses the same default)."
+        ),
+    ] = 0,
     level: Annotated[
         AlphaLevel, typer.Option("--level", help="The level of Krippendorff's alpha whose interval the summary gives.")
     ] = AlphaLevel.ordinal,
@@ -98,10 +103,10 @@ def agreement(
 
     Each set gets percent agreement, Cohen's kappa (unweighted, linear and quadratic weights)
     and Krippendorff's alpha (nominal, ordinal, interval), and how many pairs only one side
-    judged, with 95% intervals for kappa and alpha (a bootstrap over topics; not with
-    --per-query). Kappa is empty when undefined (both sides give every pair one grade) and 0
-    when one side does; both, and fewer than 30 shared pairs, are noted in the table and
-    warned about on stderr. --layout raters gives Krippendorff's alpha of the reference and
+    judged, with 95% intervals for kappa and alpha (a bootstrap over topics with a fixed seed,
+    printed on stderr; with --per-query, kappa's large-sample interval per topic). Kappa is
+    empty when undefined (both sides give every pair one grade) and 0 when one side does;
+    both, and fewer than 30 shared pairs, are noted in the table and warned about on stderr. --layout raters gives Krippendorff's alpha of the reference and
     the sets together (several raters at once).
 
     Example: evalwh agreement -c llmjudge --reference human --binary-at 2 --sort kappa
@@ -114,6 +119,14 @@ def agreement(
             reference, sets or None, collection=collection, binary_at=binary_at, per_query=per_query,
             layout=layout.value, resamples=bootstrap, confidence=confidence, seed=seed, level=level.value,
         )  # fmt: skip
+    if bootstrap and per_query and layout is AgreementLayout.summary:
+        typer.echo(f"intervals: {confidence:.0%}, kappa's large-sample interval per topic (Fleiss, Cohen and Everitt)", err=True)
+    elif bootstrap and layout is not AgreementLayout.confusion:
+        # the interval's seed is part of the result: said, so that a rerun (or the report) can match it
+        typer.echo(
+            f"intervals: {confidence:.0%}, normal bootstrap over topics, {bootstrap:,} replicates, seed {seed}",
+            err=True,
+        )
     if layout is AgreementLayout.raters:
         _warn(frame, ["sets"])
         render(frame, fmt, output, title=f"{collection}: Krippendorff's alpha of {frame['raters'][0]} label sets together")

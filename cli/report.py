@@ -166,8 +166,9 @@ def report(
 ) -> None:
     """Evaluate, test and report a collection's runs in one HTML (or Markdown) file.
 
-    A collection of label sets without runs (human and LLM labels) gets a label-set report:
-    provenance, coverage, agreement with intervals, confusion matrices, agreement per topic.
+    A collection of label sets without runs (human and LLM labels) gets a label-set report in
+    the same layout: agreement with intervals (the same as evalwh agreement's), confusion
+    matrices and kappa per topic as figures and tables, coverage, provenance.
 
     Example: evalwh report --qrels qrels.txt runs/*.txt -o report.html
 

@@ -569,7 +569,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
     def agreement(
         self, reference: str, sets: str | Iterable[str] | None = None, *, collection: str | None = None,
         binary_at: float | None = None, per_query: bool = False, layout: str = "summary", resamples: int = 0,
-        confidence: float = 0.95, seed: int | None = None, level: str = "ordinal",
+        confidence: float = 0.95, seed: int | None = 0, level: str = "ordinal",
     ) -> pd.DataFrame:  # fmt: skip
         """Label sets against a reference on the pairs both judged: ``evalwh agreement``.
 
@@ -578,7 +578,8 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
         per set and topic, or the confusion matrices (``layout="confusion"``), or alpha of the
         reference and the sets together (``layout="raters"``); ``sets`` None is every other
         set. ``resamples`` > 0 adds bootstrap intervals over topics for kappa and alpha at
-        ``level``. See :func:`evalwh.methods.judgments.agreement`.
+        ``level``, drawn with ``seed`` (None: a fresh seed each call). See
+        :func:`evalwh.methods.judgments.agreement`.
         """
         from evalwh.methods.judgments import agreement
 

@@ -421,3 +421,50 @@ def test_agreement_cli_intervals_and_raters(three_sets: tuple[Path, pd.DataFrame
                                  "-f", "csv", "--db", str(db)])  # fmt: skip
     assert result.exit_code == 0, result.output
     assert pd.read_csv(io.StringIO(result.stdout))["raters"].tolist() == [3]
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_kappa_interval_equals_statsmodels(k: int) -> None:
+    """Issue 51, item 7: kappa's large-sample interval per topic is statsmodels' (Fleiss, Cohen and Everitt)."""
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    generator = np.random.default_rng(k)
+    tables = generator.integers(0, 12, size=(200, k, k)).astype(float)
+    tables[:, 0, 0] += 1  # at least one pair
+    tables[:3] = 0.0
+    tables[0, 0, 0] = 5.0  # both sides one grade: undefined
+    tables[1, :, 0] = 4.0  # one side one grade: kappa 0
+    tables[2] = np.diag(np.arange(1.0, k + 1))  # full agreement: kappa 1, variance 0
+    low, high = ag.kappa_interval(tables)
+    for table, lo, hi in zip(tables, low, high, strict=True):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            reference = cohens_kappa(table)
+        if not np.isfinite(reference.kappa) or min((table.sum(0) > 0).sum(), (table.sum(1) > 0).sum()) < 2:
+            assert np.isnan(lo) and np.isnan(hi)  # undefined, or kappa 0 by construction
+            continue
+        assert lo == pytest.approx(max(reference.kappa_low, -1.0), abs=1e-12)
+        assert hi == pytest.approx(min(reference.kappa_upp, 1.0), abs=1e-12)
+
+
+def test_per_query_intervals_are_statsmodels_per_topic(llmjudge: Path) -> None:
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    with Warehouse.open_reader(llmjudge) as wh:
+        frame = wh.agreement("human", ["Olz-gpt4o"], per_query=True, resamples=1)
+    merged = _read(LLMJUDGE / "human.test.qrels").merge(_read(LLMJUDGE / "judges" / "Olz-gpt4o.txt"), on=["query_id", "doc_id"])
+    checked = 0
+    for row in frame.itertuples():
+        topic = merged[merged["query_id"] == row.query_id]
+        table = pd.crosstab(topic["relevance_x"], topic["relevance_y"]).reindex(
+            index=sorted(set(topic["relevance_x"]) | set(topic["relevance_y"])),
+            columns=sorted(set(topic["relevance_x"]) | set(topic["relevance_y"])), fill_value=0,
+        )  # fmt: skip
+        reference = cohens_kappa(table.to_numpy())
+        if not np.isfinite(reference.kappa) or min(table.shape) < 2 or (table.to_numpy().sum(0) > 0).sum() < 2 \
+                or (table.to_numpy().sum(1) > 0).sum() < 2:
+            assert np.isnan(row.kappa_low)
+            continue
+        assert row.kappa_low == pytest.approx(max(reference.kappa_low, -1.0), abs=1e-12)
+        assert row.kappa_high == pytest.approx(min(reference.kappa_upp, 1.0), abs=1e-12)
+        checked += 1
+    assert checked >= 20

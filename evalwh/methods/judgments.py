@@ -109,7 +109,8 @@ def agreement(
             or ``raters`` (Krippendorff's alpha of the reference and the sets together,
             :func:`raters`).
         resamples: Bootstrap replicates over topics for the intervals of kappa and alpha
-            (methods §11.7); 0: none. Not with ``per_query``.
+            (methods §11.7); 0: none. With ``per_query``, any number > 0 asks for kappa's
+            large-sample interval per topic instead (:func:`evalwh.stats.agreement.kappa_interval`).
         confidence: Coverage of the intervals.
         seed: Seed of the bootstrap (None: a fresh one each call).
         level: The level of Krippendorff's alpha whose interval is given (nominal, ordinal,
@@ -124,7 +125,7 @@ def agreement(
         undefined (both sides give every pair one and the same grade) and ``note`` says why;
         a side with one grade gives kappa 0, noted too, as are fewer than 30 shared pairs.
         With ``resamples``: ``kappa_low, kappa_high, alpha_<level>_low, alpha_<level>_high``
-        before ``note``.
+        before ``note`` (per topic: ``kappa_low, kappa_high``).
 
     Raises:
         NotFoundError: for an unknown collection or set (with a suggestion).
@@ -194,6 +195,14 @@ def agreement(
     columns = [*keys, "pairs", "only_reference", "only_set", *STATISTICS]
     if binary_at is not None:
         columns += ["kappa_binary", "agreement_binary"]
+    if resamples and per_query:
+        # one topic's pairs are the only unit left: the large-sample interval of kappa (methods §11.7)
+        _, counts = agree.confusion(
+            np.asarray(pairs["reference"], dtype=np.float64), np.asarray(pairs["label"], dtype=np.float64),
+            groups=groups, n_groups=n_groups,
+        )  # fmt: skip
+        out["kappa_low"], out["kappa_high"] = agree.kappa_interval(counts, confidence)
+        columns += ["kappa_low", "kappa_high"]
     if resamples and not per_query:
         cats, counts = agree.confusion(
             np.asarray(pairs["reference"], dtype=np.float64), np.asarray(pairs["label"], dtype=np.float64),

@@ -374,6 +374,60 @@ def normal_interval(
     return low, high
 
 
+def kappa_interval(counts: NDArray[np.float64], confidence: float = 0.95) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Large-sample interval of unweighted Cohen's kappa per confusion matrix, cut to [-1, 1].
+
+    ``kappa +- z * se`` with the standard error of Fleiss, Cohen and Everitt (1969, Psychological
+    Bulletin 72(5)), the variance :func:`statsmodels.stats.inter_rater.cohens_kappa` gives as
+    ``var_kappa``: with p the shares of the matrix, r and c its row and column margins, p_e the
+    chance agreement and N the pairs,
+    ``[sum_i p_ii (1 - (r_i + c_i)(1 - kappa))^2 + (1 - kappa)^2 sum_{i != j} p_ij (c_i + r_j)^2
+    - (kappa - p_e (1 - kappa))^2] / ((1 - p_e)^2 N)``. It is for one group of pairs taken as
+    independent (the pairs of one topic, where no coarser unit is left to resample). NaN where
+    kappa is undefined, a side gives one grade only (kappa is then 0 by construction) or the
+    matrix is empty.
+
+    Args:
+        counts: Confusion matrices, shape ``(..., K, K)``.
+        confidence: Coverage of the intervals.
+
+    Returns:
+        ``(low, high)``, each of shape ``counts.shape[:-2]``.
+
+    Examples:
+        >>> low, high = kappa_interval(np.array([[20.0, 5.0], [10.0, 15.0]]))
+        >>> round(float(low), 4), round(float(high), 4)
+        (0.1511, 0.6489)
+    """
+    from statistics import NormalDist
+
+    if not 0.0 < confidence < 1.0:
+        raise InsufficientDataError(f"kappa interval: confidence={confidence} must lie strictly between 0 and 1")
+    counts = np.asarray(counts, dtype=np.float64)
+    n = counts.sum(axis=(-2, -1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = counts / n[..., None, None]
+        rows, cols = p.sum(axis=-1), p.sum(axis=-2)
+        diagonal = np.diagonal(p, axis1=-2, axis2=-1)
+        observed = diagonal.sum(axis=-1)
+        chance = (rows * cols).sum(axis=-1)
+        kappa = (observed - chance) / (1.0 - chance)
+        k1 = (1.0 - kappa)[..., None]
+        term_a = (diagonal * (1.0 - (rows + cols) * k1) ** 2).sum(axis=-1)
+        off = p * (cols[..., :, None] + rows[..., None, :]) ** 2  # p_ij (c_i + r_j)^2
+        off_sum = off.sum(axis=(-2, -1)) - np.diagonal(off, axis1=-2, axis2=-1).sum(axis=-1)
+        term_b = (1.0 - kappa) ** 2 * off_sum
+        term_c = (kappa - chance * (1.0 - kappa)) ** 2
+        variance = (term_a + term_b - term_c) / (1.0 - chance) ** 2 / n
+        half = NormalDist().inv_cdf((1.0 + confidence) / 2.0) * np.sqrt(np.maximum(variance, 0.0))
+    # a side with one grade makes kappa 0 by construction (its variance is 0): no interval to give
+    one_grade = ((rows > 0).sum(axis=-1) < 2) | ((cols > 0).sum(axis=-1) < 2)
+    ok = np.isfinite(kappa) & np.isfinite(half) & (n > 0) & ~one_grade
+    low = np.where(ok, np.maximum(kappa - half, -1.0), np.nan)
+    high = np.where(ok, np.minimum(kappa + half, 1.0), np.nan)
+    return low, high
+
+
 def topic_weights(topics: int, resamples: int, rng: np.random.Generator | int | None) -> NDArray[np.float64]:
     """Bootstrap draws of topics as counts ``(resamples, topics)``: row b says how often each topic is drawn.
 

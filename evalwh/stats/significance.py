@@ -39,7 +39,7 @@ from evalwh.errors import Choice, InsufficientDataError
 from evalwh.stats import family, paired
 
 if TYPE_CHECKING:
-    from numpy.typing import NDArray
+    from numpy.typing import ArrayLike, NDArray
 
 REQUIRED = ["run_id", "query_id", "value"]
 
@@ -582,3 +582,45 @@ def comparison_intervals(
             "half_width": critical * np.sqrt(2.0 * mse / n) / 2.0,
         }
     )
+
+
+def paired_comparison_half_width(
+    a: ArrayLike, b: ArrayLike, *, p_adjusted: float, alpha: float = 0.05
+) -> float:
+    """Half-width of two runs' comparison bars that overlap exactly when a corrected paired t-test keeps the pair.
+
+    With ``d = a - b`` over the topics both have, ``se = sd(d) / sqrt(n)`` and the paired
+    t-test's p-value ``p`` (:func:`scipy.stats.ttest_rel`), the family's correction turned
+    ``p`` into ``p_adjusted`` (Holm, Bonferroni, ...): the pair is significant exactly when
+    ``p < alpha * p / p_adjusted``. Each run's bar is ``mean +- t_{1 - alpha'/2, n-1} * se / 2``
+    with ``alpha' = alpha * p / p_adjusted``, so the two bars fail to overlap exactly when
+    ``|mean(d)| > t * se``, i.e. when the corrected test rejects (ties at the boundary aside).
+    These are intervals for the difference of this pair, split between its two runs, not
+    confidence intervals of either run's mean.
+
+    Args:
+        a: The first run's per-topic values.
+        b: The second run's values on the same topics, in the same order.
+        p_adjusted: The pair's adjusted p-value in its family.
+        alpha: The family's significance level.
+
+    Returns:
+        The half-width (0 when the differences are constant; NaN with fewer than two topics).
+
+    Examples:
+        >>> a, b = [0.5, 0.6, 0.7, 0.4], [0.4, 0.5, 0.5, 0.45]
+        >>> p = float(stats.ttest_rel(a, b).pvalue)
+        >>> h = paired_comparison_half_width(a, b, p_adjusted=min(1.0, 3 * p))
+        >>> round(h, 4), bool(abs(np.mean(a) - np.mean(b)) > 2 * h), 3 * p < 0.05
+        (0.1252, False, False)
+    """
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    n = d.size
+    if n < 2:
+        return float("nan")
+    se = float(np.std(d, ddof=1)) / np.sqrt(n)
+    if se == 0.0:
+        return 0.0
+    p = float(2.0 * stats.t.sf(abs(float(d.mean())) / se, n - 1))
+    level = alpha * p / p_adjusted if p > 0.0 and p_adjusted > 0.0 else alpha
+    return float(stats.t.isf(min(level, 1.0) / 2.0, n - 1) * se / 2.0)

@@ -39,9 +39,10 @@ def plot_pair(
     """Draw a pair of runs: performance and assessment against depth, with error bars.
 
     The error bars are Bonferroni comparison intervals of the family the pair was tested in
-    (:func:`evalwh.stats.significance.comparison_intervals`): bars that do not overlap mark
-    a significant difference under the ANOVA procedure. Each depth is annotated with the
-    pair's case (1, 2, 3a, 3b, 4).
+    (:func:`evalwh.stats.significance.comparison_intervals`), cut to [0, 1]: bars that do not
+    overlap mark a significant difference under the ANOVA procedure (which need not be the
+    test that decided the pair's case). Each depth is annotated with the pair's case (1, 2, 3a,
+    3b, 4). At one depth the two runs are drawn as points side by side, the case under them.
 
     Args:
         comparison: The output of :func:`evalwh.methods.decisions.compare_runs`.
@@ -57,9 +58,35 @@ def plot_pair(
         from evalwh.errors import InsufficientDataError
 
         raise InsufficientDataError("plot compare: no depths to plot; give at least one depth")
+    run_a, run_b = pairs["run_a"].iloc[0], pairs["run_b"].iloc[0]
+    depths = pairs["depth"].astype(int).tolist()
+    if len(set(depths)) == 1:
+        figure, axes = _one_depth(intervals, pairs, run_a, run_b)
+    else:
+        figure, axes = _over_depths(intervals, pairs, run_a, run_b)
+    figure.suptitle(title or f"{run_a} vs {run_b}")
+    from evalwh.present.plots.experiments import save_figure
+
+    save_figure(figure, path, dpi=200)
+    return figure
+
+
+def _bar(own: pd.DataFrame) -> tuple[object, object]:
+    """Lower and upper error-bar lengths, the interval cut to [0, 1] (the measures and shares
+    drawn here lie in [0, 1], so a bar beyond them would claim values no run can have)."""
+    import numpy as np
+
+    mean = own["mean"].to_numpy(dtype=float)
+    half = own["half_width"].to_numpy(dtype=float)
+    return np.minimum(half, np.clip(mean, 0.0, 1.0)), np.minimum(half, np.clip(1.0 - mean, 0.0, 1.0))
+
+
+def _over_depths(
+    intervals: pd.DataFrame, pairs: pd.DataFrame, run_a: object, run_b: object
+) -> tuple[Figure, list[object]]:
+    """Both runs against depth (log axis), one line per run, each depth labelled with its case."""
     from evalwh.present.plots.experiments import plain_log_axis
 
-    run_a, run_b = pairs["run_a"].iloc[0], pairs["run_b"].iloc[0]
     figure, axes = _figure(6.0, 5.5, 2)
     for ax, kind in zip(axes, ("performance", "assessment"), strict=True):
         rows = intervals[intervals["kind"] == kind]
@@ -72,7 +99,7 @@ def plot_pair(
             ax.errorbar(
                 depth * (1.0 + offset),
                 own["mean"],
-                yerr=own["half_width"],
+                yerr=_bar(own),
                 marker="o",
                 markersize=4,
                 capsize=3,
@@ -99,11 +126,32 @@ def plot_pair(
     axes[-1].set_xticks(depths)
     axes[-1].set_xticklabels([str(d) for d in depths])
     axes[-1].set_xlabel("depth d (C = case, * = weak)")
-    figure.suptitle(title or f"{run_a} vs {run_b}")
-    from evalwh.present.plots.experiments import save_figure
+    return figure, axes
 
-    save_figure(figure, path, dpi=200)
-    return figure
+
+def _one_depth(
+    intervals: pd.DataFrame, pairs: pd.DataFrame, run_a: object, run_b: object
+) -> tuple[Figure, list[object]]:
+    """At one depth, the two runs as points side by side (no line to draw, no depth axis)."""
+    depth = int(pairs["depth"].iloc[0])
+    case, strength = pairs["case"].iloc[0], pairs["strength"].iloc[0]
+    figure, axes = _figure(6.0, 4.6, 2)
+    for ax, kind in zip(axes, ("performance", "assessment"), strict=True):
+        rows = intervals[intervals["kind"] == kind]
+        for x, (run, colour) in enumerate(((run_a, _COLOURS[0]), (run_b, _COLOURS[1]))):
+            own = rows[rows["run_id"] == run]
+            ax.errorbar(
+                [x] * len(own), own["mean"], yerr=_bar(own), marker="o", markersize=6,
+                capsize=4, color=colour, linestyle="none",
+            )  # fmt: skip
+        ax.set_ylabel(_metric_label(str(rows["measure"].iloc[0])))
+        ax.set_xlim(-0.6, 1.6)
+        ax.grid(True, axis="y", alpha=0.3)
+    axes[-1].set_xticks([0, 1])
+    axes[-1].set_xticklabels([str(run_a), str(run_b)])
+    weak = "" if strength == "strong" else " (weak)"
+    axes[-1].set_xlabel(f"depth {depth}: case C{case}{weak}")
+    return figure, axes
 
 
 def plot_runs(

@@ -270,7 +270,13 @@ def build_report(
         drawn += [figures.unjudged_figure(unjudged, pool_depth), figures.topics_figure(topics), runs_drawn]
         for index, pair in enumerate(figure_pairs, start=1):
             rows = _pair_rows(all_pairs, pair)
-            drawn.append(figures.pair_figure(index, rows, intervals, opts))
+            own = _pair_intervals(scores, rows, family, opts) if opts.test == "t" else None
+            drawn.append(
+                figures.pair_figure(
+                    index, rows, intervals if own is None else own, opts, family_sentence(opts, family_info),
+                    own_test=own is not None,
+                )
+            )
             if bands is not None:
                 drawn.append(figures.bounds_figure(index, bands, rows, pool_depth))
         drawn += report_budget.budget_figures(wh, collection)  # stored `experiment budget` rows, if any
@@ -456,6 +462,41 @@ def _intervals(
     ci_frame = pd.concat(intervals, ignore_index=True)
     ci_frame["depth"] = ci_frame["depth"].astype("Int64")
     return ci_frame
+
+
+def _pair_intervals(
+    scores: pd.DataFrame, rows: pd.DataFrame, family: Sequence[str], opts: ReportOptions
+) -> pd.DataFrame:
+    """A pair's comparison bars under the report's paired t-test and correction, per depth.
+
+    On the topics the family's test used (those with a score for every run of the family in
+    the measure, as ``evalwh compare`` aligns them), each run's bar is its mean +- the
+    half-width of :func:`evalwh.stats.significance.paired_comparison_half_width` at the pair's
+    adjusted p-value: the two bars overlap exactly when the report finds no significant
+    difference. Same layout as :func:`_intervals`, for the pair's two runs.
+    """
+    from evalwh.stats.significance import paired_comparison_half_width
+
+    out = []
+    for row in rows.itertuples(index=False):
+        if pd.isna(row.depth):
+            continue
+        for kind, spec, p_adjusted in (
+            ("performance", row.performance, row.perf_p_adjusted),
+            ("assessment", row.assessment, row.assess_p_adjusted),
+        ):
+            wide = scores[scores["measure"] == spec].pivot(index="query_id", columns="run_id", values="value")
+            wide = wide.reindex(columns=list(family)).dropna()
+            a, b = wide[row.run_a].to_numpy(), wide[row.run_b].to_numpy()
+            half = paired_comparison_half_width(a, b, p_adjusted=float(p_adjusted), alpha=opts.alpha)
+            for run, values in ((row.run_a, a), (row.run_b, b)):
+                out.append({
+                    "column": row.column, "kind": kind, "measure": spec, "depth": int(row.depth), "run_id": run,
+                    "n_topics": len(values), "mean": float(values.mean()), "half_width": half,
+                })  # fmt: skip
+    frame = pd.DataFrame(out)
+    frame["depth"] = frame["depth"].astype("Int64")
+    return frame
 
 
 def _listed_pairs(
@@ -689,8 +730,8 @@ def _methods(
         (
             "Assessment",
             "A_p@d = share of the top d positions holding a judged document (positions past "
-            "the end of a short run count as not assessed, methods §2.2). A run is flagged "
-            "as less assessed when the documents it retrieved are: its mean A_p_ret@10 or "
+            "the end of a short run count as not assessed, methods §2.2). A run is flagged ⚑ "
+            "as less assessed when little of what it retrieved is judged: its mean A_p_ret@10 or "
             "A_p_ret@100 (judged share of the min(d, retrieved) documents it returned) lies "
             "below the lower fence of the pooled runs' own shares (first quartile minus 1.5 "
             f"interquartile ranges; every run's when no run metadata says which were pooled) "
@@ -710,7 +751,7 @@ def _methods(
         lines.append(
             (
                 "Decision matrix",
-                f"pairing {pairing} at depths {', '.join(map(str, opts.depths or ()))}, plus "
+                f"pairing {pairing} at {_at_depths(opts.depths or ())}, plus "
                 "MAP/MAA (AP with AA), tested over the same family. Cases: 1 (== ==), 2 (== ≠), "
                 "3a (≠ ==), 3b (better run assessed significantly less), 4 (better run also "
                 f"assessed more). 1 and 3 are strong, 2 and 4 weak. Listed: {listed}; the case "
@@ -747,6 +788,19 @@ def _methods(
         ),
     ]
     return lines
+
+
+def _at_depths(depths: Sequence[int]) -> str:
+    """``depth 5``, ``depths 5 and 10``, ``depths 5, 10 and 20``.
+
+    Examples:
+        >>> _at_depths([5]), _at_depths([5, 10]), _at_depths([5, 10, 20])
+        ('depth 5', 'depths 5 and 10', 'depths 5, 10 and 20')
+    """
+    shown = [str(d) for d in depths]
+    if len(shown) <= 1:
+        return f"depth {''.join(shown)}"
+    return f"depths {', '.join(shown[:-1])} and {shown[-1]}"
 
 
 def _filled(opts: ReportOptions) -> str:

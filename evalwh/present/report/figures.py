@@ -130,9 +130,30 @@ def unjudged_figure(unjudged: pd.DataFrame, pool_depth: int | None) -> Figure:
     _tidy(ax)
     caption = (
         "Share of ranked lists (every run, every qrels topic) reaching rank k whose document "
-        "at k is unjudged. Where it leaves zero, the collection starts to be incomplete."
+        f"at k is unjudged. {_where_unjudged(unjudged)}"
     )
     return Figure("unjudged", "Unjudged share per rank", caption, to_svg(figure))
+
+
+def _where_unjudged(unjudged: pd.DataFrame) -> str:
+    """What the unjudged-share curve shows about where the judgments stop: said from the curve.
+
+    Examples:
+        >>> _where_unjudged(pd.DataFrame({"rank": [1, 2, 3], "share": [0.0, 0.0, 0.2]}))
+        'It leaves zero at rank 3: from there on the judgments are incomplete.'
+        >>> _where_unjudged(pd.DataFrame({"rank": [1, 2], "share": [0.01, 0.3]}))
+        'It is above zero from rank 1: some lists hold unjudged documents at every rank.'
+        >>> _where_unjudged(pd.DataFrame({"rank": [1, 2], "share": [0.0, 0.0]}))
+        'It stays at zero: every ranked document is judged.'
+    """
+    ordered = unjudged.sort_values("rank")
+    above = ordered[ordered["share"] > 0]
+    if above.empty:
+        return "It stays at zero: every ranked document is judged."
+    first = int(above["rank"].iloc[0])
+    if first <= int(ordered["rank"].iloc[0]):
+        return f"It is above zero from rank {first}: some lists hold unjudged documents at every rank."
+    return f"It leaves zero at rank {first}: from there on the judgments are incomplete."
 
 
 @_report_style
@@ -299,9 +320,22 @@ def draw_caterpillar(ranks: pd.DataFrame, intervals: pd.DataFrame) -> MplFigure:
 
 @_report_style
 def pair_figure(
-    index: int, rows: pd.DataFrame, intervals: pd.DataFrame, opts: ReportOptions
+    index: int,
+    rows: pd.DataFrame,
+    intervals: pd.DataFrame,
+    opts: ReportOptions,
+    family: str = "",
+    *,
+    own_test: bool = False,
 ) -> Figure:
-    """Performance and assessment of a pair against depth with comparison intervals."""
+    """Performance and assessment of a pair against depth with comparison intervals.
+
+    ``family`` is the report's sentence on its own test and family
+    (:func:`evalwh.present.report.build.family_sentence`). With ``own_test`` the bars are the
+    pair's under that test (:func:`evalwh.present.report.build._pair_intervals`); else they
+    are the ANOVA's comparison intervals over every run, and the caption says that they come
+    from another procedure than the one that decided the cases.
+    """
     from evalwh.methods.decisions import PairComparison
     from evalwh.present.plots.pair import plot_pair
     from evalwh.present.report.model import Figure
@@ -310,12 +344,41 @@ def pair_figure(
     own = _shortened(intervals[intervals["run_id"].isin([run_a, run_b])], "run_id")
     run_a, run_b = short_id(run_a, FIGURE_ID_SHOWN), short_id(run_b, FIGURE_ID_SHOWN)
     svg = _drawn(plot_pair, PairComparison(_shortened(rows, "run_a", "run_b"), own), title=f"{run_a} vs {run_b}")
-    caption = (
-        f"Means with {opts.correction} comparison intervals of the {opts.test} family at "
-        f"alpha {opts.alpha} (bars that do not overlap differ significantly); each depth is "
-        "labelled with the pair's case, * = weak (evalwh plot compare)."
-    )
+    caption = _own_test_caption(rows, opts, family) if own_test else _pair_caption(rows, intervals, opts, family)
     return Figure(f"pair-{index}", f"{run_a} vs {run_b}", caption, svg)
+
+
+def _own_test_caption(rows: pd.DataFrame, opts: ReportOptions, family: str) -> str:
+    """The caption of bars drawn under the report's own paired t-test and correction."""
+    one_depth = rows["depth"].dropna().nunique() == 1
+    where = "under the runs" if one_depth else "above each depth"
+    return (
+        "Means with this pair's comparison bars under the report's test: half the least significant "
+        "difference of the paired t-test at the pair's corrected level (alpha times p over the adjusted p), "
+        f"cut to [0, 1], so the bars overlap exactly when the report finds no significant difference ({family}). "
+        f"The case {where} (* = weak) combines performance and assessment. They are bars for this pair's "
+        "difference, not confidence intervals of each run's mean."
+    )
+
+
+def _pair_caption(rows: pd.DataFrame, intervals: pd.DataFrame, opts: ReportOptions, family: str) -> str:
+    """What the pair figure's bars are (the intervals of :func:`evalwh.stats.significance.comparison_intervals`
+    over every run of the report), and which test decided the cases."""
+    k = int(intervals["run_id"].nunique()) if "run_id" in intervals else 2
+    n_pairs = k * (k - 1) // 2
+    anova = "two-way ANOVA's (topics as blocks)" if opts.test == "anova2" else "one-way ANOVA's"
+    pairs = "the 1 pair of the 2 runs" if n_pairs == 1 else f"all {n_pairs:,} pairs of the {k} runs"
+    one_depth = rows["depth"].dropna().nunique() == 1
+    where = "under the runs" if one_depth else "above each depth"
+    decided = f"The cases ({where}, * = weak) are the report's test: {family}" if family else (
+        f"The cases ({where}, * = weak) are the report's test"
+    )
+    return (
+        f"Means with comparison intervals from a {anova} pooled error, Bonferroni over {pairs} at alpha "
+        f"{opts.alpha}, cut to [0, 1]: two bars that do not overlap differ under that procedure. {decided}; "
+        "it can find a difference where the bars overlap, and none where they do not (evalwh plot compare "
+        "draws the same bars)."
+    )
 
 
 @_report_style
