@@ -297,9 +297,11 @@ def rank_note(attrs: dict[str, object]) -> str:
     test = _TESTS.get(str(attrs["test"]), str(attrs["test"]))
     correction = str(attrs["correction"])
     over = "no correction" if correction == "none" else f"{_CORRECTIONS.get(correction, correction)} over all pairs"
+    level = float(str(attrs["confidence"]))
+    replicates = int(str(attrs["replicates"]))
+    alpha = float(str(attrs["alpha"]))
     return (
-        f"rank interval: the {float(attrs['confidence']):.0%} percentile interval of the run's rank over "  # type: ignore[arg-type]
-        f"{int(attrs['replicates']):,} bootstrap samples of the topics (seed {attrs['seed']}); "  # type: ignore[call-overload]
-        f"tier: the runs the {test} ({over}, alpha {float(attrs['alpha']):g}) cannot tell from the tier's best "  # type: ignore[arg-type]
-        "run, then the same among the rest"
+        f"rank interval: the {level:.0%} percentile interval of the run's rank over {replicates:,} "
+        f"bootstrap samples of the topics (seed {attrs['seed']}); tier: the runs the {test} ({over}, "
+        f"alpha {alpha:g}) cannot tell from the tier's best run, then the same among the rest"
     )
