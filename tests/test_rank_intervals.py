@@ -205,6 +205,7 @@ def test_compare_ranks_from_a_score_file(tmp_path, baseline: list[str]) -> None:
     _frame(values, "nDCG@10").to_csv(path, index=False)
     code, out, err = _cli("compare", "--scores", str(path), "--ranks", *baseline, "-f", "csv")
     assert code == 0, err
+    assert "note: rank interval: the 95% percentile interval" in err
     got = pd.read_csv(io.StringIO(out), dtype={"run_id": str}).set_index("run_id")
     expected = _expected(values)
     pd.testing.assert_frame_equal(got.loc[expected.index, list(expected.columns)], expected, check_dtype=False)
