@@ -392,6 +392,8 @@ def _print_ranks(result, fmt, output) -> None:  # type: ignore[no-untyped-def]
     from evalwh.stats.rank_intervals import rank_note
 
     frame = result.ranks
+    if fmt is not OutputFormat.table:  # (a table prints it as its title; other formats have none)
+        typer.echo(f"note: {rank_note(result.ranks.attrs)}", err=True)
     if fmt is OutputFormat.table:
         frame = frame.assign(
             interval=[f"{lo}-{hi}" for lo, hi in zip(frame["rank_low"], frame["rank_high"], strict=True)]

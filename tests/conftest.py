@@ -163,6 +163,7 @@ SLOW_FILES = {
     "test_metrics_trec_eval.py",
     "test_report_readable.py",
     "test_report_scale.py",
+    "test_report_ranks.py",
 }
 SLOW = {
     "test_ir_measures_provider.py": [
@@ -191,6 +192,7 @@ SLOW = {
         "test_hybrid_small_collection_stores_both_sets",
     ],
     "test_cli_compare.py": ["test_trec8_compare_two_runs_without_flags"],
+    "test_rank_intervals.py": ["test_trec8_ranks_of_129_runs"],
     "test_cli_eval.py": ["test_eval_errors"],
     "test_cli_ingest.py": ["test_bad_input_is_one_error_line_and_exit_1"],
     "test_cli_output.py": [

@@ -94,6 +94,19 @@ def test_identical_runs_share_every_rank() -> None:
     assert (ranks[:, 1] == ranks[:, 4]).all()
 
 
+def test_intervals_do_not_depend_on_the_order_of_the_runs() -> None:
+    """Runs given in another order get the same intervals (with identical runs among them: a
+    matrix product may round one row's mean differently by its position, a row sum does not)."""
+    rng = np.random.default_rng(8)
+    values = np.round(rng.uniform(size=(40, 50)), 4)
+    values[20:] = values[:20]  # twenty pairs of identical runs
+    order = rng.permutation(40)
+    first = ri.rank_intervals(values)
+    second = ri.rank_intervals(values[order])
+    for name in ("rank", "low", "high"):
+        assert (getattr(first, name)[order] == getattr(second, name)).all(), name
+
+
 def _tiers_by_hand(values: np.ndarray, alpha: float) -> list[int]:
     """Paired t-tests (scipy) over all pairs, Holm (statsmodels), then the tiers' definition in a loop."""
     k = values.shape[0]
@@ -192,6 +205,7 @@ def test_compare_ranks_from_a_score_file(tmp_path, baseline: list[str]) -> None:
     _frame(values, "nDCG@10").to_csv(path, index=False)
     code, out, err = _cli("compare", "--scores", str(path), "--ranks", *baseline, "-f", "csv")
     assert code == 0, err
+    assert "note: rank interval: the 95% percentile interval" in err
     got = pd.read_csv(io.StringIO(out), dtype={"run_id": str}).set_index("run_id")
     expected = _expected(values)
     pd.testing.assert_frame_equal(got.loc[expected.index, list(expected.columns)], expected, check_dtype=False)
@@ -233,3 +247,31 @@ def test_compare_ranks_with_decision_is_one_error_line(tmp_path) -> None:
     assert "--ranks do not apply" in err and len(err.strip().splitlines()) == 1
     code, _, err = _cli("compare", "--scores", str(tmp_path / "none.csv"), "--ranks", "--layout", "wide")
     assert code != 0 and "--layout, --compact and --all-columns do not apply" in err
+
+
+def test_trec8_ranks_of_129_runs(trec8_ingest) -> None:
+    """TREC-8's 129 runs on AP: means are the official MAP (trec_eval, 4 decimals), tiers are
+    scipy's paired t-tests with statsmodels' Holm over all 8,256 pairs, intervals the quantiles
+    of the bootstrap ranks; the command and Warehouse.compare(ranks=True) print the same."""
+    import evalwh
+    from conftest import TREC8
+
+    db = trec8_ingest[0]
+    code, out, err = _cli("compare", "-c", "trec8", "--all-runs", "-m", "AP", "--ranks", "--db", str(db), "-f", "csv")
+    assert code == 0, err
+    got = pd.read_csv(io.StringIO(out), dtype={"run_id": str}).set_index("run_id")
+    official = pd.read_csv(TREC8 / "official-scores.map", sep=" ", header=None, names=["run", "map"]).set_index("run")
+    assert len(got) == 129
+    np.testing.assert_allclose(got.loc[official.index, "mean"], official["map"], atol=5e-5)
+    with evalwh.Warehouse.open_reader(db) as wh:
+        per_topic = wh.evaluate("AP", collection="trec8", per_query=True)
+        api = wh.compare("AP", collection="trec8", ranks=True).ranks.set_index("run_id")
+    wide = per_topic.pivot(index="run_id", columns="query_id", values="value")
+    wide = wide[sorted(wide.columns)].sort_index()
+    values = wide.to_numpy()
+    assert got.loc[wide.index, "tier"].tolist() == _tiers_by_hand(values, 0.05)
+    boot = np.sort(ri.bootstrap_ranks(values), axis=0)
+    assert got.loc[wide.index, "rank_low"].tolist() == boot[49].tolist()
+    assert got.loc[wide.index, "rank_high"].tolist() == boot[1949].tolist()
+    columns = ["rank", "rank_low", "rank_high", "tier"]
+    pd.testing.assert_frame_equal(api.loc[wide.index, columns], got.loc[wide.index, columns], check_dtype=False)

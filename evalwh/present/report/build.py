@@ -266,7 +266,9 @@ def build_report(
 
             runs_drawn = figures.caterpillar_figure(ranks, board_intervals, rank_note(ranks.attrs) + ".")
         else:
-            runs_drawn = figures.runs_figure(_profile(means, columns), opts.pairing, order=ranked, ranked_by=measures[0])
+            runs_drawn = figures.runs_figure(
+                _profile(means, columns), opts.pairing, order=ranked, ranked_by=measures[0]
+            )
         drawn += [figures.unjudged_figure(unjudged, pool_depth), figures.topics_figure(topics), runs_drawn]
         for index, pair in enumerate(figure_pairs, start=1):
             rows = _pair_rows(all_pairs, pair)

@@ -129,7 +129,11 @@ def disagreements_sentence(report: Report) -> str:
         else f"on {_count_of(conflicts, 'pair')} one measure finds the first run significantly better and "
         "another significantly worse (conflict)"
     )
-    partly = "" if partial == 0 else f"; on {partial:,} some measures find a significant difference and others none (partial)"
+    partly = (
+        ""
+        if partial == 0
+        else f"; on {partial:,} some measures find a significant difference and others none (partial)"
+    )
     which = "It" if shown == 1 else ("They" if shown == len(frame) else f"The first {shown}")
     order = ", conflicts first, then down the leaderboard" if conflicts and partial else ", down the leaderboard"
     return (

@@ -238,7 +238,8 @@ def disagreements(comparison: Comparison, order: Sequence[str]) -> pd.DataFrame:
         out[f"mean_a {m}"] = wide["ma"][m].to_numpy()[keep]
         out[f"mean_b {m}"] = wide["mb"][m].to_numpy()[keep]
     out = out.assign(_k=(out["kind"] != "conflict"), _a=out["run_a"].map(position), _b=out["run_b"].map(position))
-    return out.sort_values(["_k", "_a", "_b"], kind="stable").drop(columns=["_k", "_a", "_b"]).reset_index(drop=True)[columns]
+    out = out.sort_values(["_k", "_a", "_b"], kind="stable").drop(columns=["_k", "_a", "_b"])
+    return out.reset_index(drop=True)[columns]
 
 
 def weak_pairs(all_pairs: pd.DataFrame, order: list[str]) -> pd.DataFrame:
