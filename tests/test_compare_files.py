@@ -14,7 +14,7 @@ import evalwh
 from evalwh import Warehouse
 from evalwh.cli import app
 from evalwh.io.demo_data import DemoFiles, write_demo
-from tests.conftest import TREC8
+from conftest import TREC8
 
 runner = CliRunner(env={"COLUMNS": "200", "TERMINAL_WIDTH": "200"})
 

@@ -387,7 +387,7 @@ def test_paper_table_text_byte_for_byte() -> None:
 def test_wilcoxon_equals_scipy_on_trec8_ndcg10_and_rounding_would_not() -> None:
     # issue #28: scipy ranks the differences as computed; rounding them to 12 decimals first
     # (evalwh before) turns near-ties into ties and moved p from 0.01418 to 0.01439
-    from tests.conftest import TREC8
+    from conftest import TREC8
 
     if not TREC8.is_dir():
         pytest.skip("TREC-8 data not beside the checkout")

@@ -12,8 +12,8 @@ from scipy import stats
 
 from evalwh.stats import family
 from evalwh.stats.compare import compare
-from tests.conftest import TREC8
-from tests.test_comparisons import SAKAI, long_frame
+from conftest import TREC8
+from test_comparisons import SAKAI, long_frame
 
 
 def _scores(seed: int, k: int, n: int) -> np.ndarray:

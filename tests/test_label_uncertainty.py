@@ -363,7 +363,7 @@ def test_trec8_depth10_filled(tmp_path: Path) -> None:
     A warehouse of those runs only: each qrels set ingested builds its cached judged rows for
     the runs there are (for all 129, two sets cost more than the rest of the test).
     """
-    from tests.conftest import TREC8, trec8_with_runs
+    from conftest import TREC8, trec8_with_runs
 
     every_eighth = [path.name[len("input.") : -len(".gz")] for path in sorted((TREC8 / "runs").glob("input.*.gz"))][::8]
     with Warehouse(trec8_with_runs(tmp_path / "trec8.duckdb", every_eighth)) as wh:
