@@ -162,6 +162,8 @@ def test_label_set_report_states_threshold_binary_kappa_and_topics_in_natural_or
         wh.ingest_qrels(human, collection="c", qrels_id="human")
         wh.ingest_qrels(llm, collection="c", qrels_id="llm")
         text = wh.report(format="md")
+        per_topic = wh.agreement("human", "llm", per_query=True)
+    assert per_topic["query_id"].tolist() == ["2", "14", "31", "144", "200"]  # agreement --per-query too
     assert "the other set, llm, against human" in text and "each of the 1" not in text
     assert "human uses 0-4 on the shared pairs" in text
     assert "**Relevant**: grade >= 1" in text

@@ -167,3 +167,31 @@ def test_pair_bars_overlap_exactly_when_the_report_finds_no_difference(warehouse
                 p = stats.ttest_rel(wide[row["run_a"]], wide[row["run_b"]]).pvalue
                 assert row[f"{prefix}_p_value"] == pytest.approx(p, rel=1e-9)
     assert decided["=="] and decided["differ"]  # both kinds of pair are checked
+
+
+def test_pair_bars_on_trec8_agree_with_holm_from_statsmodels() -> None:
+    """TREC-8, depth-10 pool, 10 runs, P@10: the new bars overlap exactly for the pairs that scipy's paired t-test
+    with statsmodels' Holm correction keeps (the ANOVA bars of the issue disagreed on some significant pairs)."""
+    import itertools
+
+    from conftest import SHARED_DATA
+    from scipy import stats
+    from statsmodels.stats.multitest import multipletests
+
+    from evalwh.stats.significance import paired_comparison_half_width
+
+    trec8 = SHARED_DATA / "trec8_adhoc"
+    if not (trec8 / "depth10" / "depth10.qrels").is_file():
+        pytest.skip(f"{trec8} is not there")
+    with Warehouse(":memory:") as wh:
+        wh.ingest_qrels(trec8 / "depth10" / "depth10.qrels", collection="t8")
+        wh.ingest_runs(sorted((trec8 / "runs").glob("input.*.gz"))[:10], collection="t8")
+        scores = wh.evaluate(["P@10"], collection="t8", per_query=True)
+    wide = scores.pivot(index="query_id", columns="run_id", values="value").dropna()
+    pairs = list(itertools.combinations(wide.columns, 2))
+    p = np.array([stats.ttest_rel(wide[a], wide[b]).pvalue for a, b in pairs])
+    rejected, adjusted, _, _ = multipletests(p, alpha=0.05, method="holm")
+    assert 0 < rejected.sum() < len(pairs)
+    for (a, b), significant, p_adjusted in zip(pairs, rejected, adjusted, strict=True):
+        half = paired_comparison_half_width(wide[a], wide[b], p_adjusted=p_adjusted, alpha=0.05)
+        assert (abs(wide[a].mean() - wide[b].mean()) > 2 * half) == significant, (a, b)

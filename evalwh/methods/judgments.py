@@ -41,6 +41,18 @@ STATISTICS = (
 )  # fmt: skip
 
 
+def natural_key(text: object) -> tuple[tuple[int, int | str], ...]:
+    """Sort key that orders the digit runs of a name as numbers: 2 < 10 < 100 < q3 < q20.
+
+    Examples:
+        >>> sorted(["144", "14", "31", "200", "q20", "q3"], key=natural_key)
+        ['14', '31', '144', '200', 'q3', 'q20']
+    """
+    import re
+
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.findall(r"\d+|\D+", str(text)))
+
+
 def known_sets(store: Store, collection: str) -> list[str]:
     """The qrels sets of ``collection`` (an error naming the collections if it has none)."""
     store.require_collection(collection)
@@ -218,6 +230,10 @@ def agreement(
             out[name] = values
         columns += list(intervals)
     out = out[[*columns, "note"]]
+    if per_query:  # each set's topics in natural order (2, 14, 31, 144; q3 before q20)
+        rank = {name: i for i, name in enumerate(names)}
+        keys = [(rank[q_set], natural_key(q)) for q_set, q in zip(out["qrels_id"], out["query_id"], strict=True)]
+        out = out.iloc[sorted(range(len(out)), key=keys.__getitem__)].reset_index(drop=True)
     for column in ("pairs", "only_reference", "only_set"):
         out[column] = out[column].astype("int64")
     return out

@@ -51,7 +51,7 @@ def confusion_figure(matrices: dict[str, pd.DataFrame], reference: str, shown_of
     names = list(matrices)
     columns = min(len(names), PANELS_PER_ROW)
     rows = -(-len(names) // columns)
-    figure = _figure(2.9 * columns + 0.6, 2.7 * rows + 0.3)
+    figure = _figure(max(2.6 * columns + 0.6, 5.6), 2.5 * rows + 0.3)  # (one panel: not blown up)
     axes = np.atleast_1d(figure.subplots(rows, columns, squeeze=False)).ravel()
     image = None
     for ax, name in zip(axes, names, strict=False):

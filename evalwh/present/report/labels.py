@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from evalwh import sql
 from evalwh.errors import EvalWhError
+from evalwh.methods.judgments import natural_key
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -82,16 +82,6 @@ def choose_reference(store: Store, collection: str, qrels_id: str) -> str:
         return qrels_id
     human = [str(n) for n, s in zip(sets["qrels_id"], sets["source"], strict=True) if _missing(s) or s == "human"]
     return (human or names)[0]
-
-
-def natural_key(text: object) -> tuple[tuple[int, int | str], ...]:
-    """Sort key that orders the digit runs of a name as numbers: 2 < 10 < 100 < q3 < q20.
-
-    Examples:
-        >>> sorted(["144", "14", "31", "200", "q20", "q3"], key=natural_key)
-        ['14', '31', '144', '200', 'q3', 'q20']
-    """
-    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.findall(r"\d+|\D+", str(text)))
 
 
 def build_label_set_report(
