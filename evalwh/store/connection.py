@@ -570,12 +570,12 @@ class Store:
             >>> Store(":memory:").df("SELECT $x + 1 AS y", {"x": 41}).y.tolist()
             [42]
         """
-        return self.run(file, params).df()
+        return frame(self.run(file, params))
 
     def query(self, statement: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
-        """Run an ad-hoc SQL statement and return a DataFrame."""
+        """Run an ad-hoc SQL statement and return a DataFrame (NULLs as :func:`frame` says)."""
         try:
-            return self.con.execute(statement, params or {}).df()
+            return frame(self.con.execute(statement, params or {}))
         except duckdb.Error as error:
             raise QueryError(str(error)) from error
 
@@ -754,6 +754,31 @@ def give_back_space(path: str | os.PathLike[str]) -> None:
         pass  # (the file stays as it is: no worse than before)
     finally:
         os.close(fd)  # (and the lock with it)
+
+
+def frame(result: duckdb.DuckDBPyConnection | duckdb.DuckDBPyRelation) -> pd.DataFrame:
+    """A DuckDB result as a DataFrame, every NULL of an object column as None.
+
+    DuckDB hands a NULL list (``VARCHAR[]``) to pandas as ``pd.NA`` but a NULL string as
+    None, and ``pd.NA`` is neither iterable nor false (``bool(pd.NA)`` raises), so code that
+    reads a list column with ``x is None`` broke on it (issue 52, class 1: a collection's
+    conventions with one NULL list). This is the one place the package turns a DuckDB result
+    into a DataFrame (:meth:`Store.df`, :meth:`Store.query`), so every reader gets None.
+    Nullable numeric columns (``Int32``) keep ``pd.NA``: :func:`pandas.isna` is how they are read.
+
+    Examples:
+        >>> import duckdb
+        >>> out = frame(duckdb.connect().execute("SELECT NULL::VARCHAR[] AS a, ['x'] AS b"))
+        >>> out["a"].iloc[0] is None, list(out["b"].iloc[0])
+        (True, ['x'])
+    """
+    out = result.df()
+    for name in out.columns[out.dtypes == object]:
+        column = out[name]
+        missing = column.isna()
+        if missing.any():
+            out[name] = column.where(~missing, None)
+    return out
 
 
 def _text_and_source(file: sql.SqlFile | str) -> tuple[str, str]:
