@@ -52,7 +52,7 @@ def compare(
     correction: CorrectionOption = CorrectionChoice.bonferroni,
     alpha: AlphaOption = 0.05,
     runs: RunsOption = None,
-    qrels_id: QrelsIdOption = "default",
+    qrels_id: QrelsIdOption = None,
     qrels: LegacyQrelsOption = None,
     title: TitleOption = None,
     db: DbOption = DEFAULT_DB,
@@ -66,6 +66,7 @@ def compare(
     from evalwh.warehouse import Warehouse
 
     with Warehouse.open_reader(db) as wh:
+        qrels_id = wh.qrels_set(collection, qrels_id)
         result = compare_runs(
             wh, collection, run_a, run_b, measure=measure.value, depths=parse_depths(depths), full=False,
             runs=parse_runs(runs), test=test.value, correction=correction.value, alpha=alpha, qrels_id=qrels_id,
@@ -97,7 +98,7 @@ def runs_(
         ),
     ] = None,
     runs: RunsOption = None,
-    qrels_id: QrelsIdOption = "default",
+    qrels_id: QrelsIdOption = None,
     qrels: LegacyQrelsOption = None,
     title: TitleOption = None,
     db: DbOption = DEFAULT_DB,
@@ -118,6 +119,7 @@ def runs_(
 
     chosen = parse_runs(runs)
     with Warehouse.open_reader(db) as wh:
+        qrels_id = wh.qrels_set(collection, qrels_id)
         order = ranked_by = None
         grid = parse_depths(depths) if depths is not None else None
         if measure is None or depths is None:

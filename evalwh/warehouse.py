@@ -143,7 +143,7 @@ class Warehouse(Store):
 
     def evaluate(
         self, measures: str | Iterable[str], *, collection: str | None = None, runs: Sequence[str] | None = None,
-        per_query: bool = False, depths: Sequence[int] | None = None, qrels_id: str = "default", rel: int = 1,
+        per_query: bool = False, depths: Sequence[int] | None = None, qrels_id: str | None = None, rel: int = 1,
         unjudged: str = "nonrelevant", depth_cap: int | None = None, float32_ties: bool = False,
         averaging: str = "default", store: bool = False, typed_names: bool = False, wide: bool = False,
         fill: str | Sequence[str] = (),
@@ -172,7 +172,7 @@ class Warehouse(Store):
         return wide_form(frame) if wide else frame
 
     def unjudged(
-        self, *, collection: str | None = None, qrels_id: str = "default", max_rank: int = 1000,
+        self, *, collection: str | None = None, qrels_id: str | None = None, max_rank: int = 1000,
         ranks: Sequence[int] | None = None, fill: str | Sequence[str] = (),
     ) -> pd.DataFrame:  # fmt: skip
         """The unjudged share of all runs' documents per rank: ``evalwh unjudged``.
@@ -195,7 +195,7 @@ class Warehouse(Store):
         self, measures: str | Iterable[str], runs: Sequence[str] | None = None, *,
         collection: str | None = None, baseline: str | Sequence[str] | None = None, all_runs: bool = False,
         all_pairs: bool = False, test: str = "t", correction: str | None = None, alpha: float = 0.05, resamples: int = 10_000,
-        seed: int | None = None, qrels_id: str = "default", fill: str | Sequence[str] = (),
+        seed: int | None = None, qrels_id: str | None = None, fill: str | Sequence[str] = (),
     ) -> Comparison:  # fmt: skip
         """Paired tests between stored runs on any measures: ``evalwh compare``.
 
@@ -236,7 +236,7 @@ class Warehouse(Store):
     def compare_decision(
         self, run_a: str, run_b: str, *, collection: str | None = None, measure: str = "P",
         depths: Sequence[int] | None = None, full: bool = True, assessment: str = "A_p", all_runs: bool = False,
-        test: str = "anova", correction: str | None = None, alpha: float = 0.05, qrels_id: str = "default",
+        test: str = "anova", correction: str | None = None, alpha: float = 0.05, qrels_id: str | None = None,
         resamples: int = 10_000, seed: int | None = None, fill: str | Sequence[str] = (),
     ) -> PairComparison:  # fmt: skip
         """The decision matrix of two runs per depth: ``evalwh compare A B --decision``.
@@ -261,7 +261,7 @@ class Warehouse(Store):
     def matrix(
         self, *, collection: str | None = None, measure: str = "P", depths: Sequence[int] | None = None,
         full: bool = True, assessment: str = "A_p", runs: Sequence[str] | None = None, test: str = "anova",
-        correction: str | None = None, alpha: float = 0.05, qrels_id: str = "default", resamples: int = 9999,
+        correction: str | None = None, alpha: float = 0.05, qrels_id: str | None = None, resamples: int = 9999,
         seed: int | None = None, store: bool = False, progress: Progress | None = None,
         fill: str | Sequence[str] = (),
     ) -> DecisionMatrix:  # fmt: skip
@@ -290,7 +290,7 @@ class Warehouse(Store):
 
     def kendall(
         self, *, collection: str | None = None, x: str = "AP", y: str = "A_p@1000",
-        runs: Sequence[str] | None = None, qrels_id: str = "default",
+        runs: Sequence[str] | None = None, qrels_id: str | None = None,
     ) -> pd.DataFrame:  # fmt: skip
         """Kendall's tau_b between the run rankings by two measures: ``evalwh kendall``.
 
@@ -307,7 +307,7 @@ class Warehouse(Store):
 
     def build_pool(
         self, *, collection: str | None = None, depth: int = 100, runs: Sequence[str] | None = None,
-        runs_from: str = "pooled", pool_id: str | None = None, qrels_id: str = "default", replace: bool = False,
+        runs_from: str = "pooled", pool_id: str | None = None, qrels_id: str | None = None, replace: bool = False,
         strategy: str = "depth", budget: int | None = None, budget_scope: str = "topic", seed: int | None = None,
         gamma: float = 0.9, rbp_p: float = 0.8, rrf_k: float = 60.0,
     ) -> pd.DataFrame:  # fmt: skip
@@ -340,7 +340,7 @@ class Warehouse(Store):
 
     def pool_contributions(
         self, *, collection: str | None = None, pool: str | None = None, depth: int | None = None,
-        runs: Sequence[str] | None = None, runs_from: str = "pooled", qrels_id: str = "default", by: str = "run",
+        runs: Sequence[str] | None = None, runs_from: str = "pooled", qrels_id: str | None = None, by: str = "run",
     ) -> pd.DataFrame:  # fmt: skip
         """Documents only one run (``by="run"``) or group brought into a pool: ``evalwh pool contributions``.
 
@@ -355,7 +355,7 @@ class Warehouse(Store):
         )  # fmt: skip
 
     def complete_qrels(
-        self, *, collection: str | None = None, qrels_id: str = "default", completed_id: str | None = None,
+        self, *, collection: str | None = None, qrels_id: str | None = None, completed_id: str | None = None,
         replace: bool = False,
     ) -> pd.DataFrame:  # fmt: skip
         """Store qrels with every returned, unjudged document non-relevant: ``evalwh pool complete``.
@@ -397,7 +397,7 @@ class Warehouse(Store):
     def bounds(
         self, runs: Sequence[str] | None = None, *, collection: str | None = None, measure: str = "P",
         depths: Sequence[int] | None = None, every_rank: bool = False, max_depth: int = 1000,
-        aggregation: str = "mean", compare: bool = False, per_query: bool = False, qrels_id: str = "default",
+        aggregation: str = "mean", compare: bool = False, per_query: bool = False, qrels_id: str | None = None,
         rel: int = 1, store: bool = False, fill: str | Sequence[str] = (),
     ) -> pd.DataFrame:  # fmt: skip
         """Lower and upper values per run across depth: ``evalwh bounds``.
@@ -455,7 +455,7 @@ class Warehouse(Store):
     # -- experiments (evalwh experiment ...) --------------------------------------------------
 
     def exclusions(
-        self, *, collection: str | None = None, qrels_id: str = "default", cap: int = 1000, share: float = 0.95
+        self, *, collection: str | None = None, qrels_id: str | None = None, cap: int = 1000, share: float = 0.95
     ) -> pd.DataFrame:
         """Every run with whether the S4 experiments exclude it and why: ``evalwh experiment exclusions --all``.
 
@@ -467,7 +467,7 @@ class Warehouse(Store):
 
     def swap_rates(
         self, measures: str | Iterable[str], *, collection: str | None = None, samples: int = 1000, seed: int = 1,
-        qrels_id: str = "default", cap: int = 1000, share: float = 0.95, experiment_id: str | None = None,
+        qrels_id: str | None = None, cap: int = 1000, share: float = 0.95, experiment_id: str | None = None,
         progress: Progress | None = None,
     ) -> dict[str, pd.DataFrame]:  # fmt: skip
         """Swap error rates over disjoint topic-set pairs: ``evalwh experiment swap-rates``.
@@ -484,7 +484,7 @@ class Warehouse(Store):
 
     def reduced_qrels(
         self, measures: str | Iterable[str], *, collection: str | None = None, seed: int = 1,
-        levels: Sequence[int] | None = None, qrels_id: str = "default", cap: int = 1000, share: float = 0.95,
+        levels: Sequence[int] | None = None, qrels_id: str | None = None, cap: int = 1000, share: float = 0.95,
         experiment_id: str | None = None, progress: Progress | None = None,
     ) -> dict[str, pd.DataFrame]:  # fmt: skip
         """Re-evaluate on reduced qrels per level: ``evalwh experiment reduced-qrels``.
@@ -505,7 +505,7 @@ class Warehouse(Store):
         self, *, collection: str | None = None, widths: Sequence[int] = (2, 4, 10, 20, 40), repeats: int = 100,
         topic_samples: int = 200, common_topics: Sequence[int] | None = None, seed: int = 1,
         measure: str = "RBP_trunc(p=0.8)@10", pool_depth: int = 10, handling: str = "both",
-        manual_vs_automatic: bool = False, qrels_id: str = "default", experiment_id: str | None = None,
+        manual_vs_automatic: bool = False, qrels_id: str | None = None, experiment_id: str | None = None,
         progress: Progress | None = None,
     ) -> dict[str, pd.DataFrame]:  # fmt: skip
         """Pooling bias and the adjustments' accuracy against pool width: ``evalwh experiment pool-bias``.
@@ -539,6 +539,8 @@ class Warehouse(Store):
         if store or options.get("store_sets"):
             self.require_writer("store a budget experiment")
         name = self.default_collection(collection)
+        if options.get("reference") is None:  # the complete set: the collection's default set
+            options["reference"] = self.qrels_set(name)
         if machine is not None:
             return budget.hybrid(self, name, machine, store=store, **options)
         return budget.replay(self, name, store=store, **options)
@@ -611,7 +613,7 @@ class Warehouse(Store):
         depths: Sequence[int] | None = None, baseline: str | Sequence[str] | None = None, all_pairs: bool = False,
         pairs: Sequence[tuple[str, str]] = (),
         test: str | None = None, correction: str | None = None, alpha: float = 0.05, seed: int = 0,
-        resamples: int = 9999, qrels_id: str = "default", flag_gap: float = 0.10, pool_depth: int | None = None,
+        resamples: int = 9999, qrels_id: str | None = None, flag_gap: float = 0.10, pool_depth: int | None = None,
         bounds: bool = True, progress: Progress | None = None, fill: str | Sequence[str] = (),
     ) -> str:  # fmt: skip
         """The evaluation report of a collection: ``evalwh report``.
@@ -648,7 +650,16 @@ class Warehouse(Store):
             # label sets without runs (a judging study): the label-set report
             from evalwh.present.report.labels import label_set_report
 
-            text = label_set_report(self, name, format=format, qrels_id=qrels_id, seed=seed)
+            # (the reference: the set named, else the collection's default set if it has one)
+            from evalwh.errors import NotFoundError
+
+            reference = qrels_id
+            if reference is None:
+                try:
+                    reference = self.qrels_set(name)
+                except NotFoundError:  # several sets, none the default: choose_reference's rule
+                    reference = None
+            text = label_set_report(self, name, format=format, qrels_id=reference or "default", seed=seed)
             if path is not None:
                 from evalwh.io.files import write_text
 
@@ -729,6 +740,11 @@ class Warehouse(Store):
         return transfer.import_export(self, directory, replace=replace)
 
 
+# The jobs that take ``qrels_id`` but do not resolve a None by the collection's default in
+# _one_at_a_time: ingest_qrels names the set it makes, report resolves for runs and label sets.
+_OWN_QRELS = frozenset({"ingest_qrels", "report"})
+
+
 def _takes_names(annotation: object) -> bool:
     """Whether a parameter annotated so takes names (``Sequence[str]``), not paths or numbers."""
     import re
@@ -751,8 +767,11 @@ def _one_at_a_time(cls: type[Warehouse]) -> type[Warehouse]:
     The arguments are checked here once for every job: a parameter that takes names
     (``runs``, ``sets``, ``common_topics``: annotated ``Sequence[str]``) takes one name as a
     plain string too (``sensitivity("default")`` is the set ``default``, not the sets ``d``,
-    ``e``, ...), and a ``seed`` must be a whole number >= 0 or None
-    (:func:`~evalwh.errors.check_seed`).
+    ``e``, ...), a ``seed`` must be a whole number >= 0 or None
+    (:func:`~evalwh.errors.check_seed`), and a ``qrels_id`` left None is the collection's
+    default set (:meth:`~evalwh.store.connection.Store.qrels_set`: the conventions' set, else
+    ``default``, else the only ingested one), so every job resolves it by the same rule
+    (``ingest_qrels`` names a new set and ``report`` resolves its own: not here).
     """
     import functools
     import inspect
@@ -768,12 +787,15 @@ def _one_at_a_time(cls: type[Warehouse]) -> type[Warehouse]:
         signature = inspect.signature(method)
         listed = tuple(p.name for p in signature.parameters.values() if _takes_names(p.annotation))
         seeded = "seed" in signature.parameters
+        resolves = "qrels_id" in signature.parameters and name not in _OWN_QRELS
 
         def locked(
             self: Warehouse, *args: Any, __method: Any = method, __signature: inspect.Signature = signature,
-            __listed: tuple[str, ...] = listed, __seeded: bool = seeded, **kwargs: Any,
+            __listed: tuple[str, ...] = listed, __seeded: bool = seeded, __resolves: bool = resolves,
+            **kwargs: Any,
         ) -> Any:  # fmt: skip
-            if __listed or __seeded:
+            bound = None
+            if __listed or __seeded or __resolves:
                 bound = __signature.bind(self, *args, **kwargs)
                 for param in __listed:
                     if isinstance(bound.arguments.get(param), str):
@@ -787,6 +809,10 @@ def _one_at_a_time(cls: type[Warehouse]) -> type[Warehouse]:
                         f"{self.path}: the warehouse was closed (Warehouse.close()) before "
                         f"{__method.__name__}() could run; open it again"
                     )
+                if __resolves and bound is not None and bound.arguments.get("qrels_id") is None:
+                    collection = self.default_collection(bound.arguments.get("collection"))
+                    bound.arguments["qrels_id"] = self.qrels_set(collection)
+                    args, kwargs = bound.args[1:], bound.kwargs
                 return __method(self, *args, **kwargs)
 
         setattr(cls, name, functools.wraps(method)(locked))

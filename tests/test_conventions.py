@@ -81,3 +81,90 @@ def test_issue_52_class_1_null_lists_arrive_as_none(db: Path) -> None:
         for frame in (wh.df(sql), wh.query(sql)):
             assert frame["a"].iloc[0] is None and list(frame["b"].iloc[0]) == ["x"]
             assert frame["s"].iloc[0] is None and pd.isna(frame["i"].iloc[0])
+
+
+# -- the default qrels set (issue 51, item 3) -----------------------------------------------
+
+COMMANDS = [
+    ["eval", "-m", "P@5", "-m", "AP"],
+    ["compare", "r1", "r2", "-m", "AP"],
+    ["matrix", "--depths", "2,3"],
+    ["unjudged", "--max-rank", "3"],
+    ["kendall"],
+    ["bounds", "--depths", "2,3"],
+    ["compare", "r1", "r2", "--decision", "--depths", "2,3"],
+]
+
+
+@pytest.fixture
+def nist(tmp_path: Path) -> Path:
+    """A collection whose only qrels set is named nist (README's quick start), two runs."""
+    path = tmp_path / "N.duckdb"
+    with Warehouse(path) as wh:
+        wh.ingest_qrels(QRELS, collection="c", qrels_id="nist")
+        wh.ingest_runs(RUNS, collection="c")
+    return path
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c[:2]))
+def test_the_only_qrels_set_is_used_without_qrels_id(nist: Path, command: list[str]) -> None:
+    """Issue 51, item 3: every command evaluates against a collection's only set, named nist,
+    as it does with --qrels-id nist (the same output)."""
+    implicit = cli(nist, *command)
+    assert implicit.exit_code == 0, implicit.output
+    explicit = cli(nist, *command, "--qrels-id", "nist")
+    assert explicit.exit_code == 0, explicit.output
+    assert implicit.stdout == explicit.stdout
+
+
+def test_writers_and_report_use_the_only_set(nist: Path, tmp_path: Path) -> None:
+    """Issue 51, item 3: report, plot runs, pool build and experiment budget use the only set
+    (pool build's parent set is nist, and a derived pool set does not make it ambiguous)."""
+    for command in (
+        ["report", "-o", str(tmp_path / "r.html")],
+        ["report", "-o", str(tmp_path / "r.md"), "--format", "md"],
+        ["plot", "runs", "-o", str(tmp_path / "p.png")],
+        ["pool", "build", "-d", "2", "--runs", "r1,r2"],
+        ["experiment", "budget", "--budgets", "2", "-d", "2", "--runs-from", "all"],
+        ["eval", "-m", "P@5"],
+    ):
+        result = cli(nist, *command)
+        assert result.exit_code == 0, (command, result.output)
+    assert "qrels set 'nist'" in (tmp_path / "r.md").read_text()
+    with Warehouse.open_reader(nist) as wh:
+        pools = wh.pools(collection="c")
+        assert pools["parent_qrels_id"].tolist() == ["nist"]
+        assert wh.qrels_set("c") == "nist"
+
+
+def test_several_sets_need_a_choice_and_conventions_store_it(nist: Path) -> None:
+    """Issue 51, item 3: with two ingested sets and none chosen, the error names the sets and
+    the option; `conventions --qrels-id` stores the choice, which every command then takes;
+    a set named default is the default without conventions."""
+    with Warehouse(nist) as wh:
+        wh.ingest_qrels(QRELS.assign(relevance=[1, 1, 0, 0, 1]), collection="c", qrels_id="llm", source="llm")
+    result = cli(nist, "eval", "-m", "P@5")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "Error: collection 'c' has 2 qrels sets (llm, nist) and none is its default; choose one with "
+        "--qrels-id (qrels_id=), or store one with evalwh conventions -c c --qrels-id NAME\n"
+    )
+    with Warehouse.open_reader(nist) as wh:
+        with pytest.raises(Exception, match="choose one with --qrels-id"):
+            wh.evaluate("P@5")
+    wrong = cli(nist, "conventions", "--qrels-id", "nsit")
+    assert wrong.exit_code == 1 and "Did you mean nist?" in wrong.stderr
+    stored = cli(nist, "conventions", "--qrels-id", "llm")
+    assert stored.exit_code == 0 and "qrels set     llm" in stored.stdout, stored.output
+    implicit = cli(nist, "eval", "-m", "P@5", "-m", "AP", "-f", "csv")
+    explicit = cli(nist, "eval", "-m", "P@5", "-m", "AP", "-f", "csv", "--qrels-id", "llm")
+    other = cli(nist, "eval", "-m", "P@5", "-m", "AP", "-f", "csv", "--qrels-id", "nist")
+    assert implicit.stdout == explicit.stdout != other.stdout
+    with Warehouse.open_reader(nist) as wh:
+        assert wh.evaluate("AP").equals(wh.evaluate("AP", qrels_id="llm"))
+        assert defaults.read_conventions(wh, "c").qrels_id == "llm"
+    cleared = cli(nist, "conventions", "--clear")
+    assert cleared.exit_code == 0 and "none chosen" in cleared.stdout
+    with Warehouse(nist) as wh:
+        wh.ingest_qrels(QRELS, collection="c")  # a set named default is the default
+        assert wh.qrels_set("c") == "default"

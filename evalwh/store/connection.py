@@ -627,6 +627,41 @@ class Store:
             f"{self.path} holds {len(names)} collections ({', '.join(names)}); choose one with --collection"
         )
 
+    def qrels_set(self, collection: str, qrels_id: str | None = None) -> str:
+        """``qrels_id`` when given, else the collection's default qrels set (the CLI's rule).
+
+        Every job that evaluates against a qrels set calls this (the Warehouse's jobs through
+        their ``qrels_id=None``), so ``--qrels-id`` may be left out: the set the collection's
+        conventions name (``evalwh conventions --qrels-id``), else the set named ``default``,
+        else the collection's only ingested set (``queries/reports/default_qrels.sql``). A
+        collection without sets gives ``default``, whose absence the job then reports; so does
+        a collection of label sets without runs (a judging study), where the job's own message,
+        that there are no runs, says more than a choice between its sets.
+
+        Raises:
+            NotFoundError: when the collection has runs and several ingested sets, none of them
+                its default (the message names the sets and the options that choose).
+        """
+        if qrels_id is not None:
+            return qrels_id
+        rows = self.run(sql.query(_REPORTS, "default_qrels"), {"collection_id": collection}).fetchall()
+        chosen = rows[0][2] if rows else None
+        if chosen is not None:
+            return str(chosen)
+        names = [str(name) for name, _, _ in rows if name is not None]
+        if not names or DEFAULT_QRELS in names:
+            return DEFAULT_QRELS
+        ingested = [str(name) for name, kind, _ in rows if name is not None and kind == "ingested"] or names
+        if len(ingested) == 1:
+            return ingested[0]
+        if not self.run_ids(collection):
+            return DEFAULT_QRELS
+        raise NotFoundError(
+            f"collection {collection!r} has {len(ingested)} qrels sets ({', '.join(ingested)}) and none is "
+            f"its default; choose one with --qrels-id (qrels_id=), or store one with "
+            f"evalwh conventions -c {collection} --qrels-id NAME"
+        )
+
     # -- reports ---------------------------------------------------------------------------
 
     def collections(self) -> pd.DataFrame:

@@ -105,6 +105,8 @@ def build_report(
         raise InsufficientDataError(
             f"report: collection {collection!r} has no runs; evalwh ingest runs adds them"
         )
+    # the qrels set: the one named, else the collection's default (Store.qrels_set)
+    opts = replace(opts, qrels_id=wh.qrels_set(collection, opts.qrels_id))
     stored_baselines = () if opts.baselines or opts.all_pairs else defaults.read_conventions(wh, collection).baselines
     for name in [*opts.baselines, *stored_baselines, *(r for pair in opts.pairs for r in pair)]:
         if name not in run_ids:

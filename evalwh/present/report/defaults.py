@@ -67,11 +67,13 @@ class Conventions:
         measures: Leaderboard measures, the lead first.
         baselines: Baseline runs, in order.
         judged_depth: The depth the judgments cover.
+        qrels_id: The qrels set every command uses when none is given (``--qrels-id``).
     """
 
     measures: tuple[str, ...] | None = None
     baselines: tuple[str, ...] = ()
     judged_depth: int | None = None
+    qrels_id: str | None = None
 
 
 def read_conventions(wh: Store, collection: str) -> Conventions:
@@ -92,6 +94,7 @@ def read_conventions(wh: Store, collection: str) -> Conventions:
         measures=None if measures is None or len(measures) == 0 else tuple(str(m) for m in measures),
         baselines=() if baselines is None else tuple(str(b) for b in baselines),
         judged_depth=None if pd.isna(row["judged_depth"]) else int(row["judged_depth"]),
+        qrels_id=None if row["qrels_id"] is None else str(row["qrels_id"]),
     )
 
 
@@ -100,7 +103,7 @@ def store_conventions(wh: Store, collection: str, conventions: Conventions) -> C
 
     Raises:
         MetricParamError: for a measure the registry does not know.
-        NotFoundError: for an unknown collection or baseline run.
+        NotFoundError: for an unknown collection, baseline run or qrels set.
         InsufficientDataError: for a judged depth below 1.
     """
     from evalwh.errors import InsufficientDataError, NotFoundError
@@ -117,6 +120,10 @@ def store_conventions(wh: Store, collection: str, conventions: Conventions) -> C
                 f"conventions: collection {collection!r} has no run {name!r}; "
                 f"evalwh runs -c {collection} lists them"
             )
+    if conventions.qrels_id is not None:
+        from evalwh.store.context import check_qrels_sets
+
+        check_qrels_sets(wh, collection, [conventions.qrels_id])
     if conventions.judged_depth is not None and conventions.judged_depth < 1:
         raise InsufficientDataError(f"conventions: the judged depth must be at least 1, got {conventions.judged_depth}")
     with wh.transaction():
@@ -127,6 +134,7 @@ def store_conventions(wh: Store, collection: str, conventions: Conventions) -> C
                 "measures": None if conventions.measures is None else list(conventions.measures),
                 "baselines": list(conventions.baselines) or None,
                 "judged_depth": conventions.judged_depth,
+                "qrels_id": conventions.qrels_id,
             },
         )
     return read_conventions(wh, collection)

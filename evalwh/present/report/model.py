@@ -46,7 +46,8 @@ class ReportOptions:
         alpha: Significance level.
         seed: Seed of the randomization test's resamples.
         n_resamples: Resamples of the randomization test.
-        qrels_id: The qrels set evaluated against.
+        qrels_id: The qrels set evaluated against (None: the collection's default,
+            :meth:`~evalwh.store.connection.Store.qrels_set`).
         fill: Sets whose labels fill the pairs ``qrels_id`` did not judge, in order
             (:func:`evalwh.measures.evaluation.evaluate`); the report then evaluates against
             the composition ``A+B``.
@@ -73,7 +74,7 @@ class ReportOptions:
     alpha: float = 0.05
     seed: int | None = 0
     n_resamples: int = 9999
-    qrels_id: str = "default"
+    qrels_id: str | None = None
     flag_gap: float = 0.10
     max_all_pairs: int = 45
     pool_depth: int | None = None
@@ -90,7 +91,7 @@ class ReportOptions:
     @property
     def qrels_label(self) -> str:
         """The label sets the report evaluates with: ``A``, or ``A+B`` when B fills A."""
-        return "+".join((self.qrels_id, *self.fill))
+        return "+".join((self.qrels_id or "default", *self.fill))
 
 
 @dataclass(frozen=True)
