@@ -172,6 +172,10 @@ def evaluate(
             wh = Warehouse(db) if store else Warehouse.open_reader(db)
             try:  # (no --qrels-id: the collection's default set, named in what is printed)
                 qrels_id = wh.qrels_set(collection, qrels_id)
+                if not measure:  # the collection's conventions (evalwh conventions), else ours
+                    from evalwh.present.report.defaults import read_conventions
+
+                    measures = list(read_conventions(wh, collection).measures or measures)
             except BaseException:
                 wh.close()
                 raise

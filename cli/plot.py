@@ -106,7 +106,7 @@ def runs_(
     """Plot all runs, ranked as evalwh report's leaderboard ranks them, with mean A_p at every depth.
 
     The defaults are the report's, from the collection (docs/report.md): runs ranked by its
-    lead measure (nDCG@10 on graded labels, P@10 on binary, cut at the judged depth), P@d at
+    lead measure (nDCG@10 on graded labels, P@10 on binary, whatever the judged depth), P@d at
     the depths up to the judged depth. With --measure or --depths, runs are ranked by
     performance at the first depth, as before.
 

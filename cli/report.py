@@ -151,8 +151,8 @@ def report(
         int | None,
         typer.Option(
             "--pool-depth", min=1,
-            help="The judged depth, if known (else the evaluated pool's depth, or inferred from "
-            "the runs' fully judged prefixes).",
+            help="The judged depth, if known (else the conventions', the evaluated pool's depth, or "
+            "the depth at which most pooled lists stop being judged: methods §14.2).",
         ),
     ] = None,
     bounds: Annotated[

@@ -539,8 +539,7 @@ class Warehouse(Store):
         if store or options.get("store_sets"):
             self.require_writer("store a budget experiment")
         name = self.default_collection(collection)
-        if options.get("reference") is None:  # the complete set: the collection's default set
-            options["reference"] = self.qrels_set(name)
+        options["reference"] = self.qrels_set(name, options.get("reference"))  # (None: the default set)
         if machine is not None:
             return budget.hybrid(self, name, machine, store=store, **options)
         return budget.replay(self, name, store=store, **options)
@@ -650,16 +649,7 @@ class Warehouse(Store):
             # label sets without runs (a judging study): the label-set report
             from evalwh.present.report.labels import label_set_report
 
-            # (the reference: the set named, else the collection's default set if it has one)
-            from evalwh.errors import NotFoundError
-
-            reference = qrels_id
-            if reference is None:
-                try:
-                    reference = self.qrels_set(name)
-                except NotFoundError:  # several sets, none the default: choose_reference's rule
-                    reference = None
-            text = label_set_report(self, name, format=format, qrels_id=reference or "default", seed=seed)
+            text = label_set_report(self, name, format=format, qrels_id=qrels_id or "default", seed=seed)
             if path is not None:
                 from evalwh.io.files import write_text
 
@@ -740,11 +730,6 @@ class Warehouse(Store):
         return transfer.import_export(self, directory, replace=replace)
 
 
-# The jobs that take ``qrels_id`` but do not resolve a None by the collection's default in
-# _one_at_a_time: ingest_qrels names the set it makes, report resolves for runs and label sets.
-_OWN_QRELS = frozenset({"ingest_qrels", "report"})
-
-
 def _takes_names(annotation: object) -> bool:
     """Whether a parameter annotated so takes names (``Sequence[str]``), not paths or numbers."""
     import re
@@ -767,11 +752,8 @@ def _one_at_a_time(cls: type[Warehouse]) -> type[Warehouse]:
     The arguments are checked here once for every job: a parameter that takes names
     (``runs``, ``sets``, ``common_topics``: annotated ``Sequence[str]``) takes one name as a
     plain string too (``sensitivity("default")`` is the set ``default``, not the sets ``d``,
-    ``e``, ...), a ``seed`` must be a whole number >= 0 or None
-    (:func:`~evalwh.errors.check_seed`), and a ``qrels_id`` left None is the collection's
-    default set (:meth:`~evalwh.store.connection.Store.qrels_set`: the conventions' set, else
-    ``default``, else the only ingested one), so every job resolves it by the same rule
-    (``ingest_qrels`` names a new set and ``report`` resolves its own: not here).
+    ``e``, ...), a ``seed`` must be a whole number >= 0 or None (:func:`~evalwh.errors.check_seed`),
+    and a ``qrels_id`` left None is the default set (:meth:`Store.qrels_set`; ingest_qrels names one).
     """
     import functools
     import inspect
@@ -786,16 +768,13 @@ def _one_at_a_time(cls: type[Warehouse]) -> type[Warehouse]:
             continue
         signature = inspect.signature(method)
         listed = tuple(p.name for p in signature.parameters.values() if _takes_names(p.annotation))
-        seeded = "seed" in signature.parameters
-        resolves = "qrels_id" in signature.parameters and name not in _OWN_QRELS
+        seeded, resolves = "seed" in signature.parameters, "qrels_id" in signature.parameters and name != "ingest_qrels"
 
         def locked(
             self: Warehouse, *args: Any, __method: Any = method, __signature: inspect.Signature = signature,
-            __listed: tuple[str, ...] = listed, __seeded: bool = seeded, __resolves: bool = resolves,
-            **kwargs: Any,
+            __listed: tuple[str, ...] = listed, __seeded: bool = seeded, __resolves: bool = resolves, **kwargs: Any,
         ) -> Any:  # fmt: skip
-            bound = None
-            if __listed or __seeded or __resolves:
+            if __listed or __seeded:
                 bound = __signature.bind(self, *args, **kwargs)
                 for param in __listed:
                     if isinstance(bound.arguments.get(param), str):
@@ -809,10 +788,8 @@ def _one_at_a_time(cls: type[Warehouse]) -> type[Warehouse]:
                         f"{self.path}: the warehouse was closed (Warehouse.close()) before "
                         f"{__method.__name__}() could run; open it again"
                     )
-                if __resolves and bound is not None and bound.arguments.get("qrels_id") is None:
-                    collection = self.default_collection(bound.arguments.get("collection"))
-                    bound.arguments["qrels_id"] = self.qrels_set(collection)
-                    args, kwargs = bound.args[1:], bound.kwargs
+                if __resolves and kwargs.get("qrels_id") is None:  # (keyword-only, as collection is)
+                    kwargs["qrels_id"] = self.qrels_set(kwargs.get("collection"))
                 return __method(self, *args, **kwargs)
 
         setattr(cls, name, functools.wraps(method)(locked))

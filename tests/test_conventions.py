@@ -168,3 +168,21 @@ def test_several_sets_need_a_choice_and_conventions_store_it(nist: Path) -> None
     with Warehouse(nist) as wh:
         wh.ingest_qrels(QRELS, collection="c")  # a set named default is the default
         assert wh.qrels_set("c") == "default"
+
+
+def test_stored_measures_are_evals_and_compares_default(db: Path) -> None:
+    """Issue 51, item 1: the conventions' measures are what eval and compare evaluate when
+    no -m is given; -m still wins."""
+    assert cli(db, "conventions", "--measures", "P@5,AP").exit_code == 0
+    result = cli(db, "eval", "-f", "csv")
+    assert result.exit_code == 0, result.output
+    import io
+
+    import pandas as pd
+
+    assert pd.read_csv(io.StringIO(result.stdout))["measure"].tolist() == ["P@5", "AP"] * 2
+    given = cli(db, "eval", "-f", "csv", "-m", "RR")
+    assert set(pd.read_csv(io.StringIO(given.stdout))["measure"]) == {"RR"}
+    compared = cli(db, "compare", "r1", "r2", "-f", "csv")
+    assert compared.exit_code == 0, compared.output
+    assert pd.read_csv(io.StringIO(compared.stdout))["measure"].tolist() == ["P@5", "AP"]

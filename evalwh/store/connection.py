@@ -570,10 +570,14 @@ class Store:
             >>> Store(":memory:").df("SELECT $x + 1 AS y", {"x": 41}).y.tolist()
             [42]
         """
+        from evalwh.store.results import frame
+
         return frame(self.run(file, params))
 
     def query(self, statement: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
-        """Run an ad-hoc SQL statement and return a DataFrame (NULLs as :func:`frame` says)."""
+        """Run an ad-hoc SQL statement and return a DataFrame (NULLs as ``results.frame`` says)."""
+        from evalwh.store.results import frame
+
         try:
             return frame(self.con.execute(statement, params or {}))
         except duckdb.Error as error:
@@ -627,40 +631,12 @@ class Store:
             f"{self.path} holds {len(names)} collections ({', '.join(names)}); choose one with --collection"
         )
 
-    def qrels_set(self, collection: str, qrels_id: str | None = None) -> str:
-        """``qrels_id`` when given, else the collection's default qrels set (the CLI's rule).
+    def qrels_set(self, collection: str | None, qrels_id: str | None = None) -> str:
+        """``qrels_id`` when given, else the collection's default qrels set (methods §14.3;
+        :func:`evalwh.store.results.default_qrels_set`)."""
+        from evalwh.store.results import default_qrels_set
 
-        Every job that evaluates against a qrels set calls this (the Warehouse's jobs through
-        their ``qrels_id=None``), so ``--qrels-id`` may be left out: the set the collection's
-        conventions name (``evalwh conventions --qrels-id``), else the set named ``default``,
-        else the collection's only ingested set (``queries/reports/default_qrels.sql``). A
-        collection without sets gives ``default``, whose absence the job then reports; so does
-        a collection of label sets without runs (a judging study), where the job's own message,
-        that there are no runs, says more than a choice between its sets.
-
-        Raises:
-            NotFoundError: when the collection has runs and several ingested sets, none of them
-                its default (the message names the sets and the options that choose).
-        """
-        if qrels_id is not None:
-            return qrels_id
-        rows = self.run(sql.query(_REPORTS, "default_qrels"), {"collection_id": collection}).fetchall()
-        chosen = rows[0][2] if rows else None
-        if chosen is not None:
-            return str(chosen)
-        names = [str(name) for name, _, _ in rows if name is not None]
-        if not names or DEFAULT_QRELS in names:
-            return DEFAULT_QRELS
-        ingested = [str(name) for name, kind, _ in rows if name is not None and kind == "ingested"] or names
-        if len(ingested) == 1:
-            return ingested[0]
-        if not self.run_ids(collection):
-            return DEFAULT_QRELS
-        raise NotFoundError(
-            f"collection {collection!r} has {len(ingested)} qrels sets ({', '.join(ingested)}) and none is "
-            f"its default; choose one with --qrels-id (qrels_id=), or store one with "
-            f"evalwh conventions -c {collection} --qrels-id NAME"
-        )
+        return qrels_id if qrels_id is not None else default_qrels_set(self, self.default_collection(collection))
 
     # -- reports ---------------------------------------------------------------------------
 
@@ -789,31 +765,6 @@ def give_back_space(path: str | os.PathLike[str]) -> None:
         pass  # (the file stays as it is: no worse than before)
     finally:
         os.close(fd)  # (and the lock with it)
-
-
-def frame(result: duckdb.DuckDBPyConnection | duckdb.DuckDBPyRelation) -> pd.DataFrame:
-    """A DuckDB result as a DataFrame, every NULL of an object column as None.
-
-    DuckDB hands a NULL list (``VARCHAR[]``) to pandas as ``pd.NA`` but a NULL string as
-    None, and ``pd.NA`` is neither iterable nor false (``bool(pd.NA)`` raises), so code that
-    reads a list column with ``x is None`` broke on it (issue 52, class 1: a collection's
-    conventions with one NULL list). This is the one place the package turns a DuckDB result
-    into a DataFrame (:meth:`Store.df`, :meth:`Store.query`), so every reader gets None.
-    Nullable numeric columns (``Int32``) keep ``pd.NA``: :func:`pandas.isna` is how they are read.
-
-    Examples:
-        >>> import duckdb
-        >>> out = frame(duckdb.connect().execute("SELECT NULL::VARCHAR[] AS a, ['x'] AS b"))
-        >>> out["a"].iloc[0] is None, list(out["b"].iloc[0])
-        (True, ['x'])
-    """
-    out = result.df()
-    for name in out.columns[out.dtypes == object]:
-        column = out[name]
-        missing = column.isna()
-        if missing.any():
-            out[name] = column.where(~missing, None)
-    return out
 
 
 def _text_and_source(file: sql.SqlFile | str) -> tuple[str, str]:

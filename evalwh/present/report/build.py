@@ -149,7 +149,7 @@ def build_report(
         judged = defaults.JudgedDepth(judged.depth, "the collection's conventions (evalwh conventions)")
     graded = defaults.is_graded(wh, collection, [opts.qrels_id, *opts.fill])
     if opts.measures is None:
-        opts = replace(opts, measures=stored.measures or defaults.default_measures(graded, judged.depth))
+        opts = replace(opts, measures=stored.measures or defaults.default_measures(graded))
     if opts.depths is None:
         chosen = defaults.default_depths(judged.depth, deepest)
         opts = replace(opts, depths=_depths(chosen, deepest))
@@ -292,7 +292,7 @@ def build_report(
         judgments=judgments,
         marks=marks,
         family=family_info,
-        deeper=defaults.deeper_than_judged([*measures, *matrix_measures], judged.depth),
+        deeper=defaults.deeper_than_judged([*measures, *matrix_measures], judged.depth, deepest),
         graded=graded,
         ties=ties,
         comparison=comparison,
@@ -330,8 +330,10 @@ def _unjudged_and_judged_depth(
     with wh.transaction():
         build_context(wh, collection, None, options)
         share = wh.df(sql.query(_REPORTS, "unjudged_share"), {"max_rank": opts.max_rank})
-        depth = defaults.read_judged_depth(wh, collection, opts.qrels_id)
-    return share, defaults.judged_depth(depth, opts.pool_depth)
+    if opts.pool_depth is not None:  # (given, or the conventions': nothing to infer)
+        return share, defaults.judged_depth(pd.DataFrame(), opts.pool_depth)
+    depth = defaults.read_judged_depth(wh, collection, opts.qrels_id, opts.fill)
+    return share, defaults.judged_depth(depth)
 
 
 def _means(scores: pd.DataFrame, specs: Sequence[str]) -> pd.DataFrame:
@@ -580,6 +582,7 @@ def _overview(
         "deepest_run": int(runs_meta["max_depth"].max()),
         "pool_depth": pool_depth,
         "pool_depth_source": source,
+        "pool_depth_sentence": judged.sentence(),
         "unjudged_first_at": first_at,
         "unjudged_at_depths": at_depths,
     }
@@ -655,7 +658,6 @@ def _methods(
         "none": "no pair (one run)",
     }[mode]
     seed = "none" if opts.seed is None else str(opts.seed)
-    depth = "unknown" if judged.depth is None else str(judged.depth)
     lines = [
         (
             "Measures",
@@ -666,10 +668,12 @@ def _methods(
         ),
         (
             "Defaults",
-            f"labels {'graded' if graded else 'binary'}, judged depth {depth} ({judged.source}). "
-            "Unless --measures names them, the measures are nDCG@k first on graded labels and "
-            "P@k first on binary ones, with k = 10 or the judged depth when shallower, then AP "
-            "and bpref; the decision matrix's depths stop at the judged depth.",
+            f"labels {'graded' if graded else 'binary'}, judged depth {judged.sentence()}. "
+            "Unless --measures or the collection's conventions name them, the measures are "
+            "nDCG@10 first on graded labels and P@10 first on binary ones, then AP and bpref, "
+            "at trec_eval's cutoffs whatever the judged depth (methods §14); a measure that "
+            "reads past the judged depth is marked †. The decision matrix's depths are those of "
+            "10, 30, 100, 500 and 1000 within the judged depth (else 5) and 10.",
         ),
         (
             "Assessment",
@@ -695,7 +699,7 @@ def _methods(
         lines.append(
             (
                 "Decision matrix",
-                f"pairing {pairing} at depths {', '.join(map(str, opts.depths or ()))}, plus "
+                f"pairing {pairing} at {defaults.depths_phrase(opts.depths or ())}, plus "
                 "MAP/MAA (AP with AA), tested over the same family. Cases: 1 (== ==), 2 (== ≠), "
                 "3a (≠ ==), 3b (better run assessed significantly less), 4 (better run also "
                 f"assessed more). 1 and 3 are strong, 2 and 4 weak. Listed: {listed}; the case "

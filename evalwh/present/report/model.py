@@ -26,7 +26,7 @@ class ReportOptions:
     Attributes:
         measures: Leaderboard measures (ir_measures grammar); ``MAP`` is accepted for ``AP``.
             None: the collection's defaults (:mod:`evalwh.present.report.defaults`: nDCG@10
-            leads on graded labels, P@10 on binary, cut at the judged depth).
+            leads on graded labels, P@10 on binary, whatever the judged depth).
         pairing: Decision-matrix pairing: ``P`` (P@d with A_p@d) or ``MAP`` (AP@d with A_p@d).
         depths: The depths d of the decision matrix and the depth figures; when None,
             :data:`DEFAULT_DEPTHS` up to the judged depth, plus that depth (up to the deepest
