@@ -186,3 +186,21 @@ def test_stored_measures_are_evals_and_compares_default(db: Path) -> None:
     compared = cli(db, "compare", "r1", "r2", "-f", "csv")
     assert compared.exit_code == 0, compared.output
     assert pd.read_csv(io.StringIO(compared.stdout))["measure"].tolist() == ["P@5", "AP"]
+
+
+def test_python_jobs_take_the_default_set(nist: Path) -> None:
+    """Issue 51, item 3, in Python: every Warehouse job that takes qrels_id takes it
+    keyword-only (so the one rule in _one_at_a_time sees it) and, left None, reads the only set."""
+    import inspect
+
+    for name, job in vars(Warehouse).items():
+        if callable(job) and not name.startswith("_") and "qrels_id" in inspect.signature(job).parameters:
+            parameters = inspect.signature(job).parameters
+            assert parameters["qrels_id"].kind is inspect.Parameter.KEYWORD_ONLY, name
+            assert parameters["qrels_id"].default is None, name
+    with Warehouse.open_reader(nist) as wh:
+        assert wh.evaluate("AP").equals(wh.evaluate("AP", qrels_id="nist"))
+        assert wh.unjudged(max_rank=3).equals(wh.unjudged(max_rank=3, qrels_id="nist"))
+        assert wh.kendall().equals(wh.kendall(qrels_id="nist"))
+        assert wh.compare("AP").pairs.equals(wh.compare("AP", qrels_id="nist").pairs)
+        assert "qrels set 'nist'" in wh.report(format="md")
