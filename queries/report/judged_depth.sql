@@ -26,31 +26,42 @@ WITH pool AS (
 pool_topics AS (
     SELECT DISTINCT query_id FROM pool
 ),
-tie_groups AS (
-    -- one row per (run, topic, score): where the group starts, how big, how much of it pooled
-    SELECT
-        r.run_id,
-        r.query_id,
-        min(r.rank) AS first_rank,
-        count(*) AS size,
-        count(p.doc_id) AS in_pool
+ranked AS (
+    SELECT r.run_id, r.query_id, r.rank, r.score, p.doc_id IS NOT NULL AS in_pool
     FROM run_results AS r
     SEMI JOIN pool_topics AS t ON t.query_id = r.query_id
     LEFT JOIN pool AS p ON p.query_id = r.query_id AND p.doc_id = r.doc_id
     WHERE r.collection_id = $collection_id
-    GROUP BY r.run_id, r.query_id, r.score
+),
+first_out AS (
+    -- per list: the score of its first document outside the pool (NULL: judged to its end)
+    SELECT
+        run_id,
+        query_id,
+        arg_min(score, rank) FILTER (WHERE NOT in_pool) AS out_score,
+        count(*) AS num_ret
+    FROM ranked
+    GROUP BY run_id, query_id
+),
+boundary AS (
+    -- the documents tied with it: where their group starts, and how many of them are pooled
+    SELECT f.run_id, f.query_id, min(r.rank) AS first_rank, count(*) FILTER (WHERE r.in_pool) AS in_pool
+    FROM first_out AS f
+    JOIN ranked AS r
+        ON r.run_id = f.run_id AND r.query_id = f.query_id AND r.score = f.out_score
+    GROUP BY f.run_id, f.query_id
 ),
 lists AS (
     SELECT
-        g.run_id,
-        g.query_id,
-        -- the first group not wholly in the pool ends the prefix inside it
-        min(g.first_rank - 1 + g.in_pool) FILTER (WHERE g.in_pool < g.size) AS stops_at,
-        sum(g.size) AS num_ret,
-        any_value(coalesce(u.pooled, false)) AS pooled
-    FROM tie_groups AS g
-    JOIN runs AS u ON u.collection_id = $collection_id AND u.run_id = g.run_id
-    GROUP BY g.run_id, g.query_id
+        f.run_id,
+        f.query_id,
+        -- the prefix ends inside the first group not wholly in the pool
+        b.first_rank - 1 + b.in_pool AS stops_at,
+        f.num_ret,
+        coalesce(u.pooled, false) AS pooled
+    FROM first_out AS f
+    LEFT JOIN boundary AS b USING (run_id, query_id)
+    JOIN runs AS u ON u.collection_id = $collection_id AND u.run_id = f.run_id
 ),
 kinds AS (
     SELECT true AS pooled_only UNION ALL SELECT false
