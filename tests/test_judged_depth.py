@@ -163,6 +163,11 @@ def test_trec8_depth_10_pool_with_and_without_run_metadata(trec8_copy: Path) -> 
         with_flags = defaults.judged_depth(defaults.read_judged_depth(wh, "trec8", "depth10"))
         official = defaults.judged_depth(defaults.read_judged_depth(wh, "trec8", "default"))
         lists = _prefixes(wh, "trec8", "depth10")
+        # binary labels: P@10 leads; P@10 and nDCG@10 stay within the pool, AP and bpref do not
+        found = defaults.collection_defaults(wh, "trec8", qrels_id="depth10")
+        assert found.measures == ("P@10", "AP", "nDCG@10", "bpref") and found.depths == (10,)
+        marked = defaults.deeper_than_judged(found.measures, found.judged.depth, 1000)
+        assert marked == {"AP": "the whole ranking, to rank 1000", "bpref": "the whole ranking, to rank 1000"}
         wh.sql("UPDATE runs SET pooled = NULL WHERE collection_id = 'trec8'", write=True)
         without = defaults.judged_depth(defaults.read_judged_depth(wh, "trec8", "depth10"))
     assert with_flags.depth == without.depth == 10 and official.depth == 100
