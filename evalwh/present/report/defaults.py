@@ -300,6 +300,7 @@ def reach(measure: str, deepest: int | None = None) -> int | None:
         >>> reach("P@10"), reach("AP", 1000), reach("Rprec", 1000), reach("NumRet", 1000)
         (10, 1000, 1000, 0)
     """
+    from evalwh.errors import EvalWhError
     from evalwh.measures import catalog
 
     k = cutoff(measure)
@@ -307,7 +308,7 @@ def reach(measure: str, deepest: int | None = None) -> int | None:
         return k
     try:
         (spec,) = catalog.expand([measure])
-    except Exception:  # (not one measure: read as reaching the whole ranking)
+    except EvalWhError:  # (not one measure: read as reaching the whole ranking)
         return deepest
     if spec.metric.key in _UNRANKED:
         return 0
