@@ -44,7 +44,7 @@ def frame(result: duckdb.DuckDBPyConnection | duckdb.DuckDBPyRelation) -> pd.Dat
         (True, ['x'])
     """
     out = result.df()
-    for name in out.select_dtypes(include="object").columns:
+    for name in out.columns[out.dtypes == "object"]:
         column = out[name]
         missing = column.isna()
         if missing.any():
