@@ -93,7 +93,12 @@ RunsOption = Annotated[
     ),
 ]
 QrelsIdOption = Annotated[
-    str, typer.Option("--qrels-id", help="Stored qrels set to evaluate against.")
+    str | None,
+    typer.Option(
+        "--qrels-id",
+        help="Stored qrels set to evaluate against (default: the collection's, from evalwh "
+        "conventions --qrels-id, else the set named default, else its only set).",
+    ),
 ]
 LegacyQrelsOption = Annotated[
     str | None,

@@ -40,7 +40,10 @@ RunsListOption = Annotated[
         "--runs", "-r", help="Runs to include (comma-separated or repeated); all when omitted."
     ),
 ]
-QrelsIdOption = Annotated[str, typer.Option("--qrels-id", help="Qrels set to use.")]
+QrelsIdOption = Annotated[
+    str | None,
+    typer.Option("--qrels-id", help="Qrels set to use (default: the collection's, evalwh conventions)."),
+]
 RelOption = Annotated[
     int, typer.Option("--rel", "-l", help="Relevance threshold (grade >= rel is relevant).")
 ]
@@ -97,7 +100,7 @@ def bounds(
     per_query: Annotated[
         bool, typer.Option("--per-query", "-q", help="Per-topic bands instead of aggregates.")
     ] = False,
-    qrels_id: QrelsIdOption = "default",
+    qrels_id: QrelsIdOption = None,
     fill: FillOption = None,
     rel: RelOption = 1,
     store: Annotated[
@@ -120,6 +123,7 @@ def bounds(
         raise MetricParamError("--compare needs exactly two runs, e.g. --runs RUN_A,RUN_B")
     # writable when the file exists, as evalwh eval: the judged-rows cache is filled and reused
     with Warehouse(db) if store else Warehouse.open_reader(db) as wh:
+        qrels_id = wh.qrels_set(wh.default_collection(collection), qrels_id)
         frame = wh.bounds(
             chosen,
             collection=collection,

@@ -208,7 +208,7 @@ def compare(
         typer.Option("--assessment", help="With --decision: A_p (default), A_p_ret or 'RBP_resid(p=0.8)'."),
     ] = None,
     full: FullOption = True,
-    qrels_id: QrelsIdOption = "default",
+    qrels_id: QrelsIdOption = None,
     fill: FillOption = None,
     seed: SeedOption = None,
     resamples: ResamplesOption = 10_000,
@@ -271,7 +271,7 @@ def compare(
         raise EvalWhError("compare: give --scores (per-topic scores) or --qrels with run files, not both")
     if ranks and (layout is not None or compact or all_columns):
         raise EvalWhError("compare --ranks prints one row per run; --layout, --compact and --all-columns do not apply")
-    if (scores or qrels is not None) and (collection is not None or all_runs or qrels_id != "default" or fill):
+    if (scores or qrels is not None) and (collection is not None or all_runs or qrels_id is not None or fill):
         raise EvalWhError(
             "compare: --collection, --all-runs, --qrels-id and --fill name warehouse contents; "
             "with --scores or --qrels there is no warehouse"
@@ -533,7 +533,7 @@ def matrix(
     ] = None,
     alpha: AlphaOption = 0.05,
     runs: RunsOption = None,
-    qrels_id: QrelsIdOption = "default",
+    qrels_id: QrelsIdOption = None,
     qrels: Annotated[
         Path | None,
         typer.Option(
@@ -577,7 +577,7 @@ def matrix(
         check_qrels_file(qrels, db)
         if not run_files:
             raise EvalWhError("matrix --qrels needs run files: evalwh matrix --qrels QRELS RUN RUN ...")
-        if collection is not None or qrels_id != "default" or fill:
+        if collection is not None or qrels_id is not None or fill:
             raise EvalWhError("matrix --qrels reads files; --collection, --qrels-id and --fill name warehouse contents")
         source = _files_warehouse(qrels, run_files)
         collection, store = "files", False
@@ -635,7 +635,7 @@ def kendall(
     x: Annotated[str, typer.Option("--x", help="Measure of the first ranking.")] = "AP",
     y: Annotated[str, typer.Option("--y", help="Measure of the second ranking.")] = "A_p@1000",
     runs: RunsOption = None,
-    qrels_id: QrelsIdOption = "default",
+    qrels_id: QrelsIdOption = None,
     qrels: LegacyQrelsOption = None,
     db: DbOption = DEFAULT_DB,
     fmt: FormatOption = OutputFormat.table,

@@ -76,7 +76,10 @@ def evaluate(
     run: Annotated[list[str] | None, typer.Option("--run", "-r", help="Evaluate only this run; repeatable.")] = None,
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="One value per topic instead of means.")] = False,
     depths: Annotated[str | None, typer.Option("--depths", help="Comma-separated depths for measures given without @k.")] = None,
-    qrels_id: Annotated[str, typer.Option("--qrels-id", help="Qrels set to evaluate against.")] = "default",
+    qrels_id: Annotated[
+        str | None,
+        typer.Option("--qrels-id", help="Qrels set to evaluate against (default: the collection's, evalwh conventions)."),
+    ] = None,
     fill: FillOption = None,
     rel: Annotated[int, typer.Option("--rel", "-l", help="Relevance threshold: grade >= rel is relevant (trec_eval -l).")] = 1,
     unjudged: Annotated[
@@ -148,7 +151,7 @@ def evaluate(
     if qrels is not None:
         if not files:
             raise MetricParamError("--qrels needs run files: evalwh eval --qrels QRELS RUN [RUN ...]")
-        if run or store or qrels_id != "default":
+        if run or store or qrels_id is not None:
             raise MetricParamError("--run, --store and --qrels-id apply to a warehouse (--collection), not to --qrels")
         if fill:
             raise MetricParamError("--fill composes stored qrels sets (--qrels-id); it does not apply to --qrels")
@@ -186,9 +189,19 @@ def evaluate(
             wh, (transaction, said), collection, run = _ingest_into(
                 into, qrels, files, collection, exclude or [], exclude_identical_ids  # type: ignore[arg-type]
             )
+            qrels_id = "default"  # (the set --into stores)
         else:
             # a reader unless --store: any number of evaluations at once, also on a read-only disk
             wh = Warehouse(db) if store else Warehouse.open_reader(db)
+            try:  # (no --qrels-id: the collection's default set, named in what is printed)
+                qrels_id = wh.qrels_set(collection, qrels_id)
+                if not measure:  # the collection's conventions (evalwh conventions), else ours
+                    from evalwh.present.report.defaults import read_conventions
+
+                    measures = list(read_conventions(wh, collection).measures or measures)
+            except BaseException:
+                wh.close()
+                raise
         stored = dict(collection=collection, runs=run, qrels_id=qrels_id, fill=fill or [], **options)
 
         def evaluated(specs: list[str], by_topic: bool) -> pd.DataFrame:
@@ -412,7 +425,12 @@ def register(app: typer.Typer) -> None:
 @default_collection
 def unjudged(
     collection: CollectionOption = None,
-    qrels_id: Annotated[str, typer.Option("--qrels-id", help="Qrels set that decides what is judged.")] = "default",
+    qrels_id: Annotated[
+        str | None,
+        typer.Option(
+            "--qrels-id", help="Qrels set that decides what is judged (default: the collection's, evalwh conventions)."
+        ),
+    ] = None,
     fill: FillOption = None,
     max_rank: Annotated[int, typer.Option("--max-rank", min=1, help="Deepest rank reported.")] = 1000,
     ranks: Annotated[

@@ -32,7 +32,10 @@ MeasuresOption = Annotated[
     list[str],
     typer.Option("--measure", "-m", help="Measure spec, repeatable (MAP, bpref-10, RankEff, ...)."),
 ]
-QrelsOption = Annotated[str, typer.Option("--qrels-id", help="The full qrels set to start from.")]
+QrelsOption = Annotated[
+    str | None,
+    typer.Option("--qrels-id", help="The full qrels set to start from (default: the collection's, evalwh conventions)."),
+]
 SeedOption = Annotated[
     int, typer.Option("--seed", min=0, help="Seed of the random generator (results are reproducible).")
 ]
@@ -59,7 +62,7 @@ ExperimentOption = Annotated[
 @default_collection
 def exclusions(
     collection: CollectionOption = None,
-    qrels_id: QrelsOption = "default",
+    qrels_id: QrelsOption = None,
     cap: CapOption = 1000,
     share: ShareOption = 0.95,
     all_runs: Annotated[bool, typer.Option("--all", help="List retained runs too.")] = False,
@@ -97,7 +100,7 @@ def swap_rates(
     bins: Annotated[
         bool, typer.Option("--bins", help="Show the error rate per bin instead of the summary.")
     ] = False,
-    qrels_id: QrelsOption = "default",
+    qrels_id: QrelsOption = None,
     cap: CapOption = 1000,
     share: ShareOption = 0.95,
     experiment_id: ExperimentOption = None,
@@ -148,7 +151,7 @@ def reduced_qrels(
             "--levels", help="Comma-separated percentages (default 100,95,...,10,9,...,1)."
         ),
     ] = None,
-    qrels_id: QrelsOption = "default",
+    qrels_id: QrelsOption = None,
     cap: CapOption = 1000,
     share: ShareOption = 0.95,
     experiment_id: ExperimentOption = None,
@@ -225,7 +228,7 @@ def pool_bias(
     handling: Annotated[str, typer.Option("--handling", help="Unjudged documents: nonrelevant, condensed or both.")] = "both",
     measure: Annotated[str, typer.Option("--measure", "-m", help="One measure spec (not nDCG).")] = "RBP_trunc(p=0.8)@10",
     pool_depth: Annotated[int, typer.Option("--pool-depth", min=1, help="Pool depth lambda.")] = 10,
-    qrels_id: QrelsOption = "default",
+    qrels_id: QrelsOption = None,
     experiment_id: ExperimentOption = None,
     db: DbOption = DEFAULT_DB,
     fmt: FormatOption = OutputFormat.table,
@@ -288,7 +291,10 @@ def budget(
     ] = "10%,25%,50%",
     per: Annotated[str, typer.Option("--per", help="Budgets in 'total' or per 'topic'.")] = "total",
     seeds: Annotated[str, typer.Option("--seeds", help="Comma-separated seeds of the random strategies.")] = "0",
-    reference: Annotated[str, typer.Option("--reference", help="The complete label set.")] = "default",
+    reference: Annotated[
+        str | None,
+        typer.Option("--reference", help="The complete label set (default: the collection's, evalwh conventions)."),
+    ] = None,
     depth: Annotated[int, typer.Option("--depth", "-d", min=1, help="Pool depth of the candidates.")] = 100,
     runs_from: Annotated[str, typer.Option("--runs-from", help="Pool members: 'pooled' or 'all'.")] = "pooled",
     measure: Annotated[str, typer.Option("--measure", "-m", help="The leaderboard's measure (not nDCG).")] = "AP",

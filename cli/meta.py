@@ -88,7 +88,11 @@ def meta(
         typer.Option("--interval", help="Pooled intervals: z (normal) or hksj (Hartung-Knapp-Sidik-Jonkman, t; for few collections)."),
     ] = IntervalChoice.z,
     alpha: AlphaOption = 0.05,
-    qrels_id: Annotated[str, typer.Option("--qrels-id", help="The qrels set of every collection.")] = "default",
+    qrels_id: Annotated[
+        str | None,
+        typer.Option("--qrels-id", help="The qrels set of every collection (default: each collection's own default set).",
+                     show_default=False),
+    ] = None,
     table: Annotated[
         MetaTable, typer.Option("--table", help="pooled (fixed and random effects), effects (per collection) or heterogeneity.")
     ] = MetaTable.pooled,
@@ -142,7 +146,7 @@ def meta(
 
         names = set(result.effects["collection_id"])
         page = meta_report(result, shown[shown["collection_id"].isin(names)],
-                           format="md" if report.suffix.lower() == ".md" else "html", qrels_id=qrels_id)  # fmt: skip
+                           format="md" if report.suffix.lower() == ".md" else "html", qrels_id=qrels_id or "each collection's default")  # fmt: skip
     drawn = None
     if figure is not None:
         from evalwh.present.plots.forest import forest_figure

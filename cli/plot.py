@@ -52,7 +52,7 @@ def compare(
     correction: CorrectionOption = CorrectionChoice.bonferroni,
     alpha: AlphaOption = 0.05,
     runs: RunsOption = None,
-    qrels_id: QrelsIdOption = "default",
+    qrels_id: QrelsIdOption = None,
     qrels: LegacyQrelsOption = None,
     title: TitleOption = None,
     db: DbOption = DEFAULT_DB,
@@ -66,6 +66,7 @@ def compare(
     from evalwh.warehouse import Warehouse
 
     with Warehouse.open_reader(db) as wh:
+        qrels_id = wh.qrels_set(collection, qrels_id)
         result = compare_runs(
             wh, collection, run_a, run_b, measure=measure.value, depths=parse_depths(depths), full=False,
             runs=parse_runs(runs), test=test.value, correction=correction.value, alpha=alpha, qrels_id=qrels_id,
@@ -97,7 +98,7 @@ def runs_(
         ),
     ] = None,
     runs: RunsOption = None,
-    qrels_id: QrelsIdOption = "default",
+    qrels_id: QrelsIdOption = None,
     qrels: LegacyQrelsOption = None,
     title: TitleOption = None,
     db: DbOption = DEFAULT_DB,
@@ -105,7 +106,7 @@ def runs_(
     """Plot all runs, ranked as evalwh report's leaderboard ranks them, with mean A_p at every depth.
 
     The defaults are the report's, from the collection (docs/report.md): runs ranked by its
-    lead measure (nDCG@10 on graded labels, P@10 on binary, cut at the judged depth), P@d at
+    lead measure (nDCG@10 on graded labels, P@10 on binary, whatever the judged depth), P@d at
     the depths up to the judged depth. With --measure or --depths, runs are ranked by
     performance at the first depth, as before.
 
@@ -118,6 +119,7 @@ def runs_(
 
     chosen = parse_runs(runs)
     with Warehouse.open_reader(db) as wh:
+        qrels_id = wh.qrels_set(collection, qrels_id)
         order = ranked_by = None
         grid = parse_depths(depths) if depths is not None else None
         if measure is None or depths is None:

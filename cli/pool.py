@@ -49,7 +49,10 @@ def build(
     runs: RunsOption = None,
     runs_file: RunsFileOption = None,
     pool_id: Annotated[str | None, typer.Option("--pool-id", help="Name of the pool and its qrels set.")] = None,
-    qrels_id: Annotated[str, typer.Option("--qrels-id", help="Parent judgments to restrict.")] = "default",
+    qrels_id: Annotated[
+        str | None,
+        typer.Option("--qrels-id", help="Parent judgments to restrict (default: the collection's, evalwh conventions)."),
+    ] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Replace a pool of the same name.")] = False,
     strategy: Annotated[
         str, typer.Option("--strategy", help="Judging order: depth, take, mtf, bandit, rbp, rrf or random.")
@@ -125,7 +128,12 @@ def contributions(
     runs_from: RunsFromOption = "pooled",
     runs: RunsOption = None,
     runs_file: RunsFileOption = None,
-    qrels_id: Annotated[str, typer.Option("--qrels-id", help="Where relevance comes from, without --pool.")] = "default",
+    qrels_id: Annotated[
+        str | None,
+        typer.Option(
+            "--qrels-id", help="Where relevance comes from, without --pool (default: the collection's, evalwh conventions)."
+        ),
+    ] = None,
     by: Annotated[str, typer.Option("--by", help="'run' or 'group' (participant).")] = "run",
     db: DbOption = DEFAULT_DB,
     fmt: FormatOption = OutputFormat.table,
@@ -155,7 +163,10 @@ def contributions(
 @default_collection
 def complete(
     collection: CollectionOption = None,
-    qrels_id: Annotated[str, typer.Option("--qrels-id", help="The qrels set to complete.")] = "default",
+    qrels_id: Annotated[
+        str | None,
+        typer.Option("--qrels-id", help="The qrels set to complete (default: the collection's, evalwh conventions)."),
+    ] = None,
     completed_id: Annotated[str | None, typer.Option("--completed-id", help="Name of the completed set.")] = None,
     replace: Annotated[bool, typer.Option("--replace", help="Replace a derived set of the same name.")] = False,
     db: DbOption = DEFAULT_DB,

@@ -129,8 +129,13 @@ def report(
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the randomization test.")] = 0,
     resamples: ResamplesOption = 9999,
     qrels_id: Annotated[
-        str, typer.Option("--qrels-id", help="Qrels set to evaluate against.")
-    ] = "default",
+        str | None,
+        typer.Option(
+            "--qrels-id",
+            help="Qrels set to evaluate against (default: the collection's, evalwh conventions), "
+            "or the name of the set --qrels stores.",
+        ),
+    ] = None,
     fill: FillOption = None,
     flag_gap: Annotated[
         float,
@@ -146,8 +151,8 @@ def report(
         int | None,
         typer.Option(
             "--pool-depth", min=1,
-            help="The judged depth, if known (else the evaluated pool's depth, or inferred from "
-            "the runs' fully judged prefixes).",
+            help="The judged depth, if known (else the conventions', the evaluated pool's depth, or "
+            "the depth at which most pooled lists stop being judged: methods §14.2).",
         ),
     ] = None,
     bounds: Annotated[
@@ -213,7 +218,8 @@ def report(
         alpha=alpha,
         seed=seed,
         resamples=resamples,
-        qrels_id=qrels_id,
+        # the set --qrels stores ('default' unless named) is the one evaluated
+        qrels_id="default" if qrels_id is None and qrels is not None else qrels_id,
         flag_gap=flag_gap,
         pool_depth=pool_depth,
         bounds=bounds,
@@ -292,15 +298,24 @@ def conventions(
     pool_depth: Annotated[
         int | None, typer.Option("--pool-depth", min=1, help="The judged depth (a pool's depth).")
     ] = None,
+    qrels_id: Annotated[
+        str | None,
+        typer.Option(
+            "--qrels-id",
+            help="The qrels set every command uses when given no --qrels-id (default: the set named "
+            "default, else the collection's only ingested set).",
+        ),
+    ] = None,
     clear: Annotated[
         bool, typer.Option("--clear", help="Remove the collection's conventions (with no other option).")
     ] = False,
     db: DbOption = DEFAULT_DB,
 ) -> None:
     """Show or set a collection's conventions: the measures, baselines and judged depth reused by
-    report, plot runs and compare (an option given replaces that convention, the others stay).
+    report, plot runs, compare and eval, and the qrels set every command uses when given none
+    (an option given replaces that convention, the others stay).
 
-    Example: evalwh conventions -c trec8 --measures P@10,AP,nDCG@10 --baseline INQ604 --pool-depth 100
+    Example: evalwh conventions -c trec8 --measures P@10,AP,nDCG@10 --baseline INQ604 --pool-depth 100 --qrels-id nist
     """
     from evalwh.errors import EvalWhError
     from evalwh.present.report.defaults import Conventions, read_conventions, store_conventions
@@ -308,7 +323,7 @@ def conventions(
 
     if collection is None:
         collection = only_collection(db)
-    setting = measures is not None or bool(baseline) or pool_depth is not None
+    setting = measures is not None or bool(baseline) or pool_depth is not None or qrels_id is not None
     if clear and setting:
         raise EvalWhError("conventions: --clear removes them all; give it alone")
     if clear or setting:
@@ -318,16 +333,32 @@ def conventions(
                 measures=old.measures if measures is None else tuple(m.strip() for m in measures.split(",") if m.strip()),
                 baselines=tuple(baseline) if baseline else old.baselines,
                 judged_depth=old.judged_depth if pool_depth is None else pool_depth,
+                qrels_id=old.qrels_id if qrels_id is None else qrels_id,
             )  # fmt: skip
             current = store_conventions(wh, collection, new)
+            qrels_line = _default_qrels(wh, collection, current.qrels_id)
     else:
         with Warehouse.open_reader(db) as wh:
             wh.require_collection(collection)
             current = read_conventions(wh, collection)
+            qrels_line = _default_qrels(wh, collection, current.qrels_id)
     typer.echo(f"collection {collection}")
     typer.echo(f"measures      {', '.join(current.measures) if current.measures else '(from the collection)'}")
     typer.echo(f"baselines     {', '.join(current.baselines) if current.baselines else '(none: all pairs)'}")
     typer.echo(f"judged depth  {current.judged_depth if current.judged_depth is not None else '(inferred)'}")
+    typer.echo(f"qrels set     {qrels_line}")
+
+
+def _default_qrels(wh: Warehouse, collection: str, stored: str | None) -> str:
+    """The conventions' qrels line: the stored set, else the set commands take and why."""
+    from evalwh.errors import NotFoundError
+
+    if stored is not None:
+        return stored
+    try:
+        return f"{wh.qrels_set(collection)} (from the collection)"
+    except NotFoundError:
+        return "(none chosen: give --qrels-id, or store one here)"
 
 
 def register(app: typer.Typer) -> None:

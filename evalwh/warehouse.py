@@ -146,7 +146,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
 
     def evaluate(
         self, measures: str | Iterable[str], *, collection: str | None = None, runs: Sequence[str] | None = None,
-        per_query: bool = False, depths: Sequence[int] | None = None, qrels_id: str = "default", rel: int = 1,
+        per_query: bool = False, depths: Sequence[int] | None = None, qrels_id: str | None = None, rel: int = 1,
         unjudged: str = "nonrelevant", depth_cap: int | None = None, float32_ties: bool = False,
         averaging: str = "default", store: bool = False, typed_names: bool = False, wide: bool = False,
         fill: str | Sequence[str] = (),
@@ -175,7 +175,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
         return wide_form(frame) if wide else frame
 
     def unjudged(
-        self, *, collection: str | None = None, qrels_id: str = "default", max_rank: int = 1000,
+        self, *, collection: str | None = None, qrels_id: str | None = None, max_rank: int = 1000,
         ranks: Sequence[int] | None = None, fill: str | Sequence[str] = (),
     ) -> pd.DataFrame:  # fmt: skip
         """The unjudged share of all runs' documents per rank: ``evalwh unjudged``.
@@ -198,7 +198,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
         self, measures: str | Iterable[str], runs: Sequence[str] | None = None, *,
         collection: str | None = None, baseline: str | Sequence[str] | None = None, all_runs: bool = False,
         all_pairs: bool = False, test: str = "t", correction: str | None = None, alpha: float = 0.05, resamples: int = 10_000,
-        seed: int | None = None, qrels_id: str = "default", fill: str | Sequence[str] = (), ranks: bool = False,
+        seed: int | None = None, qrels_id: str | None = None, fill: str | Sequence[str] = (), ranks: bool = False,
     ) -> Comparison:  # fmt: skip
         """Paired tests between stored runs on any measures: ``evalwh compare``.
 
@@ -241,7 +241,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
     def compare_decision(
         self, run_a: str, run_b: str, *, collection: str | None = None, measure: str = "P",
         depths: Sequence[int] | None = None, full: bool = True, assessment: str = "A_p", all_runs: bool = False,
-        test: str = "anova", correction: str | None = None, alpha: float = 0.05, qrels_id: str = "default",
+        test: str = "anova", correction: str | None = None, alpha: float = 0.05, qrels_id: str | None = None,
         resamples: int = 10_000, seed: int | None = None, fill: str | Sequence[str] = (),
     ) -> PairComparison:  # fmt: skip
         """The decision matrix of two runs per depth: ``evalwh compare A B --decision``.
@@ -266,7 +266,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
     def matrix(
         self, *, collection: str | None = None, measure: str = "P", depths: Sequence[int] | None = None,
         full: bool = True, assessment: str = "A_p", runs: Sequence[str] | None = None, test: str = "anova",
-        correction: str | None = None, alpha: float = 0.05, qrels_id: str = "default", resamples: int = 9999,
+        correction: str | None = None, alpha: float = 0.05, qrels_id: str | None = None, resamples: int = 9999,
         seed: int | None = None, store: bool = False, progress: Progress | None = None,
         fill: str | Sequence[str] = (),
     ) -> DecisionMatrix:  # fmt: skip
@@ -295,7 +295,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
 
     def kendall(
         self, *, collection: str | None = None, x: str = "AP", y: str = "A_p@1000",
-        runs: Sequence[str] | None = None, qrels_id: str = "default",
+        runs: Sequence[str] | None = None, qrels_id: str | None = None,
     ) -> pd.DataFrame:  # fmt: skip
         """Kendall's tau_b between the run rankings by two measures: ``evalwh kendall``.
 
@@ -312,7 +312,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
 
     def build_pool(
         self, *, collection: str | None = None, depth: int = 100, runs: Sequence[str] | None = None,
-        runs_from: str = "pooled", pool_id: str | None = None, qrels_id: str = "default", replace: bool = False,
+        runs_from: str = "pooled", pool_id: str | None = None, qrels_id: str | None = None, replace: bool = False,
         strategy: str = "depth", budget: int | None = None, budget_scope: str = "topic", seed: int | None = None,
         gamma: float = 0.9, rbp_p: float = 0.8, rrf_k: float = 60.0,
     ) -> pd.DataFrame:  # fmt: skip
@@ -345,7 +345,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
 
     def pool_contributions(
         self, *, collection: str | None = None, pool: str | None = None, depth: int | None = None,
-        runs: Sequence[str] | None = None, runs_from: str = "pooled", qrels_id: str = "default", by: str = "run",
+        runs: Sequence[str] | None = None, runs_from: str = "pooled", qrels_id: str | None = None, by: str = "run",
     ) -> pd.DataFrame:  # fmt: skip
         """Documents only one run (``by="run"``) or group brought into a pool: ``evalwh pool contributions``.
 
@@ -360,7 +360,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
         )  # fmt: skip
 
     def complete_qrels(
-        self, *, collection: str | None = None, qrels_id: str = "default", completed_id: str | None = None,
+        self, *, collection: str | None = None, qrels_id: str | None = None, completed_id: str | None = None,
         replace: bool = False,
     ) -> pd.DataFrame:  # fmt: skip
         """Store qrels with every returned, unjudged document non-relevant: ``evalwh pool complete``.
@@ -402,7 +402,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
     def bounds(
         self, runs: Sequence[str] | None = None, *, collection: str | None = None, measure: str = "P",
         depths: Sequence[int] | None = None, every_rank: bool = False, max_depth: int = 1000,
-        aggregation: str = "mean", compare: bool = False, per_query: bool = False, qrels_id: str = "default",
+        aggregation: str = "mean", compare: bool = False, per_query: bool = False, qrels_id: str | None = None,
         rel: int = 1, store: bool = False, fill: str | Sequence[str] = (),
     ) -> pd.DataFrame:  # fmt: skip
         """Lower and upper values per run across depth: ``evalwh bounds``.
@@ -460,7 +460,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
     # -- experiments (evalwh experiment ...) --------------------------------------------------
 
     def exclusions(
-        self, *, collection: str | None = None, qrels_id: str = "default", cap: int = 1000, share: float = 0.95
+        self, *, collection: str | None = None, qrels_id: str | None = None, cap: int = 1000, share: float = 0.95
     ) -> pd.DataFrame:
         """Every run with whether the S4 experiments exclude it and why: ``evalwh experiment exclusions --all``.
 
@@ -472,7 +472,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
 
     def swap_rates(
         self, measures: str | Iterable[str], *, collection: str | None = None, samples: int = 1000, seed: int = 1,
-        qrels_id: str = "default", cap: int = 1000, share: float = 0.95, experiment_id: str | None = None,
+        qrels_id: str | None = None, cap: int = 1000, share: float = 0.95, experiment_id: str | None = None,
         progress: Progress | None = None,
     ) -> dict[str, pd.DataFrame]:  # fmt: skip
         """Swap error rates over disjoint topic-set pairs: ``evalwh experiment swap-rates``.
@@ -489,7 +489,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
 
     def reduced_qrels(
         self, measures: str | Iterable[str], *, collection: str | None = None, seed: int = 1,
-        levels: Sequence[int] | None = None, qrels_id: str = "default", cap: int = 1000, share: float = 0.95,
+        levels: Sequence[int] | None = None, qrels_id: str | None = None, cap: int = 1000, share: float = 0.95,
         experiment_id: str | None = None, progress: Progress | None = None,
     ) -> dict[str, pd.DataFrame]:  # fmt: skip
         """Re-evaluate on reduced qrels per level: ``evalwh experiment reduced-qrels``.
@@ -510,7 +510,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
         self, *, collection: str | None = None, widths: Sequence[int] = (2, 4, 10, 20, 40), repeats: int = 100,
         topic_samples: int = 200, common_topics: Sequence[int] | None = None, seed: int = 1,
         measure: str = "RBP_trunc(p=0.8)@10", pool_depth: int = 10, handling: str = "both",
-        manual_vs_automatic: bool = False, qrels_id: str = "default", experiment_id: str | None = None,
+        manual_vs_automatic: bool = False, qrels_id: str | None = None, experiment_id: str | None = None,
         progress: Progress | None = None,
     ) -> dict[str, pd.DataFrame]:  # fmt: skip
         """Pooling bias and the adjustments' accuracy against pool width: ``evalwh experiment pool-bias``.
@@ -544,6 +544,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
         if store or options.get("store_sets"):
             self.require_writer("store a budget experiment")
         name = self.default_collection(collection)
+        options["reference"] = self.qrels_set(name, options.get("reference"))  # (None: the default set)
         if machine is not None:
             return budget.hybrid(self, name, machine, store=store, **options)
         return budget.replay(self, name, store=store, **options)
@@ -617,7 +618,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
         depths: Sequence[int] | None = None, baseline: str | Sequence[str] | None = None, all_pairs: bool = False,
         pairs: Sequence[tuple[str, str]] = (),
         test: str | None = None, correction: str | None = None, alpha: float = 0.05, seed: int = 0,
-        resamples: int = 9999, qrels_id: str = "default", flag_gap: float = 0.10, pool_depth: int | None = None,
+        resamples: int = 9999, qrels_id: str | None = None, flag_gap: float = 0.10, pool_depth: int | None = None,
         bounds: bool = True, progress: Progress | None = None, fill: str | Sequence[str] = (),
     ) -> str:  # fmt: skip
         """The evaluation report of a collection: ``evalwh report``.
@@ -654,7 +655,7 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
             # label sets without runs (a judging study): the label-set report
             from evalwh.present.report.labels import label_set_report
 
-            text = label_set_report(self, name, format=format, qrels_id=qrels_id, seed=seed)
+            text = label_set_report(self, name, format=format, qrels_id=qrels_id or "default", seed=seed)
             if path is not None:
                 from evalwh.io.files import write_text
 

@@ -26,8 +26,18 @@ def pooled_collection(
     pool_depth: int = 5,
     graded: bool = True,
     seed: int = 0,
+    qrels_id: str | None = None,
+    metadata: bool = True,
+    tied_boundary: bool = False,
 ) -> list[str]:
-    """Ingest a generated collection into ``wh``; returns the run ids (r000, r001, ...)."""
+    """Ingest a generated collection into ``wh``; returns the run ids (r000, r001, ...).
+
+    ``qrels_id`` names the qrels set (None: ``default``); ``metadata=False`` ingests no run
+    metadata (nothing says which runs were pooled). ``tied_boundary`` gives one pooled list
+    three documents tied on score at ranks ``pool_depth - 1 .. pool_depth + 1``, the last of
+    them (in the generator's order, the pool's) unjudged and the first in trec_eval's order
+    (doc_id descending): by trec_eval's order that list is judged only to ``pool_depth - 2``.
+    """
     rng = np.random.default_rng(seed)
     levels = [0, 1, 2] if graded else [0, 1]
     weights = [0.85, 0.10, 0.05] if graded else [0.85, 0.15]
@@ -52,6 +62,8 @@ def pooled_collection(
     in_pool = np.zeros((topics, docs), dtype=bool)
     for t in range(topics):
         in_pool[t, np.unique(top[pooled, t, :pool_depth])] = True
+    if tied_boundary:
+        _tie_across_the_boundary(frame, top, pooled, in_pool, depth, pool_depth)
     t_q, d_q = np.nonzero(in_pool)
     qrels = pd.DataFrame(
         {
@@ -60,9 +72,28 @@ def pooled_collection(
             "relevance": grades[t_q, d_q],
         }
     )
-    wh.ingest_qrels(qrels, collection=collection)
+    wh.ingest_qrels(qrels, collection=collection, qrels_id=qrels_id)
     wh.ingest_runs(frame, collection=collection)
-    wh.ingest_run_metadata(
-        pd.DataFrame({"run_id": run_ids, "pooled": pooled.astype(int)}), collection=collection
-    )
+    if metadata:
+        wh.ingest_run_metadata(
+            pd.DataFrame({"run_id": run_ids, "pooled": pooled.astype(int)}), collection=collection
+        )
     return run_ids
+
+
+def _tie_across_the_boundary(
+    frame: pd.DataFrame, top: np.ndarray, pooled: np.ndarray, in_pool: np.ndarray, depth: int, pool_depth: int
+) -> None:
+    """Tie one pooled list's ranks pool_depth-1 .. pool_depth+1 on score (in place), where the
+    document at pool_depth+1 is unpooled and has the largest doc_id of the three."""
+    runs, topics, _ = top.shape
+    a, b = pool_depth - 2, pool_depth + 1  # indices of the three ranks
+    for r in np.flatnonzero(pooled):
+        for t in range(topics):
+            docs = top[r, t, a:b]
+            if not in_pool[t, docs[-1]] and docs[-1] == docs.max():
+                rows = (r * topics + t) * depth + np.arange(a, b)  # frame's row order: run, topic, rank
+                assert (frame["doc_id"].iloc[rows] == [f"d{d:03d}" for d in docs]).all()
+                frame.loc[frame.index[rows], "score"] = frame["score"].iloc[rows[0]]
+                return
+    raise AssertionError("no pooled list can take the tie; try another seed")

@@ -95,7 +95,7 @@ def test_overview_pool_depth_and_unjudged_share(demo: Warehouse, report) -> None
 
 def test_given_pool_depth_wins(demo: Warehouse) -> None:
     out = build_report(demo, "demo", ReportOptions(depths=(10,), pool_depth=7, figures=False))
-    assert (out.overview["pool_depth"], out.overview["pool_depth_source"]) == (7, "given")
+    assert out.overview["pool_depth"] == 7 and out.overview["pool_depth_source"].startswith("given")
 
 
 def test_proportions_equal_decision_matrix(demo: Warehouse) -> None:

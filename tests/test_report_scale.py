@@ -83,7 +83,8 @@ def test_baselines_and_a_resampling_test_are_compares(collections) -> None:  # t
     a, b = _keyed(report.comparison), _keyed(board.pairs)
     assert len(a) == len(measures) * (7 + 6)  # each run against r003, then against r005
     np.testing.assert_array_equal(a["p_adjusted"].to_numpy(), b["p_adjusted"].to_numpy())
-    specs = ["P@5", "A_p@5", "AP", "AA"]  # the decision matrix's columns, in order
+    # the decision matrix's columns, in order (depths 5 and 10 on this depth-5 pool)
+    specs = [f"{m}@{d}" for d in report.options.depths for m in ("P", "A_p")] + ["AP", "AA"]
     matrix = wh.compare(specs, None, collection="gen", baseline=["r003", "r005"], all_runs=True, **options)
     for side, prefix in (("performance", "perf"), ("assessment", "assess")):
         listed = report.pairs.rename(columns={side: "measure", f"{prefix}_p_adjusted": "p"})
@@ -96,15 +97,16 @@ def test_baselines_and_a_resampling_test_are_compares(collections) -> None:  # t
 
 
 def test_defaults_follow_the_collection(collections) -> None:  # type: ignore[no-untyped-def]
-    """Depth-5 pool, graded: nDCG@5 leads, matrix at depth 5 only; binary labels: P@k leads;
-    --measures wins and a measure deeper than the judged depth is marked; a built pool's
-    depth is its own; Warehouse.report and plot runs' order are the same."""
+    """Depth-5 pool, graded: nDCG@10 leads (trec_eval's cutoff, marked), matrix at depths 5 and
+    10; binary labels: P@10 leads; --measures wins and every measure deeper than the judged
+    depth is marked; a built pool's depth is its own; Warehouse.report and plot runs' order
+    are the same."""
     wh, report = collections[8]
     assert report.graded and report.overview["pool_depth"] == 5
-    assert report.options.measures == ("nDCG@5", "P@5", "AP", "bpref")
-    assert report.options.depths == (5,)
+    assert report.options.measures == ("nDCG@10", "P@10", "AP", "bpref")
+    assert report.options.depths == (5, 10)
     html = render_html(report)
-    assert "P@500" not in html and "P@1000" not in html and "P@10 " not in html
+    assert "P@500" not in html and "P@1000" not in html and "nDCG@5" not in html
     binary = Warehouse(":memory:")
     pooled_collection(binary, 4, graded=False, pool_depth=10, depth=30, seed=2)
     found = defaults.collection_defaults(binary, "gen")
@@ -113,15 +115,15 @@ def test_defaults_follow_the_collection(collections) -> None:  # type: ignore[no
     )  # fmt: skip
     given = build_report(wh, "gen", ReportOptions(measures=("P@20", "AP"), figures=False))
     assert given.options.measures == ("P@20", "AP")
-    assert set(given.deeper) == {"P@20"} and "judged depth 5" in given.deeper["P@20"]
-    assert "P@20 †" in render_html(given)
+    assert given.deeper == {"P@20": "to rank 20", "AP": "the whole ranking, to rank 20", "P@10": "to rank 10"}
+    assert "P@20 †" in render_html(given) and "Past the judged depth (5)" in render_html(given)
     wh.build_pool(collection="gen", depth=3, pool_id="p3")
     pooled = defaults.collection_defaults(wh, "gen", qrels_id="p3")
     assert pooled.judged == defaults.JudgedDepth(3, "the depth of the pool evaluated (evalwh pool build)")
-    assert pooled.measures[0] == "nDCG@3"
+    assert pooled.measures[0] == "nDCG@10"
     text = wh.report(collection="gen", format="md")
-    assert "| # | run | pooled | nDCG@5 | P@5 | MAP | bpref |" in text
-    order = defaults.leaderboard_order(wh, "gen", "nDCG@5")
+    assert "| # | run | pooled | nDCG@10 † | P@10 † | MAP † | bpref † |" in text
+    order = defaults.leaderboard_order(wh, "gen", "nDCG@10")
     assert order == report.leaderboard["run_id"].tolist()
 
 
@@ -281,7 +283,9 @@ def test_150_runs_in_chromium_at_1280_px(collections, browser, tmp_path: Path, b
         heights = page.evaluate(_HEIGHTS)
         board = report.leaderboard
         headers = page.eval_on_selector_all("#leaderboard-table thead th", "els => els.map(e => e.textContent)")
-        run_col, lead_col = headers.index("run"), headers.index(report.options.measures[0])
+        lead = report.options.measures[0]
+        run_col = headers.index("run")
+        lead_col = next(i for i, h in enumerate(headers) if h.split()[0] == lead)  # (h may end in †)
         assert page.evaluate(_COLUMN, run_col) == board["run_id"].tolist()
         page.click(f"#leaderboard-table thead th:nth-child({run_col + 1})")
         assert page.evaluate(_COLUMN, run_col) == sorted(board["run_id"])
@@ -323,12 +327,12 @@ def test_conventions_are_reused_by_report_plot_runs_and_compare(tmp_path: Path) 
         assert stored == defaults.Conventions(("P@3", "AP"), ("r002",), 3)  # the failed calls changed nothing
         report = build_report(wh, "gen", ReportOptions(figures=False))
         assert report.options.measures == ("P@3", "AP") and report.options.baselines == ("r002",)
-        assert (report.overview["pool_depth"], report.options.depths) == (3, (3,))
+        assert (report.overview["pool_depth"], report.options.depths) == (3, (10,))
         assert report.overview["pool_depth_source"].startswith("the collection's conventions")
         everything = build_report(wh, "gen", ReportOptions(all_pairs=True, figures=False))
         assert everything.family["mode"] == "all" and everything.family["n_pairs"] == 6
         found = defaults.collection_defaults(wh, "gen")
-        assert (found.measures, found.judged.depth, found.depths) == (("P@3", "AP"), 3, (3,))
+        assert (found.measures, found.judged.depth, found.depths) == (("P@3", "AP"), 3, (10,))
     result = runner.invoke(app, ["compare", "r000", "r001", "-c", "gen", "--db", str(db), "-f", "csv"])
     assert result.exit_code == 0, result.output
     assert set(pd.read_csv(__import__("io").StringIO(result.stdout))["measure"]) == {"P@3", "AP"}

@@ -27,7 +27,7 @@ class MetaAnalyses:
         self, measures: str | Iterable[str], run_a: str | None = None, run_b: str | None = None, *,
         collections: Sequence[str] = (), baseline: str | None = None, runs: Sequence[str] = (),
         systems: Mapping[tuple[str, str], str] | PathLike | None = None, effect: str = "smd", tau2: str = "dl",
-        interval: str = "z", alpha: float = 0.05, qrels_id: str = "default",
+        interval: str = "z", alpha: float = 0.05, qrels_id: str | None = None,
     ) -> MetaAnalysis:  # fmt: skip
         """Pool one system's effect over another across collections: ``evalwh meta``.
 
@@ -48,7 +48,7 @@ class MetaAnalyses:
             tau2: ``dl`` (DerSimonian-Laird), ``pm`` (Paule-Mandel) or ``reml``.
             interval: ``z`` (normal) or ``hksj`` (Hartung-Knapp-Sidik-Jonkman).
             alpha: 1 - the intervals' coverage, and the level of the p-values' verdicts.
-            qrels_id: The qrels set of every collection.
+            qrels_id: The qrels set of every collection (None: each collection's default set).
 
         Returns:
             The :class:`~evalwh.stats.meta.MetaAnalysis`: ``effects`` (one row per collection),
@@ -93,7 +93,7 @@ def meta_collections(
     wh: Store, measures: Sequence[str], *, collections: Sequence[str] = (), run_a: str | None = None,
     run_b: str | None = None, baseline: str | None = None, runs: Sequence[str] = (),
     systems: Mapping[tuple[str, str], str] | None = None, effect: str = "smd", tau2: str = "dl",
-    interval: str = "z", alpha: float = 0.05, qrels_id: str = "default",
+    interval: str = "z", alpha: float = 0.05, qrels_id: str | None = None,
 ) -> MetaAnalysis:  # fmt: skip
     """Meta-analyse systems over collections of the warehouse.
 
@@ -105,7 +105,7 @@ def meta_collections(
             (or those of ``runs``) over the baseline.
         systems: ``(collection_id, run_id) -> system`` (:func:`evalwh.io.systems.read_systems`).
         effect, tau2, interval, alpha: :func:`evalwh.stats.meta.meta_analysis`'s.
-        qrels_id: The qrels set of every collection.
+        qrels_id: The qrels set of every collection (None: each one's default, :meth:`Store.qrels_set`).
     """
     import pandas as pd
 
@@ -157,7 +157,8 @@ def meta_collections(
         run_ids = [by_collection[collection][s] for s in sorted(wanted) if s in by_collection[collection]]
         if len(run_ids) < 2:
             continue
-        scores = evaluate(wh, list(measures), collection=collection, runs=run_ids, per_query=True, qrels_id=qrels_id)
+        scores = evaluate(wh, list(measures), collection=collection, runs=run_ids, per_query=True,
+                          qrels_id=qrels_id or wh.qrels_set(collection))  # fmt: skip
         scores = scores[scores["query_id"] != "all"] if "query_id" in scores else scores
         part = scores[["run_id", "query_id", "measure", "value"]].copy()
         reverse = {run: system for system, run in by_collection[collection].items()}

@@ -570,12 +570,16 @@ class Store:
             >>> Store(":memory:").df("SELECT $x + 1 AS y", {"x": 41}).y.tolist()
             [42]
         """
-        return self.run(file, params).df()
+        from evalwh.store.results import frame
+
+        return frame(self.run(file, params))
 
     def query(self, statement: str, params: dict[str, Any] | None = None) -> pd.DataFrame:
-        """Run an ad-hoc SQL statement and return a DataFrame."""
+        """Run an ad-hoc SQL statement and return a DataFrame (NULLs as ``results.frame`` says)."""
+        from evalwh.store.results import frame
+
         try:
-            return self.con.execute(statement, params or {}).df()
+            return frame(self.con.execute(statement, params or {}))
         except duckdb.Error as error:
             raise QueryError(str(error)) from error
 
@@ -626,6 +630,13 @@ class Store:
         raise NotFoundError(
             f"{self.path} holds {len(names)} collections ({', '.join(names)}); choose one with --collection"
         )
+
+    def qrels_set(self, collection: str | None, qrels_id: str | None = None) -> str:
+        """``qrels_id`` when given, else the collection's default qrels set (methods §14.3;
+        :func:`evalwh.store.results.default_qrels_set`)."""
+        from evalwh.store.results import default_qrels_set
+
+        return qrels_id if qrels_id is not None else default_qrels_set(self, self.default_collection(collection))
 
     # -- reports ---------------------------------------------------------------------------
 

@@ -34,8 +34,9 @@ def one_at_a_time(cls: W) -> W:
     The arguments are checked here once for every job: a parameter that takes names
     (``runs``, ``sets``, ``common_topics``: annotated ``Sequence[str]``) takes one name as a
     plain string too (``sensitivity("default")`` is the set ``default``, not the sets ``d``,
-    ``e``, ...), and a ``seed`` must be a whole number >= 0 or None
-    (:func:`~evalwh.errors.check_seed`).
+    ``e``, ...), a ``seed`` must be a whole number >= 0 or None (:func:`~evalwh.errors.check_seed`),
+    and a ``qrels_id`` left None is the collection's default set (:meth:`Store.qrels_set`), for a job
+    of one ``collection`` (ingest_qrels names a set; a job over several collections resolves its own).
     """
     import functools
     import inspect
@@ -52,10 +53,11 @@ def one_at_a_time(cls: W) -> W:
         signature = inspect.signature(method)
         listed = tuple(p.name for p in signature.parameters.values() if _takes_names(p.annotation))
         seeded = "seed" in signature.parameters
+        resolves = {"qrels_id", "collection"} <= set(signature.parameters) and name != "ingest_qrels"
 
         def locked(
             self: Any, *args: Any, __method: Any = method, __signature: inspect.Signature = signature,
-            __listed: tuple[str, ...] = listed, __seeded: bool = seeded, **kwargs: Any,
+            __listed: tuple[str, ...] = listed, __seeded: bool = seeded, __resolves: bool = resolves, **kwargs: Any,
         ) -> Any:  # fmt: skip
             if __listed or __seeded:
                 bound = __signature.bind(self, *args, **kwargs)
@@ -71,6 +73,8 @@ def one_at_a_time(cls: W) -> W:
                         f"{self.path}: the warehouse was closed (Warehouse.close()) before "
                         f"{__method.__name__}() could run; open it again"
                     )
+                if __resolves and kwargs.get("qrels_id") is None:  # (keyword-only, as collection is)
+                    kwargs["qrels_id"] = self.qrels_set(kwargs.get("collection"))
                 return __method(self, *args, **kwargs)
 
         setattr(cls, name, functools.wraps(method)(locked))

@@ -35,7 +35,8 @@ COMMENT ON TABLE judged_builds IS 'Cache: one row per (collection, qrels set, ru
 COMMENT ON TABLE judged_results IS 'Cache: per build (qrels set, run) and list, one row per judged document, or per stretch of span consecutive ranks below judged_spans_from() judged with grade 0; with running counts.';
 COMMENT ON TABLE judgment_prompts IS 'One row per distinct judging prompt, keyed by the sha256 of its text; qrels_sets.prompt_sha256 refers to it.';
 COMMENT ON TABLE judgment_details IS 'One row per judgment whose input carried a raw score or confidence, or reasoning text (LLM judges); the grade stays in qrels.';
-COMMENT ON TABLE collection_conventions IS 'One row per collection that has conventions: leaderboard measures (the lead first), baselines and judged depth, reused by report, plot runs and compare; set by `evalwh conventions`.';
+COMMENT ON TABLE collection_conventions IS 'One row per collection that has conventions: leaderboard measures (the lead first), baselines, judged depth and default qrels set, reused by report, eval, compare, plot runs and the other commands; set by `evalwh conventions`.';
+COMMENT ON COLUMN collection_conventions.qrels_id IS 'the qrels set commands use when none is given (NULL: the set named default, else the only set)';
 COMMENT ON TABLE pool_order IS 'One row per (collection, pool, topic, pooled document): its place in the judging order, per topic and overall; filled by `evalwh pool build`.';
 COMMENT ON TABLE judgment_probabilities IS 'One row per (collection, qrels set, topic, document) read from an LLM probability file (LARA CSV): the probabilities by grade and of relevance; filled by `evalwh ingest qrels` on such a file.';
 COMMENT ON TABLE budget_experiments IS 'One row per (collection, budget experiment): kind, reference set, measure and parameters (seeds included); filled by `evalwh experiment budget`.';

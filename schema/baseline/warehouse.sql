@@ -661,13 +661,15 @@ CREATE TABLE judgment_details (
 );
 
 -- 018_collection_conventions: the measures a collection's reports lead with, its baselines
--- and judged depth. One row per collection at most; a NULL column keeps that default.
+-- and judged depth; 023 adds its default qrels set. One row per collection at most; a NULL
+-- column keeps that default.
 CREATE TABLE collection_conventions (
     collection_id VARCHAR NOT NULL,
     measures      VARCHAR[],              -- leaderboard measures, the lead first
     baselines     VARCHAR[],              -- baseline runs, in order
     judged_depth  INTEGER,                -- the depth the judgments cover (a pool's depth)
-    updated_at    TIMESTAMP NOT NULL DEFAULT current_timestamp
+    updated_at    TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    qrels_id      VARCHAR                 -- 023: the default qrels set (NULL: 'default', else the only set)
 );
 
 -- 019_pool_order: judging budgets.
@@ -842,4 +844,5 @@ INSERT INTO schema_migrations (name) VALUES
     ('020_external_sources'),
     ('021_float32_order'),
     ('022_float32_ranking'),
+    ('023_conventions_qrels'),
     ('024_exclusions');

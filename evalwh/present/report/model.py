@@ -26,7 +26,7 @@ class ReportOptions:
     Attributes:
         measures: Leaderboard measures (ir_measures grammar); ``MAP`` is accepted for ``AP``.
             None: the collection's defaults (:mod:`evalwh.present.report.defaults`: nDCG@10
-            leads on graded labels, P@10 on binary, cut at the judged depth).
+            leads on graded labels, P@10 on binary, whatever the judged depth).
         pairing: Decision-matrix pairing: ``P`` (P@d with A_p@d) or ``MAP`` (AP@d with A_p@d).
         depths: The depths d of the decision matrix and the depth figures; when None,
             :data:`DEFAULT_DEPTHS` up to the judged depth, plus that depth (up to the deepest
@@ -46,7 +46,8 @@ class ReportOptions:
         alpha: Significance level.
         seed: Seed of the randomization test's resamples.
         n_resamples: Resamples of the randomization test.
-        qrels_id: The qrels set evaluated against.
+        qrels_id: The qrels set evaluated against (None: the collection's default,
+            :meth:`~evalwh.store.connection.Store.qrels_set`).
         fill: Sets whose labels fill the pairs ``qrels_id`` did not judge, in order
             (:func:`evalwh.measures.evaluation.evaluate`); the report then evaluates against
             the composition ``A+B``.
@@ -75,7 +76,7 @@ class ReportOptions:
     alpha: float = 0.05
     seed: int | None = 0
     n_resamples: int = 9999
-    qrels_id: str = "default"
+    qrels_id: str | None = None
     flag_gap: float = 0.10
     max_all_pairs: int = 45
     listed: int = 10
@@ -93,7 +94,7 @@ class ReportOptions:
     @property
     def qrels_label(self) -> str:
         """The label sets the report evaluates with: ``A``, or ``A+B`` when B fills A."""
-        return "+".join((self.qrels_id, *self.fill))
+        return "+".join((self.qrels_id or "default", *self.fill))
 
 
 @dataclass(frozen=True)

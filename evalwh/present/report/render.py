@@ -174,7 +174,7 @@ def _glance_facts(report: Report) -> list[tuple[str, str]]:
         ("Judged documents", f"{o['judged']:,} (per topic {_spread(judged)})"),
         ("Relevant documents", f"{o['relevant']:,} (per topic {_spread(relevant)})"),
         ("Runs", f"{o['runs']}{pooled}, deepest ranking {o['deepest_run']}"),
-        ("Pool depth", f"{depth}: {o['pool_depth_source']}"),
+        ("Judged depth", o.get("pool_depth_sentence") or f"{depth}, {o['pool_depth_source']}"),
     ]
 
 
@@ -218,7 +218,7 @@ def _glance_context(report: Report, figures: list[dict[str, Any]]) -> dict[str, 
             f"{o['runs']}",
             ("run" if o["runs"] == 1 else "runs") + ("" if o["pooled_runs"] is None else f" ({o['pooled_runs']} pooled)"),
         ),
-        ("–" if o["pool_depth"] is None else str(o["pool_depth"]), "pool depth"),
+        ("–" if o["pool_depth"] is None else str(o["pool_depth"]), "judged depth"),
     ]
     cards += [
         (f"{share:.0%}" if share is not None else "–", f"unjudged at rank {depth}")
@@ -366,9 +366,9 @@ def _family_notes(report: Report) -> str:
 
 
 def _deeper_note(report: Report) -> str:
-    if not report.deeper:
-        return ""
-    return "† " + "; ".join(f"{_label(m)}: {why}" for m, why in report.deeper.items()) + "."
+    from evalwh.present.report.defaults import deeper_note
+
+    return deeper_note(report.deeper, report.overview["pool_depth"], _label)
 
 
 def _ties_sentence(report: Report) -> str:
@@ -577,9 +577,14 @@ def _test_sentence(report: Report) -> str:
 
     opts = report.options
     family = family_sentence(opts, report.family)
+    from evalwh.present.report.defaults import depths_phrase
+
     pairing = "P@d with A_p@d" if opts.pairing == "P" else "MAP@d with A_p@d"
+    lead = (opts.measures or ("",))[0]
     return (
-        f"Tested as evalwh compare tests them: {family}; pairing {pairing}, and MAP with MAA. "
+        f"Tested as evalwh compare tests them: {family}; the decision matrix pairs {pairing} at "
+        f"{depths_phrase(opts.depths or ())}, and MAP with MAA (the leaderboard is ranked by "
+        f"{_label(lead)}). "
         f"\"==\" means the difference is not significant at alpha {opts.alpha} after the "
         "correction, not that the runs are equal."
     )
