@@ -22,7 +22,8 @@ from evalwh import Warehouse
 from evalwh.present.report import ReportOptions, build_report, render_html, render_markdown
 
 SIZES = (1, 8, 150)
-DEPTHS = {"one": None, "several": (5, 10, 20)}  # the generated pool is judged to depth 5
+# the generated pool is judged to depth 5; by default the matrix runs at 5 and at the lead cutoff 10
+DEPTHS = {"one": (5,), "default": None, "several": (5, 10, 20)}
 UNJUDGED_CAPTIONS = (
     r"It leaves zero at rank \d+: from there on the judgments are incomplete\.",
     r"It is above zero from rank \d+: some lists hold unjudged documents at every rank\.",
@@ -57,7 +58,7 @@ def test_sentences_read_at_every_size_and_depth(warehouses, n: int, depths: str)
         assert "Where it leaves zero" not in text
         assert not re.search(r"at depths \d+,? plus", text)  # one depth is "at depth 5"
         if n > 1:
-            said = "at depth 5, plus" if depths == "one" else "at depths 5, 10 and 20, plus"
+            said = {"one": "at depth 5, plus", "default": "at depths 5 and 10, plus"}.get(depths, "at depths 5, 10 and 20, plus")
             assert said in text
             assert "A run is flagged ⚑ as less assessed when little of what it retrieved is judged" in text
     if n < 150:  # (figures drawn)
