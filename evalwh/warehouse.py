@@ -587,20 +587,22 @@ class Warehouse(Store):
         self, sets: Sequence[str], measures: str | Iterable[str] = ("AP", "nDCG@10", "P@10", "bpref"), *,
         collection: str | None = None, reference: str | None = None, runs: Sequence[str] | None = None,
         rbo_p: float = 0.9, top_k: int = 10, resamples: int = 1000, confidence: float = 0.95, seed: int | None = None,
+        test: str | None = None, correction: str | None = None, alpha: float = 0.05,
     ) -> Sensitivity:  # fmt: skip
         """How the ranking of the runs moves between label sets: ``evalwh sensitivity``.
 
-        ``sets`` are qrels sets or compositions ``A+B`` (A's labels, B's where A has none);
-        the first (or ``reference``) is the reference. Returns the
-        :class:`~evalwh.methods.judgments.Sensitivity` of
-        :func:`evalwh.methods.judgments.sensitivity`: ``summary`` (tau_b with its bootstrap
-        interval, tau_ap, RBO, top-k overlap, largest rank change), ``runs`` and ``sets``.
+        ``sets`` are qrels sets or compositions ``A+B`` (A's labels, B's where A has none), the first (or
+        ``reference``) the reference. Returns :func:`evalwh.methods.judgments.sensitivity`'s ``Sensitivity``:
+        ``summary`` (tau_b with its interval, tau_ap, RBO, top-k overlap, largest rank change, the reference's
+        significant decisions kept, lost and reversed under ``test`` and ``correction``, None: :meth:`compare`'s
+        defaults), ``runs``, ``sets`` and ``decisions``.
         """
         from evalwh.methods.judgments import sensitivity
 
         return sensitivity(
             self, self.default_collection(collection), list(sets), _names(measures), reference=reference, runs=runs,
-            rbo_p=rbo_p, top_k=top_k, resamples=resamples, confidence=confidence, seed=seed,
+            rbo_p=rbo_p, top_k=top_k, resamples=resamples, confidence=confidence, seed=seed, test=test, correction=correction,
+            alpha=alpha,
         )  # fmt: skip
 
     # -- report (evalwh report) ---------------------------------------------------------------

@@ -172,7 +172,7 @@ def compare_to_reference(
     """
     import pandas as pd
 
-    from evalwh.stats import rankings, significance
+    from evalwh.stats import kept_decisions, rankings, significance
 
     main = scores[scores["measure"] == measure]
     per_run = main.groupby(["label_id", "run_id"])["value"].mean().unstack("run_id").sort_index(axis=1)
@@ -195,7 +195,9 @@ def compare_to_reference(
         kept = float("nan")
         if len(significant):
             mine = ref_out if label == reference_label else outcomes(label)
-            kept = float((mine.reindex(significant.index) == significant).mean())
+            # the one definition of a kept decision (sensitivity and qrels diff count the same)
+            aligned = mine.reindex(ref_out.index).fillna(0).to_numpy()
+            kept = float(kept_decisions.count_changes(ref_out.to_numpy(), aligned)["kept_share"])
         rows.append({
             "label_id": label, "kendall_tau_b": rankings.kendall_tau_b(ref_means, other),
             "tau_ap": rankings.tau_ap(ref_means, other), "significant_kept": kept,
