@@ -325,10 +325,10 @@ class Sensitivity:
             reference's (``<set>_change``, positive: the run moved down).
         sets: The sets ranked per measure by how well their ranking reproduces the
             reference's: ``measure, place, qrels_id, kendall_tau_b, tau_ap, rbo, kept_share``.
-        decisions: One row per (set, measure, pair of runs) significant under the reference or
-            the set: ``qrels_id, measure, run_a, run_b, reference_outcome, outcome, change``
-            (outcome +1: ``run_a`` significantly better, -1 worse, 0 not significant; change
-            ``kept``, ``lost``, ``reversed`` or ``gained``).
+        decisions: One row per (set, measure, pair of runs) whose decision moved: ``qrels_id,
+            measure, run_a, run_b, reference_outcome, outcome, change`` (outcome +1: ``run_a``
+            significantly better, -1 worse, 0 not significant; change ``lost``, ``reversed`` or
+            ``gained``; the kept pairs are only counted).
     """
 
     summary: pd.DataFrame
@@ -492,7 +492,7 @@ def sensitivity(
                 low, high = _bootstrap(topics[ref], topics[name], measure, run_ids, resamples, confidence, rng, tau_b)
             mine = outcomes(name, run_ids, measure)
             changes = kept_decisions.pair_changes(ref_outcomes, mine)
-            moved = changes != ""
+            moved = (changes != "") & (changes != "kept")
             decision_frames.append(pd.DataFrame({
                 "qrels_id": name, "measure": measure, "run_a": run_ids[pair_a[moved]], "run_b": run_ids[pair_b[moved]],
                 "reference_outcome": ref_outcomes[moved], "outcome": mine[moved], "change": changes[moved],
