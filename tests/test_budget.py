@@ -331,6 +331,31 @@ def test_calibration_removes_a_known_bias() -> None:
         budget.calibrate(np.array([0.2, 0.9]), np.array([1.0, 1.0]))
 
 
+def test_isotonic_calibration_with_tied_probabilities_in_any_row_order() -> None:
+    """Issue 53, item 6: tied probabilities are averaged before the fit, as scikit-learn does.
+
+    p = [0.5, 0.5, 0.7, 0.7], y = [0, 1, 0, 1] gave f(0.7) = 0.5, f(0.5) = 0.0 in this order
+    and 0.5, 0.5 reversed; scikit-learn gives 0.5 and 0.5 in both.
+    """
+    from sklearn.isotonic import IsotonicRegression
+
+    p, y = np.array([0.5, 0.5, 0.7, 0.7]), np.array([0.0, 1.0, 0.0, 1.0])
+    for order in (np.arange(4), np.arange(4)[::-1]):
+        assert budget.calibrate(p[order], y[order])(np.array([0.5, 0.7])).tolist() == [0.5, 0.5]
+    rng = np.random.default_rng(53)
+    grid = np.linspace(0.0, 1.0, 201)
+    for case in range(30):
+        n = int(rng.integers(20, 400))
+        coarse = rng.choice(np.round(np.linspace(0.05, 0.95, int(rng.integers(2, 8))), 2), size=n)  # few levels
+        labels = (rng.random(n) < coarse ** rng.uniform(0.3, 3.0)).astype(float)
+        labels[:2] = [0.0, 1.0]
+        reference = IsotonicRegression(out_of_bounds="clip").fit(coarse, labels).predict(grid)
+        for _ in range(3):
+            order = rng.permutation(n)
+            fitted = budget.calibrate(coarse[order], labels[order])(grid)
+            np.testing.assert_allclose(fitted, reference, atol=1e-12, err_msg=f"case {case}")
+
+
 def test_hybrid_small_collection_stores_both_sets() -> None:
     wh = _synthetic(seed=2)
     truth = wh.df("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")

@@ -441,7 +441,9 @@ def calibrate(prob: np.ndarray, labels: np.ndarray, method: str = "isotonic") ->
 
     ``isotonic``: the non-decreasing step function closest (least squares) to the 0/1 labels
     in probability order (:func:`scipy.optimize.isotonic_regression`; pool-adjacent-violators),
-    read between the learnt points by linear interpolation, flat beyond them. ``logistic``:
+    the labels of tied probabilities averaged first (weighted by their number, as
+    scikit-learn's ``IsotonicRegression`` does), read between the learnt points by linear
+    interpolation, flat beyond them. ``logistic``:
     ``sigmoid(a + b * logit(p))`` fitted by maximum likelihood (Platt scaling on the logit,
     :func:`scipy.optimize.minimize`).
 
@@ -461,11 +463,11 @@ def calibrate(prob: np.ndarray, labels: np.ndarray, method: str = "isotonic") ->
             "need both relevant and non-relevant pairs"
         )
     if method == "isotonic":
-        idx = np.argsort(p, kind="stable")
-        xs, fitted = p[idx], isotonic_regression(y[idx]).x
-        # one point per distinct probability (the mean of the fit there, which is constant)
-        uniq, first = np.unique(xs, return_index=True)
-        ys = fitted[first]
+        # tied probabilities are one point: their labels' mean, weighted by how many share it,
+        # so that the fit does not depend on the order of the rows (LLM probabilities are coarse)
+        uniq, inverse, counts = np.unique(p, return_inverse=True, return_counts=True)
+        means = np.bincount(inverse, weights=y) / counts
+        ys = isotonic_regression(means, weights=counts.astype(np.float64)).x
         return lambda q: np.interp(np.asarray(q, dtype=np.float64), uniq, ys)
     if method == "logistic":
         x = logit(np.clip(p, 1e-6, 1 - 1e-6))
