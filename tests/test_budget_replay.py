@@ -205,3 +205,32 @@ def test_depth_with_a_budget_points_to_take_in_one_line(tmp_path: Path) -> None:
     assert result.stderr.strip() == (
         "Error: pool: the depth strategy keeps the whole top lambda; use --strategy take for a budget"
     )
+
+
+# -- issue 53, item 6: a judge whose bias depends on the topic -----------------------------------
+
+
+def test_a_topic_dependent_judge_shifts_each_topic_by_its_own_amount() -> None:
+    from scipy.special import logit
+
+    from evalwh.methods import budget
+
+    rng = np.random.default_rng(0)
+    truth = pd.DataFrame({
+        "query_id": np.repeat([str(t) for t in range(200)], 20), "doc_id": [f"d{i}" for i in range(4000)],
+        "relevance": (rng.random(4000) < 0.2).astype(int),
+    })  # fmt: skip
+    plain = budget.simulated_judge(truth, seed=7)
+    topical = budget.simulated_judge(truth, seed=7, topic_bias=1.0)
+    assert budget.simulated_judge(truth, seed=7, topic_bias=0.0).equals(plain)
+    shift = pd.Series(logit(topical["prob_yes"]) - logit(plain["prob_yes"])).groupby(truth["query_id"])
+    # one shift per topic (the pairs' noise is the global judge's), normal with sd 1 over topics
+    assert shift.std().max() < 1e-6
+    assert shift.mean().std() == pytest.approx(1.0, abs=0.15)
+    # a single calibration over all topics undoes the global bias, not the topical one
+    labels = truth["relevance"].to_numpy(dtype=float)
+    errors = {}
+    for name, judge in (("global", plain), ("topic", topical)):
+        f = budget.calibrate(judge["prob_yes"].to_numpy()[:2000], labels[:2000])
+        errors[name] = np.mean((f(judge["prob_yes"].to_numpy()[2000:]) >= 0.5) != labels[2000:])
+    assert errors["topic"] > errors["global"]

@@ -339,14 +339,17 @@ def summarise(rows: pd.DataFrame) -> pd.DataFrame:
 
 def simulated_judge(
     truth: pd.DataFrame, *, bias: float = 2.0, separation: float = 1.5, noise: float = 1.0, seed: int = 0,
-    rel: float = 1.0,
+    rel: float = 1.0, topic_bias: float = 0.0,
 ) -> pd.DataFrame:  # fmt: skip
     """A machine judge with a known bias: LARA-format probabilities for every pair of ``truth``.
 
     Its latent evidence is ``z = +separation`` for a relevant pair and ``-separation`` for
     a non-relevant one, plus normal noise (sd ``noise``); it reports ``prob_yes =
-    sigmoid(z + bias)``, so a positive ``bias`` calls too many pairs relevant. ``annotation``
-    is its thresholded label (``prob_yes >= 0.5``).
+    sigmoid(z + bias + b_t)``, so a positive ``bias`` calls too many pairs relevant; ``b_t`` is
+    0, or with ``topic_bias`` a shift of its own per topic, normal with that standard
+    deviation (a judge that is lenient on some topics and strict on others, which no single
+    calibration over all topics undoes). ``annotation`` is its thresholded label
+    (``prob_yes >= 0.5``).
 
     Args:
         truth: ``query_id, doc_id, relevance`` (the complete labels).
@@ -355,6 +358,8 @@ def simulated_judge(
         noise: Standard deviation of the evidence.
         seed: Seed of the noise.
         rel: Grades >= rel are relevant.
+        topic_bias: Standard deviation of the per-topic shifts (0: one global bias); drawn
+            from their own stream, so the pair noise of a seed stays that of the global judge.
 
     Returns:
         ``topic_id, doc_id, annotation, prob_yes, prob_no``.
@@ -373,7 +378,10 @@ def simulated_judge(
     z = np.where(relevant, separation, -separation) + rng.normal(0.0, noise, len(truth)) if noise else np.where(
         relevant, separation, -separation
     )
-    prob = expit(z + bias)
+    topics = truth["query_id"].astype(str).to_numpy()
+    names, index = np.unique(topics, return_inverse=True)
+    shifts = np.random.default_rng([seed, 1]).normal(0.0, topic_bias, len(names)) if topic_bias else np.zeros(len(names))
+    prob = expit(z + bias + shifts[index])
     return pd.DataFrame({
         "topic_id": truth["query_id"].astype(str).to_numpy(), "doc_id": truth["doc_id"].astype(str).to_numpy(),
         "annotation": (prob >= 0.5).astype(int), "prob_yes": prob, "prob_no": 1.0 - prob,
