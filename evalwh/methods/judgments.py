@@ -315,8 +315,8 @@ class Sensitivity:
         summary: One row per (set, measure): ``reference, qrels_id, measure, runs, kendall_tau_b,
             tau_b_low, tau_b_high, tau_ap, rbo, rbo_p, top_k, top_k_overlap, max_rank_change,
             max_change_run, test, correction, alpha, pairs, significant, kept, lost, reversed,
-            gained, kept_share`` (the interval is the normal bootstrap interval over topics, centred on
-            ``kendall_tau_b``, methods §11.4; no run is named
+            gained, kept_share`` (the interval is the bootstrap interval over topics of
+            :func:`evalwh.stats.rankings.bootstrap_tau`, which contains ``kendall_tau_b``, methods §11.4; no run is named
             when none moved; ``significant`` counts the reference's significant pairs of runs,
             ``kept + lost + reversed`` of them, ``gained`` the pairs only the set finds significant,
             :mod:`evalwh.stats.kept_decisions`).
@@ -390,8 +390,8 @@ def sensitivity(
     Each set (or composition ``A+B``) evaluates the runs on every measure; each set's ranking
     is compared with the reference's: Kendall's tau_b (the same as :func:`scipy.stats.kendalltau`
     on the two mean vectors ``evalwh eval`` prints, rounded to :data:`SCORE_DECIMALS` decimals
-    so that equal means tie), a normal bootstrap interval for it over
-    topics centred on it (:func:`evalwh.stats.rankings.bootstrap_tau`), tau_ap with the reference as the truth, RBO_ext with persistence ``rbo_p``,
+    so that equal means tie), a bootstrap interval for it over
+    topics that contains it (:func:`evalwh.stats.rankings.bootstrap_tau`), tau_ap with the reference as the truth, RBO_ext with persistence ``rbo_p``,
     the share of the reference's top ``top_k`` kept, and the largest rank change; and the
     reference's significant pairwise decisions kept, lost and reversed under each set (every
     pair of runs tested under each set with the comparison family's test and correction, as
@@ -548,7 +548,7 @@ def _bootstrap(
     rng: np.random.Generator,
     estimate: float,
 ) -> tuple[float, float]:
-    """The bootstrap interval for tau_b, centred on ``estimate``, from both sets' per-topic values of one measure."""
+    """The bootstrap interval for tau_b around ``estimate``, from both sets' per-topic values of one measure."""
     import pandas as pd
 
     mine = [f[f["measure"] == measure] for f in (reference, other)]
