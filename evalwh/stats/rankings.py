@@ -259,7 +259,7 @@ def bootstrap_tau(
     its rankings agree less), and so is tau_b on a sample of topics against the population's:
     the bias-corrected side reaches up by the bootstrap's estimate of that bias, and the union
     still contains the printed estimate. In simulation (``bench/tau_coverage.py``, methods
-    §11.4) it held the population's tau_b in 90-99% of collections where the interval centred
+    §11.4) it held the population's tau_b in 86-99% of collections where the interval centred
     on the estimate alone held it in 79-99%.
 
     Args:
