@@ -234,3 +234,28 @@ def test_a_topic_dependent_judge_shifts_each_topic_by_its_own_amount() -> None:
         f = budget.calibrate(judge["prob_yes"].to_numpy()[:2000], labels[:2000])
         errors[name] = np.mean((f(judge["prob_yes"].to_numpy()[2000:]) >= 0.5) != labels[2000:])
     assert errors["topic"] > errors["global"]
+
+
+def test_issue_52_class_3_hybrid_default_ids_name_selections_calibration_budgets_and_seeds() -> None:
+    from test_budget import _synthetic
+
+    from evalwh.methods import budget
+    from evalwh.store.ingest.qrels import Provenance, _ingest_qrels
+
+    wh = _synthetic(seed=2)
+    truth = wh.df("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
+    frame = budget.simulated_judge(truth, bias=2.5, seed=4)
+    wh.con.execute("BEGIN")
+    _ingest_qrels(wh, frame.rename(columns={"topic_id": "query_id", "annotation": "relevance"})[
+        ["query_id", "doc_id", "relevance"]], "DataFrame", "s", "llm", False, Provenance(source="llm"))  # fmt: skip
+    wh.con.register("p", frame)
+    wh.con.execute("INSERT INTO judgment_probabilities SELECT 's', 'llm', topic_id, doc_id, [prob_no, prob_yes], prob_yes FROM p")
+    wh.con.execute("COMMIT")
+    first = wh.budget(collection="s", machine="llm", budgets=["20%"], selections=["random"], seeds=[0, 1])
+    second = wh.budget(collection="s", machine="llm", budgets=["20%"], selections=["random"], calibration="logistic")
+    assert first.attrs["experiment_id"] == "hybrid-llm-random-isotonic-20pct-seeds0+1"
+    assert second.attrs["experiment_id"] == "hybrid-llm-random-logistic-20pct-seeds0"
+    assert wh.sql("SELECT count(DISTINCT experiment_id) AS n FROM budget_experiments")["n"].tolist() == [2]
+    with pytest.raises(EvalWhError, match="made with other options"):
+        wh.budget(collection="s", machine="llm", budgets=["20%"], selections=["random"], seeds=[0, 1], measure="P@5",
+                  experiment_id="hybrid-llm-random-isotonic-20pct-seeds0+1")  # fmt: skip
