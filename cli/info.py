@@ -142,7 +142,8 @@ def qrels_diff(
     with Warehouse.open_reader(db) as wh:
         result = wh.qrels_diff(
             old, new, collection=collection, runs=run, test=test.value if test else None,
-            correction=correction.value if correction else None, alpha=alpha, resamples=bootstrap, seed=seed, **chosen,
+            correction=correction.value if correction else None, alpha=alpha, resamples=bootstrap, seed=seed,
+            with_runs=layout not in (DiffLayout.topics, DiffLayout.labels), **chosen,
         )  # fmt: skip
     totals = result.totals()
     pairs = "pair" if totals["added"] == 1 else "pairs"

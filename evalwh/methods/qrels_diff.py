@@ -78,6 +78,7 @@ def qrels_diff(
     resamples: int = 1000,
     confidence: float = 0.95,
     seed: int | None = 0,
+    with_runs: bool = True,
 ) -> QrelsDiff:
     """Compare two label sets of ``collection``: their labels, and the runs' scores, ranks and decisions.
 
@@ -95,6 +96,7 @@ def qrels_diff(
         resamples: Bootstrap replicates over topics for tau_b's interval (0: none).
         confidence: Coverage of that interval.
         seed: Seed of the bootstrap and of a resampling test.
+        with_runs: Compare the runs too (False: the labels only, as for a collection without runs).
 
     Returns:
         A :class:`QrelsDiff`.
@@ -111,7 +113,7 @@ def qrels_diff(
     params = {"collection_id": collection, "old": old, "new": new}
     topics = store.df(sql.query(_QUERIES, "diff_topics"), params)
     labels = store.df(sql.query(_QUERIES, "diff_pairs"), params)
-    if not runs and not store.run_ids(collection):  # a collection of label sets alone: the labels only
+    if not with_runs or (not runs and not store.run_ids(collection)):  # the labels only
         empty = pd.DataFrame()
         return QrelsDiff(topics=topics, labels=labels, summary=empty, runs=empty, decisions=empty)
     moved = sensitivity(
