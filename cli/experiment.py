@@ -297,7 +297,7 @@ def budget(
     ] = None,
     depth: Annotated[int, typer.Option("--depth", "-d", min=1, help="Pool depth of the candidates.")] = 100,
     runs_from: Annotated[str, typer.Option("--runs-from", help="Pool members: 'pooled' or 'all'.")] = "pooled",
-    measure: Annotated[str, typer.Option("--measure", "-m", help="The leaderboard's measure (not nDCG).")] = "AP",
+    measure: Annotated[str, typer.Option("--measure", "-m", help="The leaderboard's measure (AP, P@10, nDCG@10, ...).")] = "AP",
     test: Annotated[str, typer.Option("--test", help="Significance test of the pairs (t, wilcoxon, ...).")] = "t",
     correction: Annotated[str, typer.Option("--correction", help="Its correction (none, holm, bonferroni, ...).")] = "none",
     machine: Annotated[
@@ -312,17 +312,25 @@ def budget(
     ] = False,
     figure: Annotated[Path | None, typer.Option("--figure", help="Write the figure (PNG) here.", dir_okay=False)] = None,
     experiment_id: ExperimentOption = None,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Replace a stored experiment of that id made with other options.")
+    ] = False,
     db: DbOption = DEFAULT_DB,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
 ) -> None:
     """What a judging budget buys: relevant found, tau_b, tau_ap, significant pairs kept, judged share.
 
-    Prints the mean over seeds per strategy and budget (files get one row per seed).
+    Prints the mean over seeds per strategy and budget (files get one row per seed). The
+    default --experiment-id names the strategies (or selections), budgets, scope and seeds; an
+    experiment of that id made with other options is kept unless --replace. Standard error says
+    how many relevant pairs the candidates can reach (the relevant share's ceiling;
+    reachable_share is over those) and why a budget judged fewer pairs than it allowed.
 
     Example: evalwh experiment budget -c trec8 --strategies depth,mtf,bandit,rrf --budgets 10%,25%,50% --seeds 0,1,2
     """
     from evalwh.methods.budget import summarise
+    from evalwh.methods.budget_ids import ceiling_note, shortfall_notes, with_reachable
     from evalwh.warehouse import Warehouse
 
     seed_list = _parse_counts("--seeds", seeds)
@@ -330,7 +338,7 @@ def budget(
     with Warehouse(db) as wh, progress_bar("strategy replays") as progress:
         common = dict(collection=collection, budgets=[b.strip() for b in budgets.split(",") if b.strip()],
                       seeds=seed_list, reference=reference, measure=measure, experiment_id=experiment_id,
-                      test=test, correction=correction)  # fmt: skip
+                      test=test, correction=correction, replace=replace)  # fmt: skip
         if machine is not None:
             rows = wh.budget(
                 machine=machine, selections=[s.strip() for s in selections.split(",") if s.strip()],
@@ -342,7 +350,13 @@ def budget(
                 runs_from=runs_from, progress=progress, **common,
             )  # fmt: skip
     name = rows.attrs.get("experiment_id", "budget")
-    summary = summarise(rows)
+    params = rows.attrs.get("params", {})
+    typer.echo(f"experiment: {name}", err=True)
+    for note in [ceiling_note(params), *shortfall_notes(rows, params, reference)]:
+        if note:
+            typer.echo(note, err=True)
+    rows = with_reachable(rows, params)
+    summary = with_reachable(summarise(rows), params)
     if figure is not None:
         from evalwh.io.files import atomic_output
         from evalwh.present.plots.budget import budget_figure

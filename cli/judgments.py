@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from evalwh.cli._decision_options import AlphaOption, CorrectionChoice, TestChoice
 from evalwh.cli._errors import handle_errors
 from evalwh.cli._options import (
     DEFAULT_DB,
@@ -45,6 +46,7 @@ class SensitivityLayout(str, enum.Enum):
     summary = "summary"
     runs = "runs"
     sets = "sets"
+    decisions = "decisions"
 
 
 def _warn(frame: pd.DataFrame, keys: list[str]) -> None:
@@ -167,8 +169,21 @@ def sensitivity(
     seed: Annotated[int | None, typer.Option("--seed", min=0, help="Seed of the bootstrap (none: fresh each run).")] = None,
     layout: Annotated[
         SensitivityLayout,
-        typer.Option("--layout", help="summary (per set and measure), runs (rank and score per set) or sets (ranked)."),
+        typer.Option(
+            "--layout",
+            help="summary (per set and measure), runs (rank and score per set), sets (ranked) or decisions "
+            "(the pairs of runs whose significance moved).",
+        ),
     ] = SensitivityLayout.summary,
+    test: Annotated[
+        TestChoice | None,
+        typer.Option("--test", "-t", help="Significance test of the pairs of runs, as compare's (default t)."),
+    ] = None,
+    correction: Annotated[
+        CorrectionChoice | None,
+        typer.Option("--correction", help="Its correction over the pairs of a measure, as compare's (default holm)."),
+    ] = None,
+    alpha: AlphaOption = 0.05,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
     db: DbOption = DEFAULT_DB,
@@ -177,7 +192,9 @@ def sensitivity(
 
     The first --qrels-id is the reference; every other set's ranking of the runs is compared
     with it per measure: Kendall's tau_b with a bootstrap interval over topics, tau_ap (the
-    reference as the truth), RBO, the top-k overlap and the largest rank change.
+    reference as the truth), RBO, the top-k overlap and the largest rank change; and how many
+    of the reference's significant pairwise decisions (all pairs of runs, compare's test and
+    correction) the set keeps, loses and reverses, and how many it gains.
 
     Example: evalwh sensitivity -c trec8 --qrels-id full --qrels-id depth10 -m AP -m nDCG@10 --seed 1
     """
@@ -187,9 +204,11 @@ def sensitivity(
     with Warehouse.open_reader(db) as wh:
         result = wh.sensitivity(
             qrels_id, collection=collection, runs=run, rbo_p=rbo_p, top_k=top_k, resamples=bootstrap,
-            confidence=confidence, seed=seed, **chosen,
+            confidence=confidence, seed=seed, test=test.value if test else None,
+            correction=correction.value if correction else None, alpha=alpha, **chosen,
         )  # fmt: skip
-    frame = {"summary": result.summary, "runs": result.runs, "sets": result.sets}[layout.value]
+    frames = {"summary": result.summary, "runs": result.runs, "sets": result.sets, "decisions": result.decisions}
+    frame = frames[layout.value]
     render(frame, fmt, output, title=f"{collection}: rankings under each label set against {qrels_id[0]}")
 
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from evalwh.methods.decisions import DecisionMatrix, PairComparison
     from evalwh.methods.judgments import Sensitivity
     from evalwh.methods.label_uncertainty import LabelUncertainty
+    from evalwh.methods.qrels_diff import QrelsDiff
     from evalwh.stats.compare import Comparison
     from evalwh.store.ingest import IngestResult
 
@@ -594,21 +595,23 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
         self, sets: Sequence[str], measures: str | Iterable[str] = ("AP", "nDCG@10", "P@10", "bpref"), *,
         collection: str | None = None, reference: str | None = None, runs: Sequence[str] | None = None,
         rbo_p: float = 0.9, top_k: int = 10, resamples: int = 1000, confidence: float = 0.95, seed: int | None = None,
+        test: str | None = None, correction: str | None = None, alpha: float = 0.05,
     ) -> Sensitivity:  # fmt: skip
-        """How the ranking of the runs moves between label sets: ``evalwh sensitivity``.
+        """How the ranking of the runs moves between label sets: ``evalwh sensitivity``; :func:`evalwh.methods.judgments.sensitivity`.
 
-        ``sets`` are qrels sets or compositions ``A+B`` (A's labels, B's where A has none);
-        the first (or ``reference``) is the reference. Returns the
-        :class:`~evalwh.methods.judgments.Sensitivity` of
-        :func:`evalwh.methods.judgments.sensitivity`: ``summary`` (tau_b with its bootstrap
-        interval, tau_ap, RBO, top-k overlap, largest rank change), ``runs`` and ``sets``.
+        ``sets``: qrels sets or compositions ``A+B`` (A's labels, B's where A has none), the first (or ``reference``) the reference; ``test``, ``correction`` (None: :meth:`compare`'s defaults) decide the pairs of runs.
         """
         from evalwh.methods.judgments import sensitivity
 
         return sensitivity(
             self, self.default_collection(collection), list(sets), _names(measures), reference=reference, runs=runs,
-            rbo_p=rbo_p, top_k=top_k, resamples=resamples, confidence=confidence, seed=seed,
-        )  # fmt: skip
+            rbo_p=rbo_p, top_k=top_k, resamples=resamples, confidence=confidence, seed=seed, test=test, correction=correction, alpha=alpha)  # fmt: skip
+
+    def qrels_diff(self, old: str, new: str, measures: str | Iterable[str] = ("AP", "nDCG@10", "P@10"), *, collection: str | None = None, **options: Any) -> QrelsDiff:  # fmt: skip
+        """Two label sets compared: ``evalwh qrels diff``; ``options`` as :func:`evalwh.methods.qrels_diff.qrels_diff`'s."""
+        from evalwh.methods.qrels_diff import qrels_diff
+
+        return qrels_diff(self, self.default_collection(collection), old, new, _names(measures), **options)
 
     # -- report (evalwh report) ---------------------------------------------------------------
 

@@ -138,13 +138,13 @@ def test_build_pool_stores_order_and_qrels() -> None:
     wh = _hand()
     row = wh.build_pool(collection="h", depth=3, runs=list(RUNS), strategy="mtf", budget=4, seed=0).iloc[0]
     assert (row["pool_id"], row["strategy"], int(row["budget"]), row["budget_scope"], int(row["seed"])) == (
-        "mtf4t-pool3-list", "mtf", 4, "topic", 0,
+        "mtf4topic-pool3-list-seed0", "mtf", 4, "topic", 0,
     )
     assert (int(row["pooled"]), int(row["relevant"])) == (4, 1)
-    order = wh.pool_order("mtf4t-pool3-list", collection="h")
+    order = wh.pool_order("mtf4topic-pool3-list-seed0", collection="h")
     assert order["doc_id"].tolist() == list("abdf") and order["topic_order"].tolist() == [1, 2, 3, 4]
     qrels = wh.con.execute(
-        "SELECT doc_id, relevance FROM qrels WHERE collection_id = 'h' AND qrels_id = 'mtf4t-pool3-list' ORDER BY doc_id"
+        "SELECT doc_id, relevance FROM qrels WHERE collection_id = 'h' AND qrels_id = 'mtf4topic-pool3-list-seed0' ORDER BY doc_id"
     ).fetchall()
     assert qrels == [("a", 1.0), ("b", 0.0), ("d", 0.0), ("f", 0.0)]
     depth = wh.build_pool(collection="h", depth=3, runs=list(RUNS)).iloc[0]
@@ -154,7 +154,7 @@ def test_build_pool_stores_order_and_qrels() -> None:
     with pytest.raises(EvalWhError, match="unknown strategy 'mft'; use one of depth, take, mtf"):
         wh.build_pool(collection="h", depth=3, runs=list(RUNS), strategy="mft")
     # a failed build leaves the pools as they were
-    assert wh.pools(collection="h")["pool_id"].tolist() == ["mtf4t-pool3-list", "pool3-list"]
+    assert wh.pools(collection="h")["pool_id"].tolist() == ["mtf4topic-pool3-list-seed0", "pool3-list"]
 
 
 def test_export_tasks_and_lara_round_trip(tmp_path: Path) -> None:
@@ -331,6 +331,31 @@ def test_calibration_removes_a_known_bias() -> None:
         budget.calibrate(np.array([0.2, 0.9]), np.array([1.0, 1.0]))
 
 
+def test_isotonic_calibration_with_tied_probabilities_in_any_row_order() -> None:
+    """Issue 53, item 6: tied probabilities are averaged before the fit, as scikit-learn does.
+
+    p = [0.5, 0.5, 0.7, 0.7], y = [0, 1, 0, 1] gave f(0.7) = 0.5, f(0.5) = 0.0 in this order
+    and 0.5, 0.5 reversed; scikit-learn gives 0.5 and 0.5 in both.
+    """
+    from sklearn.isotonic import IsotonicRegression
+
+    p, y = np.array([0.5, 0.5, 0.7, 0.7]), np.array([0.0, 1.0, 0.0, 1.0])
+    for order in (np.arange(4), np.arange(4)[::-1]):
+        assert budget.calibrate(p[order], y[order])(np.array([0.5, 0.7])).tolist() == [0.5, 0.5]
+    rng = np.random.default_rng(53)
+    grid = np.linspace(0.0, 1.0, 201)
+    for case in range(30):
+        n = int(rng.integers(20, 400))
+        coarse = rng.choice(np.round(np.linspace(0.05, 0.95, int(rng.integers(2, 8))), 2), size=n)  # few levels
+        labels = (rng.random(n) < coarse ** rng.uniform(0.3, 3.0)).astype(float)
+        labels[:2] = [0.0, 1.0]
+        reference = IsotonicRegression(out_of_bounds="clip").fit(coarse, labels).predict(grid)
+        for _ in range(3):
+            order = rng.permutation(n)
+            fitted = budget.calibrate(coarse[order], labels[order])(grid)
+            np.testing.assert_allclose(fitted, reference, atol=1e-12, err_msg=f"case {case}")
+
+
 def test_hybrid_small_collection_stores_both_sets() -> None:
     wh = _synthetic(seed=2)
     truth = wh.df("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
@@ -388,10 +413,10 @@ def test_cli_pool_build_export_and_budget(tmp_path: Path) -> None:
     built = runner.invoke(app, ["pool", "build", "-c", "h", "--depth", "3", "--runs", "r1,r2,r3", "--strategy", "bandit",
                                 "--budget", "5", "--per", "total", "--seed", "2", "--db", str(db), "-f", "csv"], env=ENV)  # fmt: skip
     assert built.exit_code == 0, built.output
-    assert built.stdout.splitlines()[1] == "bandit5t-pool3-list,3,default,list,bandit,5,total,2,3,1,5,5,2,0"
+    assert built.stdout.splitlines()[1] == "bandit5total-pool3-list-seed2,3,default,list,bandit,5,total,2,3,1,5,5,2,0"
     assert "seed: 2" in built.stderr
     out = tmp_path / "t.tsv"
-    exported = runner.invoke(app, ["pool", "export", "bandit5t-pool3-list", "-c", "h", "-o", str(out),
+    exported = runner.invoke(app, ["pool", "export", "bandit5total-pool3-list-seed2", "-c", "h", "-o", str(out),
                                    "--task-format", "tsv", "--db", str(db)], env=ENV)  # fmt: skip
     assert exported.exit_code == 0, exported.output
     assert [line.split("\t")[1] for line in out.read_text().splitlines()[1:]] == list("fdabc")
@@ -466,7 +491,7 @@ def test_trec8_every_strategy(trec8: Warehouse) -> None:
     # the depth order spends a total budget rank by rank: every candidate whose best rank is
     # above the last rank it reached is in, and that rank is where the count passes 8,683
     ((last,),) = trec8.con.execute(
-        "SELECT max(weight) FROM pool_order WHERE pool_id = 'take8683t-pool100-pooled'"
+        "SELECT max(weight) FROM pool_order WHERE pool_id = 'take8683total-pool100-pooled'"
     ).fetchall()
     above, through = trec8.con.execute(
         "SELECT count(*) FILTER (WHERE weight < $r), count(*) FILTER (WHERE weight <= $r)"
@@ -475,7 +500,7 @@ def test_trec8_every_strategy(trec8: Warehouse) -> None:
     assert above < 8683 <= through
     missing = trec8.con.execute(
         "SELECT count(*) FROM pool_order AS o WHERE pool_id = 'official' AND weight < $r AND NOT EXISTS"
-        " (SELECT 1 FROM pool_order AS t WHERE t.pool_id = 'take8683t-pool100-pooled'"
+        " (SELECT 1 FROM pool_order AS t WHERE t.pool_id = 'take8683total-pool100-pooled'"
         "  AND t.query_id = o.query_id AND t.doc_id = o.doc_id)", {"r": last}
     ).fetchone()
     assert missing == (0,)

@@ -155,7 +155,8 @@ def test_top_k_and_ranks() -> None:
 
 
 def test_bootstrap_equals_a_loop_over_replicates() -> None:
-    """The replicates are tau_b on the drawn topics' means; the interval is tau_b +- z * their sd."""
+    """The replicates are tau_b on the drawn topics' means; the interval is the union of tau_b +- z * their sd
+    and the same around the bias-corrected 2 tau_b - mean(replicates)."""
     rng = np.random.default_rng(7)
     a = rng.random((12, 9))
     b = np.round(a + rng.normal(0, 0.15, a.shape), 1)
@@ -169,8 +170,11 @@ def test_bootstrap_equals_a_loop_over_replicates() -> None:
     tau = stats.kendalltau(np.round(a.mean(axis=1), 12), np.round(b.mean(axis=1), 12)).statistic
     assert estimate == pytest.approx(tau, abs=1e-12)
     half = stats.norm.ppf(0.95) * np.std(taus, ddof=1)
+    corrected = 2 * tau - np.mean(taus)
     low, high = rankings.bootstrap_tau(a, b, resamples=300, confidence=0.9, rng=3)
-    assert (low, high) == pytest.approx((tau - half, min(1.0, tau + half)), abs=1e-12)
+    expected = (max(-1.0, min(tau, corrected) - half), min(1.0, max(tau, corrected) + half))
+    assert (low, high) == pytest.approx(expected, abs=1e-12)
+    assert low <= tau <= high
 
 
 def _close_runs(seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -379,3 +383,84 @@ def test_trec8_random_half_of_the_qrels_every_interval_contains_its_estimate(tre
     assert (summary["tau_b_low"] <= summary["kendall_tau_b"]).all()
     assert (summary["kendall_tau_b"] <= summary["tau_b_high"]).all()
     assert np.nanmean(replicates) < estimate  # the replicates are biased low
+
+
+# -- significant decisions kept, lost, reversed (issue 53, item 4) ----------------------------
+
+
+def test_pair_changes_and_counts_by_hand() -> None:
+    from evalwh.stats import kept_decisions
+
+    reference = [1, 1, 1, -1, -1, 0, 0, 0]
+    other = [1, 0, -1, -1, 1, 1, -1, 0]
+    assert kept_decisions.pair_changes(reference, other).tolist() == [
+        "kept", "lost", "reversed", "kept", "reversed", "gained", "gained", "",
+    ]  # fmt: skip
+    counts = kept_decisions.count_changes(reference, other)
+    assert (counts["significant"], counts["kept"], counts["lost"], counts["reversed"], counts["gained"]) == (5, 2, 1, 2, 2)
+    assert counts["kept_share"] == pytest.approx(0.4)
+    assert np.isnan(kept_decisions.count_changes([0, 0], [1, 0])["kept_share"])
+
+
+def _pytrec_eval_per_topic(qrels_path: Path, measure: str) -> pd.DataFrame:
+    """Runs x topics of AP or P@10 by pytrec_eval on the run files (0 for a topic a run lacks)."""
+    import gzip
+
+    import pytrec_eval
+
+    qrels: dict[str, dict[str, int]] = {}
+    for line in qrels_path.read_text().splitlines():
+        topic, _, doc, rel = line.split()
+        qrels.setdefault(topic, {})[doc] = int(rel)
+    key = {"AP": "map", "P@10": "P_10"}[measure]
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {key})
+    rows = {}
+    for run in RUNS:
+        ranking: dict[str, dict[str, float]] = {}
+        with gzip.open(TREC8 / "runs" / f"input.{run}.gz", "rt") as handle:
+            for line in handle:
+                topic, _, doc, _, score, _ = line.split()
+                ranking.setdefault(topic, {})[doc] = float(score)
+        per_topic = evaluator.evaluate(ranking)
+        rows[run] = {topic: per_topic.get(topic, {}).get(key, 0.0) for topic in qrels}
+    return pd.DataFrame(rows).T.loc[RUNS].sort_index(axis=1)
+
+
+def _holm_t_outcomes(values: pd.DataFrame) -> dict[tuple[str, str], int]:
+    """Every pair of runs: scipy's paired t-test, statsmodels' Holm at 0.05, the sign of the difference."""
+    from statsmodels.stats.multitest import multipletests
+
+    pairs = [(a, b) for i, a in enumerate(values.index) for b in values.index[i + 1 :]]
+    tests = [stats.ttest_rel(values.loc[a], values.loc[b]) for a, b in pairs]
+    reject = multipletests([t.pvalue for t in tests], alpha=0.05, method="holm")[0]
+    return {
+        pair: int(np.sign(values.loc[pair[0]].mean() - values.loc[pair[1]].mean())) if rejected else 0
+        for pair, rejected in zip(pairs, reject, strict=True)
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("measure", ["AP", "P@10"])
+def test_trec8_kept_lost_reversed_equal_an_independent_computation(trec8_two_sets: Path, measure: str) -> None:
+    """Full qrels against the depth-10 pool: pytrec_eval per topic, scipy's t-test, statsmodels' Holm."""
+    full = _holm_t_outcomes(_pytrec_eval_per_topic(TREC8 / "trec8.qrels", measure))
+    depth10 = _holm_t_outcomes(_pytrec_eval_per_topic(TREC8 / "depth10" / "depth10.qrels", measure))
+    expected = {"kept": 0, "lost": 0, "reversed": 0, "gained": 0}
+    moved = {}
+    for pair, ref in full.items():
+        other = depth10[pair]
+        kind = ("kept" if other == ref else "lost" if other == 0 else "reversed") if ref else ("gained" if other else "")
+        if kind:
+            expected[kind] += 1
+        if kind and kind != "kept":
+            moved[frozenset(pair)] = kind
+    assert sum(1 for v in full.values() if v) > 20  # the case is not empty
+    with Warehouse.open_reader(trec8_two_sets) as wh:
+        result = wh.sensitivity(["default", "depth10"], measure, runs=RUNS, resamples=0)
+    row = result.summary.iloc[0]
+    assert (row["test"], row["correction"], row["alpha"]) == ("t", "holm", 0.05)
+    assert row["pairs"] == len(RUNS) * (len(RUNS) - 1) // 2
+    assert row["significant"] == sum(1 for v in full.values() if v)
+    assert {k: row[k] for k in expected} == expected
+    got = {frozenset((a, b)): c for a, b, c in result.decisions[["run_a", "run_b", "change"]].itertuples(index=False)}
+    assert got == moved

@@ -3,8 +3,8 @@
 * :func:`replay` (``evalwh experiment budget``): each strategy orders the candidates of the
   pool (:mod:`evalwh.methods.budget_order`), the reference's labels are revealed in that
   order, and at each budget the judged prefix is a label set. Every run is scored under
-  every such set in one set-wise pass (``queries/pools/budget_judged.sql`` and the metric
-  queries, unchanged), and each set is compared with the complete reference: relevant
+  every such set in one set-wise pass (:func:`evalwh.methods.budget_scores.score_label_sets`),
+  and each set is compared with the complete reference: relevant
   documents found, Kendall's tau_b and tau_ap of the leaderboard
   (:mod:`evalwh.stats.rankings`), the share of the reference's significant pairs kept
   (:func:`evalwh.stats.significance.pairwise`) and the judged share A_p at the
@@ -27,8 +27,9 @@ import numpy as np
 
 from evalwh import sql
 from evalwh.errors import EvalWhError, InsufficientDataError, NotFoundError
-from evalwh.methods import pools
+from evalwh.methods import budget_ids, pools
 from evalwh.methods.budget_pools import candidate_order
+from evalwh.methods.budget_scores import SEP, score_label_sets
 from evalwh.methods.budget_order import RANDOM, STRATEGIES, apply_budget, check_strategy
 from evalwh.store.connection import params_json
 from evalwh.store.context import Averaging, Options, Unjudged, build_context
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     from evalwh.store.connection import Store
 
 _POOLS = "evalwh.queries.pools"
-SEP = "\t"  # label_id TAB run_id: a run id never holds a TAB
 SCORE_DECIMALS = 12
 SELECTIONS = ("random", "uncertain", "lara")
 CALIBRATIONS = ("isotonic", "logistic")
@@ -57,7 +57,7 @@ def parse_budgets(specs: Sequence[str | int | float], pool_size: int, n_topics: 
 
     Examples:
         >>> parse_budgets(["10%", 500], 86830, 50, "total"), parse_budgets(["10%"], 86830, 50, "topic")
-        ([8683, 500], [174])
+        ([500, 8683], [174])
     """
     out = []
     for spec in specs:
@@ -91,67 +91,6 @@ def _measure_depth(measure: str, depth: int) -> int:
     return int(k) if k is not None else depth
 
 
-def score_label_sets(
-    wh: Store,
-    collection: str,
-    labels: pd.DataFrame,
-    measures: Sequence[str],
-    *,
-    runs: Sequence[str],
-    reference: str,
-    rel: float = 1.0,
-) -> pd.DataFrame:
-    """Score ``runs`` under many label sets in one set-wise pass.
-
-    Args:
-        wh: The warehouse.
-        collection: The collection.
-        labels: ``label_id, query_id, doc_id, relevance``: one row per labelled pair of each set.
-        measures: Measure specs (not nDCG: its ideal ranking reads the shared judgments).
-        runs: The runs scored.
-        reference: The set whose topics are the topic set (topics with a relevant document).
-        rel: Relevance threshold.
-
-    Returns:
-        ``label_id, run_id, query_id, measure, value``.
-    """
-    import pandas as pd
-
-    parsed = pools._parse_measures(measures, Unjudged.nonrelevant)
-    frame = pd.DataFrame(
-        {
-            "label_id": labels["label_id"].astype(str).to_numpy(),
-            "query_id": labels["query_id"].astype(str).to_numpy(),
-            "doc_id": labels["doc_id"].astype(str).to_numpy(),
-            "relevance": labels["relevance"].to_numpy(dtype=np.float64),
-        }
-    )
-    frame["is_rel"] = frame["relevance"].to_numpy() >= rel  # the threshold, as ev_qrels applies it
-    run_frame = pd.DataFrame({"run_id": list(runs)})
-    with wh.transaction():
-        build_context(
-            wh, collection, list(runs),
-            Options(qrels_id=reference, rel=int(rel), unjudged=Unjudged.nonrelevant, averaging=Averaging.default),
-        )  # fmt: skip
-        for name, value in (("ev_budget_labels", frame), ("ev_budget_runs", run_frame)):
-            wh.con.register(f"{name}_frame", value)
-            try:
-                wh.con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM {name}_frame")
-            finally:
-                wh.con.unregister(f"{name}_frame")
-        pools._drop_context_relations(wh)
-        wh.run(sql.query(_POOLS, "budget_judged"))
-        wh.run(sql.query(_POOLS, "judged"), {"max_rank": pools._max_rank(parsed, Unjudged.nonrelevant)})
-        wh.run(sql.query(_POOLS, "pairs"), {"collection_id": collection, "condensed": False})
-        values = pools._metric_values(wh, parsed)
-        pools._drop_context_relations(wh)
-        wh.con.execute("DROP TABLE IF EXISTS ev_budget_labels")
-        wh.con.execute("DROP TABLE IF EXISTS ev_budget_runs")
-    keys = values["run_id"].str.split(SEP, n=1, expand=True)
-    values["label_id"], values["run_id"] = keys[0], keys[1]
-    return pd.DataFrame(values[["label_id", "run_id", "query_id", "measure", "value"]])
-
-
 def compare_to_reference(
     scores: pd.DataFrame,
     measure: str,
@@ -172,7 +111,7 @@ def compare_to_reference(
     """
     import pandas as pd
 
-    from evalwh.stats import rankings, significance
+    from evalwh.stats import kept_decisions, rankings, significance
 
     main = scores[scores["measure"] == measure]
     per_run = main.groupby(["label_id", "run_id"])["value"].mean().unstack("run_id").sort_index(axis=1)
@@ -195,7 +134,9 @@ def compare_to_reference(
         kept = float("nan")
         if len(significant):
             mine = ref_out if label == reference_label else outcomes(label)
-            kept = float((mine.reindex(significant.index) == significant).mean())
+            # the one definition of a kept decision (sensitivity and qrels diff count the same)
+            aligned = mine.reindex(ref_out.index).fillna(0).to_numpy()
+            kept = float(kept_decisions.count_changes(ref_out.to_numpy(), aligned)["kept_share"])
         rows.append({
             "label_id": label, "kendall_tau_b": rankings.kendall_tau_b(ref_means, other),
             "tau_ap": rankings.tau_ap(ref_means, other), "significant_kept": kept,
@@ -234,6 +175,7 @@ def replay(
     experiment_id: str | None = None,
     store: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    replace: bool = False,
 ) -> pd.DataFrame:
     """Replay judging strategies against a complete label set, budget by budget.
 
@@ -254,7 +196,7 @@ def replay(
         depth: Pool depth lambda of the candidates.
         runs: The pool's member runs.
         runs_from: ``pooled`` or ``all`` without ``runs``.
-        measure: The leaderboard's measure (one spec, not nDCG).
+        measure: The leaderboard's measure (one spec; nDCG's ideal ranking is each set's own).
         test: Significance procedure of :func:`evalwh.stats.significance.pairwise`.
         correction: Its multiple-comparison correction.
         alpha: Its level.
@@ -262,9 +204,10 @@ def replay(
         rbp_p: Persistence of the rbp order.
         rrf_k: Constant of the rrf order.
         rel: Relevance threshold.
-        experiment_id: Name of the stored experiment (default ``budget-<scope>-seed<first seed>``).
-        store: Keep the rows in ``budget_results`` (replacing an experiment of that name).
+        experiment_id: Name of the stored experiment (default :func:`evalwh.methods.budget_ids.default_id`).
+        store: Keep the rows in ``budget_results`` (replacing an experiment of that name and options).
         progress: Called with ``(done, total)`` strategy replays.
+        replace: Replace an experiment of that name made with other options (else refused).
 
     Returns:
         One row per (strategy, seed, budget): :data:`RESULT_COLUMNS`.
@@ -339,25 +282,28 @@ def replay(
         "strategies": list(strategies), "budgets": [str(b) for b in budgets], "budget_counts": budget_list,
         "scope": scope, "seeds": list(seeds), "depth": depth, "runs": members, "measure": measure,
         "judged_measure": judged_measure, "test": test, "correction": correction, "alpha": alpha, "gamma": gamma,
-        "rbp_p": rbp_p, "rrf_k": rrf_k, "rel": rel, "pool_size": pool_size, "relevant": total_relevant,
+        "rbp_p": rbp_p, "rrf_k": rrf_k, "rel": rel, "pool_size": pool_size, "relevant": total_relevant, "topics": n_topics,
+        "reachable_relevant": int(order["relevant"].sum()) if replays else 0, "runs_from": runs_from,
     }  # fmt: skip
-    experiment_id = experiment_id or f"budget-{scope}-seed{seeds[0] if seeds else 0}"
+    experiment_id = experiment_id or budget_ids.default_id(
+        "replay", budgets=budgets, seeds=seeds, scope=scope, strategies=strategies, random=RANDOM)
     if store:
-        store_results(wh, collection, experiment_id, "replay", reference, measure, params, out)
+        store_results(wh, collection, experiment_id, "replay", reference, measure, params, out, replace=replace)
     out.attrs.update(experiment_id=experiment_id, reference=reference, measure=measure, params=params)
     return out
 
 
 def store_results(
     wh: Store, collection: str, experiment_id: str, kind: str, reference: str, measure: str,
-    params: dict[str, Any], rows: pd.DataFrame,
+    params: dict[str, Any], rows: pd.DataFrame, *, replace: bool = False,
 ) -> None:  # fmt: skip
-    """Replace the stored budget experiment of that name (``budget_experiments``, ``budget_results``)."""
+    """Store the experiment (``budget_experiments``, ``budget_results``); one of that name and other options only with ``replace``."""
     frame = rows[list(RESULT_COLUMNS)].assign(collection_id=collection, experiment_id=experiment_id)
     for column in ("budget_share", "relevant_share", "kendall_tau_b", "tau_ap", "significant_kept", "judged_share"):
         frame[column] = frame[column].astype("Float64")  # NaN (nothing to compare) is stored as NULL
     columns = ", ".join(["collection_id", "experiment_id", *RESULT_COLUMNS])
     with wh.transaction():
+        budget_ids.check_replace(wh, collection, experiment_id, params, replace=replace)
         for table in ("budget_experiments", "budget_results"):
             wh.con.execute(
                 f"DELETE FROM {table} WHERE collection_id = ? AND experiment_id = ?", [collection, experiment_id]
@@ -393,14 +339,17 @@ def summarise(rows: pd.DataFrame) -> pd.DataFrame:
 
 def simulated_judge(
     truth: pd.DataFrame, *, bias: float = 2.0, separation: float = 1.5, noise: float = 1.0, seed: int = 0,
-    rel: float = 1.0,
+    rel: float = 1.0, topic_bias: float = 0.0,
 ) -> pd.DataFrame:  # fmt: skip
     """A machine judge with a known bias: LARA-format probabilities for every pair of ``truth``.
 
     Its latent evidence is ``z = +separation`` for a relevant pair and ``-separation`` for
     a non-relevant one, plus normal noise (sd ``noise``); it reports ``prob_yes =
-    sigmoid(z + bias)``, so a positive ``bias`` calls too many pairs relevant. ``annotation``
-    is its thresholded label (``prob_yes >= 0.5``).
+    sigmoid(z + bias + b_t)``, so a positive ``bias`` calls too many pairs relevant; ``b_t`` is
+    0, or with ``topic_bias`` a shift of its own per topic, normal with that standard
+    deviation (a judge that is lenient on some topics and strict on others, which no single
+    calibration over all topics undoes). ``annotation`` is its thresholded label
+    (``prob_yes >= 0.5``).
 
     Args:
         truth: ``query_id, doc_id, relevance`` (the complete labels).
@@ -409,6 +358,8 @@ def simulated_judge(
         noise: Standard deviation of the evidence.
         seed: Seed of the noise.
         rel: Grades >= rel are relevant.
+        topic_bias: Standard deviation of the per-topic shifts (0: one global bias); drawn
+            from their own stream, so the pair noise of a seed stays that of the global judge.
 
     Returns:
         ``topic_id, doc_id, annotation, prob_yes, prob_no``.
@@ -427,7 +378,10 @@ def simulated_judge(
     z = np.where(relevant, separation, -separation) + rng.normal(0.0, noise, len(truth)) if noise else np.where(
         relevant, separation, -separation
     )
-    prob = expit(z + bias)
+    topics = truth["query_id"].astype(str).to_numpy()
+    names, index = np.unique(topics, return_inverse=True)
+    shifts = np.random.default_rng([seed, 1]).normal(0.0, topic_bias, len(names)) if topic_bias else np.zeros(len(names))
+    prob = expit(z + bias + shifts[index])
     return pd.DataFrame({
         "topic_id": truth["query_id"].astype(str).to_numpy(), "doc_id": truth["doc_id"].astype(str).to_numpy(),
         "annotation": (prob >= 0.5).astype(int), "prob_yes": prob, "prob_no": 1.0 - prob,
@@ -439,7 +393,9 @@ def calibrate(prob: np.ndarray, labels: np.ndarray, method: str = "isotonic") ->
 
     ``isotonic``: the non-decreasing step function closest (least squares) to the 0/1 labels
     in probability order (:func:`scipy.optimize.isotonic_regression`; pool-adjacent-violators),
-    read between the learnt points by linear interpolation, flat beyond them. ``logistic``:
+    the labels of tied probabilities averaged first (weighted by their number, as
+    scikit-learn's ``IsotonicRegression`` does), read between the learnt points by linear
+    interpolation, flat beyond them. ``logistic``:
     ``sigmoid(a + b * logit(p))`` fitted by maximum likelihood (Platt scaling on the logit,
     :func:`scipy.optimize.minimize`).
 
@@ -459,11 +415,11 @@ def calibrate(prob: np.ndarray, labels: np.ndarray, method: str = "isotonic") ->
             "need both relevant and non-relevant pairs"
         )
     if method == "isotonic":
-        idx = np.argsort(p, kind="stable")
-        xs, fitted = p[idx], isotonic_regression(y[idx]).x
-        # one point per distinct probability (the mean of the fit there, which is constant)
-        uniq, first = np.unique(xs, return_index=True)
-        ys = fitted[first]
+        # tied probabilities are one point: their labels' mean, weighted by how many share it,
+        # so that the fit does not depend on the order of the rows (LLM probabilities are coarse)
+        uniq, inverse, counts = np.unique(p, return_inverse=True, return_counts=True)
+        means = np.bincount(inverse, weights=y) / counts
+        ys = isotonic_regression(means, weights=counts.astype(np.float64)).x
         return lambda q: np.interp(np.asarray(q, dtype=np.float64), uniq, ys)
     if method == "logistic":
         x = logit(np.clip(p, 1e-6, 1 - 1e-6))
@@ -557,6 +513,7 @@ def hybrid(
     experiment_id: str | None = None,
     store: bool = True,
     store_sets: bool = False,
+    replace: bool = False,
 ) -> pd.DataFrame:
     """People judge a budget of a machine set's pairs; a calibrated machine labels the rest.
 
@@ -582,7 +539,8 @@ def hybrid(
         correction: Its correction.
         alpha: Its level.
         rel: Relevance threshold.
-        experiment_id: Name of the stored experiment (default ``hybrid-<machine>-seed<first seed>``).
+        experiment_id: Name of the stored experiment (default :func:`evalwh.methods.budget_ids.default_id`);
+            one of that name made with other options is replaced only with ``replace``.
         store: Keep the rows in ``budget_results``.
         store_sets: Also store, for the first seed and each selection and budget, the people's
             labels (``<experiment>-<selection>-<budget>-human``, source human) and the
@@ -647,14 +605,15 @@ def hybrid(
     )
     out = pd.DataFrame(meta).merge(compared, on="label_id", how="left")
     out = out[list(RESULT_COLUMNS)].astype({"seed": "Int64"})
-    experiment_id = experiment_id or f"hybrid-{machine}-seed{seeds[0] if seeds else 0}"
+    experiment_id = experiment_id or budget_ids.default_id(
+        "hybrid", budgets=budgets, seeds=seeds, machine=machine, selections=selections, calibration=calibration)
     params = {
         "machine": machine, "budgets": [str(b) for b in budgets], "budget_counts": counts, "selections": list(selections),
         "calibration": calibration, "seeds": list(seeds), "measure": measure, "judged_depth": judged_depth,
         "test": test, "correction": correction, "alpha": alpha, "rel": rel, "pairs": len(pairs),
     }  # fmt: skip
     if store:
-        store_results(wh, collection, experiment_id, "hybrid", reference, measure, params, out)
+        store_results(wh, collection, experiment_id, "hybrid", reference, measure, params, out, replace=replace)
     for selection, budget, human, rest, info in stored_sets:
         _store_hybrid_sets(wh, collection, f"{experiment_id}-{selection}-{budget}", machine, reference, human, rest, info)
     out.attrs.update(experiment_id=experiment_id, reference=reference, measure=measure, params=params)

@@ -8,6 +8,8 @@
   interval over topics, tau_ap, RBO, the largest rank change, the top-k overlap; the runs'
   ranks and scores under every set; and the label sets ranked by how well they reproduce the
   reference's ranking. A set may be a composition ``A+B``: A's labels, B's where A has none.
+  Beside them, the reference's significant pairwise decisions that each set keeps, loses and
+  reverses (:mod:`evalwh.stats.kept_decisions`, methods §16).
 
 The pairs come from ``queries/judgments/*.sql``; the statistics are :mod:`evalwh.stats.agreement`
 and :mod:`evalwh.stats.rankings`.
@@ -25,7 +27,7 @@ import numpy as np
 from evalwh import sql
 from evalwh.errors import InsufficientDataError, MetricParamError, NotFoundError
 from evalwh.stats import agreement as agree
-from evalwh.stats import rankings
+from evalwh.stats import kept_decisions, rankings
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -337,19 +339,27 @@ class Sensitivity:
     Attributes:
         summary: One row per (set, measure): ``reference, qrels_id, measure, runs, kendall_tau_b,
             tau_b_low, tau_b_high, tau_ap, rbo, rbo_p, top_k, top_k_overlap, max_rank_change,
-            max_change_run`` (the interval is the normal bootstrap interval over topics, centred on
-            ``kendall_tau_b``, methods §11.4; no run is named
-            when none moved).
+            max_change_run, test, correction, alpha, pairs, significant, kept, lost, reversed,
+            gained, kept_share`` (the interval is the bootstrap interval over topics of
+            :func:`evalwh.stats.rankings.bootstrap_tau`, which contains ``kendall_tau_b``, methods §11.4; no run is named
+            when none moved; ``significant`` counts the reference's significant pairs of runs,
+            ``kept + lost + reversed`` of them, ``gained`` the pairs only the set finds significant,
+            :mod:`evalwh.stats.kept_decisions`).
         runs: One row per (measure, run): ``measure, run_id``, then ``score`` and ``rank``
             under each set (``<set>_score``, ``<set>_rank``) and the rank change from the
             reference's (``<set>_change``, positive: the run moved down).
         sets: The sets ranked per measure by how well their ranking reproduces the
-            reference's: ``measure, place, qrels_id, kendall_tau_b, tau_ap, rbo``.
+            reference's: ``measure, place, qrels_id, kendall_tau_b, tau_ap, rbo, kept_share``.
+        decisions: One row per (set, measure, pair of runs) whose decision moved: ``qrels_id,
+            measure, run_a, run_b, reference_outcome, outcome, change`` (outcome +1: ``run_a``
+            significantly better, -1 worse, 0 not significant; change ``lost``, ``reversed`` or
+            ``gained``; the kept pairs are only counted).
     """
 
     summary: pd.DataFrame
     runs: pd.DataFrame
     sets: pd.DataFrame
+    decisions: pd.DataFrame
 
 
 def parse_set(name: str, known: Sequence[str] = ()) -> tuple[str, tuple[str, ...]]:
@@ -396,15 +406,21 @@ def sensitivity(
     resamples: int = 1000,
     confidence: float = 0.95,
     seed: int | None = None,
+    test: str | None = None,
+    correction: str | None = None,
+    alpha: float = 0.05,
 ) -> Sensitivity:
     """How the ranking of the runs moves between label sets (methods §11.4-§11.6).
 
     Each set (or composition ``A+B``) evaluates the runs on every measure; each set's ranking
     is compared with the reference's: Kendall's tau_b (the same as :func:`scipy.stats.kendalltau`
     on the two mean vectors ``evalwh eval`` prints, rounded to :data:`SCORE_DECIMALS` decimals
-    so that equal means tie), a normal bootstrap interval for it over
-    topics centred on it (:func:`evalwh.stats.rankings.bootstrap_tau`), tau_ap with the reference as the truth, RBO_ext with persistence ``rbo_p``,
-    the share of the reference's top ``top_k`` kept, and the largest rank change.
+    so that equal means tie), a bootstrap interval for it over
+    topics that contains it (:func:`evalwh.stats.rankings.bootstrap_tau`), tau_ap with the reference as the truth, RBO_ext with persistence ``rbo_p``,
+    the share of the reference's top ``top_k`` kept, and the largest rank change; and the
+    reference's significant pairwise decisions kept, lost and reversed under each set (every
+    pair of runs tested under each set with the comparison family's test and correction, as
+    ``evalwh compare`` over all pairs; :mod:`evalwh.stats.kept_decisions`).
 
     Args:
         store: The warehouse.
@@ -417,7 +433,10 @@ def sensitivity(
         top_k: Depth of the top-k overlap.
         resamples: Bootstrap replicates over topics (0: no interval).
         confidence: Coverage of the bootstrap interval.
-        seed: Seed of the bootstrap (None: a fresh one each call).
+        seed: Seed of the bootstrap (None: a fresh one each call) and of a resampling test.
+        test: The significance test of the pairs (None: ``compare``'s default, the paired t-test).
+        correction: Its correction over the pairs of one measure (None: ``compare``'s default for the test).
+        alpha: Significance level.
 
     Returns:
         A :class:`Sensitivity`.
@@ -428,6 +447,11 @@ def sensitivity(
     """
     import pandas as pd
 
+    from evalwh.stats.compare import family_procedure
+
+    procedure, adjust = family_procedure(test, correction)
+    if not 0.0 < alpha < 1.0:
+        raise MetricParamError(f"sensitivity: alpha must lie in (0, 1), got {alpha}")
     names = list(dict.fromkeys(sets))
     ref = names[0] if reference is None else reference
     names = [ref, *(n for n in names if n != ref)]
@@ -443,14 +467,23 @@ def sensitivity(
     topics: dict[str, pd.DataFrame] = {}
     for name in names:
         means[name] = _evaluate(store, collection, name, known, list(measures), runs, per_query=False)
-        if resamples:
-            topics[name] = _evaluate(store, collection, name, known, list(measures), runs, per_query=True)
+        # per topic: the bootstrap's unit, and the significance tests' observations
+        topics[name] = _evaluate(store, collection, name, known, list(measures), runs, per_query=True)
     if means[ref].empty:
         raise InsufficientDataError(f"sensitivity: no run of collection {collection!r} is scored under {ref!r}")
     measure_names = list(dict.fromkeys(means[ref]["measure"]))
     rng = np.random.default_rng(seed)
+    test_rng = np.random.default_rng(seed)  # its own stream: a resampling test leaves the bootstrap as it was
     summary_rows: list[dict[str, Any]] = []
     run_frames: list[pd.DataFrame] = []
+    decision_frames: list[pd.DataFrame] = []
+
+    def outcomes(name: str, run_ids: np.ndarray, measure: str) -> np.ndarray:
+        return kept_decisions.decisions(
+            _set_matrix(topics[name], measure, run_ids), list(run_ids), test=procedure.value,
+            correction=adjust.value, alpha=alpha, rng=test_rng,
+        )  # fmt: skip
+
     for measure in measure_names:
         score = pd.DataFrame(
             {name: means[name][means[name]["measure"] == measure].set_index("run_id")["value"] for name in names}
@@ -467,6 +500,8 @@ def sensitivity(
         ranked = score.round(SCORE_DECIMALS)
         ref_scores = ranked[ref].to_numpy()
         ref_ranks = rankings.ranks(ref_scores)
+        ref_outcomes = outcomes(ref, run_ids, measure)
+        pair_a, pair_b = np.triu_indices(len(run_ids), 1)
         for name in names:
             other = ranked[name].to_numpy()
             per_run[f"{name}_score"] = score[name].to_numpy()
@@ -480,6 +515,13 @@ def sensitivity(
             low = high = float("nan")
             if resamples:
                 low, high = _bootstrap(topics[ref], topics[name], measure, run_ids, resamples, confidence, rng, tau_b)
+            mine = outcomes(name, run_ids, measure)
+            changes = kept_decisions.pair_changes(ref_outcomes, mine)
+            moved = (changes != "") & (changes != "kept")
+            decision_frames.append(pd.DataFrame({
+                "qrels_id": name, "measure": measure, "run_a": run_ids[pair_a[moved]], "run_b": run_ids[pair_b[moved]],
+                "reference_outcome": ref_outcomes[moved], "outcome": mine[moved], "change": changes[moved],
+            }))  # fmt: skip
             summary_rows.append({
                 "reference": ref, "qrels_id": name, "measure": measure, "runs": len(run_ids),
                 "kendall_tau_b": tau_b, "tau_b_low": low, "tau_b_high": high,
@@ -488,6 +530,8 @@ def sensitivity(
                 "top_k_overlap": rankings.top_k_overlap(ref_scores, other, top_k, names=run_ids),
                 "max_rank_change": int(change[biggest]),
                 "max_change_run": str(run_ids[biggest]) if change[biggest] else "",
+                "test": procedure.value, "correction": adjust.value, "alpha": alpha,
+                **kept_decisions.count_changes(ref_outcomes, mine),
             })  # fmt: skip
         run_frames.append(per_run)
     summary = pd.DataFrame(summary_rows)
@@ -495,8 +539,28 @@ def sensitivity(
     ranked = ranked.assign(place=ranked.groupby("measure").cumcount() + 1)
     order = {m: i for i, m in enumerate(measure_names)}
     ranked = ranked.sort_values(["measure", "place"], key=lambda s: s.map(order) if s.name == "measure" else s)
-    sets_frame = ranked[["measure", "place", "qrels_id", "kendall_tau_b", "tau_ap", "rbo"]].reset_index(drop=True)
-    return Sensitivity(summary=summary, runs=pd.concat(run_frames, ignore_index=True), sets=sets_frame)
+    sets_frame = ranked[["measure", "place", "qrels_id", "kendall_tau_b", "tau_ap", "rbo", "kept_share"]]
+    return Sensitivity(
+        summary=summary, runs=pd.concat(run_frames, ignore_index=True), sets=sets_frame.reset_index(drop=True),
+        decisions=pd.concat(decision_frames, ignore_index=True),
+    )  # fmt: skip
+
+
+def _set_matrix(frame: pd.DataFrame, measure: str, run_ids: np.ndarray) -> np.ndarray:
+    """Runs x topics of one set and measure: the topics the set scores, 0 where a run has no row.
+
+    The mean of a row is the run's mean under the set (a run without a row for a topic scores 0
+    there, as :func:`evalwh.measures.evaluation.evaluate` averages).
+    """
+    import pandas as pd
+
+    mine = frame[frame["measure"] == measure]
+    topic_ids = pd.Index(sorted(set(mine["query_id"])))
+    row, col = pd.Index(run_ids).get_indexer(mine["run_id"]), topic_ids.get_indexer(mine["query_id"])
+    keep = row >= 0
+    matrix = np.zeros((len(run_ids), len(topic_ids)))
+    matrix[row[keep], col[keep]] = mine["value"].to_numpy(dtype=np.float64)[keep]
+    return matrix
 
 
 def _bootstrap(
@@ -509,7 +573,7 @@ def _bootstrap(
     rng: np.random.Generator,
     estimate: float,
 ) -> tuple[float, float]:
-    """The bootstrap interval for tau_b, centred on ``estimate``, from both sets' per-topic values of one measure."""
+    """The bootstrap interval for tau_b around ``estimate``, from both sets' per-topic values of one measure."""
     import pandas as pd
 
     mine = [f[f["measure"] == measure] for f in (reference, other)]

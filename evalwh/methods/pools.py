@@ -141,8 +141,8 @@ def build_pool(
         runs: Member runs; when None, chosen by ``runs_from``.
         runs_from: ``pooled`` (the runs' metadata flag) or ``all``.
         pool_id: Name of the pool and of its qrels set (default ``pool{depth}-{selection}``
-            for the depth strategy, ``{strategy}{budget}{t|n}-pool{depth}-{selection}``
-            otherwise).
+            for the depth strategy, ``{strategy}{budget}{topic|total}-pool{depth}-{selection}``
+            otherwise, with ``-seed{seed}`` for the orders that draw).
         qrels_id: The parent judgments.
         replace: Replace a pool (derived set) of the same name.
         strategy: ``depth``, ``take``, ``mtf``, ``bandit``, ``rbp``, ``rrf`` or ``random``.
@@ -204,8 +204,10 @@ def build_pool(
     if strategy not in budget_order.RANDOM:
         seed = None
     if pool_id is None:
-        label = "" if budget is None else f"{budget}{budget_scope[0]}"
-        pool_id = f"pool{depth}-{selection}" if strategy == "depth" else f"{strategy}{label}-pool{depth}-{selection}"
+        # every option that changes the pool is named: the budget and its scope, and the seed of a random order
+        label = "" if budget is None else f"{budget}{budget_scope}"
+        drawn = "" if seed is None else f"-seed{seed}"
+        pool_id = f"pool{depth}-{selection}" if strategy == "depth" else f"{strategy}{label}-pool{depth}-{selection}{drawn}"
     strategy_params = {
         "depth": {}, "take": {}, "random": {}, "mtf": {"rel": rel}, "bandit": {"gamma": gamma, "rel": rel},
         "rbp": {"p": rbp_p}, "rrf": {"k": rrf_k},

@@ -249,14 +249,18 @@ def bootstrap_tau(
     rng: np.random.Generator | int | None = None,
     estimate: float | None = None,
 ) -> tuple[float, float]:
-    """Normal bootstrap interval over topics for Kendall's tau_b between two rankings (methods §11.4).
+    """Bootstrap interval over topics for Kendall's tau_b between two rankings (methods §11.4).
 
-    ``tau_b +- z * sd``, with ``sd`` the standard deviation of the :func:`tau_b_replicates`
-    and ``z`` the normal quantile of ``(1 + confidence) / 2``, cut to [-1, 1]. The interval
-    is centred on the estimate: the replicates' tau_b is biased low (a replicate repeats some
-    topics and leaves others out, so its means are noisier and its rankings agree less), and
-    a percentile interval from them can lie wholly below the estimate; methods §11.4 says why
-    this interval was chosen over the percentile and BCa intervals.
+    The union of two normal intervals with the replicates' standard error ``sd`` (of the
+    :func:`tau_b_replicates`, ``z`` the normal quantile of ``(1 + confidence) / 2``): one
+    centred on the estimate, ``tau_b +- z * sd``, and one centred on the bias-corrected
+    estimate ``2 tau_b - mean(replicates)``; cut to [-1, 1]. The replicates' tau_b is biased
+    low (a replicate repeats some topics and leaves others out, so its means are noisier and
+    its rankings agree less), and so is tau_b on a sample of topics against the population's:
+    the bias-corrected side reaches up by the bootstrap's estimate of that bias, and the union
+    still contains the printed estimate. In simulation (``bench/tau_coverage.py``, methods
+    §11.4) it held the population's tau_b in 86-99% of collections where the interval centred
+    on the estimate alone held it in 79-99%.
 
     Args:
         reference: Per-topic scores under the reference, shape ``(runs, topics)``.
@@ -290,4 +294,5 @@ def bootstrap_tau(
     if not np.isfinite(estimate) or len(taus) < 2:
         return float("nan"), float("nan")
     half = NormalDist().inv_cdf((1.0 + confidence) / 2.0) * float(np.std(taus, ddof=1))
-    return max(-1.0, estimate - half), min(1.0, estimate + half)
+    corrected = 2.0 * estimate - float(np.mean(taus))  # the estimate less the bootstrap's bias
+    return max(-1.0, min(estimate, corrected) - half), min(1.0, max(estimate, corrected) + half)

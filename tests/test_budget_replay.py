@@ -1,0 +1,261 @@
+"""The budget replay finished (issue 53, item 5) and experiment and pool ids (issue 52, class 3).
+
+A generated graded collection judged to depth 7 (as the new user's run): nDCG@10 as the replay
+measure, checked against pytrec_eval with each budget's judged prefix as the qrels; the relevant
+share's ceiling and the shortfalls stated; ids that name every option that changes the result,
+and a refusal to overwrite an experiment made with other options without --replace.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from evalwh import Warehouse
+from evalwh.cli import app
+from evalwh.errors import EvalWhError
+from evalwh.methods import budget_ids
+from evalwh.methods.budget_order import apply_budget
+from evalwh.methods.budget_pools import candidate_order
+from evalwh.methods.budget_scores import score_label_sets
+
+ENV = {"COLUMNS": "200", "TERMINAL_WIDTH": "200"}
+runner = CliRunner()
+
+
+def _depth7(path: Path | str = ":memory:") -> Warehouse:
+    """8 topics x 12 runs ranking 30 of 80 documents; the qrels judge every run's top 7, grades 0-2."""
+    rng = np.random.default_rng(3)
+    wh = Warehouse(path)
+    qrels, rows = [], []
+    for t in range(8):
+        docs = [f"d{t}-{j}" for j in range(80)]
+        top = set()
+        for r in range(12):
+            ranked = rng.choice(docs, size=30, replace=False)
+            rows += [(f"run{r:02d}", str(t), d, float(30 - k)) for k, d in enumerate(ranked)]
+            top |= set(ranked[:7])
+        qrels += [(str(t), d, int(rng.integers(0, 3))) for d in sorted(top)]
+    # one relevant document no run retrieves: the candidates cannot reach it
+    qrels += [("0", "unretrieved", 2)]
+    wh.ingest_qrels(pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]), collection="s")
+    wh.ingest_runs(pd.DataFrame(rows, columns=["run_id", "query_id", "doc_id", "score"]), collection="s")
+    return wh
+
+
+def test_ndcg_replay_equals_pytrec_eval_on_each_budgets_labels() -> None:
+    import pytrec_eval
+
+    wh = _depth7()
+    runs = wh.run_ids("s")
+    order = candidate_order(wh, "s", runs, depth=10, qrels_id="default", strategy="rrf")
+    reference = wh.sql("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
+    frames = []
+    for budget in (40, 150):
+        kept = apply_budget(order, budget, "total")[["query_id", "doc_id"]]
+        frames.append(kept.merge(reference, on=["query_id", "doc_id"]).assign(label_id=f"b{budget}"))
+    labels = pd.concat([*frames, reference.assign(label_id="ref")], ignore_index=True)
+    scores = score_label_sets(wh, "s", labels, ["nDCG@10", "nDCG"], runs=runs, reference="default")
+    run_dict: dict[str, dict[str, dict[str, float]]] = {}
+    for run, topic, doc, score in wh.sql("SELECT run_id, query_id, doc_id, score FROM run_results").itertuples(index=False):
+        run_dict.setdefault(run, {}).setdefault(topic, {})[doc] = float(score)
+    topics = sorted(reference[reference["relevance"] >= 1]["query_id"].unique())
+    for label, frame in labels.groupby("label_id"):
+        qrels = {t: {} for t in topics}
+        for topic, doc, grade in frame[["query_id", "doc_id", "relevance"]].itertuples(index=False):
+            if topic in qrels:
+                qrels[topic][doc] = int(grade)
+        evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut_10", "ndcg"})
+        mine = scores[scores["label_id"] == label].set_index(["run_id", "query_id", "measure"])["value"]
+        for run in runs:
+            expected = evaluator.evaluate({t: run_dict[run][t] for t in topics})
+            for topic in topics:
+                got10 = mine.get((run, topic, "nDCG@10"), 0.0)
+                assert got10 == pytest.approx(expected.get(topic, {}).get("ndcg_cut_10", 0.0), abs=1e-9), (label, run, topic)
+                assert mine.get((run, topic, "nDCG"), 0.0) == pytest.approx(expected.get(topic, {}).get("ndcg", 0.0), abs=1e-9)
+
+
+def test_ndcg_replay_of_the_whole_pool_is_the_reference() -> None:
+    wh = _depth7()
+    rows = wh.budget(collection="s", strategies=["depth", "rrf"], budgets=["30%", "100%"], depth=7, runs_from="all",
+                     measure="nDCG@10", store=False)  # fmt: skip
+    full = rows[rows["budget_share"] == 1.0]
+    assert full["kendall_tau_b"].tolist() == pytest.approx([1.0, 1.0])
+    assert (rows[rows["budget_share"] < 1.0]["kendall_tau_b"] < 1.0).all()
+
+
+def test_ceiling_and_shortfall_are_stated(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    _depth7(db).close()
+    args = ["experiment", "budget", "-c", "s", "--strategies", "depth,mtf", "--budgets", "50%,100%", "--seeds", "0,1",
+            "--depth", "20", "--runs-from", "all", "-m", "P@10", "--db", str(db), "-f", "csv"]  # fmt: skip
+    result = runner.invoke(app, args, env=ENV)
+    assert result.exit_code == 0, result.output
+    with Warehouse.open_reader(db) as wh:
+        relevant = int(wh.sql("SELECT count(*) AS n FROM qrels WHERE relevance >= 1")["n"].iloc[0])
+        members = wh.run_ids("s")
+        order = candidate_order(wh, "s", members, depth=20, qrels_id="default", strategy="depth")
+    reachable = int(order["relevant"].sum())
+    assert reachable == relevant - 1  # the unretrieved relevant document
+    lines = result.stderr.splitlines()
+    assert "experiment: budget-total-depth+mtf-50pct+100pct-seeds0+1" in lines
+    assert (
+        f"the candidates (depth 20) hold {reachable} of the reference's {relevant} relevant pairs: no budget finds a "
+        f"relevant share above {reachable / relevant:.2f}; reachable_share is relevant_found over those"
+    ) in lines
+    rows = pd.read_csv(__import__("io").StringIO(result.stdout))
+    full = rows[rows["budget_share"] == 1.0]
+    assert full["reachable_share"].tolist() == pytest.approx([1.0] * 3)
+    # the whole pool: 20-deep candidates, the reference judged the top 7, so part has no label
+    pool = len(order)
+    labelled = int(full["judged"].iloc[0])
+    assert labelled < pool
+    assert f"depth, budget {pool:,}: judged {labelled:,} of {pool:,}: {pool - labelled:,} kept candidates have no label in 'default'" in lines
+    # every row that judged fewer than its budget is explained, and only those
+    short = rows[rows["judged"] < rows["budget"]]
+    assert sum(line.count(", budget ") for line in lines) == len(short)
+
+
+def test_per_topic_shortfall_names_the_small_topics() -> None:
+    wh = _depth7()
+    rows = wh.budget(collection="s", strategies=["depth"], budgets=["70"], scope="topic", depth=7, runs_from="all",
+                     measure="P@5", store=False)  # fmt: skip
+    params = rows.attrs["params"]
+    notes = budget_ids.shortfall_notes(rows, params, "default")
+    kept = int(round(rows["budget_share"].iloc[0] * params["pool_size"]))
+    assert kept < 70 * 8  # topics hold fewer than 70 depth-7 candidates
+    assert notes == [
+        f"depth, budget 70: judged {int(rows['judged'].iloc[0]):,} of 560: the candidates hold {kept:,} within the "
+        "budget (topics with fewer candidates than the per-topic budget)"
+    ]
+
+
+# -- issue 52, class 3: ids that name what changes the result ----------------------------------
+
+
+def test_issue_52_class_3_default_experiment_ids_name_strategies_budgets_and_seeds() -> None:
+    wh = _depth7()
+    common = {"collection": "s", "depth": 7, "runs_from": "all", "measure": "P@5"}
+    first = wh.budget(strategies=["depth"], budgets=["25%"], **common)
+    second = wh.budget(strategies=["rrf"], budgets=["25%"], **common)
+    third = wh.budget(strategies=["mtf"], budgets=["25%", "50%"], seeds=[0, 1, 2], **common)
+    ids = [f.attrs["experiment_id"] for f in (first, second, third)]
+    assert ids == ["budget-total-depth-25pct", "budget-total-rrf-25pct", "budget-total-mtf-25pct+50pct-seeds0+1+2"]
+    stored = wh.sql("SELECT experiment_id, count(*) AS n FROM budget_results GROUP BY ALL ORDER BY 1")
+    assert stored.values.tolist() == [[ids[0], 1], [ids[2], 6], [ids[1], 1]]  # none replaced another
+
+
+def test_issue_52_class_3_other_options_under_one_id_are_refused_without_replace() -> None:
+    wh = _depth7()
+    common = {"collection": "s", "strategies": ["depth"], "budgets": ["25%"], "runs_from": "all", "experiment_id": "e"}
+    wh.budget(depth=7, measure="P@5", **common)
+    before = wh.sql("SELECT * FROM budget_results ORDER BY ALL")
+    with pytest.raises(EvalWhError) as caught:
+        wh.budget(depth=7, measure="AP", **common)
+    assert str(caught.value) == (
+        "experiment budget: collection 's' already has experiment 'e', made with other options (judged_measure, "
+        "measure); give --replace to overwrite it, or another --experiment-id"
+    )
+    pd.testing.assert_frame_equal(wh.sql("SELECT * FROM budget_results ORDER BY ALL"), before)
+    wh.budget(depth=7, measure="P@5", **common)  # the same options: replaced by the same rows
+    pd.testing.assert_frame_equal(wh.sql("SELECT * FROM budget_results ORDER BY ALL"), before)
+    wh.budget(depth=7, measure="AP", replace=True, **common)
+    assert wh.sql("SELECT measure FROM budget_experiments WHERE experiment_id = 'e'")["measure"].tolist() == ["AP"]
+
+
+def test_issue_52_class_3_the_command_refuses_in_one_line(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    _depth7(db).close()
+    base = ["experiment", "budget", "-c", "s", "--strategies", "depth", "--budgets", "25%", "--runs-from", "all",
+            "--experiment-id", "e", "--db", str(db), "-f", "csv"]  # fmt: skip
+    assert runner.invoke(app, [*base, "--depth", "7", "-m", "P@5"], env=ENV).exit_code == 0
+    refused = runner.invoke(app, [*base, "--depth", "9", "-m", "P@5"], env=ENV)
+    assert refused.exit_code == 1
+    assert refused.stderr.splitlines()[-1] == (
+        "Error: experiment budget: collection 's' already has experiment 'e', made with other options (budget_counts, "
+        "depth, pool_size); give --replace to overwrite it, or another --experiment-id"
+    )
+    assert runner.invoke(app, [*base, "--depth", "9", "-m", "P@5", "--replace"], env=ENV).exit_code == 0
+
+
+def test_issue_52_class_3_default_pool_ids_tell_per_topic_from_total(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    _depth7(db).close()
+    base = ["pool", "build", "-c", "s", "--depth", "7", "--runs-from", "all", "--budget", "10", "--db", str(db), "-f", "csv"]
+    ids = []
+    for extra in (["--strategy", "take", "--per", "topic"], ["--strategy", "take", "--per", "total"],
+                  ["--strategy", "mtf", "--per", "total", "--seed", "1"], ["--strategy", "mtf", "--per", "total", "--seed", "2"]):  # fmt: skip
+        result = runner.invoke(app, [*base, *extra], env=ENV)
+        assert result.exit_code == 0, result.output
+        ids.append(result.stdout.splitlines()[1].split(",")[0])
+    assert ids == ["take10topic-pool7-all", "take10total-pool7-all", "mtf10total-pool7-all-seed1", "mtf10total-pool7-all-seed2"]
+    with Warehouse.open_reader(db) as wh:
+        assert sorted(wh.pools(collection="s")["pool_id"]) == sorted(ids)
+
+
+def test_depth_with_a_budget_points_to_take_in_one_line(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    _depth7(db).close()
+    result = runner.invoke(app, ["pool", "build", "-c", "s", "--depth", "7", "--budget", "10", "--db", str(db)], env=ENV)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "Error: pool: the depth strategy keeps the whole top lambda; use --strategy take for a budget"
+    )
+
+
+# -- issue 53, item 6: a judge whose bias depends on the topic -----------------------------------
+
+
+def test_a_topic_dependent_judge_shifts_each_topic_by_its_own_amount() -> None:
+    from scipy.special import logit
+
+    from evalwh.methods import budget
+
+    rng = np.random.default_rng(0)
+    truth = pd.DataFrame({
+        "query_id": np.repeat([str(t) for t in range(200)], 20), "doc_id": [f"d{i}" for i in range(4000)],
+        "relevance": (rng.random(4000) < 0.2).astype(int),
+    })  # fmt: skip
+    plain = budget.simulated_judge(truth, seed=7)
+    topical = budget.simulated_judge(truth, seed=7, topic_bias=1.0)
+    assert budget.simulated_judge(truth, seed=7, topic_bias=0.0).equals(plain)
+    shift = pd.Series(logit(topical["prob_yes"]) - logit(plain["prob_yes"])).groupby(truth["query_id"])
+    # one shift per topic (the pairs' noise is the global judge's), normal with sd 1 over topics
+    assert shift.std().max() < 1e-6
+    assert shift.mean().std() == pytest.approx(1.0, abs=0.15)
+    # a single calibration over all topics undoes the global bias, not the topical one
+    labels = truth["relevance"].to_numpy(dtype=float)
+    errors = {}
+    for name, judge in (("global", plain), ("topic", topical)):
+        f = budget.calibrate(judge["prob_yes"].to_numpy()[:2000], labels[:2000])
+        errors[name] = np.mean((f(judge["prob_yes"].to_numpy()[2000:]) >= 0.5) != labels[2000:])
+    assert errors["topic"] > errors["global"]
+
+
+def test_issue_52_class_3_hybrid_default_ids_name_selections_calibration_budgets_and_seeds() -> None:
+    from test_budget import _synthetic
+
+    from evalwh.methods import budget
+    from evalwh.store.ingest.qrels import Provenance, _ingest_qrels
+
+    wh = _synthetic(seed=2)
+    truth = wh.df("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
+    frame = budget.simulated_judge(truth, bias=2.5, seed=4)
+    wh.con.execute("BEGIN")
+    _ingest_qrels(wh, frame.rename(columns={"topic_id": "query_id", "annotation": "relevance"})[
+        ["query_id", "doc_id", "relevance"]], "DataFrame", "s", "llm", False, Provenance(source="llm"))  # fmt: skip
+    wh.con.register("p", frame)
+    wh.con.execute("INSERT INTO judgment_probabilities SELECT 's', 'llm', topic_id, doc_id, [prob_no, prob_yes], prob_yes FROM p")
+    wh.con.execute("COMMIT")
+    first = wh.budget(collection="s", machine="llm", budgets=["20%"], selections=["random"], seeds=[0, 1])
+    second = wh.budget(collection="s", machine="llm", budgets=["20%"], selections=["random"], calibration="logistic")
+    assert first.attrs["experiment_id"] == "hybrid-llm-random-isotonic-20pct-seeds0+1"
+    assert second.attrs["experiment_id"] == "hybrid-llm-random-logistic-20pct-seeds0"
+    assert wh.sql("SELECT count(DISTINCT experiment_id) AS n FROM budget_experiments")["n"].tolist() == [2]
+    with pytest.raises(EvalWhError, match="made with other options"):
+        wh.budget(collection="s", machine="llm", budgets=["20%"], selections=["random"], seeds=[0, 1], measure="P@5",
+                  experiment_id="hybrid-llm-random-isotonic-20pct-seeds0+1")  # fmt: skip
