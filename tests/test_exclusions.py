@@ -327,9 +327,8 @@ def test_a_stored_file_of_that_name_with_other_pairs_needs_replace(collection: d
 
 
 def test_the_commands_store_apply_and_report(collection: dict[str, object], tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
     from evalwh.cli import app
+    from typer.testing import CliRunner
 
     folder: Path = collection["folder"]  # type: ignore[assignment]
     db = tmp_path / "wh.duckdb"
@@ -438,7 +437,8 @@ def test_sources_added_and_removed_in_turn_leave_the_runs_a_hand_filter_gives(
     hand = tmp_path / "hand"
     hand.mkdir()
     for name in RUNS:
-        lines = [l for l in (folder / name).read_text().splitlines() if (l.split()[0], l.split()[2]) not in kept]
+        lines = [line for line in (folder / name).read_text().splitlines()
+                 if (line.split()[0], line.split()[2]) not in kept]
         (hand / name).write_text("\n".join(lines) + "\n")
     with Warehouse(":memory:") as fresh:
         fresh.ingest_qrels(plain, collection="beir")

@@ -223,7 +223,7 @@ def remove_source(wh: Store, collection: str, source: str) -> list[str]:
     ).fetchall()
     if not rows:
         known = sources(wh, collection)
-        listed = ", ".join(f"{o} {s}" for o, s in zip(known["origin"], known["source"])) or "none"
+        listed = ", ".join(f"{o} {s}" for o, s in zip(known["origin"], known["source"], strict=True)) or "none"
         raise EvalWhError(
             f"collection {collection!r} has no exclusion file or rule named {source!r} (it has: {listed})"
         )
@@ -288,7 +288,7 @@ def summary(wh: Store, collection: str) -> str | None:
         return None
     found = sources(wh, collection)
     named = []
-    for origin, source, pairs in zip(found["origin"], found["source"], found["pairs"]):
+    for origin, source, pairs in zip(found["origin"], found["source"], found["pairs"], strict=True):
         if origin == "rule":
             named.append("the rule identical_ids (a document whose id is its topic's id)")
         else:
