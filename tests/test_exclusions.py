@@ -445,3 +445,29 @@ def test_sources_added_and_removed_in_turn_leave_the_runs_a_hand_filter_gives(
         fresh.ingest_runs([hand / n for n in RUNS], collection="beir")
         assert stored == fresh.con.execute(query).fetchall()
         pd.testing.assert_frame_equal(values, fresh.evaluate(list(MEASURES.values()), collection="beir", per_query=True))
+
+
+def test_a_set_stored_with_minus_100_grades_moves_them_on_replace(collection: dict[str, object]) -> None:
+    """A warehouse whose set kept -100 as grades (stored before, or without exclusion labels):
+    the same file is not 'unchanged'; --replace moves the lines and filters the runs."""
+    from evalwh.store.ingest import ingest_qrels
+
+    folder: Path = collection["folder"]  # type: ignore[assignment]
+    with Warehouse(":memory:") as wh:
+        with wh.transaction():
+            ingest_qrels(wh, folder / "qrels", collection="beir", exclusion_labels=False)
+        wh.ingest_runs([folder / n for n in RUNS], collection="beir")
+        with pytest.raises(ReplaceError, match="holds its 24 lines labelled -100 as grades .* use --replace"):
+            wh.ingest_qrels(folder / "qrels", collection="beir")
+        assert wh.ingest_qrels(folder / "qrels", collection="beir", replace=True).status == "replaced"
+        assert wh.exclusion_sources(collection="beir")["pairs"].tolist() == [24]
+        labelled: set[tuple[str, str]] = collection["labelled"]  # type: ignore[assignment]
+        partial = Path(str(folder) + "-labelled")
+        partial.mkdir(exist_ok=True)
+        (partial / "qrels").write_text((collection["ref"] / "qrels").read_text())  # type: ignore[operator]
+        for name in RUNS:
+            lines = [line for line in (folder / name).read_text().splitlines()
+                     if (line.split()[0], line.split()[2]) not in labelled]
+            (partial / name).write_text("\n".join(lines) + "\n")
+        _same(wh.evaluate(list(MEASURES.values()), collection="beir", per_query=True), _pytrec(partial, RUNS))
+        assert wh.ingest_qrels(folder / "qrels", collection="beir").status == "unchanged"

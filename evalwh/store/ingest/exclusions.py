@@ -302,3 +302,13 @@ def summary(wh: Store, collection: str) -> str | None:
         f"{head}. Removed from the runs before ranking: {removed:,} lines of {runs:,} of"
         f" {len(lost):,} runs ({top:,} from a run's top 10), listed by evalwh exclusions losses."
     )
+
+
+def labelled_grades(wh: Store, collection: str, qrels_id: str) -> int:
+    """How many of a stored set's judgments are labelled -100 (a set stored as grades, before
+    evalwh read that label as an excluded document, or ingested without ``exclusion_labels``)."""
+    ((count,),) = wh.con.execute(
+        "SELECT count(*) FROM qrels WHERE collection_id = ? AND qrels_id = ? AND relevance = ?",
+        [collection, qrels_id, EXCLUDED_LABEL],
+    ).fetchall()
+    return int(count)
