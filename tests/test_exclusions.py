@@ -471,3 +471,24 @@ def test_a_set_stored_with_minus_100_grades_moves_them_on_replace(collection: di
             (partial / name).write_text("\n".join(lines) + "\n")
         _same(wh.evaluate(list(MEASURES.values()), collection="beir", per_query=True), _pytrec(partial, RUNS))
         assert wh.ingest_qrels(folder / "qrels", collection="beir").status == "unchanged"
+
+
+def test_compare_with_qrels_says_the_losses(collection: dict[str, object], tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evalwh.cli import app
+
+    folder: Path = collection["folder"]  # type: ignore[assignment]
+    result = CliRunner().invoke(
+        app,
+        ["--db", str(tmp_path / "none.duckdb"), "compare", "--qrels", str(folder / "qrels"),
+         *(str(folder / n) for n in RUNS[:2]), "-m", "AP", "--exclude", str(folder / "excluded.txt"),
+         "--exclude-identical-ids"],
+        env={"COLUMNS": "200", "EVALWH_DB": None},
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lost: Counter[tuple[str, str]] = collection["lost"]  # type: ignore[assignment]
+    for name in RUNS[:2]:
+        removed = sum(n for (run, _), n in lost.items() if run == name)
+        assert f"note: exclusions removed {removed} documents from run {name} (" in result.stderr
+    assert not (tmp_path / "none.duckdb").exists()
