@@ -492,3 +492,14 @@ def test_compare_with_qrels_says_the_losses(collection: dict[str, object], tmp_p
         removed = sum(n for (run, _), n in lost.items() if run == name)
         assert f"note: exclusions removed {removed} documents from run {name} (" in result.stderr
     assert not (tmp_path / "none.duckdb").exists()
+
+
+def test_remove_names_what_it_cannot_remove(collection: dict[str, object]) -> None:
+    from evalwh.errors import EvalWhError
+
+    with _warehouse(collection) as wh:
+        with pytest.raises(EvalWhError, match="exclusions of qrels set 'default' are its lines labelled -100"):
+            wh.remove_exclusions("default", collection="beir")
+        with pytest.raises(EvalWhError, match=r"no exclusion file or rule named 'nope' \(it has: file excluded.txt, "
+                                               r"qrels default, rule identical_ids\)"):
+            wh.remove_exclusions("nope", collection="beir")

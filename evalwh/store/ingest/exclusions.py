@@ -222,6 +222,15 @@ def remove_source(wh: Store, collection: str, source: str) -> list[str]:
         [collection, source],
     ).fetchall()
     if not rows:
+        qrels = wh.con.execute(
+            "SELECT 1 FROM exclusion_sources WHERE collection_id = ? AND source = ? AND origin = 'qrels'",
+            [collection, source],
+        ).fetchall()
+        if qrels:
+            raise EvalWhError(
+                f"the exclusions of qrels set {source!r} are its lines labelled -100: they go with the set "
+                "(ingest the set again, without them, with --replace)"
+            )
         known = sources(wh, collection)
         listed = ", ".join(f"{o} {s}" for o, s in zip(known["origin"], known["source"], strict=True)) or "none"
         raise EvalWhError(
