@@ -90,6 +90,12 @@ SELECT
     a.given,
     a.doc_key IN (SELECT doc_key FROM ex_docs) AS excluded
 FROM (
+    -- lists without removed rows keep their ranks (no count per row: most lists, first time)
+    SELECT r.list_key, r.doc_key, r.score, r.rank, coalesce(r.rank_given, CAST(r.rank AS VARCHAR)) AS given
+    FROM run_rows AS r
+    SEMI JOIN ex_lists USING (list_key)
+    ANTI JOIN ex_gaps USING (list_key)
+    UNION ALL
     SELECT
         r.list_key,
         r.doc_key,
@@ -100,6 +106,7 @@ FROM (
         coalesce(r.rank_given, CAST(r.rank AS VARCHAR)) AS given
     FROM run_rows AS r
     SEMI JOIN ex_lists USING (list_key)
+    SEMI JOIN (SELECT DISTINCT list_key FROM ex_gaps) USING (list_key)
     UNION ALL
     SELECT list_key, doc_key, score, rank, given
     FROM ex_removed
