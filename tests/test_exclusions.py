@@ -503,3 +503,32 @@ def test_remove_names_what_it_cannot_remove(collection: dict[str, object]) -> No
         with pytest.raises(EvalWhError, match=r"no exclusion file or rule named 'nope' \(it has: file excluded.txt, "
                                                r"qrels default, rule identical_ids\)"):
             wh.remove_exclusions("nope", collection="beir")
+
+
+def test_random_lists_filtered_and_restored_rank_as_a_fresh_ingest(tmp_path: Path) -> None:
+    """Dense exclusions on short lists with tied scores: two files added, the first removed; the
+    ranks are those a fresh ingest of the run without the second file's pairs gives."""
+    rng = random.Random(3)
+    qrels = pd.DataFrame({"query_id": ["1"] * 5 + ["2"] * 5, "doc_id": [f"d{i}" for i in range(5)] * 2,
+                          "relevance": [1, 0, 2, 0, 1] * 2})  # fmt: skip
+    query = "SELECT query_id, doc_id, rank FROM run_results ORDER BY ALL"
+    for trial in range(12):
+        rows = [(t, f"d{rng.randint(0, 40)}", float(rng.randint(0, 5))) for t in "12" for _ in range(rng.randint(1, 25))]
+        run = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]).drop_duplicates(["query_id", "doc_id"])
+        first = {(t, f"d{i}") for t in "12" for i in range(41) if rng.random() < 0.4} or {("1", "zz")}
+        second = {(t, f"d{i}") for t in "12" for i in range(41) if rng.random() < 0.3} or {("1", "zz")}
+        for name, pairs in (("a", first), ("b", second)):
+            (tmp_path / f"{trial}{name}").write_text("".join(f"{t} {d}\n" for t, d in sorted(pairs)))
+        with Warehouse(":memory:") as wh:
+            wh.ingest_qrels(qrels, collection="c")
+            wh.ingest_runs(run, collection="c", run_id="r")
+            wh.add_exclusions(tmp_path / f"{trial}a", collection="c", name="a")
+            wh.add_exclusions(tmp_path / f"{trial}b", collection="c", name="b")
+            wh.remove_exclusions("a", collection="c")
+            got = wh.con.execute(query).fetchall()
+        kept = run[[(t, d) not in second for t, d in zip(run.query_id, run.doc_id, strict=True)]]
+        with Warehouse(":memory:") as wh:
+            wh.ingest_qrels(qrels, collection="c")
+            if len(kept):
+                wh.ingest_runs(kept, collection="c", run_id="r")
+            assert got == wh.con.execute(query).fetchall(), trial
