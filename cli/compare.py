@@ -299,11 +299,14 @@ def compare(
 
         if not run_list:
             raise EvalWhError("compare --qrels needs run files: evalwh compare --qrels QRELS RUN RUN ...")
+        told: dict[str, None] = {}
         result = compare_files(
             qrels, run_list, measures or ["AP"], baseline=base, all_pairs=all_pairs, test=chosen_test,
             correction=chosen_correction, alpha=alpha, resamples=resamples, seed=seed, ranks=ranks,
-            exclusions=exclude or [], identical_ids=exclude_identical_ids,
+            exclusions=exclude or [], identical_ids=exclude_identical_ids, said=told.setdefault,
         )  # fmt: skip
+        for line in told:  # what the excluded documents took from each run (methods §17)
+            typer.echo(f"note: {line}", err=True)
     else:
         if collection is None:
             collection = only_collection(db)

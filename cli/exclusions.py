@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-
 from evalwh.cli._errors import handle_errors
 from evalwh.cli._options import (
     DEFAULT_DB,

@@ -25,7 +25,7 @@ Examples:
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -65,6 +65,7 @@ def evaluate(
     wide: bool = False,
     exclusions: Sequence[PathLike] = (),
     identical_ids: bool = False,
+    said: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:
     """Evaluate runs against qrels, storing nothing: ``evalwh eval --qrels QRELS RUN...``.
 
@@ -94,6 +95,8 @@ def evaluate(
             (``--exclude``; methods §17).
         identical_ids: Exclude a document whose id equals its topic's id (BEIR's ArguAna and
             Quora; ``--exclude-identical-ids``).
+        said: Called with each line about excluded documents: the qrels' -100 lines, and what
+            each run lost (the command prints them on standard error).
 
     Returns:
         Long form, as :meth:`evalwh.Warehouse.evaluate` (``collection_id`` is ``"files"``):
@@ -119,7 +122,7 @@ def evaluate(
         qrels, _runs(runs), _measures(measures), per_query=per_query, depths=depths, rel=rel, unjudged=unjudged,
         depth_cap=depth_cap, float32_ties=float32_ties, averaging=averaging,
         ignore_extra_fields=ignore_extra_fields, typed_names=typed_names, exclusions=exclusions,
-        identical_ids=identical_ids,
+        identical_ids=identical_ids, said=said,
     )  # fmt: skip
     return wide_form(frame) if wide else frame
 
@@ -144,6 +147,7 @@ def compare(
     exclusions: Sequence[PathLike] = (),
     identical_ids: bool = False,
     ranks: bool = False,
+    said: Callable[[str], None] | None = None,
 ) -> Comparison:
     """Compare runs with paired significance tests, storing nothing: ``evalwh compare``.
 
@@ -167,7 +171,7 @@ def compare(
         alpha: Significance level; the intervals cover 1 - alpha.
         resamples: Resamples of the randomization, bootstrap and randomised Tukey tests.
         seed: Seed of those resamples (the same seed, the same p-values).
-        rel, unjudged, depth_cap, averaging, ignore_extra_fields, exclusions, identical_ids:
+        rel, unjudged, depth_cap, averaging, ignore_extra_fields, exclusions, identical_ids, said:
             As :func:`evaluate`.
         ranks: Also each run's rank, 95% rank interval and tier in ``.ranks``
             (``evalwh compare --ranks``; :func:`ranks` on a DataFrame).
@@ -207,7 +211,7 @@ def compare(
     scores = evaluate(
         qrels, runs, asked, per_query=True, rel=rel, unjudged=unjudged, depth_cap=depth_cap,
         averaging=averaging, ignore_extra_fields=ignore_extra_fields, exclusions=exclusions,
-        identical_ids=identical_ids,
+        identical_ids=identical_ids, said=said,
     )  # fmt: skip
     # (NumRet per topic, in the same pass: the topics a run has no ranking for, for the note)
     scores, retrieved = split_retrieved(scores[["run_id", "query_id", "measure", "value"]], name, kept)

@@ -327,9 +327,8 @@ def test_a_stored_file_of_that_name_with_other_pairs_needs_replace(collection: d
 
 
 def test_the_commands_store_apply_and_report(collection: dict[str, object], tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
     from evalwh.cli import app
+    from typer.testing import CliRunner
 
     folder: Path = collection["folder"]  # type: ignore[assignment]
     db = tmp_path / "wh.duckdb"
@@ -438,10 +437,98 @@ def test_sources_added_and_removed_in_turn_leave_the_runs_a_hand_filter_gives(
     hand = tmp_path / "hand"
     hand.mkdir()
     for name in RUNS:
-        lines = [l for l in (folder / name).read_text().splitlines() if (l.split()[0], l.split()[2]) not in kept]
+        lines = [line for line in (folder / name).read_text().splitlines()
+                 if (line.split()[0], line.split()[2]) not in kept]
         (hand / name).write_text("\n".join(lines) + "\n")
     with Warehouse(":memory:") as fresh:
         fresh.ingest_qrels(plain, collection="beir")
         fresh.ingest_runs([hand / n for n in RUNS], collection="beir")
         assert stored == fresh.con.execute(query).fetchall()
         pd.testing.assert_frame_equal(values, fresh.evaluate(list(MEASURES.values()), collection="beir", per_query=True))
+
+
+def test_a_set_stored_with_minus_100_grades_moves_them_on_replace(collection: dict[str, object]) -> None:
+    """A warehouse whose set kept -100 as grades (stored before, or without exclusion labels):
+    the same file is not 'unchanged'; --replace moves the lines and filters the runs."""
+    from evalwh.store.ingest import ingest_qrels
+
+    folder: Path = collection["folder"]  # type: ignore[assignment]
+    with Warehouse(":memory:") as wh:
+        with wh.transaction():
+            ingest_qrels(wh, folder / "qrels", collection="beir", exclusion_labels=False)
+        wh.ingest_runs([folder / n for n in RUNS], collection="beir")
+        with pytest.raises(ReplaceError, match="holds its 24 lines labelled -100 as grades .* use --replace"):
+            wh.ingest_qrels(folder / "qrels", collection="beir")
+        assert wh.ingest_qrels(folder / "qrels", collection="beir", replace=True).status == "replaced"
+        assert wh.exclusion_sources(collection="beir")["pairs"].tolist() == [24]
+        labelled: set[tuple[str, str]] = collection["labelled"]  # type: ignore[assignment]
+        partial = Path(str(folder) + "-labelled")
+        partial.mkdir(exist_ok=True)
+        (partial / "qrels").write_text((collection["ref"] / "qrels").read_text())  # type: ignore[operator]
+        for name in RUNS:
+            lines = [line for line in (folder / name).read_text().splitlines()
+                     if (line.split()[0], line.split()[2]) not in labelled]
+            (partial / name).write_text("\n".join(lines) + "\n")
+        _same(wh.evaluate(list(MEASURES.values()), collection="beir", per_query=True), _pytrec(partial, RUNS))
+        assert wh.ingest_qrels(folder / "qrels", collection="beir").status == "unchanged"
+
+
+def test_compare_with_qrels_says_the_losses(collection: dict[str, object], tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from evalwh.cli import app
+
+    folder: Path = collection["folder"]  # type: ignore[assignment]
+    result = CliRunner().invoke(
+        app,
+        ["--db", str(tmp_path / "none.duckdb"), "compare", "--qrels", str(folder / "qrels"),
+         *(str(folder / n) for n in RUNS[:2]), "-m", "AP", "--exclude", str(folder / "excluded.txt"),
+         "--exclude-identical-ids"],
+        env={"COLUMNS": "200", "EVALWH_DB": None},
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lost: Counter[tuple[str, str]] = collection["lost"]  # type: ignore[assignment]
+    for name in RUNS[:2]:
+        removed = sum(n for (run, _), n in lost.items() if run == name)
+        assert f"note: exclusions removed {removed} documents from run {name} (" in result.stderr
+    assert not (tmp_path / "none.duckdb").exists()
+
+
+def test_remove_names_what_it_cannot_remove(collection: dict[str, object]) -> None:
+    from evalwh.errors import EvalWhError
+
+    with _warehouse(collection) as wh:
+        with pytest.raises(EvalWhError, match="exclusions of qrels set 'default' are its lines labelled -100"):
+            wh.remove_exclusions("default", collection="beir")
+        with pytest.raises(EvalWhError, match=r"no exclusion file or rule named 'nope' \(it has: file excluded.txt, "
+                                               r"qrels default, rule identical_ids\)"):
+            wh.remove_exclusions("nope", collection="beir")
+
+
+def test_random_lists_filtered_and_restored_rank_as_a_fresh_ingest(tmp_path: Path) -> None:
+    """Dense exclusions on short lists with tied scores: two files added, the first removed; the
+    ranks are those a fresh ingest of the run without the second file's pairs gives."""
+    rng = random.Random(3)
+    qrels = pd.DataFrame({"query_id": ["1"] * 5 + ["2"] * 5, "doc_id": [f"d{i}" for i in range(5)] * 2,
+                          "relevance": [1, 0, 2, 0, 1] * 2})  # fmt: skip
+    query = "SELECT query_id, doc_id, rank FROM run_results ORDER BY ALL"
+    for trial in range(12):
+        rows = [(t, f"d{rng.randint(0, 40)}", float(rng.randint(0, 5))) for t in "12" for _ in range(rng.randint(1, 25))]
+        run = pd.DataFrame(rows, columns=["query_id", "doc_id", "score"]).drop_duplicates(["query_id", "doc_id"])
+        first = {(t, f"d{i}") for t in "12" for i in range(41) if rng.random() < 0.4} or {("1", "zz")}
+        second = {(t, f"d{i}") for t in "12" for i in range(41) if rng.random() < 0.3} or {("1", "zz")}
+        for name, pairs in (("a", first), ("b", second)):
+            (tmp_path / f"{trial}{name}").write_text("".join(f"{t} {d}\n" for t, d in sorted(pairs)))
+        with Warehouse(":memory:") as wh:
+            wh.ingest_qrels(qrels, collection="c")
+            wh.ingest_runs(run, collection="c", run_id="r")
+            wh.add_exclusions(tmp_path / f"{trial}a", collection="c", name="a")
+            wh.add_exclusions(tmp_path / f"{trial}b", collection="c", name="b")
+            wh.remove_exclusions("a", collection="c")
+            got = wh.con.execute(query).fetchall()
+        kept = run[[(t, d) not in second for t, d in zip(run.query_id, run.doc_id, strict=True)]]
+        with Warehouse(":memory:") as wh:
+            wh.ingest_qrels(qrels, collection="c")
+            if len(kept):
+                wh.ingest_runs(kept, collection="c", run_id="r")
+            assert got == wh.con.execute(query).fetchall(), trial

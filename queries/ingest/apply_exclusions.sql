@@ -75,10 +75,19 @@ JOIN documents AS d
 WHERE x.collection_id = $collection_id;
 
 -- A kept row at closed rank k had rank k + (removed rows j, by rank, with rank_j - j < k):
--- rank_j - j is the number of kept rows above the j-th removed one.
+-- rank_j - j is the number of kept rows above the j-th removed one, and grows with j, so the
+-- count is the largest j whose rank_j - j is below k (an ASOF join finds it; removed rows
+-- next to one another share a kept_above, the last of them counts).
 CREATE OR REPLACE TEMP TABLE ex_gaps AS
-SELECT list_key, rank - row_number() OVER (PARTITION BY list_key ORDER BY rank) AS kept_above
-FROM ex_removed;
+SELECT list_key, kept_above, max(j) AS removed_above
+FROM (
+    SELECT
+        list_key,
+        rank - row_number() OVER (PARTITION BY list_key ORDER BY rank) AS kept_above,
+        row_number() OVER (PARTITION BY list_key ORDER BY rank) AS j
+    FROM ex_removed
+)
+GROUP BY list_key, kept_above;
 
 -- Every row of those lists at its rank as given; given is the rank column's text.
 CREATE OR REPLACE TEMP TABLE ex_all AS
@@ -90,16 +99,24 @@ SELECT
     a.given,
     a.doc_key IN (SELECT doc_key FROM ex_docs) AS excluded
 FROM (
+    -- lists without removed rows keep their ranks (no count per row: most lists, first time)
+    SELECT r.list_key, r.doc_key, r.score, r.rank, coalesce(r.rank_given, CAST(r.rank AS VARCHAR)) AS given
+    FROM run_rows AS r
+    SEMI JOIN ex_lists USING (list_key)
+    ANTI JOIN ex_gaps USING (list_key)
+    UNION ALL
     SELECT
         r.list_key,
         r.doc_key,
         r.score,
-        CAST(r.rank + (
-            SELECT count(*) FROM ex_gaps AS g WHERE g.list_key = r.list_key AND g.kept_above < r.rank
-        ) AS INTEGER) AS rank,
+        CAST(r.rank + coalesce(g.removed_above, 0) AS INTEGER) AS rank,
         coalesce(r.rank_given, CAST(r.rank AS VARCHAR)) AS given
-    FROM run_rows AS r
-    SEMI JOIN ex_lists USING (list_key)
+    FROM (
+        SELECT r.* FROM run_rows AS r
+        SEMI JOIN ex_lists USING (list_key)
+        SEMI JOIN (SELECT DISTINCT list_key FROM ex_gaps) USING (list_key)
+    ) AS r
+    ASOF LEFT JOIN ex_gaps AS g ON r.list_key = g.list_key AND r.rank > g.kept_above
     UNION ALL
     SELECT list_key, doc_key, score, rank, given
     FROM ex_removed

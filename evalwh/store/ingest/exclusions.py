@@ -222,8 +222,17 @@ def remove_source(wh: Store, collection: str, source: str) -> list[str]:
         [collection, source],
     ).fetchall()
     if not rows:
+        qrels = wh.con.execute(
+            "SELECT 1 FROM exclusion_sources WHERE collection_id = ? AND source = ? AND origin = 'qrels'",
+            [collection, source],
+        ).fetchall()
+        if qrels:
+            raise EvalWhError(
+                f"the exclusions of qrels set {source!r} are its lines labelled -100: they go with the set "
+                "(ingest the set again, without them, with --replace)"
+            )
         known = sources(wh, collection)
-        listed = ", ".join(f"{o} {s}" for o, s in zip(known["origin"], known["source"])) or "none"
+        listed = ", ".join(f"{o} {s}" for o, s in zip(known["origin"], known["source"], strict=True)) or "none"
         raise EvalWhError(
             f"collection {collection!r} has no exclusion file or rule named {source!r} (it has: {listed})"
         )
@@ -288,7 +297,7 @@ def summary(wh: Store, collection: str) -> str | None:
         return None
     found = sources(wh, collection)
     named = []
-    for origin, source, pairs in zip(found["origin"], found["source"], found["pairs"]):
+    for origin, source, pairs in zip(found["origin"], found["source"], found["pairs"], strict=True):
         if origin == "rule":
             named.append("the rule identical_ids (a document whose id is its topic's id)")
         else:
@@ -302,3 +311,13 @@ def summary(wh: Store, collection: str) -> str | None:
         f"{head}. Removed from the runs before ranking: {removed:,} lines of {runs:,} of"
         f" {len(lost):,} runs ({top:,} from a run's top 10), listed by evalwh exclusions losses."
     )
+
+
+def labelled_grades(wh: Store, collection: str, qrels_id: str) -> int:
+    """How many of a stored set's judgments are labelled -100 (a set stored as grades, before
+    evalwh read that label as an excluded document, or ingested without ``exclusion_labels``)."""
+    ((count,),) = wh.con.execute(
+        "SELECT count(*) FROM qrels WHERE collection_id = ? AND qrels_id = ? AND relevance = ?",
+        [collection, qrels_id, EXCLUDED_LABEL],
+    ).fetchall()
+    return int(count)

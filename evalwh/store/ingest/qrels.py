@@ -357,7 +357,10 @@ def _ingest_qrels(
         [collection, qrels_id],
     ).fetchall()
     existing = stored[0] if stored else None
-    if existing is not None and [existing[0], *existing[2:]] == [digest, *provenance.row()]:
+    # a set stored before -100 meant an excluded document holds such lines as grades: the same
+    # file is then not "unchanged", it is read anew (with --replace, below)
+    graded_labels = exclusion_labels and existing is not None and exclusions.labelled_grades(wh, collection, qrels_id)
+    if existing is not None and [existing[0], *existing[2:]] == [digest, *provenance.row()] and not graded_labels:
         return IngestResult("qrels", qrels_id, label, "unchanged", int(existing[1]))
 
     if isinstance(stage, Path):
@@ -400,6 +403,14 @@ def _ingest_qrels(
         return IngestResult("qrels", qrels_id, label, "unchanged", int(existing[1]))
     status = "ingested"
     if existing is not None:
+        if not replace and graded_labels and existing[0] == digest:
+            raise ReplaceError(
+                label,
+                f"qrels {qrels_id!r} of collection {collection!r} holds its {graded_labels:,} lines labelled -100"
+                " as grades (stored before they were read as excluded documents, methods §17)",
+                "ingest qrels",
+                "use --replace to move them to the collection's exclusions",
+            )
         if not replace:
             what = "content" if existing[0] != digest else "provenance (source, judge, model, prompt, round)"
             raise ReplaceError(
