@@ -29,7 +29,8 @@ class ReportOptions:
             leads on graded labels, P@10 on binary, whatever the judged depth).
         pairing: Decision-matrix pairing: ``P`` (P@d with A_p@d) or ``MAP`` (AP@d with A_p@d).
         depths: The depths d of the decision matrix and the depth figures; when None,
-            :data:`DEFAULT_DEPTHS` up to the judged depth, plus that depth (up to the deepest
+            :data:`DEFAULT_DEPTHS` within the judged depth, else 5, and 10
+            (:func:`~evalwh.present.report.defaults.default_depths`; up to the deepest
             ranking, plus that depth, when the judged depth is unknown).
         baselines: Compare every run against each of these runs (``evalwh compare -b``);
             empty: all pairs. The comparisons table lists the baseline pairs, else all pairs
