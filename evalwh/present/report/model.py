@@ -57,8 +57,8 @@ class ReportOptions:
             minus 1.5 interquartile ranges) and more than this below their median.
         max_all_pairs: Without a baseline, list all pairs up to this many; beyond it, list
             each run against the next one down the leaderboard.
-        pool_depth: The pool depth if known; inferred from pooled runs' judged prefixes when
-            None and run metadata says which runs were pooled.
+        pool_depth: The judged depth (a pool's depth) if known; when None, the conventions',
+            the evaluated pool's, or inferred from the ranked lists (methods §14.2).
         bounds: Draw the P@d bounds (Dempster-Shafer belief and plausibility) of the pairs.
         figures: Draw the figures (the Markdown report has none).
         max_rank: Deepest rank of the unjudged-share curve.
