@@ -107,7 +107,7 @@ def runs_(
 
     The defaults are the report's, from the collection (docs/report.md): runs ranked by its
     lead measure (nDCG@10 on graded labels, P@10 on binary, whatever the judged depth), P@d at
-    the depths up to the judged depth. With --measure or --depths, runs are ranked by
+    the report's decision-matrix depths. With --measure or --depths, runs are ranked by
     performance at the first depth, as before.
 
     Example: evalwh plot runs --collection trec8 --measure MAP -o runs.png

@@ -86,8 +86,8 @@ def report(
         typer.Option(
             "--measures",
             help="Comma-separated leaderboard measures, the first ranks it (MAP = AP; default "
-            "from the collection: nDCG@10 first on graded labels, P@10 on binary, cut at the "
-            "judged depth).",
+            "from the collection's conventions, else nDCG@10 first on graded labels, P@10 on "
+            "binary, whatever the judged depth; methods §14.1).",
         ),
     ] = None,
     pairing: Annotated[
@@ -100,8 +100,8 @@ def report(
         str | None,
         typer.Option(
             "--depths", "-d",
-            help="Depths d of the decision matrix (default 10,30,100,500,1000 up to the judged "
-            "depth, plus that depth).",
+            help="Depths d of the decision matrix (default those of 10,30,100,500,1000 within the "
+            "judged depth, else 5, and 10).",
         ),
     ] = None,
     pair: Annotated[

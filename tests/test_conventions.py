@@ -163,6 +163,7 @@ def test_several_sets_need_a_choice_and_conventions_store_it(nist: Path) -> None
     with Warehouse.open_reader(nist) as wh:
         assert wh.evaluate("AP").equals(wh.evaluate("AP", qrels_id="llm"))
         assert defaults.read_conventions(wh, "c").qrels_id == "llm"
+        assert wh.collections()["counted_set"].tolist() == ["llm"]  # (by name it would be nist)
     cleared = cli(nist, "conventions", "--clear")
     assert cleared.exit_code == 0 and "none chosen" in cleared.stdout
     with Warehouse(nist) as wh:

@@ -1,22 +1,29 @@
 -- name: collections
 -- description: One row per collection: topics, judged and relevant documents of one label set (named), runs, label sets.
 -- params:
--- The counts are those of one qrels set, named in "counted_set": 'default' (the set every
--- command uses unless told otherwise) when the collection has it; else the first set by
--- name made by human assessors (source 'human', or no source recorded); else the first set
--- by name. A collection of label sets alone (human and LLM labels, no 'default') is thus
--- counted on its human labels. "qrels_sets" counts every set.
+-- The counts are those of one qrels set, named in "counted_set": the set the collection's
+-- conventions name (evalwh conventions --qrels-id), else 'default', the sets every command
+-- uses unless told otherwise (docs/methods.md §14.3); else the first set by name made by
+-- human assessors (source 'human', or no source recorded); else the first set by name. A
+-- collection of label sets alone (human and LLM labels, no 'default') is thus counted on its
+-- human labels. "qrels_sets" counts every set.
 -- "judged" counts qrels rows with a grade >= 0 (negative grades are pooled but unjudged);
 -- "relevant" counts grades >= 1, trec_eval's default threshold.
 WITH counted AS (
     SELECT
-        collection_id,
+        s.collection_id,
         arg_min(
-            qrels_id,
-            (qrels_id <> 'default', coalesce(source, 'human') <> 'human', qrels_id)
+            s.qrels_id,
+            (
+                s.qrels_id IS DISTINCT FROM c.qrels_id,  -- (no conventions' set: no effect)
+                s.qrels_id <> 'default',
+                coalesce(s.source, 'human') <> 'human',
+                s.qrels_id
+            )
         ) AS qrels_id
-    FROM qrels_sets
-    GROUP BY collection_id
+    FROM qrels_sets AS s
+    LEFT JOIN collection_conventions AS c USING (collection_id)
+    GROUP BY s.collection_id
 ),
 judgments AS (
     SELECT

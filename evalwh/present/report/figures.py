@@ -101,7 +101,7 @@ def _drawn(draw: object, *args: object, **kwargs: object) -> str:
 
 @_report_style
 def unjudged_figure(unjudged: pd.DataFrame, pool_depth: int | None) -> Figure:
-    """The unjudged share per rank (methods §2.7), with the pool depth marked."""
+    """The unjudged share per rank (methods §2.7), with the judged depth marked (methods §14.2)."""
     from evalwh.present.plots.experiments import plain_log_axis
     from evalwh.present.report.model import Figure
 
@@ -112,7 +112,7 @@ def unjudged_figure(unjudged: pd.DataFrame, pool_depth: int | None) -> Figure:
     if pool_depth is not None:
         ax.axvline(pool_depth, color=INK, linestyle=":", linewidth=1)
         ax.annotate(
-            f"pool depth {pool_depth}",
+            f"judged depth {pool_depth}",
             (pool_depth, 0.95),
             xycoords=("data", "axes fraction"),
             xytext=(4, 0),

@@ -29,7 +29,8 @@ class ReportOptions:
             leads on graded labels, P@10 on binary, whatever the judged depth).
         pairing: Decision-matrix pairing: ``P`` (P@d with A_p@d) or ``MAP`` (AP@d with A_p@d).
         depths: The depths d of the decision matrix and the depth figures; when None,
-            :data:`DEFAULT_DEPTHS` up to the judged depth, plus that depth (up to the deepest
+            :data:`DEFAULT_DEPTHS` within the judged depth, else 5, and 10
+            (:func:`~evalwh.present.report.defaults.default_depths`; up to the deepest
             ranking, plus that depth, when the judged depth is unknown).
         baselines: Compare every run against each of these runs (``evalwh compare -b``);
             empty: all pairs. The comparisons table lists the baseline pairs, else all pairs
@@ -58,8 +59,8 @@ class ReportOptions:
             comparisons section summarises: tiers, the weak pairs (case 2 or 4) and the pairs
             the measures disagree on.
         listed: In that summary, list at most this many weak pairs and disagreeing pairs.
-        pool_depth: The pool depth if known; inferred from pooled runs' judged prefixes when
-            None and run metadata says which runs were pooled.
+        pool_depth: The judged depth (a pool's depth) if known; when None, the conventions',
+            the evaluated pool's, or inferred from the ranked lists (methods §14.2).
         bounds: Draw the P@d bounds (Dempster-Shafer belief and plausibility) of the pairs.
         figures: Draw the figures (the Markdown report has none).
         max_rank: Deepest rank of the unjudged-share curve.
