@@ -49,7 +49,9 @@ def test_unbiased_over_every_stratified_sample() -> None:
     for a in itertools.combinations(first, 2):
         for b in itertools.combinations(second, 3):
             idx = list(a) + list(b)
-            e = design_estimate(y[idx], f[idx], f.sum(), strata=strata[idx], population=[5, 4], weight=0.6)
+            e = design_estimate(
+                y[idx], f[idx], f.sum(), strata=strata[idx], population=[5, 4], weight=0.6
+            )
             estimates.append(e.estimate[0])
             variances.append(e.se[0] ** 2)
     estimates = np.asarray(estimates)
@@ -94,7 +96,9 @@ def test_human_only_interval_is_the_srs_interval() -> None:
     assert e.human[0] == pytest.approx(50 * y.mean(), rel=1e-12)
     assert e.human_se[0] == pytest.approx(se, rel=1e-12)
     half = stats.t.ppf(0.95, 11) * se
-    assert (e.human_lower[0], e.human_upper[0]) == pytest.approx((50 * y.mean() - half, 50 * y.mean() + half))
+    assert (e.human_lower[0], e.human_upper[0]) == pytest.approx(
+        (50 * y.mean() - half, 50 * y.mean() + half)
+    )
 
 
 def test_tuned_never_wider_than_human_only() -> None:

@@ -40,7 +40,15 @@ DESIGNS = ("pairs", "topics")
 STRATIFY = ("topic", "grade")
 LINEAR = ("P", "RBP", "dcg")  # measures linear in the labels at a fixed ranking
 IMPLAUSIBLE_P = 1e-3  # a declared audit whose sample departs from the frame this clearly is refused
-RANK_BINS = (1, 2, 4, 11, 21, 51, 101)  # best rank of a pair over the runs: 1, 2-3, 4-10, 11-20, ...
+RANK_BINS = (
+    1,
+    2,
+    4,
+    11,
+    21,
+    51,
+    101,
+)  # best rank of a pair over the runs: 1, 2-3, 4-10, 11-20, ...
 
 
 # -- drawing (pure) --------------------------------------------------------------------------
@@ -96,28 +104,40 @@ def draw_sample(
     if stratify is not None and stratify not in STRATIFY:
         raise MetricParamError(f"audit: stratify {stratify!r} is not one of {', '.join(STRATIFY)}")
     if design == "topics" and stratify is not None:
-        raise MetricParamError("audit: a sample of topics takes no strata (stratify the pairs design)")
+        raise MetricParamError(
+            "audit: a sample of topics takes no strata (stratify the pairs design)"
+        )
     rng = np.random.default_rng(seed)
     frame = frame.sort_values(["query_id", "doc_id"], kind="stable").reset_index(drop=True)
     if design == "topics":
         topics = np.asarray(sorted(frame["query_id"].unique()))
         if not 2 <= size <= len(topics):
-            raise MetricParamError(f"audit: {size} topics asked for; the frame has {len(topics)} (give 2 to all)")
+            raise MetricParamError(
+                f"audit: {size} topics asked for; the frame has {len(topics)} (give 2 to all)"
+            )
         chosen = topics[rng.permutation(len(topics))[:size]]
         place = {topic: i for i, topic in enumerate(chosen)}
         picked = frame[frame["query_id"].isin(place)].copy()
         picked["_order"] = picked["query_id"].map(place)
         picked = picked.sort_values(["_order", "doc_id"], kind="stable")
-        strata = pd.DataFrame({"stratum": [0], "label": ["all"], "population": [len(topics)], "sampled": [size]})
+        strata = pd.DataFrame(
+            {"stratum": [0], "label": ["all"], "population": [len(topics)], "sampled": [size]}
+        )
         pairs = picked[["query_id", "doc_id"]].assign(stratum=0)
     else:
         if not 2 <= size <= len(frame):
-            raise MetricParamError(f"audit: {size} pairs asked for; the frame has {len(frame)} (give 2 to all)")
+            raise MetricParamError(
+                f"audit: {size} pairs asked for; the frame has {len(frame)} (give 2 to all)"
+            )
         if stratify is None:
             labels = np.zeros(len(frame), dtype=np.int64)
             names = ["all"]
         else:
-            key = frame["query_id"] if stratify == "topic" else frame["machine_grade"].map(_grade_text)
+            key = (
+                frame["query_id"]
+                if stratify == "topic"
+                else frame["machine_grade"].map(_grade_text)
+            )
             names_index, labels = np.unique(key.to_numpy(str), return_inverse=True)
             names = [str(x) for x in names_index]
         population = np.bincount(labels, minlength=len(names))
@@ -141,7 +161,9 @@ def _grade_text(grade: float) -> str:
 def rank_bin_labels() -> list[str]:
     """Names of the best-rank bins :func:`check_declared` compares: ``1, 2-3, ..., >100 or none``."""
     edges = list(RANK_BINS)
-    names = [f"{a}" if b == a + 1 else f"{a}-{b - 1}" for a, b in zip(edges[:-1], edges[1:], strict=True)]
+    names = [
+        f"{a}" if b == a + 1 else f"{a}-{b - 1}" for a, b in zip(edges[:-1], edges[1:], strict=True)
+    ]
     return names + [f">{edges[-1] - 1} or unretrieved"]
 
 
@@ -171,7 +193,10 @@ def check_declared(
     outside = wanted.difference(keys)
     if len(outside):
         q, d = outside[0]
-        return f"{len(outside)} audited pair(s) are not in the frame, e.g. topic {q} document {d}", ""
+        return (
+            f"{len(outside)} audited pair(s) are not in the frame, e.g. topic {q} document {d}",
+            "",
+        )
     inside = keys.isin(wanted)
     if design == "topics":
         topics = set(audited["query_id"].astype(str))
@@ -191,7 +216,11 @@ def check_declared(
     for what, values, labels in (("best rank", bins, None), ("machine grade", grades, None)):
         del labels
         table = pd.crosstab(strata_of.to_numpy(str), values)
-        sampled = pd.crosstab(strata_of.to_numpy(str)[inside], values[inside]).reindex_like(table).fillna(0)
+        sampled = (
+            pd.crosstab(strata_of.to_numpy(str)[inside], values[inside])
+            .reindex_like(table)
+            .fillna(0)
+        )
         n_h = sampled.sum(axis=1)
         expected = (table.div(table.sum(axis=1), axis=0).mul(n_h, axis=0)).sum(axis=0)
         observed = sampled.sum(axis=0)
@@ -222,7 +251,9 @@ def check_measure(measure: catalog.Measure, design: str) -> None:
             "gain), so a pairs audit cannot estimate it: draw an audit of topics (evalwh audit draw --design topics)"
         )
     if measure.metric.name == "dcg" and measure.params.get("gains") is not None:
-        raise MetricParamError(f"{measure.name}: a pairs audit estimates dcg with gain = grade only")
+        raise MetricParamError(
+            f"{measure.name}: a pairs audit estimates dcg with gain = grade only"
+        )
 
 
 def rank_weights(measure: catalog.Measure, rank: np.ndarray) -> np.ndarray:
@@ -257,7 +288,9 @@ def gains(measure: catalog.Measure, grades: np.ndarray, rel: float = 1.0) -> np.
     return (grades >= dict(measure.options).get("rel", rel)).astype(float)
 
 
-def expected_gains(measure: catalog.Measure, probs: Sequence[Sequence[float]], rel: float = 1.0) -> np.ndarray:
+def expected_gains(
+    measure: catalog.Measure, probs: Sequence[Sequence[float]], rel: float = 1.0
+) -> np.ndarray:
     """A probabilistic judge's expected gain: ``sum_g P(g) gain(g)`` over grades 0.., its probabilities renormalised."""
     out = np.empty(len(probs))
     for i, row in enumerate(probs):
@@ -277,7 +310,8 @@ def pair_values(
     from scipy import sparse
 
     return sparse.csr_matrix(
-        (weights / topics, (positions["pair_no"].to_numpy(), positions["run_no"].to_numpy())), shape=(n_pairs, n_runs)
+        (weights / topics, (positions["pair_no"].to_numpy(), positions["run_no"].to_numpy())),
+        shape=(n_pairs, n_runs),
     )
 
 
@@ -288,7 +322,9 @@ def _require_set(wh: Store, collection: str, qrels_id: str, what: str) -> None:
     known = [r for (r,) in wh.con.execute(
         "SELECT qrels_id FROM qrels_sets WHERE collection_id = ? ORDER BY qrels_id", [collection]).fetchall()]  # fmt: skip
     if qrels_id not in known:
-        raise NotFoundError(f"{what}: collection {collection!r} has no qrels set {qrels_id!r}; it has {known}")
+        raise NotFoundError(
+            f"{what}: collection {collection!r} has no qrels set {qrels_id!r}; it has {known}"
+        )
 
 
 def frame_pairs(wh: Store, collection: str, frame_id: str, machine_id: str) -> pd.DataFrame:
@@ -319,18 +355,26 @@ def _store(
     *, replace: bool,
 ) -> None:  # fmt: skip
     exists = wh.con.execute(
-        "SELECT count(*) FROM audits WHERE collection_id = ? AND audit_id = ?", [collection, audit_id]
+        "SELECT count(*) FROM audits WHERE collection_id = ? AND audit_id = ?",
+        [collection, audit_id],
     ).fetchone()[0]
     if exists and not replace:
-        raise EvalWhError(f"audit {audit_id!r} exists in collection {collection!r}; give --replace to draw it anew")
+        raise EvalWhError(
+            f"audit {audit_id!r} exists in collection {collection!r}; give --replace to draw it anew"
+        )
     pools = wh.con.execute(
         "SELECT count(*) FROM pools WHERE collection_id = ? AND pool_id = ?", [collection, audit_id]
     ).fetchone()[0]
     if pools:
-        raise EvalWhError(f"{audit_id!r} names a pool of collection {collection!r}; `pool export` must tell them apart")
+        raise EvalWhError(
+            f"{audit_id!r} names a pool of collection {collection!r}; `pool export` must tell them apart"
+        )
     with wh.transaction():
         for table in ("audits", "audit_strata", "audit_pairs"):
-            wh.con.execute(f"DELETE FROM {table} WHERE collection_id = ? AND audit_id = ?", [collection, audit_id])
+            wh.con.execute(
+                f"DELETE FROM {table} WHERE collection_id = ? AND audit_id = ?",
+                [collection, audit_id],
+            )
         wh.con.execute(
             "INSERT INTO audits (collection_id, audit_id, frame_id, machine_id, design, stratify, size, seed, "
             "declared, check_note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -363,7 +407,9 @@ def draw_audit(
     frame = frame_pairs(wh, collection, frame_id or machine_id, machine_id)
     units = len(frame) if design == "pairs" else frame["query_id"].nunique()
     if (size is None) == (share is None):
-        raise MetricParamError("audit: give the size (units) or the share of the frame, one of them")
+        raise MetricParamError(
+            "audit: give the size (units) or the share of the frame, one of them"
+        )
     if share is not None:
         if not 0 < share <= 1:
             raise MetricParamError(f"audit: share {share} must lie in (0, 1]")
@@ -389,14 +435,19 @@ def declare_audit(
     if design not in DESIGNS:
         raise MetricParamError(f"audit: design {design!r} is not one of {', '.join(DESIGNS)}")
     if stratify is not None and (stratify not in STRATIFY or design == "topics"):
-        raise MetricParamError(f"audit: stratify {stratify!r} applies to the pairs design, by topic or grade")
+        raise MetricParamError(
+            f"audit: stratify {stratify!r} applies to the pairs design, by topic or grade"
+        )
     frame = frame_pairs(wh, collection, frame_id or machine_id, machine_id)
     _require_set(wh, collection, labels_id, "audit labels")
     audited = wh.df(
         "SELECT query_id, doc_id FROM qrels WHERE collection_id = $c AND qrels_id = $q AND relevance >= 0 "
         "ORDER BY query_id, doc_id", {"c": collection, "q": labels_id},
     )  # fmt: skip
-    best = wh.df(sql.query(_QUERIES, "best_rank"), {"collection_id": collection, "frame_id": frame_id or machine_id})
+    best = wh.df(
+        sql.query(_QUERIES, "best_rank"),
+        {"collection_id": collection, "frame_id": frame_id or machine_id},
+    )
     frame = frame.merge(best, on=["query_id", "doc_id"], how="left")
     if design == "pairs" and stratify == "topic":
         strata_of = frame["query_id"].astype(str)
@@ -435,7 +486,9 @@ def declare_audit(
 def list_audits(wh: Store, collection: str, *, audit_id: str | None = None) -> pd.DataFrame:
     """The stored audits: design, frame, machine set, units drawn of the frame's (one row per audit)."""
     wh.require_collection(collection)
-    return wh.df(sql.query(_QUERIES, "list_audits"), {"collection_id": collection, "audit_id": audit_id})
+    return wh.df(
+        sql.query(_QUERIES, "list_audits"), {"collection_id": collection, "audit_id": audit_id}
+    )
 
 
 def audit_record(wh: Store, collection: str, audit_id: str) -> dict[str, Any]:
@@ -457,7 +510,9 @@ def audit_record(wh: Store, collection: str, audit_id: str) -> dict[str, Any]:
 def audit_order(wh: Store, collection: str, audit_id: str) -> pd.DataFrame:
     """An audit's pairs as a judging order (``pool export``'s columns): ``query_id, doc_id, topic_order, overall_order, weight``."""
     audit_record(wh, collection, audit_id)
-    return wh.df(sql.query(_QUERIES, "audit_order"), {"collection_id": collection, "audit_id": audit_id})
+    return wh.df(
+        sql.query(_QUERIES, "audit_order"), {"collection_id": collection, "audit_id": audit_id}
+    )
 
 
 # -- estimates (evalwh audit estimate) --------------------------------------------------------
@@ -488,21 +543,33 @@ def _unit_matrices(
     topics = frame["query_id"].nunique()
     if record["design"] == "pairs":
         k = measure.params.get("k")
-        positions = wh.df(sql.query(_QUERIES, "positions"), {"collection_id": collection, "max_depth": k})
+        positions = wh.df(
+            sql.query(_QUERIES, "positions"), {"collection_id": collection, "max_depth": k}
+        )
         matrix = pair_values(positions, len(frame), len(run_ids), topics,
                              rank_weights(measure, positions["rank"].to_numpy()))  # fmt: skip
-        f_gain = gains(measure, frame["machine_grade"].to_numpy(float), rel) if machine_gain is None else machine_gain
+        f_gain = (
+            gains(measure, frame["machine_grade"].to_numpy(float), rel)
+            if machine_gain is None
+            else machine_gain
+        )
         rows = audited["pair_no"].to_numpy()
         sample = matrix[rows].toarray()
         h_gain = gains(measure, audited["human_grade"].to_numpy(float), rel)
-        return sample * h_gain[:, None], sample * f_gain[rows][:, None], np.asarray(matrix.T @ f_gain).ravel()
+        return (
+            sample * h_gain[:, None],
+            sample * f_gain[rows][:, None],
+            np.asarray(matrix.T @ f_gain).ravel(),
+        )
     from evalwh.measures.evaluation import evaluate
 
     def per_topic(qrels_id: str) -> pd.DataFrame:
         values = evaluate(wh, [measure.label or str(measure)], collection=collection, runs=run_ids, per_query=True,
                           qrels_id=qrels_id, rel=int(rel))  # fmt: skip
         values = values[values["query_id"] != "all"]
-        return values.pivot_table(index="query_id", columns="run_id", values="value", aggfunc="first")
+        return values.pivot_table(
+            index="query_id", columns="run_id", values="value", aggfunc="first"
+        )
 
     all_topics = sorted(frame["query_id"].unique())
     sampled = sorted(audited["query_id"].unique())
@@ -553,12 +620,16 @@ def estimate(
     for m in parsed:
         check_measure(m, record["design"])
     if probabilities and record["design"] != "pairs":
-        raise MetricParamError("--probabilities applies to a pairs audit (a topics audit scores the machine's grades)")
+        raise MetricParamError(
+            "--probabilities applies to a pairs audit (a topics audit scores the machine's grades)"
+        )
     known = wh.run_ids(collection)
     run_ids = sorted(known) if runs is None else list(dict.fromkeys(runs))
     unknown = sorted(set(run_ids) - set(known))
     if unknown or not run_ids:
-        raise NotFoundError(f"collection {collection!r} has no run(s) {unknown or '(none given)'}; evalwh runs lists them")
+        raise NotFoundError(
+            f"collection {collection!r} has no run(s) {unknown or '(none given)'}; evalwh runs lists them"
+        )
     frame = frame_pairs(wh, collection, record["frame_id"], record["machine_id"])
     frame["pair_no"] = np.arange(len(frame))
     audited = wh.df(sql.query(_QUERIES, "audit_labels"),
@@ -571,23 +642,33 @@ def estimate(
             f"e.g. topic {row['query_id']} document {row['doc_id']}: an audit with pairs left out is no longer "
             "a random sample; judge them, or declare the pairs judged as an audit of their own"
         )
-    audited = audited.merge(frame[["query_id", "doc_id", "pair_no"]], on=["query_id", "doc_id"], how="left")
+    audited = audited.merge(
+        frame[["query_id", "doc_id", "pair_no"]], on=["query_id", "doc_id"], how="left"
+    )
     if audited["pair_no"].isna().any():
-        raise InsufficientDataError(f"audit {audit_id!r} holds pairs its frame {record['frame_id']!r} no longer has")
+        raise InsufficientDataError(
+            f"audit {audit_id!r} holds pairs its frame {record['frame_id']!r} no longer has"
+        )
     audited["pair_no"] = audited["pair_no"].astype(np.int64)
-    strata = wh.df(sql.query(_QUERIES, "strata"), {"collection_id": collection, "audit_id": audit_id})
+    strata = wh.df(
+        sql.query(_QUERIES, "strata"), {"collection_id": collection, "audit_id": audit_id}
+    )
     machine_probs: pd.DataFrame | None = None
     if probabilities:
         machine_probs = wh.df(sql.query(_QUERIES, "probabilities"),
                               {"collection_id": collection, "machine_id": record["machine_id"]})  # fmt: skip
-        machine_probs = frame[["query_id", "doc_id"]].merge(machine_probs, on=["query_id", "doc_id"], how="left")
+        machine_probs = frame[["query_id", "doc_id"]].merge(
+            machine_probs, on=["query_id", "doc_id"], how="left"
+        )
         if machine_probs["probs"].isna().any():
             raise InsufficientDataError(
                 f"machine set {record['machine_id']!r} has no stored probabilities for "
                 f"{int(machine_probs['probs'].isna().sum())} frame pair(s); ingest its LARA file, or leave out --probabilities"
             )
     wh.con.register("audit_frame", frame[["pair_no", "query_id", "doc_id"]])
-    wh.con.register("audit_runs", pd.DataFrame({"run_no": np.arange(len(run_ids)), "run_id": run_ids}))
+    wh.con.register(
+        "audit_runs", pd.DataFrame({"run_no": np.arange(len(run_ids)), "run_id": run_ids})
+    )
     if record["design"] == "topics":
         units = audited.drop_duplicates("query_id")
         unit_strata = np.zeros(len(units), dtype=np.int64)
@@ -600,11 +681,19 @@ def estimate(
     out_runs, out_pairs = [], []
     try:
         for m in parsed:
-            gain = None if machine_probs is None else expected_gains(m, machine_probs["probs"].tolist(), rel)
-            y, f, total = _unit_matrices(wh, collection, record, m, run_ids, frame, units, gain, human_id, rel)
-            e = design_estimate(y, f, total, strata=unit_strata, population=population, weight=weight, level=level)
+            gain = (
+                None
+                if machine_probs is None
+                else expected_gains(m, machine_probs["probs"].tolist(), rel)
+            )
+            y, f, total = _unit_matrices(
+                wh, collection, record, m, run_ids, frame, units, gain, human_id, rel
+            )
+            e = design_estimate(
+                y, f, total, strata=unit_strata, population=population, weight=weight, level=level
+            )
             out_runs.append(pd.DataFrame({
-                "measure": m.name, "run_id": run_ids, "design": record["design"], "estimate": e.estimate,
+                "measure": str(m), "run_id": run_ids, "design": record["design"], "estimate": e.estimate,
                 "ci_low": e.lower, "ci_high": e.upper, "se": e.se, "human": e.human, "human_low": e.human_lower,
                 "human_high": e.human_upper, "machine": e.machine, "weight": e.weight, "audited": e.n,
                 "effective_n": e.effective_n,
@@ -617,7 +706,7 @@ def estimate(
                                     population=population, weight=weight, level=1 - alpha)  # fmt: skip
                 adjusted = adjust_p(d.p_value, correction)
                 out_pairs.append(pd.DataFrame({
-                    "measure": m.name, "run_a": [p[0] for p in family], "run_b": [p[1] for p in family],
+                    "measure": str(m), "run_a": [p[0] for p in family], "run_b": [p[1] for p in family],
                     "diff": d.estimate, "ci_low": d.lower, "ci_high": d.upper, "se": d.se, "p_value": d.p_value,
                     "p_adjusted": adjusted, "reject": adjusted < 1 - level, "human_diff": d.human,
                     "machine_diff": d.machine, "weight": d.weight, "effective_n": d.effective_n,
@@ -627,8 +716,12 @@ def estimate(
         wh.con.unregister("audit_runs")
     notes = []
     if record["declared"]:
-        notes.append(f"audit {audit_id!r} was drawn elsewhere and declared; its check found: {record['check_note']}")
+        notes.append(
+            f"audit {audit_id!r} was drawn elsewhere and declared; its check found: {record['check_note']}"
+        )
     pairs = pd.concat(out_pairs, ignore_index=True) if differences else None
     if differences:
-        notes.append(f"differences: {correction} over {len(family)} pairs per measure, alpha {1 - level:g}")
+        notes.append(
+            f"differences: {correction} over {len(family)} pairs per measure, alpha {1 - level:g}"
+        )
     return AuditEstimates(pd.concat(out_runs, ignore_index=True), pairs, notes)

@@ -86,7 +86,9 @@ def _columns(values: ArrayLike, name: str) -> NDArray[np.float64]:
     if array.ndim != 2:
         raise MetricParamError(f"prediction-powered estimate: {name} must be 1- or 2-dimensional")
     if not np.isfinite(array).all():
-        raise MetricParamError(f"prediction-powered estimate: {name} holds a value that is not a finite number")
+        raise MetricParamError(
+            f"prediction-powered estimate: {name} holds a value that is not a finite number"
+        )
     return array
 
 
@@ -138,16 +140,22 @@ def design_estimate(
         raise MetricParamError(f"prediction-powered estimate: level {level} must lie in (0, 1)")
     ys, fs = _columns(y, "y"), _columns(f, "f")
     if ys.shape != fs.shape:
-        raise MetricParamError(f"prediction-powered estimate: y {ys.shape} and f {fs.shape} differ in shape")
+        raise MetricParamError(
+            f"prediction-powered estimate: y {ys.shape} and f {fs.shape} differ in shape"
+        )
     n, columns = ys.shape
     total = np.broadcast_to(np.asarray(machine_total, dtype=float), (columns,)).astype(float)
     groups = np.zeros(n, dtype=np.int64) if strata is None else np.asarray(strata, dtype=np.int64)
     sizes = np.asarray([n] if population is None else population, dtype=float)
     if groups.shape != (n,) or (n and (groups.min() < 0 or groups.max() >= len(sizes))):
-        raise MetricParamError("prediction-powered estimate: strata must number the audited units 0..H-1")
+        raise MetricParamError(
+            "prediction-powered estimate: strata must number the audited units 0..H-1"
+        )
     sampled = np.bincount(groups, minlength=len(sizes)).astype(float)
     if (sampled > sizes).any():
-        raise InsufficientDataError("prediction-powered estimate: a stratum has more audited units than units")
+        raise InsufficientDataError(
+            "prediction-powered estimate: a stratum has more audited units than units"
+        )
     thin = (sampled < 2) & (sizes > sampled)
     if thin.any():
         h = int(np.flatnonzero(thin)[0])
@@ -173,7 +181,9 @@ def design_estimate(
     if weight == "tuned":
         lam = np.divide(v_yf, v_ff, out=np.zeros(columns), where=v_ff > 0)
     elif isinstance(weight, str):
-        raise MetricParamError(f"prediction-powered estimate: weight {weight!r} must be 'tuned' or a number")
+        raise MetricParamError(
+            f"prediction-powered estimate: weight {weight!r} must be 'tuned' or a number"
+        )
     else:
         lam = np.full(columns, float(weight))
     human = (expand * sampled) @ mean_y
@@ -185,7 +195,9 @@ def design_estimate(
     quantile = float(stats.t.ppf((1 + level) / 2, dof))
     se, human_se = np.sqrt(var_ppi), np.sqrt(var_human)
     with np.errstate(divide="ignore", invalid="ignore"):
-        effective = np.where(var_ppi > 0, n * var_human / var_ppi, np.where(var_human > 0, np.inf, float(n)))
+        effective = np.where(
+            var_ppi > 0, n * var_human / var_ppi, np.where(var_human > 0, np.inf, float(n))
+        )
         t_stat = np.where(se > 0, np.abs(estimate) / se, np.where(estimate == 0, 0.0, np.inf))
     p_value = 2 * stats.t.sf(t_stat, dof)
     return DesignEstimate(
