@@ -81,7 +81,7 @@ def test_tuned_weight_is_the_least_squares_slope() -> None:
     np.testing.assert_allclose(e.weight, slopes, rtol=1e-10)
     # stratified: the weight pools the strata's moments with their c_h (a weighted regression)
     strata = np.repeat([0, 1], 15)
-    s = design_estimate(y[:, 0], f[:, 0], 1.0, strata=strata, population=[100, 40])
+    s = design_estimate(y[:, 0], f[:, 0], 100 * f[:15, 0].mean() + 40 * f[15:, 0].mean(), strata=strata, population=[100, 40])
     c = np.array([100**2 * (1 - 15 / 100) / 15, 40**2 * (1 - 15 / 40) / 15])
     num = sum(c[h] * np.cov(y[strata == h, 0], f[strata == h, 0])[0, 1] for h in (0, 1))
     den = sum(c[h] * np.var(f[strata == h, 0], ddof=1) for h in (0, 1))
@@ -124,3 +124,40 @@ def test_refusals() -> None:
         design_estimate([1.0, 0.0], [1.0, 0.0], 1.0, population=[4], level=1.0)
     with pytest.raises(MetricParamError, match="finite"):
         design_estimate([1.0, np.nan], [1.0, 0.0], 1.0, population=[4])
+
+
+def test_jackknife_of_the_tuned_estimate_is_the_brute_force_one() -> None:
+    from evalwh.stats.ppi import jackknife_tuned
+
+    rng = np.random.default_rng(8)
+    y, f = rng.random((11, 2)), rng.random((11, 2))
+    strata = np.array([0] * 5 + [1] * 6)
+    sizes, sampled = np.array([20.0, 30.0]), np.array([5.0, 6.0])
+    total = f.sum(axis=0) * 3
+    fast = jackknife_tuned(y, f, strata, sizes, sampled, total)
+    # by hand: drop each unit, re-estimate lambda and the total, then Wolter's stratified jackknife
+    variance = np.zeros(2)
+    for h in (0, 1):
+        members = np.flatnonzero(strata == h)
+        thetas = []
+        for i in members:
+            keep = np.setdiff1d(np.arange(11), [i])
+            population = sizes.copy()
+            e = design_estimate(y[keep], f[keep], total, strata=strata[keep], population=population)
+            lam = []
+            for r in range(2):  # the tuned weight by the formula, from numpy's covariances
+                num = den = 0.0
+                for g in (0, 1):
+                    part = keep[strata[keep] == g]
+                    c = sizes[g] ** 2 * (1 - len(part) / sizes[g]) / len(part)
+                    num += c * np.cov(y[part, r], f[part, r])[0, 1]
+                    den += c * np.var(f[part, r], ddof=1)
+                lam.append(num / den)
+            fixed = [design_estimate(y[keep, r], f[keep, r], total[r], strata=strata[keep], population=population,
+                                     weight=lam[r]).estimate[0] for r in range(2)]  # fmt: skip
+            del e
+            thetas.append(fixed)
+        thetas = np.asarray(thetas)
+        n_h = len(members)
+        variance += (1 - n_h / sizes[h]) * (n_h - 1) / n_h * ((thetas - thetas.mean(axis=0)) ** 2).sum(axis=0)
+    np.testing.assert_allclose(fast, variance, rtol=1e-10)

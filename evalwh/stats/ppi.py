@@ -26,9 +26,14 @@ fixed ``lambda``. The tuned weight minimises ``V``:
 
 so ``V(lambda) <= V(0)``, the variance of the human-only estimate (``lambda = 0``), on every
 sample: a poor judge is given a small weight and cannot widen the interval. ``lambda = 1`` is
-the original PPI. The interval is ``theta_hat +- t_{df, (1 + level) / 2} * sqrt(V)`` with
-``df = n - H`` for both the human-only and the prediction-powered estimate (the degree of freedom
-spent on ``lambda`` is not subtracted, so the two intervals differ by their variances only).
+the original PPI. The interval is ``theta_hat +- t_{df, (1 + level) / 2} * sqrt(V)``. The
+human-only interval has ``df = min(n - H, m - 1)``, ``m`` the audited units whose ``y`` or ``f``
+is not zero (a run's top ten are a few of the audited pairs: its variance rests on those). A
+tuned ``lambda`` costs one more degree of freedom, and its variance is the delete-one
+jackknife's (:func:`jackknife_tuned`), which carries the estimation of ``lambda`` (the plug-in
+``V(lambda)``, minimised on the very sample, is too small on a few audited topics); where that
+makes the interval no narrower than the human-only one, ``lambda = 0`` is used, so the
+interval is never wider.
 
 Everything is vectorised over columns: ``y`` and ``f`` are ``(n, R)`` arrays, one column per
 run (or per difference of two runs), each column with its own ``lambda``.
@@ -55,7 +60,7 @@ class DesignEstimate:
         human, human_se, human_lower, human_upper: the same with ``lambda = 0`` (the audit alone).
         machine: ``F``, the machine's total over the population.
         weight: ``lambda``.
-        n: audited units; ``df`` the interval's degrees of freedom.
+        n: audited units; ``df`` the prediction-powered interval's degrees of freedom (per column).
         effective_n: the audited units the human-only estimate would need for the
             prediction-powered variance, ``n * V(0) / V(lambda)`` (``n`` when both are 0, inf
             when only ``V(lambda)`` is).
@@ -75,7 +80,7 @@ class DesignEstimate:
     effective_n: NDArray[np.float64]
     p_value: NDArray[np.float64]
     n: int
-    df: int
+    df: NDArray[np.float64]
     level: float
 
 
@@ -102,6 +107,58 @@ def stratum_coefficients(population: ArrayLike, sampled: ArrayLike) -> NDArray[n
     big = np.asarray(population, dtype=float)
     small = np.asarray(sampled, dtype=float)
     return big**2 * (1.0 - small / big) / small
+
+
+def jackknife_tuned(
+    ys: NDArray[np.float64],
+    fs: NDArray[np.float64],
+    groups: NDArray[np.int64],
+    sizes: NDArray[np.float64],
+    sampled: NDArray[np.float64],
+    total: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """The delete-one jackknife variance of the tuned estimate, ``lambda`` re-estimated each time.
+
+    For unit ``i`` of stratum ``h``, ``theta_(i)`` is the estimate from the audit without it;
+    ``V = sum_h (1 - n_h / N_h) (n_h - 1) / n_h sum_{i in h} (theta_(i) - mean_h theta_(.))^2``
+    (Wolter, *Introduction to variance estimation*, 2007, §4.5). Unlike the plug-in variance it
+    carries the estimation of ``lambda``, which on a few audited topics is far from its best
+    value. Every unit's deletion is computed at once from the strata's sums.
+    """
+    strata = len(sizes)
+    one_hot = np.zeros((strata, len(groups)))
+    one_hot[groups, np.arange(len(groups))] = 1.0
+    sums = {key: one_hot @ value for key, value in
+            (("y", ys), ("f", fs), ("yy", ys * ys), ("ff", fs * fs), ("yf", ys * fs))}  # fmt: skip
+
+    def moments(count, s_y, s_f, s_ff, s_yf):  # type: ignore[no-untyped-def]
+        safe = np.maximum(count, 1)
+        divisor = np.maximum(count - 1, 1)
+        return s_y / safe, s_f / safe, (s_ff - s_f**2 / safe) / divisor, (s_yf - s_y * s_f / safe) / divisor
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        full = np.where(sampled > 0, sizes**2 * (1 - sampled / sizes) / np.maximum(sampled, 1), 0.0)
+    count = sampled[:, None]
+    m_y, m_f, v_ff, v_yf = moments(count, sums["y"], sums["f"], sums["ff"], sums["yf"])
+    total_ff, total_yf = full @ v_ff, full @ v_yf  # (R,)
+    expand_y, expand_f = sizes @ m_y, sizes @ m_f
+    # deleting unit i from its stratum h: that stratum's terms recomputed, the others kept
+    h = groups
+    less = (sampled[h] - 1)[:, None]
+    d_y, d_f, d_ff, d_yf = moments(less, sums["y"][h] - ys, sums["f"][h] - fs, sums["ff"][h] - fs * fs,
+                                   sums["yf"][h] - ys * fs)  # fmt: skip
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c_less = np.where(less > 0, sizes[h, None] ** 2 * (1 - less / sizes[h, None]) / np.maximum(less, 1), 0.0)
+    var_f = total_ff - full[h, None] * v_ff[h] + c_less * d_ff
+    cov = total_yf - full[h, None] * v_yf[h] + c_less * d_yf
+    lam = np.divide(cov, var_f, out=np.zeros_like(cov), where=var_f > 0)
+    est_y = expand_y - sizes[h, None] * m_y[h] + sizes[h, None] * d_y
+    est_f = expand_f - sizes[h, None] * m_f[h] + sizes[h, None] * d_f
+    theta = est_y + lam * (total - est_f)
+    centre = (one_hot @ theta) / np.maximum(sampled, 1)[:, None]
+    spread = one_hot @ (theta - centre[h]) ** 2
+    factor = np.where(sampled > 1, (1 - sampled / sizes) * (sampled - 1) / np.maximum(sampled, 1), 0.0)
+    return factor @ spread
 
 
 def design_estimate(
@@ -131,10 +188,10 @@ def design_estimate(
             unknown) though it has more units, or more audited than it has.
 
     Examples:
-        >>> y = [1.0, 0.0, 1.0, 1.0]; f = [1.0, 0.0, 1.0, 0.0]
-        >>> e = design_estimate(y, f, [5.0], population=[10])
-        >>> float(e.human[0]), float(e.machine[0]), round(float(e.weight[0]), 4), round(float(e.estimate[0]), 4)
-        (7.5, 5.0, 0.5, 7.5)
+        >>> y = [1, 0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0]; f = [1, 0, 1, 1, 0, 1, 0, 1, 1, 1, 1, 0]
+        >>> e = design_estimate(y, f, [28.0], population=[50])
+        >>> [round(float(x[0]), 4) for x in (e.human, e.weight, e.estimate, e.se, e.human_se)], e.df.tolist()
+        ([29.1667, 0.875, 24.5, 3.123, 6.4794], [6.0])
     """
     if not 0 < level < 1:
         raise MetricParamError(f"prediction-powered estimate: level {level} must lie in (0, 1)")
@@ -178,21 +235,35 @@ def design_estimate(
     s_ff = one_hot @ (df_ * df_) / divisor
     s_yf = one_hot @ (dy * df_) / divisor
     v_yy, v_ff, v_yf = coef @ s_yy, coef @ s_ff, coef @ s_yf
-    if weight == "tuned":
-        lam = np.divide(v_yf, v_ff, out=np.zeros(columns), where=v_ff > 0)
-    elif isinstance(weight, str):
+    if isinstance(weight, str) and weight != "tuned":
         raise MetricParamError(
             f"prediction-powered estimate: weight {weight!r} must be 'tuned' or a number"
         )
+    # degrees of freedom: n - H, or fewer where few audited units carry the column (a run's
+    # positions are a few of the audited pairs; the variance rests on those only)
+    active = ((ys != 0) | (fs != 0)).sum(axis=0)
+    base = np.maximum(np.minimum(n - int(kept.sum()), active - 1), 1).astype(float)
+    var_human = v_yy
+    q_human = stats.t.ppf((1 + level) / 2, base)
+    if weight == "tuned":
+        lam = np.divide(v_yf, v_ff, out=np.zeros(columns), where=v_ff > 0)
+        tuned_df = np.maximum(base - 1, 1)
+        residual = jackknife_tuned(ys, fs, groups, sizes, sampled, total)
+        q_tuned = stats.t.ppf((1 + level) / 2, tuned_df)
+        # lambda costs a degree of freedom; where that makes the interval no narrower than
+        # the audit's own, the audit alone is used (lambda 0)
+        use = (base > 1) & (q_tuned * np.sqrt(residual) < q_human * np.sqrt(var_human))
+        lam = np.where(use, lam, 0.0)
+        var_ppi = np.where(use, residual, var_human)
+        dof = np.where(use, tuned_df, base)
     else:
         lam = np.full(columns, float(weight))
+        var_ppi = np.maximum(v_yy - 2 * lam * v_yf + lam**2 * v_ff, 0.0)
+        dof = base
     human = (expand * sampled) @ mean_y
     sample_f = (expand * sampled) @ mean_f
     estimate = human + lam * (total - sample_f)
-    var_ppi = np.maximum(v_yy - 2 * lam * v_yf + lam**2 * v_ff, 0.0)
-    var_human = v_yy
-    dof = max(int(n - kept.sum()), 1)
-    quantile = float(stats.t.ppf((1 + level) / 2, dof))
+    quantile = stats.t.ppf((1 + level) / 2, dof)
     se, human_se = np.sqrt(var_ppi), np.sqrt(var_human)
     with np.errstate(divide="ignore", invalid="ignore"):
         effective = np.where(
@@ -202,7 +273,7 @@ def design_estimate(
     p_value = 2 * stats.t.sf(t_stat, dof)
     return DesignEstimate(
         estimate=estimate, se=se, lower=estimate - quantile * se, upper=estimate + quantile * se,
-        human=human, human_se=human_se, human_lower=human - quantile * human_se,
-        human_upper=human + quantile * human_se, machine=total, weight=lam, effective_n=effective,
+        human=human, human_se=human_se, human_lower=human - q_human * human_se,
+        human_upper=human + q_human * human_se, machine=total, weight=lam, effective_n=effective,
         p_value=p_value, n=n, df=dof, level=level,
     )  # fmt: skip
