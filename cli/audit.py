@@ -142,7 +142,10 @@ def list_(
     output: OutputOption = None,
     db: DbOption = DEFAULT_DB,
 ) -> None:
-    """List the stored audits: frame, machine set, design, units audited of the frame's."""
+    """List the stored audits: frame, machine set, design, units audited of the frame's.
+
+    Example: evalwh audit list -c trec8
+    """
     from evalwh.warehouse import Warehouse
 
     with Warehouse.open_reader(db) as wh:

@@ -14,7 +14,7 @@ The prediction-powered estimate (Angelopoulos, Bates, Fannjiang, Jordan and Zrni
 
 the machine's total corrected by the audit's mean error, expanded to each stratum. With
 ``F`` known exactly over the population, its design variance is that of the expansion estimator
-of the residuals ``e = y - lambda * f`` (Cochran, *Sampling techniques*, 1977, §5.3 and §7.2,
+of the residuals ``e = y - lambda * f`` (Cochran, *Sampling techniques*, 1977, chapters 5 and 7,
 the difference and regression estimators):
 
     V(lambda) = sum_h c_h * s2_h(e),      c_h = N_h^2 * (1 - n_h / N_h) / n_h,
@@ -121,7 +121,7 @@ def jackknife_tuned(
 
     For unit ``i`` of stratum ``h``, ``theta_(i)`` is the estimate from the audit without it;
     ``V = sum_h (1 - n_h / N_h) (n_h - 1) / n_h sum_{i in h} (theta_(i) - mean_h theta_(.))^2``
-    (Wolter, *Introduction to variance estimation*, 2007, §4.5). Unlike the plug-in variance it
+    (Wolter, *Introduction to variance estimation*, 2007, chapter 4). Unlike the plug-in variance it
     carries the estimation of ``lambda``, which on a few audited topics is far from its best
     value. Every unit's deletion is computed at once from the strata's sums.
     """
