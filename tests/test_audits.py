@@ -9,6 +9,7 @@ LARA file with pandas, and a fixed-weight difference is the difference of two es
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -226,3 +227,19 @@ def test_cli_draw_export_and_estimate(audited, tmp_path: Path) -> None:
     result = runner.invoke(app, ["audit", "estimate", "cli5", "-c", "trec8", "--human", "people_cli5", "-m", "AP",
                                  "--db", str(db)])  # fmt: skip
     assert result.exit_code != 0 and "draw an audit of topics" in result.output
+
+
+def test_report_shows_each_audit_with_its_people_labels(audited, tmp_path: Path) -> None:
+    db, folder = audited
+    with Warehouse(db) as wh:
+        if "r5" not in set(wh.audits(collection="trec8")["audit_id"]):
+            wh.draw_audit("r5", machine="llm", collection="trec8", share=0.05, seed=11)
+    _labels(db, folder, "r5", "people_r5")
+    with Warehouse.open_reader(db) as wh:
+        expected = wh.audit_estimate("r5", "people_r5", ["P@10"], collection="trec8").runs
+        wh.report(tmp_path / "r.html", collection="trec8", format="html", bounds=False)
+    page = html.unescape((tmp_path / "r.html").read_text())
+    assert "Random audit: r5" in page
+    assert "people's labels from qrels set people_r5" in page
+    effective = float((expected["effective_n"] / expected["audited"]).median())
+    assert f"Median effective human labels per audited unit: {effective:.2f}" in page
