@@ -243,3 +243,21 @@ def test_report_shows_each_audit_with_its_people_labels(audited, tmp_path: Path)
     assert "people's labels from qrels set people_r5" in page
     effective = float((expected["effective_n"] / expected["audited"]).median())
     assert f"Median effective human labels per audited unit: {effective:.2f}" in page
+
+
+def test_export_and_import_carry_the_audits(audited, tmp_path: Path) -> None:
+    db, folder = audited
+    with Warehouse(db) as wh:
+        if "x5" not in set(wh.audits(collection="trec8")["audit_id"]):
+            wh.draw_audit("x5", machine="llm", collection="trec8", size=300, stratify="topic", seed=3)
+        wh.export(tmp_path / "out", tables=["collections", "qrels_sets", "qrels", "audits", "audit_strata",
+                                           "audit_pairs"])  # fmt: skip
+        before = wh.sql("SELECT * FROM audit_pairs WHERE audit_id = 'x5' ORDER BY draw_order")
+        strata = wh.sql("SELECT * FROM audit_strata WHERE audit_id = 'x5' ORDER BY stratum")
+    with Warehouse(tmp_path / "copy.duckdb") as copy:
+        copy.import_export(tmp_path / "out")
+        pd.testing.assert_frame_equal(copy.sql("SELECT * FROM audit_pairs WHERE audit_id = 'x5' ORDER BY draw_order"),
+                                      before)  # fmt: skip
+        pd.testing.assert_frame_equal(copy.sql("SELECT * FROM audit_strata WHERE audit_id = 'x5' ORDER BY stratum"),
+                                      strata)  # fmt: skip
+        assert strata["sampled"].sum() == 300 and len(strata) == 50
