@@ -98,11 +98,16 @@ def main(trec8: str, reps: int, seed: int, db: str) -> None:
     matrix = pair_values(positions, len(frame), len(runs), len(topics), rank_weights(p10, positions["rank"].to_numpy()))
     human_gain = gains(p10, truth["relevance"].to_numpy(float))
 
-    def topic_matrix(qid: str, measure: str) -> np.ndarray:
+    def pivot(qid: str, measure: str) -> np.ndarray:
         values = per_topic[qid]
         values = values[(values["measure"] == measure) & (values["query_id"] != "all")]
         table = values.pivot_table(index="query_id", columns="run_id", values="value", aggfunc="first")
         return table.reindex(index=topics, columns=runs).fillna(0.0).to_numpy(float) / len(topics)
+
+    matrices = {(qid, m): pivot(qid, m) for qid in per_topic for m in MEASURES}
+
+    def topic_matrix(qid: str, measure: str) -> np.ndarray:
+        return matrices[(qid, measure)]
 
     true_scores = {m: topic_matrix("default", m).sum(axis=0) for m in MEASURES}
     np.testing.assert_allclose(true_scores["P@10"], matrix.T @ human_gain, atol=1e-12)  # the two paths agree
@@ -112,22 +117,22 @@ def main(trec8: str, reps: int, seed: int, db: str) -> None:
         qid = f"judge{j}"
         machine_gain = labels["annotation"].to_numpy(float)
         frame_j = frame.assign(machine_grade=machine_gain)
+        keys = frame_j.set_index(["query_id", "doc_id"]).index
         for share in SHARES:
             cells: dict[tuple[str, str], list[np.ndarray]] = {}
             for rep in range(reps):
                 draw_seed = seed * 1_000_003 + rep * 101 + int(share * 1000)
                 # pairs design, P@10
                 size = int(round(share * len(frame)))
-                sample, _ = draw_sample(frame_j, "pairs", size, seed=draw_seed)
-                idx = frame_j.set_index(["query_id", "doc_id"]).index.get_indexer(
-                    pd.MultiIndex.from_frame(sample[["query_id", "doc_id"]]))  # fmt: skip
+                sample, _ = draw_sample(frame_j, "pairs", size, seed=draw_seed, presorted=True)
+                idx = keys.get_indexer(pd.MultiIndex.from_frame(sample[["query_id", "doc_id"]]))
                 w = matrix[idx].toarray()
                 e = design_estimate(w * human_gain[idx, None], w * machine_gain[idx, None],
                                     matrix.T @ machine_gain, population=[len(frame)])  # fmt: skip
                 cells.setdefault(("pairs", "P@10"), []).append(_cell(e, true_scores["P@10"]))
                 # topics design, every measure
                 n_topics = max(int(round(share * len(topics))), 2)
-                sample, _ = draw_sample(frame_j, "topics", n_topics, seed=draw_seed)
+                sample, _ = draw_sample(frame_j, "topics", n_topics, seed=draw_seed, presorted=True)
                 chosen = np.searchsorted(topics, sorted(sample["query_id"].unique()))
                 for m in MEASURES:
                     y, f = topic_matrix("default", m), topic_matrix(qid, m)
@@ -148,6 +153,7 @@ def main(trec8: str, reps: int, seed: int, db: str) -> None:
                 rows.append({"judge": judge, "design": "pairs", "share": share, "units": size, "measure": m,
                              "coverage": np.nan})  # fmt: skip
             print(f"{judge}, {share:.0%}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
+            print(pd.DataFrame(rows).tail(len(cells) + 2).to_string(index=False), file=sys.stderr, flush=True)
     table = pd.DataFrame(rows)
     print(f"# {reps} repetitions, {len(runs)} runs, seed {seed}; AP and nDCG@10 with a pairs audit: refused\n")
     print(table.to_markdown(index=False, floatfmt=".3f"))

@@ -131,6 +131,9 @@ def test_jackknife_of_the_tuned_estimate_is_the_brute_force_one() -> None:
 
     rng = np.random.default_rng(8)
     y, f = rng.random((11, 2)), rng.random((11, 2))
+    y[[1, 7, 8]] = 0.0  # units with nothing in any column (a pair in no run's top ranks)
+    f[[1, 7, 8]] = 0.0
+    y[2, 0] = f[2, 0] = 0.0  # and one with nothing in one column only
     strata = np.array([0] * 5 + [1] * 6)
     sizes, sampled = np.array([20.0, 30.0]), np.array([5.0, 6.0])
     total = f.sum(axis=0) * 3

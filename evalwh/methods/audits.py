@@ -79,8 +79,9 @@ def _allocate(population: np.ndarray, size: int) -> np.ndarray:
 
 
 def draw_sample(
-    frame: pd.DataFrame, design: str, size: int, *, stratify: str | None = None, seed: int = 0
-) -> tuple[pd.DataFrame, pd.DataFrame]:
+    frame: pd.DataFrame, design: str, size: int, *, stratify: str | None = None, seed: int = 0,
+    presorted: bool = False,
+) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
     """Draw a random audit from a frame of judged pairs.
 
     Args:
@@ -90,6 +91,8 @@ def draw_sample(
         stratify: ``topic`` or ``grade`` (the machine's) for a sample within each stratum,
             allocated in proportion to the strata's sizes (at least 2 each); pairs only.
         seed: numpy ``default_rng``'s seed.
+        presorted: The frame is sorted by topic and document already, with a default index
+            (the sort is skipped: a simulation drawing many audits of one frame).
 
     Returns:
         ``(pairs, strata)``: the audited ``query_id, doc_id, stratum, draw_order`` (in a random
@@ -108,7 +111,8 @@ def draw_sample(
             "audit: a sample of topics takes no strata (stratify the pairs design)"
         )
     rng = np.random.default_rng(seed)
-    frame = frame.sort_values(["query_id", "doc_id"], kind="stable").reset_index(drop=True)
+    if not presorted:
+        frame = frame.sort_values(["query_id", "doc_id"], kind="stable").reset_index(drop=True)
     if design == "topics":
         topics = np.asarray(sorted(frame["query_id"].unique()))
         if not 2 <= size <= len(topics):

@@ -143,20 +143,32 @@ def jackknife_tuned(
     total_ff, total_yf = full @ v_ff, full @ v_yf  # (R,)
     expand_y, expand_f = sizes @ m_y, sizes @ m_f
     # deleting unit i from its stratum h: that stratum's terms recomputed, the others kept
-    h = groups
-    less = (sampled[h] - 1)[:, None]
-    d_y, d_f, d_ff, d_yf = moments(less, sums["y"][h] - ys, sums["f"][h] - fs, sums["ff"][h] - fs * fs,
-                                   sums["yf"][h] - ys * fs)  # fmt: skip
-    with np.errstate(divide="ignore", invalid="ignore"):
-        c_less = np.where(less > 0, sizes[h, None] ** 2 * (1 - less / sizes[h, None]) / np.maximum(less, 1), 0.0)
-    var_f = total_ff - full[h, None] * v_ff[h] + c_less * d_ff
-    cov = total_yf - full[h, None] * v_yf[h] + c_less * d_yf
-    lam = np.divide(cov, var_f, out=np.zeros_like(cov), where=var_f > 0)
-    est_y = expand_y - sizes[h, None] * m_y[h] + sizes[h, None] * d_y
-    est_f = expand_f - sizes[h, None] * m_f[h] + sizes[h, None] * d_f
-    theta = est_y + lam * (total - est_f)
-    centre = (one_hot @ theta) / np.maximum(sampled, 1)[:, None]
-    spread = one_hot @ (theta - centre[h]) ** 2
+
+    def deleted(y_i: NDArray[np.float64], f_i: NDArray[np.float64], h: NDArray[np.int64]) -> NDArray[np.float64]:
+        less = (sampled[h] - 1)[:, None]
+        d_y, d_f, d_ff, d_yf = moments(less, sums["y"][h] - y_i, sums["f"][h] - f_i, sums["ff"][h] - f_i * f_i,
+                                       sums["yf"][h] - y_i * f_i)  # fmt: skip
+        big = sizes[h, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            c_less = np.where(less > 0, big**2 * (1 - less / big) / np.maximum(less, 1), 0.0)
+        var_f = total_ff - full[h, None] * v_ff[h] + c_less * d_ff
+        cov = total_yf - full[h, None] * v_yf[h] + c_less * d_yf
+        lam = np.divide(cov, var_f, out=np.zeros_like(cov), where=var_f > 0)
+        est_y = expand_y - big * m_y[h] + big * d_y
+        est_f = expand_f - big * m_f[h] + big * d_f
+        return est_y + lam * (total - est_f)
+
+    # a unit whose y and f are 0 in every column leaves the sums as they are: all such units of
+    # a stratum give one and the same deletion, computed once (most audited pairs are in no
+    # run's top ranks)
+    active = ((ys != 0) | (fs != 0)).any(axis=1)
+    theta = deleted(ys[active], fs[active], groups[active])
+    zeros = np.zeros((strata, ys.shape[1]))
+    theta_zero = deleted(zeros, zeros, np.arange(strata))
+    idle = np.bincount(groups[~active], minlength=strata).astype(float)[:, None]
+    hot = one_hot[:, active]
+    centre = (hot @ theta + idle * theta_zero) / np.maximum(sampled, 1)[:, None]
+    spread = hot @ (theta - centre[groups[active]]) ** 2 + idle * (theta_zero - centre) ** 2
     factor = np.where(sampled > 1, (1 - sampled / sizes) * (sampled - 1) / np.maximum(sampled, 1), 0.0)
     return factor @ spread
 
