@@ -1,6 +1,6 @@
 """Coverage of the prediction-powered intervals on TREC-8 (methods §15.6, issue 53's done-when).
 
-Usage: python bench/ppi_coverage.py TREC8_DIR [REPS] [SEED] [WAREHOUSE]
+Usage: python bench/ppi_coverage.py TREC8_DIR [REPS] [SEED] [WAREHOUSE] [JUDGE]
 
 TREC-8's official qrels are the truth (what people would say about every pooled pair). A
 simulated machine judge labels every pooled pair (:func:`biased_judge`): its evidence for a
@@ -18,7 +18,8 @@ audit-only interval's, the median effective number of human labels per audited u
 the machine-only score's bias (mean signed and mean absolute error over runs). A second judge, with one global
 bias (``evalwh.methods.budget.simulated_judge``), is run beside it.
 
-Not a timing benchmark. WAREHOUSE (default /tmp/ppi_bench.duckdb) is reused when present.
+Not a timing benchmark. WAREHOUSE (default /tmp/ppi_bench.duckdb) is reused when present;
+JUDGE (0 or 1) runs one judge only, so that the two can run side by side.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def biased_judge(truth: pd.DataFrame, best_rank: pd.Series, *, seed: int = 0) ->
                          "annotation": (prob >= 0.5).astype(int), "prob_yes": prob, "prob_no": 1 - prob})  # fmt: skip
 
 
-def main(trec8: str, reps: int, seed: int, db: str) -> None:
+def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None) -> None:
     fresh = not os.path.exists(db)
     with Warehouse(db) as wh:
         if fresh:
@@ -113,7 +114,10 @@ def main(trec8: str, reps: int, seed: int, db: str) -> None:
     np.testing.assert_allclose(true_scores["P@10"], matrix.T @ human_gain, atol=1e-12)  # the two paths agree
     rows = []
     started = time.perf_counter()
+    pair_bound = np.asarray(abs(matrix).max(axis=0).todense()).ravel()  # a position's weight, gain 1
     for j, (judge, labels) in enumerate(judges.items()):
+        if only is not None and j != only:
+            continue
         qid = f"judge{j}"
         machine_gain = labels["annotation"].to_numpy(float)
         frame_j = frame.assign(machine_grade=machine_gain)
@@ -128,7 +132,7 @@ def main(trec8: str, reps: int, seed: int, db: str) -> None:
                 idx = keys.get_indexer(pd.MultiIndex.from_frame(sample[["query_id", "doc_id"]]))
                 w = matrix[idx].toarray()
                 e = design_estimate(w * human_gain[idx, None], w * machine_gain[idx, None],
-                                    matrix.T @ machine_gain, population=[len(frame)])  # fmt: skip
+                                    matrix.T @ machine_gain, population=[len(frame)], bound=pair_bound)  # fmt: skip
                 cells.setdefault(("pairs", "P@10"), []).append(_cell(e, true_scores["P@10"]))
                 # topics design, every measure
                 n_topics = max(int(round(share * len(topics))), 2)
@@ -173,4 +177,4 @@ if __name__ == "__main__":
     if not args:
         sys.exit(__doc__)
     main(args[0], int(args[1]) if len(args) > 1 else 200, int(args[2]) if len(args) > 2 else 1,
-         args[3] if len(args) > 3 else "/tmp/ppi_bench.duckdb")  # fmt: skip
+         args[3] if len(args) > 3 else "/tmp/ppi_bench.duckdb", int(args[4]) if len(args) > 4 else None)  # fmt: skip

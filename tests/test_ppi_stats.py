@@ -164,3 +164,18 @@ def test_jackknife_of_the_tuned_estimate_is_the_brute_force_one() -> None:
         n_h = len(members)
         variance += (1 - n_h / sizes[h]) * (n_h - 1) / n_h * ((thetas - thetas.mean(axis=0)) ** 2).sum(axis=0)
     np.testing.assert_allclose(fast, variance, rtol=1e-10)
+
+
+def test_the_floor_is_one_audited_unit_at_the_bound() -> None:
+    # an audit that saw nothing of a column: every y and f 0; the floor is the variance the
+    # same audit would have had with one unit at the bound (computed without a floor)
+    zeros = np.zeros(10)
+    e = design_estimate(zeros, zeros, 0.0, population=[100], bound=[0.1])
+    one = design_estimate(np.r_[0.1, np.zeros(9)], zeros, 0.0, population=[100], weight=0.0)
+    assert e.se[0] == pytest.approx(one.human_se[0], rel=1e-12) and e.se[0] > 0
+    assert e.human_se[0] == pytest.approx(one.human_se[0], rel=1e-12)
+    # where the audit shows more spread than the floor, the floor changes nothing
+    y, f = _population(9, 12)
+    free = design_estimate(y[:6], f[:6], f.sum(), population=[12])
+    floored = design_estimate(y[:6], f[:6], f.sum(), population=[12], bound=[0.01])
+    assert (free.se, free.human_se) == (floored.se, floored.human_se)

@@ -542,8 +542,11 @@ class AuditEstimates:
 def _unit_matrices(
     wh: Store, collection: str, record: dict[str, Any], measure: catalog.Measure, run_ids: list[str],
     frame: pd.DataFrame, audited: pd.DataFrame, machine_gain: np.ndarray | None, human_id: str, rel: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
-    """``(y, f, F)``: the audited units' human and machine values per run, and the machine's totals."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
+    """``(y, f, F, bound)``: the audited units' human and machine values per run, the machine's
+    totals, and for a pairs audit the largest value a pair can have per run (its largest weight
+    times the largest gain: the variance floor of :func:`evalwh.stats.ppi.design_estimate`, for
+    a run of whose positions the audit saw nothing); None for a topics audit."""
     topics = frame["query_id"].nunique()
     if record["design"] == "pairs":
         k = measure.params.get("k")
@@ -560,11 +563,10 @@ def _unit_matrices(
         rows = audited["pair_no"].to_numpy()
         sample = matrix[rows].toarray()
         h_gain = gains(measure, audited["human_grade"].to_numpy(float), rel)
-        return (
-            sample * h_gain[:, None],
-            sample * f_gain[rows][:, None],
-            np.asarray(matrix.T @ f_gain).ravel(),
-        )
+        largest = max(float(np.abs(f_gain).max(initial=0.0)), float(np.abs(h_gain).max(initial=0.0)), 1.0)
+        bound = np.asarray(abs(matrix).max(axis=0).todense()).ravel() * largest
+        y, f = sample * h_gain[:, None], sample * f_gain[rows][:, None]
+        return y, f, np.asarray(matrix.T @ f_gain).ravel(), bound
     from evalwh.measures.evaluation import evaluate
 
     def per_topic(qrels_id: str) -> pd.DataFrame:
@@ -580,7 +582,7 @@ def _unit_matrices(
     machine = per_topic(record["machine_id"]).reindex(index=all_topics, columns=run_ids).fillna(0.0)
     human = per_topic(human_id).reindex(index=sampled, columns=run_ids).fillna(0.0)
     f = machine.loc[sampled].to_numpy(float) / topics
-    return human.to_numpy(float) / topics, f, machine.to_numpy(float).sum(axis=0) / topics
+    return human.to_numpy(float) / topics, f, machine.to_numpy(float).sum(axis=0) / topics, None
 
 
 def estimate(
@@ -690,12 +692,11 @@ def estimate(
                 if machine_probs is None
                 else expected_gains(m, machine_probs["probs"].tolist(), rel)
             )
-            y, f, total = _unit_matrices(
+            y, f, total, bound = _unit_matrices(
                 wh, collection, record, m, run_ids, frame, units, gain, human_id, rel
             )
-            e = design_estimate(
-                y, f, total, strata=unit_strata, population=population, weight=weight, level=level
-            )
+            e = design_estimate(y, f, total, strata=unit_strata, population=population, weight=weight, level=level,
+                                bound=bound)  # fmt: skip
             out_runs.append(pd.DataFrame({
                 "measure": str(m), "run_id": run_ids, "design": record["design"], "estimate": e.estimate,
                 "ci_low": e.lower, "ci_high": e.upper, "se": e.se, "human": e.human, "human_low": e.human_lower,
@@ -707,7 +708,8 @@ def estimate(
                 b = np.array([index[p[1]] for p in family])
                 alpha = interval_alpha("t", correction, 1 - level, len(family))
                 d = design_estimate(y[:, a] - y[:, b], f[:, a] - f[:, b], total[a] - total[b], strata=unit_strata,
-                                    population=population, weight=weight, level=1 - alpha)  # fmt: skip
+                                    population=population, weight=weight, level=1 - alpha,
+                                    bound=None if bound is None else bound[a] + bound[b])  # fmt: skip
                 adjusted = adjust_p(d.p_value, correction)
                 out_pairs.append(pd.DataFrame({
                     "measure": str(m), "run_a": [p[0] for p in family], "run_b": [p[1] for p in family],

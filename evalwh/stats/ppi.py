@@ -182,6 +182,7 @@ def design_estimate(
     population: ArrayLike | None = None,
     weight: float | str = "tuned",
     level: float = 0.95,
+    bound: ArrayLike | None = None,
 ) -> DesignEstimate:
     """Estimate ``sum_i y_i`` over a population from an audited sample and the machine's ``f``.
 
@@ -193,6 +194,10 @@ def design_estimate(
         population: ``(H,)`` units per stratum ``N_h`` (one stratum: ``[N]``).
         weight: ``"tuned"`` (PPI++) or a fixed ``lambda`` (1: PPI, 0: the audit alone).
         level: The intervals' coverage.
+        bound: ``(R,)``: the largest ``|y|`` a unit can have (None: no floor). The variance is
+            then at least ``sum_h c_h * bound^2 / n_h``, what one audited unit at the bound and
+            the others at 0 would give: an audit that saw nothing of a run (every residual 0)
+            does not make its interval a point.
 
     Raises:
         MetricParamError: for shapes, non-finite values or a level outside (0, 1).
@@ -255,12 +260,16 @@ def design_estimate(
     # positions are a few of the audited pairs; the variance rests on those only)
     active = ((ys != 0) | (fs != 0)).sum(axis=0)
     base = np.maximum(np.minimum(n - int(kept.sum()), active - 1), 1).astype(float)
-    var_human = v_yy
+    least = np.zeros(columns)
+    if bound is not None:  # one audited unit at the bound, the others at 0: s2_h = bound^2 / n_h
+        per_unit = float(coef @ (1 / np.maximum(sampled, 1)))
+        least = per_unit * np.broadcast_to(np.abs(np.asarray(bound, dtype=float)), (columns,)) ** 2
+    var_human = np.maximum(v_yy, least)
     q_human = stats.t.ppf((1 + level) / 2, base)
     if weight == "tuned":
         lam = np.divide(v_yf, v_ff, out=np.zeros(columns), where=v_ff > 0)
         tuned_df = np.maximum(base - 1, 1)
-        residual = jackknife_tuned(ys, fs, groups, sizes, sampled, total)
+        residual = np.maximum(jackknife_tuned(ys, fs, groups, sizes, sampled, total), least)
         q_tuned = stats.t.ppf((1 + level) / 2, tuned_df)
         # lambda costs a degree of freedom; where that makes the interval no narrower than
         # the audit's own, the audit alone is used (lambda 0)
@@ -270,7 +279,7 @@ def design_estimate(
         dof = np.where(use, tuned_df, base)
     else:
         lam = np.full(columns, float(weight))
-        var_ppi = np.maximum(v_yy - 2 * lam * v_yf + lam**2 * v_ff, 0.0)
+        var_ppi = np.maximum(v_yy - 2 * lam * v_yf + lam**2 * v_ff, least)
         dof = base
     human = (expand * sampled) @ mean_y
     sample_f = (expand * sampled) @ mean_f
