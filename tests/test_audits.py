@@ -227,6 +227,21 @@ def test_cli_draw_export_and_estimate(audited, tmp_path: Path) -> None:
     result = runner.invoke(app, ["audit", "estimate", "cli5", "-c", "trec8", "--human", "people_cli5", "-m", "AP",
                                  "--db", str(db)])  # fmt: skip
     assert result.exit_code != 0 and "draw an audit of topics" in result.output
+    result = runner.invoke(app, ["audit", "list", "-c", "trec8", "-f", "csv", "--db", str(db)])
+    assert result.exit_code == 0 and "\ncli5,llm,llm,pairs,," in result.output
+    # a declared audit that is the first half of the drawn one's judging order is a random
+    # sample too, and is accepted; estimates say it was declared
+    first = [line for line in (folder / "people_cli5.qrels").read_text().splitlines()]
+    order = {(t["qid"], t["docid"]): t["order"] for t in lines}
+    first = sorted(first, key=lambda line: order[tuple(line.split()[0:3:2])])[: len(first) // 2]
+    (tmp_path / "half.qrels").write_text("\n".join(first) + "\n")
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(tmp_path / "half.qrels", collection="trec8", qrels_id="half")
+    result = runner.invoke(app, ["audit", "declare", "half", "-c", "trec8", "--labels", "half", "--machine", "llm",
+                                 "--db", str(db)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["audit", "estimate", "half", "-c", "trec8", "--human", "half", "--db", str(db)])
+    assert result.exit_code == 0 and "note: audit 'half' was drawn elsewhere and declared" in result.output
 
 
 def test_report_shows_each_audit_with_its_people_labels(audited, tmp_path: Path) -> None:
