@@ -76,7 +76,7 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None) -> 
         truth = truth.merge(best, on=["query_id", "doc_id"], how="left")
         judges = {"rank, grade and topic bias": biased_judge(truth, truth["best_rank"], seed=seed),
                   "one global bias": simulated_judge(truth, bias=1.0, seed=seed)}  # fmt: skip
-        for i, (name, labels) in enumerate(judges.items()):
+        for i, labels in enumerate(judges.values()):
             qid = f"judge{i}"
             if fresh or qid not in set(wh.qrels_sets("trec8")["qrels_id"]):
                 path = f"/tmp/ppi_bench_{qid}.csv"

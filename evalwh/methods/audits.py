@@ -217,8 +217,7 @@ def check_declared(
     names = rank_bin_labels()
     grades = frame["machine_grade"].map(_grade_text).to_numpy(str)
     found: list[tuple[float, str]] = []
-    for what, values, labels in (("best rank", bins, None), ("machine grade", grades, None)):
-        del labels
+    for what, values in (("best rank", bins), ("machine grade", grades)):
         table = pd.crosstab(strata_of.to_numpy(str), values)
         sampled = (
             pd.crosstab(strata_of.to_numpy(str)[inside], values[inside])

@@ -9,7 +9,7 @@ caption are drawn from :func:`evalwh.methods.audits.estimate`; nothing is stored
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalwh import sql
 from evalwh.present.report.figures import FIGURE_ID_SHOWN, _figure, _report_style, _tidy, to_svg
@@ -49,7 +49,7 @@ def audit_figures(wh: Store, collection: str) -> list[Figure]:
 
 
 @_report_style
-def _audit_figure(audit_id: str, human: str, measure: str, audit: object, runs: pd.DataFrame) -> Figure:
+def _audit_figure(audit_id: str, human: str, measure: str, audit: Any, runs: pd.DataFrame) -> Figure:
     shown = runs.sort_values("estimate", ascending=False).head(SHOWN_RUNS).iloc[::-1]
     figure = _figure(7.0, 1.5 + 0.2 * len(shown))
     ax = figure.add_subplot()
@@ -63,15 +63,15 @@ def _audit_figure(audit_id: str, human: str, measure: str, audit: object, runs: 
     ax.set_xlabel(f"{measure}, 95% intervals")
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
     _tidy(ax)
-    design = getattr(audit, "design")
-    units = f"{int(getattr(audit, 'audited_units'))} of {int(getattr(audit, 'frame_units'))} " + (
+    design = audit.design
+    units = f"{int(audit.audited_units)} of {int(audit.frame_units)} " + (
         "pairs" if design == "pairs" else "topics"
     )
     closer = float((runs["effective_n"].clip(upper=1e12) / runs["audited"]).median())
     caption = (
         f"Audit {audit_id} ({design} design, {units}; people's labels from qrels set {human}, machine set "
-        f"{getattr(audit, 'machine_id')}"
-        + (", declared" if bool(getattr(audit, "declared")) else "")
+        f"{audit.machine_id}"
+        + (", declared" if bool(audit.declared) else "")
         + f"): per run the prediction-powered {measure} with its 95% interval (black), the interval from the "
         f"audit alone (grey) and the machine's own score (x), {min(len(runs), SHOWN_RUNS)} best runs of "
         f"{len(runs)}. Median effective human labels per audited unit: {closer:.2f} "
