@@ -12,6 +12,7 @@ import typer
 
 from evalwh.cli import eval as eval_cmd
 from evalwh.cli import exclusions as exclusions_cmd
+from evalwh.cli import audit as audit_cmd
 from evalwh.cli import demo, info, ingest
 from evalwh.cli import bounds as bounds_cmd
 from evalwh.cli import label_uncertainty as label_uncertainty_cmd
@@ -83,6 +84,7 @@ demo.register(app)
 trec_eval_cmd.register(app)
 judgments_cmd.register(app)
 meta_cmd.register(app)
+audit_cmd.register(app)
 
 
 def _resolve_annotations(group: typer.Typer) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from evalwh.methods.meta import MetaAnalyses
+from evalwh.methods.audit_methods import AuditMethods
 from evalwh.store.connection import Store
 from evalwh.store.jobs import one_at_a_time
 from evalwh.store.excluded import ExcludedDocuments
@@ -40,7 +41,7 @@ def _names(value: str | Iterable[str] | None) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
+class Warehouse(ExcludedDocuments, MetaAnalyses, AuditMethods, Store):
     """A warehouse file (or ``":memory:"``) with the jobs of the CLI as methods.
 
     Open it as a context manager (``with Warehouse("trec8.duckdb") as wh:``) or close it with
@@ -416,7 +417,6 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, Store):
         from evalwh.errors import MetricParamError
         from evalwh.methods.bounds import compare as compare_bands
         from evalwh.methods.bounds import compute_bounds
-
         from evalwh.methods.judgments import require_runs
 
         require_runs(self, self.default_collection(collection), command="bounds")

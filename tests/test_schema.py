@@ -390,7 +390,7 @@ def test_a_warehouse_has_every_description_and_a_throw_away_one_none(tmp_path):
     from evalwh.store.connection import Store
 
     shipped = _baseline()["descriptions"].text.count("\nCOMMENT ON ")
-    assert shipped == 75
+    assert shipped == 78
     with Warehouse(":memory:") as wh:
         assert _descriptions(wh.con) == shipped
         described = _catalog(wh.con, comments=False)

@@ -680,7 +680,7 @@ def export_tasks(
     topics: str | os.PathLike[str] | None = None,
     documents: str | os.PathLike[str] | None = None,
 ) -> int:
-    """Write a pool's judging tasks, first to judge first, as JSON lines or TSV.
+    """Write a pool's (or a random audit's) judging tasks, first to judge first, as JSON lines or TSV.
 
     Each task: ``qid`` (topic id), ``docid``, ``order`` (the overall judging order),
     ``topic_order`` and, when ``topics`` / ``documents`` name text sources
@@ -705,7 +705,12 @@ def export_tasks(
 
     if fmt not in TASK_FORMATS:
         raise EvalWhError(f"pool export: unknown format {fmt!r}; use one of {', '.join(TASK_FORMATS)}")
-    order = pools.pool_order(wh, collection, pool_id)
+    from evalwh.methods import audits
+
+    is_audit = wh.con.execute(
+        "SELECT count(*) FROM audits WHERE collection_id = ? AND audit_id = ?", [collection, pool_id]
+    ).fetchone()[0]
+    order = audits.audit_order(wh, collection, pool_id) if is_audit else pools.pool_order(wh, collection, pool_id)
     if order.empty:
         raise EvalWhError(
             f"pool {pool_id!r} has no judging order (built before schema 019); rebuild it with `evalwh pool build --replace`"

@@ -294,6 +294,10 @@ _ROW_KEYS = {
     "judgment_probabilities": ("collection_id", "qrels_id", "query_id", "doc_id"),
     "budget_experiments": ("collection_id", "experiment_id"),
     "budget_results": ("collection_id", "experiment_id", "strategy", "seed", "budget"),
+    # random audits (schema/025)
+    "audits": ("collection_id", "audit_id"),
+    "audit_strata": ("collection_id", "audit_id", "stratum"),
+    "audit_pairs": ("collection_id", "audit_id", "query_id", "doc_id"),
 }
 
 

@@ -38,6 +38,9 @@ COMMENT ON TABLE judgment_details IS 'One row per judgment whose input carried a
 COMMENT ON TABLE collection_conventions IS 'One row per collection that has conventions: leaderboard measures (the lead first), baselines, judged depth and default qrels set, reused by report, eval, compare, plot runs and the other commands; set by `evalwh conventions`.';
 COMMENT ON COLUMN collection_conventions.qrels_id IS 'the qrels set commands use when none is given (NULL: the set named default, else the only set)';
 COMMENT ON TABLE pool_order IS 'One row per (collection, pool, topic, pooled document): its place in the judging order, per topic and overall; filled by `evalwh pool build`.';
+COMMENT ON TABLE audits IS 'One row per (collection, random audit): the frame it was drawn from, the machine label set, its design (pairs or topics, stratification), size and seed, or declared and what its check found; filled by `evalwh audit draw|declare`.';
+COMMENT ON TABLE audit_strata IS 'One row per (collection, audit, stratum): units in the frame (population) and in the audit (sampled), which the prediction-powered estimates weight by.';
+COMMENT ON TABLE audit_pairs IS 'One row per (collection, audit, audited pair) in the order drawn: the judging tasks `evalwh pool export AUDIT_ID` writes.';
 COMMENT ON TABLE judgment_probabilities IS 'One row per (collection, qrels set, topic, document) read from an LLM probability file (LARA CSV): the probabilities by grade and of relevance; filled by `evalwh ingest qrels` on such a file.';
 COMMENT ON TABLE budget_experiments IS 'One row per (collection, budget experiment): kind, reference set, measure and parameters (seeds included); filled by `evalwh experiment budget`.';
 COMMENT ON TABLE budget_results IS 'One row per (collection, experiment, strategy, seed, budget): relevant found, tau_b, tau_ap, significant pairs kept, judged share; filled by `evalwh experiment budget`.';

@@ -259,7 +259,7 @@ def build_report(
     started = clock()
     drawn = []
     if opts.figures:
-        from evalwh.present.report import budget as report_budget, figures
+        from evalwh.present.report import audits as report_audits, budget as report_budget, figures
 
         one_depth = sum(1 for *_, depth in columns if depth is not None) == 1
         if one_depth and ranks is not None and board_intervals is not None:
@@ -284,6 +284,7 @@ def build_report(
             if bands is not None:
                 drawn.append(figures.bounds_figure(index, bands, rows, pool_depth))
         drawn += report_budget.budget_figures(wh, collection)  # stored `experiment budget` rows, if any
+        drawn += report_audits.audit_figures(wh, collection)  # stored random audits with people's labels
     step("figures", started)
 
     overview = _overview(topics, unjudged, runs_meta, opts, judged)

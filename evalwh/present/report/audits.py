@@ -1,0 +1,80 @@
+"""The report's audit figures: prediction-powered scores, when the collection has a random audit (methods §15).
+
+For every stored audit (``evalwh audit draw|declare``) whose pairs some qrels set labels in
+full (the smallest such set, other than the frame and the machine's, is taken as the people's
+labels), one figure: per run the prediction-powered 95% interval, the audit-only interval and
+the machine-only score, for P@10 (a pairs audit) or AP (a topics audit). The figure and its
+caption are drawn from :func:`evalwh.methods.audits.estimate`; nothing is stored.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from evalwh import sql
+from evalwh.present.report.figures import FIGURE_ID_SHOWN, _figure, _report_style, _tidy, to_svg
+from evalwh.present.report.model import Figure, short_id
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from evalwh.store.connection import Store
+
+SHOWN_RUNS = 40  # the best runs by estimate drawn in one figure
+
+
+def audit_figures(wh: Store, collection: str) -> list[Figure]:
+    """One figure per stored audit with its people's labels (empty when the collection has none).
+
+    Examples:
+        >>> from evalwh import Warehouse
+        >>> audit_figures(Warehouse(":memory:"), "none")
+        []
+    """
+    from evalwh.methods.audits import estimate, list_audits
+
+    if not wh.con.execute("SELECT count(*) FROM audits WHERE collection_id = ?", [collection]).fetchone()[0]:
+        return []
+    out = []
+    for row in list_audits(wh, collection).itertuples():
+        found = wh.df(sql.query("evalwh.queries.audits", "human_sets"),
+                      {"collection_id": collection, "audit_id": row.audit_id})  # fmt: skip
+        if found.empty:
+            continue
+        human = str(found["qrels_id"].iloc[0])
+        measure = "P@10" if row.design == "pairs" else "AP"
+        result = estimate(wh, collection, row.audit_id, human, [measure])
+        out.append(_audit_figure(str(row.audit_id), human, measure, row, result.runs))
+    return out
+
+
+@_report_style
+def _audit_figure(audit_id: str, human: str, measure: str, audit: Any, runs: pd.DataFrame) -> Figure:
+    shown = runs.sort_values("estimate", ascending=False).head(SHOWN_RUNS).iloc[::-1]
+    figure = _figure(7.0, 1.5 + 0.2 * len(shown))
+    ax = figure.add_subplot()
+    place = range(len(shown))
+    ax.hlines([p - 0.2 for p in place], shown["human_low"], shown["human_high"], color="0.65", linewidth=1.2,
+              label="audit alone")  # fmt: skip
+    ax.hlines(list(place), shown["ci_low"], shown["ci_high"], color="black", linewidth=2.2, label="prediction-powered")
+    ax.plot(shown["estimate"], list(place), "o", color="black", markersize=3)
+    ax.plot(shown["machine"], list(place), "x", color="tab:red", markersize=5, label="machine alone")
+    ax.set_yticks(list(place), [short_id(r, FIGURE_ID_SHOWN) for r in shown["run_id"]])
+    ax.set_xlabel(f"{measure}, 95% intervals")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, frameon=False)
+    _tidy(ax)
+    design = audit.design
+    units = f"{int(audit.audited_units)} of {int(audit.frame_units)} " + (
+        "pairs" if design == "pairs" else "topics"
+    )
+    closer = float((runs["effective_n"].clip(upper=1e12) / runs["audited"]).median())
+    caption = (
+        f"Audit {audit_id} ({design} design, {units}; people's labels from qrels set {human}, machine set "
+        f"{audit.machine_id}"
+        + (", declared" if bool(audit.declared) else "")
+        + f"): per run the prediction-powered {measure} with its 95% interval (black), the interval from the "
+        f"audit alone (grey) and the machine's own score (x), {min(len(runs), SHOWN_RUNS)} best runs of "
+        f"{len(runs)}. Median effective human labels per audited unit: {closer:.2f} "
+        f"(evalwh audit estimate; methods §15)."
+    )
+    return Figure(f"audit-{audit_id}", f"Random audit: {audit_id}", caption, to_svg(figure))

@@ -1,0 +1,300 @@
+"""Prediction-powered estimates of a population total from a random audit (methods §15).
+
+A population of ``N`` units (judged pairs, or topics) carries a value ``y_i`` that people would
+give (unknown but for an audited sample) and a machine's prediction ``f_i`` (known for every
+unit). The target is the total ``theta = sum_i y_i``: a run's mean score is such a total once
+each unit's value carries its weight (``1 / topics`` for a topic, a position's weight for a
+pair). The audit is a simple random sample without replacement within each of ``H`` strata
+(one stratum: an unstratified sample), ``n_h`` of the ``N_h`` units of stratum ``h``.
+
+The prediction-powered estimate (Angelopoulos, Bates, Fannjiang, Jordan and Zrnic, Science
+2023), with the power-tuning weight ``lambda`` of PPI++ (Angelopoulos, Duchi and Zrnic, 2023), is
+
+    theta_hat = lambda * F + sum_h N_h * mean_{S_h}(y - lambda * f),       F = sum_i f_i,
+
+the machine's total corrected by the audit's mean error, expanded to each stratum. With
+``F`` known exactly over the population, its design variance is that of the expansion estimator
+of the residuals ``e = y - lambda * f`` (Cochran, *Sampling techniques*, 1977, chapters 5 and 7,
+the difference and regression estimators):
+
+    V(lambda) = sum_h c_h * s2_h(e),      c_h = N_h^2 * (1 - n_h / N_h) / n_h,
+
+with ``s2_h`` the sample variance (divisor ``n_h - 1``) in stratum ``h``. It is unbiased for any
+fixed ``lambda``. The tuned weight minimises ``V``:
+
+    lambda = sum_h c_h * s_h(y, f) / sum_h c_h * s2_h(f),
+
+so ``V(lambda) <= V(0)``, the variance of the human-only estimate (``lambda = 0``), on every
+sample: a poor judge is given a small weight and cannot widen the interval. ``lambda = 1`` is
+the original PPI. The interval is ``theta_hat +- t_{df, (1 + level) / 2} * sqrt(V)``. The
+human-only interval has ``df = min(n - H, m - 1)``, ``m`` the audited units whose ``y`` or ``f``
+is not zero (a run's top ten are a few of the audited pairs: its variance rests on those). A
+tuned ``lambda`` costs one more degree of freedom, and its variance is the delete-one
+jackknife's (:func:`jackknife_tuned`), which carries the estimation of ``lambda`` (the plug-in
+``V(lambda)``, minimised on the very sample, is too small on a few audited topics); where that
+makes the interval no narrower than the human-only one, ``lambda = 0`` is used, so the
+interval is never wider.
+
+Everything is vectorised over columns: ``y`` and ``f`` are ``(n, R)`` arrays, one column per
+run (or per difference of two runs), each column with its own ``lambda``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import stats
+
+from evalwh.errors import InsufficientDataError, MetricParamError
+
+
+@dataclass(frozen=True)
+class DesignEstimate:
+    """Prediction-powered, human-only and machine-only estimates of totals, one entry per column.
+
+    Attributes:
+        estimate, se, lower, upper: the prediction-powered estimate, its standard error and
+            interval at ``level``.
+        human, human_se, human_lower, human_upper: the same with ``lambda = 0`` (the audit alone).
+        machine: ``F``, the machine's total over the population.
+        weight: ``lambda``.
+        n: audited units; ``df`` the prediction-powered interval's degrees of freedom (per column).
+        effective_n: the audited units the human-only estimate would need for the
+            prediction-powered variance, ``n * V(0) / V(lambda)`` (``n`` when both are 0, inf
+            when only ``V(lambda)`` is).
+        p_value: two-sided p of ``estimate = 0`` (a t test with ``df``); of use for differences.
+    """
+
+    estimate: NDArray[np.float64]
+    se: NDArray[np.float64]
+    lower: NDArray[np.float64]
+    upper: NDArray[np.float64]
+    human: NDArray[np.float64]
+    human_se: NDArray[np.float64]
+    human_lower: NDArray[np.float64]
+    human_upper: NDArray[np.float64]
+    machine: NDArray[np.float64]
+    weight: NDArray[np.float64]
+    effective_n: NDArray[np.float64]
+    p_value: NDArray[np.float64]
+    n: int
+    df: NDArray[np.float64]
+    level: float
+
+
+def _columns(values: ArrayLike, name: str) -> NDArray[np.float64]:
+    array = np.asarray(values, dtype=float)
+    if array.ndim == 1:
+        array = array[:, None]
+    if array.ndim != 2:
+        raise MetricParamError(f"prediction-powered estimate: {name} must be 1- or 2-dimensional")
+    if not np.isfinite(array).all():
+        raise MetricParamError(
+            f"prediction-powered estimate: {name} holds a value that is not a finite number"
+        )
+    return array
+
+
+def stratum_coefficients(population: ArrayLike, sampled: ArrayLike) -> NDArray[np.float64]:
+    """``c_h = N_h^2 (1 - n_h / N_h) / n_h``: a stratum's factor in the expansion variance.
+
+    Examples:
+        >>> stratum_coefficients([10, 4], [2, 4]).tolist()
+        [40.0, 0.0]
+    """
+    big = np.asarray(population, dtype=float)
+    small = np.asarray(sampled, dtype=float)
+    return big**2 * (1.0 - small / big) / small
+
+
+def jackknife_tuned(
+    ys: NDArray[np.float64],
+    fs: NDArray[np.float64],
+    groups: NDArray[np.int64],
+    sizes: NDArray[np.float64],
+    sampled: NDArray[np.float64],
+    total: NDArray[np.float64],
+) -> NDArray[np.float64]:
+    """The delete-one jackknife variance of the tuned estimate, ``lambda`` re-estimated each time.
+
+    For unit ``i`` of stratum ``h``, ``theta_(i)`` is the estimate from the audit without it;
+    ``V = sum_h (1 - n_h / N_h) (n_h - 1) / n_h sum_{i in h} (theta_(i) - mean_h theta_(.))^2``
+    (Wolter, *Introduction to variance estimation*, 2007, chapter 4). Unlike the plug-in variance it
+    carries the estimation of ``lambda``, which on a few audited topics is far from its best
+    value. Every unit's deletion is computed at once from the strata's sums.
+    """
+    strata = len(sizes)
+    one_hot = np.zeros((strata, len(groups)))
+    one_hot[groups, np.arange(len(groups))] = 1.0
+    sums = {key: one_hot @ value for key, value in
+            (("y", ys), ("f", fs), ("yy", ys * ys), ("ff", fs * fs), ("yf", ys * fs))}  # fmt: skip
+
+    def moments(count, s_y, s_f, s_ff, s_yf):  # type: ignore[no-untyped-def]
+        safe = np.maximum(count, 1)
+        divisor = np.maximum(count - 1, 1)
+        return s_y / safe, s_f / safe, (s_ff - s_f**2 / safe) / divisor, (s_yf - s_y * s_f / safe) / divisor
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        full = np.where(sampled > 0, sizes**2 * (1 - sampled / sizes) / np.maximum(sampled, 1), 0.0)
+    count = sampled[:, None]
+    m_y, m_f, v_ff, v_yf = moments(count, sums["y"], sums["f"], sums["ff"], sums["yf"])
+    total_ff, total_yf = full @ v_ff, full @ v_yf  # (R,)
+    expand_y, expand_f = sizes @ m_y, sizes @ m_f
+    # deleting unit i from its stratum h: that stratum's terms recomputed, the others kept
+
+    def deleted(y_i: NDArray[np.float64], f_i: NDArray[np.float64], h: NDArray[np.int64]) -> NDArray[np.float64]:
+        less = (sampled[h] - 1)[:, None]
+        d_y, d_f, d_ff, d_yf = moments(less, sums["y"][h] - y_i, sums["f"][h] - f_i, sums["ff"][h] - f_i * f_i,
+                                       sums["yf"][h] - y_i * f_i)  # fmt: skip
+        big = sizes[h, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            c_less = np.where(less > 0, big**2 * (1 - less / big) / np.maximum(less, 1), 0.0)
+        var_f = total_ff - full[h, None] * v_ff[h] + c_less * d_ff
+        cov = total_yf - full[h, None] * v_yf[h] + c_less * d_yf
+        lam = np.divide(cov, var_f, out=np.zeros_like(cov), where=var_f > 0)
+        est_y = expand_y - big * m_y[h] + big * d_y
+        est_f = expand_f - big * m_f[h] + big * d_f
+        return est_y + lam * (total - est_f)
+
+    # a unit whose y and f are 0 in every column leaves the sums as they are: all such units of
+    # a stratum give one and the same deletion, computed once (most audited pairs are in no
+    # run's top ranks)
+    active = ((ys != 0) | (fs != 0)).any(axis=1)
+    theta = deleted(ys[active], fs[active], groups[active])
+    zeros = np.zeros((strata, ys.shape[1]))
+    theta_zero = deleted(zeros, zeros, np.arange(strata))
+    idle = np.bincount(groups[~active], minlength=strata).astype(float)[:, None]
+    hot = one_hot[:, active]
+    centre = (hot @ theta + idle * theta_zero) / np.maximum(sampled, 1)[:, None]
+    spread = hot @ (theta - centre[groups[active]]) ** 2 + idle * (theta_zero - centre) ** 2
+    factor = np.where(sampled > 1, (1 - sampled / sizes) * (sampled - 1) / np.maximum(sampled, 1), 0.0)
+    return factor @ spread
+
+
+def design_estimate(
+    y: ArrayLike,
+    f: ArrayLike,
+    machine_total: ArrayLike,
+    *,
+    strata: ArrayLike | None = None,
+    population: ArrayLike | None = None,
+    weight: float | str = "tuned",
+    level: float = 0.95,
+    bound: ArrayLike | None = None,
+) -> DesignEstimate:
+    """Estimate ``sum_i y_i`` over a population from an audited sample and the machine's ``f``.
+
+    Args:
+        y: ``(n,)`` or ``(n, R)``: the audited units' human values (weights included).
+        f: The machine's values of the same units, same shape.
+        machine_total: ``(R,)``: ``F``, the sum of the machine's values over the population.
+        strata: ``(n,)`` stratum numbers ``0..H-1`` of the audited units (None: one stratum).
+        population: ``(H,)`` units per stratum ``N_h`` (one stratum: ``[N]``).
+        weight: ``"tuned"`` (PPI++) or a fixed ``lambda`` (1: PPI, 0: the audit alone).
+        level: The intervals' coverage.
+        bound: ``(R,)``: the largest ``|y|`` a unit can have (None: no floor). The variance is
+            then at least ``sum_h c_h * bound^2 / n_h``, what one audited unit at the bound and
+            the others at 0 would give: an audit that saw nothing of a run (every residual 0)
+            does not make its interval a point.
+
+    Raises:
+        MetricParamError: for shapes, non-finite values or a level outside (0, 1).
+        InsufficientDataError: for a stratum with fewer than two audited units (its variance is
+            unknown) though it has more units, or more audited than it has.
+
+    Examples:
+        >>> y = [1, 0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0]; f = [1, 0, 1, 1, 0, 1, 0, 1, 1, 1, 1, 0]
+        >>> e = design_estimate(y, f, [28.0], population=[50])
+        >>> [round(float(x[0]), 4) for x in (e.human, e.weight, e.estimate, e.se, e.human_se)], e.df.tolist()
+        ([29.1667, 0.875, 24.5, 3.123, 6.4794], [6.0])
+    """
+    if not 0 < level < 1:
+        raise MetricParamError(f"prediction-powered estimate: level {level} must lie in (0, 1)")
+    ys, fs = _columns(y, "y"), _columns(f, "f")
+    if ys.shape != fs.shape:
+        raise MetricParamError(
+            f"prediction-powered estimate: y {ys.shape} and f {fs.shape} differ in shape"
+        )
+    n, columns = ys.shape
+    total = np.broadcast_to(np.asarray(machine_total, dtype=float), (columns,)).astype(float)
+    groups = np.zeros(n, dtype=np.int64) if strata is None else np.asarray(strata, dtype=np.int64)
+    sizes = np.asarray([n] if population is None else population, dtype=float)
+    if groups.shape != (n,) or (n and (groups.min() < 0 or groups.max() >= len(sizes))):
+        raise MetricParamError(
+            "prediction-powered estimate: strata must number the audited units 0..H-1"
+        )
+    sampled = np.bincount(groups, minlength=len(sizes)).astype(float)
+    if (sampled > sizes).any():
+        raise InsufficientDataError(
+            "prediction-powered estimate: a stratum has more audited units than units"
+        )
+    thin = (sampled < 2) & (sizes > sampled)
+    if thin.any():
+        h = int(np.flatnonzero(thin)[0])
+        raise InsufficientDataError(
+            f"prediction-powered estimate: stratum {h} has {int(sampled[h])} audited unit(s) of {int(sizes[h])}; "
+            "its variance needs at least 2"
+        )
+    kept = sampled > 0
+    coef = np.zeros(len(sizes))
+    coef[kept] = stratum_coefficients(sizes[kept], sampled[kept])
+    expand = np.where(kept, sizes / np.maximum(sampled, 1), 0.0)  # N_h / n_h
+    # per-stratum means, variances and covariances of y and f, (H, R)
+    one_hot = np.zeros((len(sizes), n))
+    one_hot[groups, np.arange(n)] = 1.0
+    mean_y = one_hot @ ys / np.maximum(sampled, 1)[:, None]
+    mean_f = one_hot @ fs / np.maximum(sampled, 1)[:, None]
+    dy, df_ = ys - mean_y[groups], fs - mean_f[groups]
+    divisor = np.maximum(sampled - 1, 1)[:, None]
+    s_yy = one_hot @ (dy * dy) / divisor
+    s_ff = one_hot @ (df_ * df_) / divisor
+    s_yf = one_hot @ (dy * df_) / divisor
+    v_yy, v_ff, v_yf = coef @ s_yy, coef @ s_ff, coef @ s_yf
+    if isinstance(weight, str) and weight != "tuned":
+        raise MetricParamError(
+            f"prediction-powered estimate: weight {weight!r} must be 'tuned' or a number"
+        )
+    # degrees of freedom: n - H, or fewer where few audited units carry the column (a run's
+    # positions are a few of the audited pairs; the variance rests on those only)
+    active = ((ys != 0) | (fs != 0)).sum(axis=0)
+    base = np.maximum(np.minimum(n - int(kept.sum()), active - 1), 1).astype(float)
+    least = np.zeros(columns)
+    if bound is not None:  # one audited unit at the bound, the others at 0: s2_h = bound^2 / n_h
+        per_unit = float(coef @ (1 / np.maximum(sampled, 1)))
+        least = per_unit * np.broadcast_to(np.abs(np.asarray(bound, dtype=float)), (columns,)) ** 2
+    var_human = np.maximum(v_yy, least)
+    q_human = stats.t.ppf((1 + level) / 2, base)
+    if weight == "tuned":
+        lam = np.divide(v_yf, v_ff, out=np.zeros(columns), where=v_ff > 0)
+        tuned_df = np.maximum(base - 1, 1)
+        residual = np.maximum(jackknife_tuned(ys, fs, groups, sizes, sampled, total), least)
+        q_tuned = stats.t.ppf((1 + level) / 2, tuned_df)
+        # lambda costs a degree of freedom; where that makes the interval no narrower than
+        # the audit's own, the audit alone is used (lambda 0)
+        use = (base > 1) & (q_tuned * np.sqrt(residual) < q_human * np.sqrt(var_human))
+        lam = np.where(use, lam, 0.0)
+        var_ppi = np.where(use, residual, var_human)
+        dof = np.where(use, tuned_df, base)
+    else:
+        lam = np.full(columns, float(weight))
+        var_ppi = np.maximum(v_yy - 2 * lam * v_yf + lam**2 * v_ff, least)
+        dof = base
+    human = (expand * sampled) @ mean_y
+    sample_f = (expand * sampled) @ mean_f
+    estimate = human + lam * (total - sample_f)
+    quantile = stats.t.ppf((1 + level) / 2, dof)
+    se, human_se = np.sqrt(var_ppi), np.sqrt(var_human)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        effective = np.where(
+            var_ppi > 0, n * var_human / var_ppi, np.where(var_human > 0, np.inf, float(n))
+        )
+        t_stat = np.where(se > 0, np.abs(estimate) / se, np.where(estimate == 0, 0.0, np.inf))
+    p_value = 2 * stats.t.sf(t_stat, dof)
+    return DesignEstimate(
+        estimate=estimate, se=se, lower=estimate - quantile * se, upper=estimate + quantile * se,
+        human=human, human_se=human_se, human_lower=human - q_human * human_se,
+        human_upper=human + q_human * human_se, machine=total, weight=lam, effective_n=effective,
+        p_value=p_value, n=n, df=dof, level=level,
+    )  # fmt: skip

@@ -1,0 +1,278 @@
+"""Random audits and prediction-powered scores on TREC-8 (methods §15; issue 53 items 1-3).
+
+The machine is a simulated judge over TREC-8's official qrels; people's labels are the
+official grades of the audited pairs. Checked against independent computations: a census
+audit gives the official score (``evalwh eval``) with no width, the machine-only value is the
+machine set's own evaluation, the expected gain of stored probabilities is recomputed from the
+LARA file with pandas, and a fixed-weight difference is the difference of two estimates.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from evalwh.cli import app
+from evalwh.errors import EvalWhError, InsufficientDataError, MetricParamError
+from evalwh.methods.audits import _allocate, draw_sample
+from evalwh.methods.budget import simulated_judge
+from evalwh.warehouse import Warehouse
+from conftest import trec8_with_runs
+
+RUNS = ["CL99SD", "8manexT3D1N0", "AntHoc1", "INQ601"]
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("audits")
+    db = trec8_with_runs(folder / "w.duckdb", RUNS)
+    with Warehouse(db) as wh:
+        truth = wh.sql("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
+        simulated_judge(truth, bias=1.0, seed=3).to_csv(folder / "llm.csv", index=False)
+        wh.ingest_qrels(folder / "llm.csv", collection="trec8", qrels_id="llm")
+    return db, folder
+
+
+def _labels(db: Path, folder: Path, audit: str, name: str) -> None:
+    """People's labels of an audit: the official grades of its pairs, ingested as ``name``."""
+    with Warehouse(db) as wh:
+        lines = wh.sql(
+            "SELECT a.query_id, a.doc_id, q.relevance FROM audit_pairs AS a JOIN qrels AS q USING (query_id, doc_id) "
+            f"WHERE a.audit_id = '{audit}' AND q.qrels_id = 'default'"
+        )
+        path = folder / f"{name}.qrels"
+        path.write_text(
+            "".join(f"{r.query_id} 0 {r.doc_id} {r.relevance}\n" for r in lines.itertuples())
+        )
+        wh.ingest_qrels(path, collection="trec8", qrels_id=name, replace=True)
+
+
+def test_allocation_and_draw_are_reproducible() -> None:
+    assert _allocate(np.array([5, 5]), 4).tolist() == [2, 2]
+    with pytest.raises(InsufficientDataError, match="strata its 2"):
+        _allocate(np.array([5, 5, 5]), 5)
+    frame = pd.DataFrame({"query_id": list("aaabbbbccc"), "doc_id": [str(i) for i in range(10)],
+                          "machine_grade": [0, 1, 0, 0, 1, 1, 0, 0, 0, 1]})  # fmt: skip
+    one, strata = draw_sample(frame, "pairs", 6, stratify="topic", seed=5)
+    two, _ = draw_sample(frame.iloc[::-1], "pairs", 6, stratify="topic", seed=5)
+    pd.testing.assert_frame_equal(one, two)  # the frame's row order does not matter
+    assert strata["sampled"].tolist() == [2, 2, 2] and strata["population"].tolist() == [3, 4, 3]
+    assert one.groupby("stratum").size().tolist() == [2, 2, 2]
+    topics, tstrata = draw_sample(frame, "topics", 2, seed=1)
+    assert topics["query_id"].nunique() == 2 and tstrata["population"].tolist() == [3]
+    assert (
+        len(topics) == frame["query_id"].isin(topics["query_id"]).sum()
+    )  # every pair of the topics
+
+
+def test_census_audit_gives_the_official_scores(audited) -> None:
+    db, folder = audited
+    with Warehouse(db) as wh:
+        wh.draw_audit("all", machine="llm", collection="trec8", share=1.0, seed=0)
+    _labels(db, folder, "all", "people_all")
+    with Warehouse.open_reader(db) as wh:
+        est = wh.audit_estimate(
+            "all", "people_all", ["P@10", "RBP(p=0.8)@20"], collection="trec8"
+        ).runs
+        official = wh.evaluate(["P@10", "RBP(p=0.8)@20"], collection="trec8")
+        machine = wh.evaluate(["P@10", "RBP(p=0.8)@20"], collection="trec8", qrels_id="llm")
+    merged = est.merge(official[["run_id", "measure", "value"]], on=["run_id", "measure"])
+    merged = merged.merge(
+        machine[["run_id", "measure", "value"]], on=["run_id", "measure"], suffixes=("", "_m")
+    )
+    assert len(merged) == 2 * len(RUNS)
+    np.testing.assert_allclose(merged["estimate"], merged["value"], atol=1e-12)
+    np.testing.assert_allclose(merged["human"], merged["value"], atol=1e-12)
+    np.testing.assert_allclose(merged["machine"], merged["value_m"], atol=1e-12)
+    assert (merged["se"] == 0).all() and (merged["ci_low"] == merged["ci_high"]).all()
+
+
+def test_topics_census_gives_the_official_ap_and_ndcg(audited) -> None:
+    db, folder = audited
+    with Warehouse(db) as wh:
+        wh.draw_audit("topics_all", machine="llm", collection="trec8", design="topics", share=1.0)
+    _labels(db, folder, "topics_all", "people_topics_all")
+    with Warehouse.open_reader(db) as wh:
+        est = wh.audit_estimate(
+            "topics_all", "people_topics_all", ["AP", "nDCG@10"], collection="trec8"
+        ).runs
+        official = wh.evaluate(["AP", "nDCG@10"], collection="trec8")
+    merged = est.merge(official[["run_id", "measure", "value"]], on=["run_id", "measure"])
+    np.testing.assert_allclose(merged["estimate"], merged["value"], atol=1e-12)
+    assert (merged["se"] == 0).all()
+
+
+def test_sample_estimates_differences_and_probabilities(audited) -> None:
+    db, folder = audited
+    with Warehouse(db) as wh:
+        wh.draw_audit("a10", machine="llm", collection="trec8", share=0.1, stratify="grade", seed=2)
+    _labels(db, folder, "a10", "people10")
+    with Warehouse.open_reader(db) as wh:
+        fixed = wh.audit_estimate("a10", "people10", ["P@10"], collection="trec8", weight=1.0, differences=True,
+                                  baselines=["INQ601"], correction="none")  # fmt: skip
+        probs = wh.audit_estimate(
+            "a10", "people10", ["P@10"], collection="trec8", probabilities=True
+        ).runs
+        tuned = wh.audit_estimate("a10", "people10", ["P@10"], collection="trec8").runs
+    runs = fixed.runs.set_index("run_id")
+    for row in fixed.pairs.itertuples():
+        assert row.run_b == "INQ601"
+        assert row.diff == pytest.approx(
+            runs.loc[row.run_a, "estimate"] - runs.loc[row.run_b, "estimate"], abs=1e-12
+        )
+        assert row.machine_diff == pytest.approx(
+            runs.loc[row.run_a, "machine"] - runs.loc[row.run_b, "machine"]
+        )
+    # the tuned interval is never wider than the audit-only one
+    assert (
+        (tuned["ci_high"] - tuned["ci_low"]) <= (tuned["human_high"] - tuned["human_low"]) + 1e-12
+    ).all()
+    # with probabilities, the machine's value is the mean over topics of sum(prob_yes in the top 10) / 10
+    lara = pd.read_csv(folder / "llm.csv", dtype={"topic_id": str, "doc_id": str})
+    with Warehouse.open_reader(db) as wh:
+        top = wh.sql("SELECT run_id, query_id, doc_id FROM run_results WHERE rank <= 10")
+    top = top.merge(
+        lara, left_on=["query_id", "doc_id"], right_on=["topic_id", "doc_id"], how="left"
+    )
+    expected = top.groupby("run_id")["prob_yes"].sum() / 10 / 50
+    got = probs.set_index("run_id")["machine"]
+    np.testing.assert_allclose(got[expected.index], expected, rtol=1e-9)
+
+
+def test_refusals(audited) -> None:
+    db, folder = audited
+    with Warehouse(db) as wh:
+        wh.draw_audit("a2", machine="llm", collection="trec8", size=200, seed=4)
+        with pytest.raises(EvalWhError, match="exists"):
+            wh.draw_audit("a2", machine="llm", collection="trec8", size=200, seed=4)
+        with pytest.raises(MetricParamError, match="stratify"):
+            wh.draw_audit(
+                "bad", machine="llm", collection="trec8", size=4, design="topics", stratify="grade"
+            )
+    _labels(db, folder, "a2", "people2")
+    # a label set that leaves audited pairs out
+    text = (folder / "people2.qrels").read_text().splitlines()
+    (folder / "partial.qrels").write_text("\n".join(text[:-3]) + "\n")
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(folder / "partial.qrels", collection="trec8", qrels_id="partial")
+        with pytest.raises(
+            InsufficientDataError, match="leaves 3 of the audit's 200 pairs unlabelled"
+        ):
+            wh.audit_estimate("a2", "partial", ["P@10"], collection="trec8")
+        with pytest.raises(MetricParamError, match="draw an audit of topics"):
+            wh.audit_estimate("a2", "people2", ["nDCG@10"], collection="trec8")
+
+
+def test_declared_audits_are_checked(audited) -> None:
+    db, folder = audited
+    with Warehouse(db) as wh:
+        # the pairs the runs put first: no random sample
+        top = wh.sql(
+            "SELECT DISTINCT r.query_id, r.doc_id, q.relevance FROM run_results AS r JOIN qrels AS q "
+            "USING (query_id, doc_id) WHERE r.rank = 1 AND q.qrels_id = 'default'"
+        )
+        path = folder / "top.qrels"
+        path.write_text(
+            "".join(f"{r.query_id} 0 {r.doc_id} {r.relevance}\n" for r in top.itertuples())
+        )
+        wh.ingest_qrels(path, collection="trec8", qrels_id="top")
+        with pytest.raises(
+            InsufficientDataError, match="not a plausible random sample of the frame: best rank"
+        ):
+            wh.declare_audit("ext", labels="top", machine="llm", collection="trec8")
+        # a uniform sample drawn outside evalwh passes, and estimates as a drawn one would
+        truth = wh.sql(
+            "SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default' ORDER BY 1, 2"
+        )
+        sample = truth.sample(n=1500, random_state=9)
+        path = folder / "outside.qrels"
+        path.write_text(
+            "".join(f"{r.query_id} 0 {r.doc_id} {r.relevance}\n" for r in sample.itertuples())
+        )
+        wh.ingest_qrels(path, collection="trec8", qrels_id="outside")
+        row = wh.declare_audit("ext", labels="outside", machine="llm", collection="trec8")
+        assert (
+            bool(row["declared"].iloc[0]) and "best rank: chi-square p" in row["check_note"].iloc[0]
+        )
+        est = wh.audit_estimate("ext", "outside", ["P@10"], collection="trec8")
+        assert est.runs["audited"].iloc[0] == 1500 and any("declared" in note for note in est.notes)
+
+
+def test_cli_draw_export_and_estimate(audited, tmp_path: Path) -> None:
+    db, folder = audited
+    runner = CliRunner()
+    result = runner.invoke(app, ["audit", "draw", "cli5", "-c", "trec8", "--machine", "llm", "--share", "0.05",
+                                 "--seed", "7", "--db", str(db)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    tasks = tmp_path / "tasks.jsonl"
+    result = runner.invoke(
+        app, ["pool", "export", "cli5", "-c", "trec8", "-o", str(tasks), "--db", str(db)]
+    )
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(line) for line in tasks.read_text().splitlines()]
+    assert len(lines) == round(0.05 * 86830) and [t["order"] for t in lines] == list(
+        range(1, len(lines) + 1)
+    )
+    _labels(db, folder, "cli5", "people_cli5")
+    result = runner.invoke(app, ["audit", "estimate", "cli5", "-c", "trec8", "--human", "people_cli5", "-m", "P@10",
+                                 "-f", "csv", "--db", str(db)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].startswith("measure,run_id,design,estimate,ci_low,ci_high")
+    result = runner.invoke(app, ["audit", "estimate", "cli5", "-c", "trec8", "--human", "people_cli5", "-m", "AP",
+                                 "--db", str(db)])  # fmt: skip
+    assert result.exit_code != 0 and "draw an audit of topics" in result.output
+    result = runner.invoke(app, ["audit", "list", "-c", "trec8", "-f", "csv", "--db", str(db)])
+    assert result.exit_code == 0 and "\ncli5,llm,llm,pairs,," in result.output
+    # a declared audit that is the first half of the drawn one's judging order is a random
+    # sample too, and is accepted; estimates say it was declared
+    first = [line for line in (folder / "people_cli5.qrels").read_text().splitlines()]
+    order = {(t["qid"], t["docid"]): t["order"] for t in lines}
+    first = sorted(first, key=lambda line: order[tuple(line.split()[0:3:2])])[: len(first) // 2]
+    (tmp_path / "half.qrels").write_text("\n".join(first) + "\n")
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(tmp_path / "half.qrels", collection="trec8", qrels_id="half")
+    result = runner.invoke(app, ["audit", "declare", "half", "-c", "trec8", "--labels", "half", "--machine", "llm",
+                                 "--db", str(db)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["audit", "estimate", "half", "-c", "trec8", "--human", "half", "--db", str(db)])
+    assert result.exit_code == 0 and "note: audit 'half' was drawn elsewhere and declared" in result.output
+
+
+def test_report_shows_each_audit_with_its_people_labels(audited, tmp_path: Path) -> None:
+    db, folder = audited
+    with Warehouse(db) as wh:
+        if "r5" not in set(wh.audits(collection="trec8")["audit_id"]):
+            wh.draw_audit("r5", machine="llm", collection="trec8", share=0.05, seed=11)
+    _labels(db, folder, "r5", "people_r5")
+    with Warehouse.open_reader(db) as wh:
+        expected = wh.audit_estimate("r5", "people_r5", ["P@10"], collection="trec8").runs
+        wh.report(tmp_path / "r.html", collection="trec8", format="html", bounds=False)
+    page = html.unescape((tmp_path / "r.html").read_text())
+    assert "Random audit: r5" in page
+    assert "people's labels from qrels set people_r5" in page
+    effective = float((expected["effective_n"] / expected["audited"]).median())
+    assert f"Median effective human labels per audited unit: {effective:.2f}" in page
+
+
+def test_export_and_import_carry_the_audits(audited, tmp_path: Path) -> None:
+    db, folder = audited
+    with Warehouse(db) as wh:
+        if "x5" not in set(wh.audits(collection="trec8")["audit_id"]):
+            wh.draw_audit("x5", machine="llm", collection="trec8", size=300, stratify="topic", seed=3)
+        wh.export(tmp_path / "out", tables=["collections", "qrels_sets", "qrels", "audits", "audit_strata",
+                                           "audit_pairs"])  # fmt: skip
+        before = wh.sql("SELECT * FROM audit_pairs WHERE audit_id = 'x5' ORDER BY draw_order")
+        strata = wh.sql("SELECT * FROM audit_strata WHERE audit_id = 'x5' ORDER BY stratum")
+    with Warehouse(tmp_path / "copy.duckdb") as copy:
+        copy.import_export(tmp_path / "out")
+        pd.testing.assert_frame_equal(copy.sql("SELECT * FROM audit_pairs WHERE audit_id = 'x5' ORDER BY draw_order"),
+                                      before)  # fmt: skip
+        pd.testing.assert_frame_equal(copy.sql("SELECT * FROM audit_strata WHERE audit_id = 'x5' ORDER BY stratum"),
+                                      strata)  # fmt: skip
+        assert strata["sampled"].sum() == 300 and len(strata) == 50
