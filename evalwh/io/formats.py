@@ -406,6 +406,27 @@ def is_score(text: str) -> bool:
         return False
 
 
+def parse_number(text: str, *, grade: bool = False) -> float | None:
+    """``text`` as a number in the grammar of every reader, or None when it is not one.
+
+    The grammar is a run's score (:data:`SCORE`) or, with ``grade``, a qrels grade (at most
+    nine integer digits), around ASCII whitespace: ASCII digits only, so not Python's
+    ``float()`` grammar, which reads ``1_0`` as 10, ``３`` and ``٣`` as 3, and ``nan``/``inf``.
+    Every reader of numbers in text (qrels, runs, JSON lines, LARA probabilities, per-topic
+    score files, budgets) goes through it.
+
+    Examples:
+        >>> parse_number(" 0.25 "), parse_number("1_0"), parse_number("\uff13"), parse_number("nan")
+        (0.25, None, None, None)
+        >>> parse_number("1e3"), parse_number("1e3", grade=True)
+        (1000.0, None)
+    """
+    body = text.strip(" \t\n\r\x0b\x0c")
+    if not (is_relevance(body) if grade else is_score(body)):
+        return None
+    return float(body)
+
+
 def is_relevance(text: str) -> bool:
     """True if ``text`` is a relevance grade: a decimal number, at most nine integer digits, optional sign."""
     return _GRADE.fullmatch(text) is not None

@@ -1,0 +1,162 @@
+"""The fourth reliability probe (issue #52): one section per class of docs/safety.md's fourth
+probe table that this file holds (classes 2, 4, 5, 6, 7, 8; class 1 is in tests/test_conventions
+and class 3 in the experiment-id tests).
+
+Every test names its class ("Issue 52, class N") and fails on the code before the fix. "Refused"
+means one line naming the problem, exit code 1 (2 for a usage error), and the warehouse and
+every output byte for byte as before.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalwh import Warehouse
+from evalwh.errors import ArgumentError, EvalWhError, IngestError
+from evalwh.io.probabilities import parse_probabilities
+
+from test_safety import QRELS, RUNS, digest, invoke  # noqa: E402
+
+HEADER = b"topic_id,doc_id,annotation,prob_yes,prob_no\n"
+
+
+def one_line(result) -> str:  # type: ignore[no-untyped-def]
+    """The single line a failed command printed (and nothing on standard output)."""
+    text = result.output.strip()
+    assert result.exit_code in (1, 2), (result.exit_code, text)
+    assert "\n" not in text and "Traceback" not in text and "unexpected" not in text, text
+    return text
+
+
+def _synthetic(n_topics: int = 4, n_runs: int = 4, depth: int = 10, seed: int = 1) -> Warehouse:
+    """Runs of graded quality over a small binary collection, in memory."""
+    rng = np.random.default_rng(seed)
+    wh = Warehouse(":memory:")
+    qrels, rows = [], []
+    for t in range(n_topics):
+        docs = [f"d{t}-{j}" for j in range(30)]
+        relevant = set(docs[:8])
+        qrels += [(str(t), d, int(d in relevant)) for d in docs]
+        for r in range(n_runs):
+            weight = np.where(np.isin(docs, list(relevant)), 1.0 + 2.0 * r, 1.0)
+            ranked = rng.choice(docs, size=depth, replace=False, p=weight / weight.sum())
+            rows += [(f"run{r}", str(t), d, float(depth - k)) for k, d in enumerate(ranked)]
+    wh.ingest_qrels(pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]), collection="s")
+    wh.ingest_runs(pd.DataFrame(rows, columns=["run_id", "query_id", "doc_id", "score"]), collection="s")
+    return wh
+
+
+# -- class 7: silent wrong answers ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        "1,d1,1_0,0.6,0.2",  # float() reads 10
+        "1,d1,\uff11,0.6,0.2",  # full-width 1
+        "1,d1,\u0661,0.6,0.2",  # Arabic-Indic 1
+        "1,d1,1,0.6,0.2\u0661",  # a probability with an Arabic-Indic digit
+        "1,d1,1,0_6,0.2",
+        "1,d1,1, infinity ,0.2",
+        "1,d1,1e3,0.6,0.2",  # no qrels grade is written so
+    ],
+)
+def test_lara_reader_has_the_number_grammar_of_every_reader(row: str) -> None:
+    """Issue 52, class 7: the LARA reader reads numbers as the qrels reader does, not with float()."""
+    with pytest.raises(IngestError, match=r"^x\.csv:2: (annotation|probability) .* is not a number"):
+        parse_probabilities(HEADER + row.encode() + b"\n", "x.csv")
+    # what a qrels file holds is still read
+    ok = parse_probabilities(HEADER + b" 1 , d1 ,2,.6,2e-1\n", "x.csv")
+    assert ok.annotation == [2.0] and ok.probs == [[0.2, 0.6]]
+
+
+def test_score_files_have_the_number_grammar(tmp_path: Path) -> None:
+    """Issue 52, class 7: per-topic score files read no "1_0" or full-width digits either."""
+    from evalwh.io.score_files import read_scores
+
+    for value in ("1_0", "\uff11", "\u0661"):
+        path = tmp_path / "s.csv"
+        path.write_text(f"run_id,query_id,measure,value\nr,1,P@10,0.5\nr,2,P@10,{value}\n", encoding="utf-8")
+        with pytest.raises(IngestError, match=r"s\.csv:3: value .* is not a number"):
+            read_scores([path])
+    path.write_text("run_id,query_id,measure,value\nr,1,P@10,0.5\nr,2,P@10,1e-1\n")
+    assert read_scores([path])["value"].tolist() == [0.5, 0.1]
+
+
+def test_provider_refuses_graded_rbp_it_does_not_compute() -> None:
+    """Issue 52, class 7: the provider called directly, as the docs show, refuses ir_measures'
+    graded RBP (which its supports() declines) instead of answering with the binary RBP."""
+    import ir_measures
+    from ir_measures import RBP
+
+    import evalwh.ir_measures  # noqa: F401
+
+    provider = ir_measures.providers.registry["evalwh"]
+    qrels = pd.DataFrame({"query_id": ["1"] * 3, "doc_id": ["a", "b", "c"], "relevance": [3, 1, 0]})
+    run = pd.DataFrame({"query_id": ["1"] * 3, "doc_id": ["b", "a", "c"], "score": [3.0, 2.0, 1.0]})
+    assert not provider.supports(RBP)
+    with pytest.raises(ValueError, match=r"unsupported measure RBP by the evalwh provider: .*graded"):
+        provider.calc_aggregate([RBP], qrels, run)
+    # RBP(rel=1) is evalwh's binary RBP, which it does support: (1-p) * sum p^(i-1) over relevant ranks
+    value = provider.calc_aggregate([RBP(rel=1)], qrels, run)[RBP(rel=1)]
+    assert value == pytest.approx(0.2 * (1 + 0.8))
+
+
+def test_budget_counts_above_the_pool_and_fractions_are_refused() -> None:
+    """Issue 52, class 7: a count budget above the pool (budget share 2.30) and a budget or
+    depth that is a fraction are refused, not stored rounded."""
+    from evalwh.methods.budget import parse_budgets
+
+    with pytest.raises(EvalWhError, match=r"budget: 500 judgments is more than the pool's 300 pairs"):
+        parse_budgets([500], 300, 5, "total")
+    for bad in ("1.5", "1_0", "\uff11\uff10", "0", "-3", "", "10 %%", "150%"):
+        with pytest.raises(EvalWhError, match=r"budget: .* is neither a share of the pool"):
+            parse_budgets([bad], 300, 5, "total")
+    assert parse_budgets(["10%", "12", 30.0], 300, 5, "total") == [12, 30]
+    wh = _synthetic()
+    before = wh.df("SELECT count(*) AS n FROM pools")["n"].iloc[0]
+    for options, message in (
+        ({"strategy": "take", "budget": 1.5}, r"budget \(a number of judgments\) 1\.5: expected a whole number"),
+        ({"strategy": "take", "budget": True}, r"budget \(a number of judgments\) True: expected a whole number"),
+        ({"strategy": "take", "budget": "10"}, r"budget \(a number of judgments\) '10': expected a whole number"),
+        ({"depth": 5.5}, r"depth 5\.5: expected a whole number >= 1"),
+        ({"depth": "5"}, r"depth '5': expected a whole number >= 1"),
+        ({"strategy": "rrf", "rrf_k": math.nan}, r"RRF constant nan: expected a number >= 0"),
+    ):
+        options = {"depth": 5, **options}
+        with pytest.raises(ArgumentError, match=message):
+            wh.build_pool(collection="s", runs_from="all", **options)
+    assert wh.df("SELECT count(*) AS n FROM pools")["n"].iloc[0] == before
+    # a whole float is that number: the pool is the same as with the int
+    row = wh.build_pool(collection="s", runs_from="all", depth=5.0, strategy="take", budget=2.0).iloc[0]
+    assert (int(row["depth"]), int(row["budget"])) == (5, 2)
+    kept = wh.df("SELECT query_id, count(*) AS n FROM qrels WHERE qrels_id = $p GROUP BY ALL", {"p": row["pool_id"]})
+    assert (kept["n"] == 2).all()
+
+
+def test_hybrid_count_budget_above_its_pairs_is_refused(tmp_path: Path) -> None:
+    """Issue 52, class 7: the hybrid's count budget above the machine's pairs was stored with a
+    budget share of 2.30; it is refused and nothing is stored."""
+    from evalwh.methods import budget
+
+    wh = _synthetic(seed=2)
+    truth = wh.df("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
+    frame = budget.simulated_judge(truth, bias=2.5, seed=4)
+    wh.con.execute("BEGIN")
+    from evalwh.store.ingest.qrels import Provenance, _ingest_qrels
+
+    judged = frame.rename(columns={"topic_id": "query_id", "annotation": "relevance"})[["query_id", "doc_id", "relevance"]]
+    _ingest_qrels(wh, judged, "DataFrame", "s", "llm", False, Provenance(source="llm"))
+    wh.con.register("p", frame)
+    wh.con.execute("INSERT INTO judgment_probabilities SELECT 's', 'llm', topic_id, doc_id, [prob_no, prob_yes], prob_yes FROM p")
+    wh.con.execute("COMMIT")
+    with pytest.raises(EvalWhError, match=r"budget: 276 judgments is more than the pool's 120 pairs"):
+        wh.budget(collection="s", machine="llm", budgets=["276"], selections=["random"], experiment_id="h")
+    assert wh.df("SELECT count(*) AS n FROM budget_results")["n"].iloc[0] == 0
+    rows = wh.budget(collection="s", machine="llm", budgets=["120"], selections=["random"], experiment_id="h")
+    assert rows["budget_share"].max() == 1.0
