@@ -54,8 +54,11 @@ def one_line(text: str) -> str:
         >>> one_line('Catalog Error: no function x!\\nDid you mean "exp"?\\n\\nLINE 1: SELECT x(1)\\n       ^')
         'Catalog Error: no function x! Did you mean "exp"?'
     """
+    from evalwh.io.printable import terminal
+
     kept = [line.strip() for line in text.splitlines() if not _CONTEXT_LINE.match(line)]
-    return " ".join(kept) or text.strip()
+    # a path or id from someone else's file may hold ESC: shown, never sent to the terminal
+    return terminal(" ".join(kept) or text.strip())
 
 
 def interrupted_message() -> str:
@@ -246,7 +249,7 @@ def _one_line_usage(error: Any) -> None:
     """Print click's error ``error`` as one line and end with its exit code (2 for usage)."""
     if type(error).__name__ == "NoArgsIsHelpError":
         raise error  # (the command's help, as asked: typer prints it)
-    typer.echo(f"Error: {usage_message(error)}", err=True)
+    typer.echo(f"Error: {one_line(usage_message(error))}", err=True)
     raise typer.Exit(error.exit_code)
 
 

@@ -160,3 +160,82 @@ def test_hybrid_count_budget_above_its_pairs_is_refused(tmp_path: Path) -> None:
     assert wh.df("SELECT count(*) AS n FROM budget_results")["n"].iloc[0] == 0
     rows = wh.budget(collection="s", machine="llm", budgets=["120"], selections=["random"], experiment_id="h")
     assert rows["budget_share"].max() == 1.0
+
+
+# -- class 6: output security -----------------------------------------------------------------
+
+ESC = "\x1b]0;owned\x07\x1b[2J\x1b[31m"  # a window title, a cleared screen, red
+
+
+def test_control_characters_are_refused_in_ids(tmp_path: Path) -> None:
+    """Issue 52, class 6: ESC is not whitespace, but no id may hold it (nor DEL, C1, a
+    direction override): refused in a DataFrame, an option and a run file's tag, in one line."""
+    db = tmp_path / "W.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+        for bad in ("r\x1b[31m", "r\x7f", "r\u202egnp.exe", "r\x85"):
+            with pytest.raises(IngestError, match=r"run_id .* holds a control character"):
+                wh.ingest_runs(RUNS.assign(run_id=bad), collection="c")
+            with pytest.raises(IngestError, match=r"run id argument: .* holds a control character"):
+                wh.ingest_runs(RUNS.drop(columns="run_id"), collection="c", run_id=bad)
+    before = digest(db)
+    run = tmp_path / "run.txt"
+    run.write_text("1 Q0 a 1 5.0 r\x1bx\n1 Q0 c 2 3.0 r\x1bx\n")
+    text = one_line(invoke("ingest", "runs", run, "-c", "c", "--db", db))
+    assert text.endswith(r"/run.txt:1: the run tag 'r\x1bx' holds a control character, which a run id may not hold")
+    assert digest(db) == before
+    assert one_line(invoke("ingest", "qrels", run, "-c", "c", "--qrels-id", "q\x1b", "--db", db)).startswith(
+        "Error: qrels id argument: 'q\\x1b' holds a control character"
+    )
+
+
+def test_terminal_output_escapes_control_characters(tmp_path: Path) -> None:
+    """Issue 52, class 6: what `evalwh runs` prints from the warehouse (a source file's name, an
+    ir_metadata block, an id stored by an older evalwh) reaches the terminal escaped."""
+    db = tmp_path / "W.duckdb"
+    run = tmp_path / f"bm25{ESC}.txt"
+    run.write_text("1 Q0 a 1 5.0 bm25\n1 Q0 c 2 3.0 bm25\n2 Q0 a 1 1.0 bm25\n")
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+        wh.ingest_runs([run], collection="c")
+        # as an older evalwh (or `sql --write`) could have stored them
+        wh.con.execute("INSERT INTO runs (collection_id, run_id, tag, source_file, sha256, line_count) SELECT collection_id, 'old\x1b[2J', ?, source_file, sha256, line_count FROM runs", [ESC])
+    for fmt in ("table", "markdown"):
+        result = invoke("runs", "-c", "c", "-f", fmt, "--db", db)
+        assert result.exit_code == 0, result.output
+        assert "\x1b" not in result.output and "\x07" not in result.output
+        assert "\\x1b]0;owned\\x07\\x1b[2J" in result.output
+    # a rich table on a terminal gets Text cells: "[red]" in an id is not markup
+    from evalwh.cli._render import _cells, _rich_table
+
+    table = _rich_table(_cells(pd.DataFrame({"run_id": ["[red]x\x1b"]}), 4), "t\x1b", 80)
+    assert [str(c) for c in table.columns[0]._cells] == ["[red]x\\x1b"] and str(table.title) == "t\\x1b"
+
+
+def test_markdown_outputs_carry_no_html_and_no_broken_rows(tmp_path: Path) -> None:
+    """Issue 52, class 6: run ids, set ids and judges holding <script>, <img onerror> or <svg
+    onload> and a line break in provenance are escaped in every Markdown output (the report,
+    compare -f md), as the HTML report escapes them."""
+    db = tmp_path / "W.duckdb"
+    script, svg = "<script>alert(1)</script>", "<svg/onload=alert(2)>"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+        wh.ingest_qrels(QRELS.assign(relevance=[1, 1, 0, 1, 1]), collection="c", qrels_id=svg, source="llm",
+                        judge="<img src=x onerror=alert(3)>", model="m")  # fmt: skip
+        wh.ingest_runs(RUNS.replace({"r1": script, "r2": "r2"}), collection="c")
+        # a line break in stored text (an older evalwh, `sql --write`) splits no row
+        wh.con.execute("UPDATE qrels_sets SET model = 'm\n| broken | row |' WHERE source = 'llm'")
+    with pytest.raises(EvalWhError, match=r"judge 'a\\x1b' holds a control character"):
+        with Warehouse(db) as wh:
+            wh.ingest_qrels(QRELS, collection="c", qrels_id="x", judge="a\x1b")
+    report = tmp_path / "r.md"
+    result = invoke("report", "-c", "c", "-f", "md", "-o", report, "--db", db)
+    assert result.exit_code == 0, result.output
+    text = report.read_text()
+    assert "&lt;script>alert(1)&lt;/script>" in text and "&lt;svg/onload=alert(2)>" in text
+    for tag in ("<script", "<svg", "<img"):
+        assert tag not in text
+    assert "| broken | row |" not in text and "\\x0a\\| broken \\| row \\|" in text
+    compare = invoke("compare", "-c", "c", "-m", "P@2", "--all-runs", "-f", "markdown", "--db", db)
+    assert compare.exit_code == 0, compare.output
+    assert "&lt;script>" in compare.output and "<script" not in compare.output

@@ -221,6 +221,8 @@ def label_set_report(
         undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
     )  # fmt: skip
     env.filters["md_table"] = _markdown_table
+    if format == "md":  # every other value escaped for Markdown too (a set's name, a file)
+        env.finalize = _markdown_value
     return env.get_template(format).render(r=report, opening=_opening(report), method=_method(report))
 
 
@@ -261,12 +263,28 @@ def _with_interval(row: Any, column: str) -> str:
     return f"{value} [{float(low):.3f}, {float(high):.3f}]"
 
 
-def _markdown_table(frame: pd.DataFrame) -> str:
-    """A pipe table; cells escaped for pipes."""
-    head = "| " + " | ".join(str(c) for c in frame.columns) + " |"
+def _markdown_table(frame: pd.DataFrame) -> Any:
+    """A pipe table (Markup: escaped already); cells escaped for pipes, HTML tags and control
+    characters (evalwh.io.printable)."""
+    from markupsafe import Markup
+
+    from evalwh.io.printable import markdown
+
+    head = "| " + " | ".join(markdown(c) for c in frame.columns) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    body = ["| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join([head, rule, *body])
+    body = ["| " + " | ".join(markdown(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return Markup("\n".join([head, rule, *body]))
+
+
+def _markdown_value(value: object) -> object:
+    """A value printed into the Markdown report: escaped unless it is a table (Markup)."""
+    from markupsafe import Markup
+
+    from evalwh.io.printable import markdown
+
+    if isinstance(value, Markup) or not isinstance(value, str):
+        return value
+    return markdown(value).replace("\\|", "|")
 
 
 _TABLE = """<div class="scroll"><table>

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalwh import sql
+from evalwh.io.printable import CONTROL
 from evalwh.errors import EvalWhError, IngestError, QueryError, ReplaceError
 from evalwh.io import formats
 from evalwh.io.frames import standard_columns
@@ -90,6 +91,8 @@ def check_provenance(source: str, judge: str | None, model: str | None, round: i
             raise EvalWhError(f"{what} is empty")
         if value is not None and re.search(r"[\n\r\x00]", value):
             raise EvalWhError(f"{what} {value!r} holds a line break or a NUL byte")
+        if value is not None and CONTROL.search(value):  # ESC: every terminal that prints it obeys
+            raise EvalWhError(f"{what} {value!r} holds a control character")
     if round is not None and (isinstance(round, bool) or not isinstance(round, int) or round < 0):
         raise EvalWhError(f"round {round!r} is not a whole number >= 0")
 
