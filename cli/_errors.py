@@ -85,6 +85,8 @@ def message_for(error: BaseException) -> str:
         return f"the disk is full (or a file-size limit was reached){where}; {_UNCHANGED}"
     if isinstance(error, EvalWhError):
         return one_line(str(error))
+    if isinstance(error, RecursionError):  # (a reader that missed its own depth bound)
+        return f"the input is nested too deeply to read ({_first_line(error)}); {_UNCHANGED}"
     if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryException":
         return f"out of memory ({_first_line(error)}); {_UNCHANGED}"
     if isinstance(error, OSError):
@@ -124,15 +126,21 @@ def _interruptible() -> Iterator[None]:
         return
     stop = threading.Event()
 
+    # SIGTERM (kill, a supervisor, a timeout) is taken as Ctrl-C is: the query stops, the
+    # transaction rolls back and the temporary copies of streams are removed on the way out
+    taken = {signal.SIGINT, signal.SIGTERM}
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
+        taken.discard(signal.SIGTERM)
+
     def watch() -> None:
         while not stop.is_set():
-            if signal.sigtimedwait({signal.SIGINT}, 0.1) is not None and not stop.is_set():
+            if signal.sigtimedwait(taken, 0.1) is not None and not stop.is_set():
                 from evalwh.store.connection import request_interrupt
 
                 request_interrupt()  # (waits for a commit under way: see Outcome)
                 _thread.interrupt_main()
 
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, taken)
     watcher = threading.Thread(target=watch, name="evalwh-ctrl-c", daemon=True)
     watcher.start()
     try:

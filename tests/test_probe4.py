@@ -239,3 +239,176 @@ def test_markdown_outputs_carry_no_html_and_no_broken_rows(tmp_path: Path) -> No
     compare = invoke("compare", "-c", "c", "-m", "P@2", "--all-runs", "-f", "markdown", "--db", db)
     assert compare.exit_code == 0, compare.output
     assert "&lt;script>" in compare.output and "<script" not in compare.output
+
+
+# -- class 4: denial of service and unbounded reads ---------------------------------------------
+
+
+def _run_with_block(tmp_path: Path, yaml_lines: list[str]) -> Path:
+    run = tmp_path / "run.txt"
+    block = "".join(f"# {line}\n" for line in yaml_lines)
+    run.write_text(f"# ir_metadata.start\n{block}# ir_metadata.end\n1 Q0 a 1 5.0 r\n1 Q0 c 2 3.0 r\n")
+    return run
+
+
+@pytest.mark.parametrize(
+    ("yaml_lines", "problem"),
+    [
+        # the probe's 2.2 KB of nested aliases: 110 s and 5.1 GB before
+        (["l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
+         + [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, 12)]
+         + ["tag: *l11"], r"YAML expands to more than 100,000 values"),
+        (["a: &a [x, *a]"], r"YAML holds an alias that contains itself"),
+        (["tag: " + "[" * 20000 + "]" * 20000], r"YAML nested more than 64 levels deep"),
+        (["tag: " + "[" * 100 + "]" * 100], r"YAML nested more than 64 levels deep"),
+    ],
+)
+def test_yaml_aliases_and_depth_are_bounded(tmp_path: Path, yaml_lines: list[str], problem: str) -> None:
+    """Issue 52, class 4: an ir_metadata block's YAML is measured before it is built."""
+    import time
+
+    db = tmp_path / "W.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+    before = digest(db)
+    run = _run_with_block(tmp_path, yaml_lines)
+    start = time.monotonic()
+    text = one_line(invoke("ingest", "runs", run, "-c", "c", "--db", db))
+    assert time.monotonic() - start < 30
+    assert text.startswith("Error: ") and "run.txt:2: ir_metadata block: " in text and __import__("re").search(problem, text), text
+    assert digest(db) == before
+
+
+def test_deep_json_is_one_line(tmp_path: Path) -> None:
+    """Issue 52, class 4: 20,000 nested brackets in JSON lines end in one line, not RecursionError."""
+    db = tmp_path / "W.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+    before = digest(db)
+    judged = tmp_path / "llm.jsonl"
+    judged.write_text('{"qid": "1", "docid": "a", "judgment": 1, "x": ' + "[" * 20000 + "]" * 20000 + "}\n")
+    text = one_line(invoke("ingest", "qrels", judged, "-c", "c", "--qrels-id", "llm", "--source", "llm", "--db", db))
+    assert text.endswith("llm.jsonl:1: not a judgment record: the JSON is nested too deeply"), text
+    scores = tmp_path / "s.json"
+    scores.write_text("[" * 20000 + "]" * 20000)
+    from evalwh.io.score_files import read_scores
+
+    with pytest.raises(IngestError, match="the JSON is nested too deeply"):
+        read_scores([scores])
+    assert digest(db) == before
+
+
+def test_gzip_bombs_are_refused_by_their_ratio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 52, class 4: a small gzip that inflates far beyond text's ratio (19 MB of 4 GB) is
+    refused once it passes the bound, for qrels, runs and the LARA and topics readers alike.
+    (The floor is lowered here so the bomb is small.)"""
+    import gzip
+
+    from evalwh.io import formats
+
+    monkeypatch.setattr(formats, "GZIP_FLOOR", 1 << 20)
+    bomb = tmp_path / "bomb.qrels.gz"
+    bomb.write_bytes(gzip.compress(b"1 0 a 1\n" * (1 << 20), 9))  # 8 MiB from ~20 KiB
+    assert bomb.stat().st_size * formats.GZIP_RATIO < 8 << 20
+    with pytest.raises(formats.InflatesTooMuch, match=r"inflates to more than [0-9,]+ bytes, over 100 times its size"):
+        formats.read_bytes(bomb)
+    with pytest.raises(formats.InflatesTooMuch):
+        formats.scan(bomb)
+    db = tmp_path / "W.duckdb"
+    with Warehouse(db) as wh:
+        with pytest.raises(IngestError, match=r"bomb\.qrels\.gz: cannot read the file: it inflates to more than"):
+            wh.ingest_qrels(bomb, collection="c")
+    # text-like gzip within the ratio is read as ever
+    fine = tmp_path / "fine.qrels.gz"
+    fine.write_bytes(gzip.compress("".join(f"{q} 0 d{q}-{d} {d % 2}\n" for q in range(200) for d in range(500)).encode()))
+    assert len(formats.read_bytes(fine)) > 1 << 20
+
+
+def test_a_long_line_is_found_while_streaming(tmp_path: Path) -> None:
+    """Issue 52, class 4: the qrels reader found a long line only after reading the whole file
+    into memory; the scan finds it as the file streams by (lines across chunk boundaries too)."""
+    from evalwh.io import formats
+
+    for body in (b"1 0 a 1\n" + b"x" * (formats.MAX_LINE + 10) + b"\n1 0 b 1\n",
+                 b"1 0 a 1\n" * 200_000 + b"y" * (3 * formats.MAX_LINE),
+                 b"1 0 a 1\n" + b"z" * (formats.MAX_LINE // 2) + b" " + b"z" * (formats.MAX_LINE // 2 + 10) + b"\n"):  # fmt: skip
+        path = tmp_path / "q.txt"
+        path.write_bytes(body)
+        assert formats.scan(path).long_line
+    path.write_bytes(b"1 0 a 1\n" + b"w" * formats.MAX_LINE + b"\r\n")
+    assert not formats.scan(path).long_line
+    db = tmp_path / "W.duckdb"
+    path.write_bytes(b"1 0 a 1\n" + b"x" * (formats.MAX_LINE + 10) + b"\n")
+    text = one_line(invoke("ingest", "qrels", path, "-c", "c", "--db", db))
+    assert text.endswith("q.txt:2: " + formats.TOO_LONG), text
+
+
+def test_an_endless_pipe_stops_before_the_disk_fills(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 52, class 4: a FIFO fed without end was copied to the temporary folder until the
+    disk was full; the copy stops at its bound (lowered here) and is removed."""
+    import tempfile
+
+    from evalwh.io import formats
+    from test_probe3_inputs import Endless
+
+    monkeypatch.setattr(formats, "STREAM_BYTES", 8 << 20)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    pipe = Endless(tmp_path / "endless.txt", b"1 Q0 a 1 5.0 r\n")
+    try:
+        db = tmp_path / "W.duckdb"
+        with Warehouse(db) as wh:
+            with pytest.raises(IngestError, match=r"endless\.txt: the stream holds more than 8 MiB, the most evalwh copies"):
+                wh.ingest_runs([pipe.path], collection="c")
+    finally:
+        pipe.stop()
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_sigterm_removes_the_copy_of_a_stream(tmp_path: Path) -> None:
+    """Issue 52, class 4: SIGTERM during the copy of a pipe left the copy behind; it is taken
+    as Ctrl-C is (exit 130, the line says nothing was committed) and the copy goes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    pipe = tmp_path / "slow.txt"
+    os.mkfifo(pipe)
+    stop = threading.Event()
+
+    def feed() -> None:
+        import contextlib
+
+        with contextlib.suppress(OSError), open(pipe, "wb") as out:  # (EPIPE once the reader is gone)
+            while not stop.is_set():
+                out.write(b"1 Q0 a 1 5.0 r\n" * 100)
+                out.flush()
+                time.sleep(0.01)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp)}
+    db = tmp_path / "W.duckdb"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "evalwh", "ingest", "runs", str(pipe), "-c", "c", "--db", str(db)],
+        env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not any(p.name.startswith("evalwh-ingest-") for p in temp.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        stop.set()
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err
+    assert err.strip().count("\n") == 0, err
+    assert [p.name for p in temp.iterdir() if p.name.startswith("evalwh-ingest-")] == []

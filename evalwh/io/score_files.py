@@ -260,6 +260,13 @@ def _long(frame: pd.DataFrame, path: Path, lines: list[int] | None) -> Runs:
 
 
 def _json(text: str, path: Path) -> Runs:
+    try:
+        return _json_records(text, path)
+    except RecursionError:
+        raise IngestError(str(path), None, "the JSON is nested too deeply") from None
+
+
+def _json_records(text: str, path: Path) -> Runs:
     """JSON records or lines (the long table), or nested ``{measure: {query: value}}`` (ranx)."""
     try:
         data = json.loads(text)

@@ -257,7 +257,7 @@ def read_manifest(directory: Path) -> dict[str, Any]:
 
     try:
         manifest = json.loads(read_bounded(path, TABLE_BYTES, "a manifest", decompress=False))
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         raise EvalWhError(f"{path}: not valid JSON ({error}); the export is damaged") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise EvalWhError(f"{path}: not an evalwh export manifest (format is not {FORMAT!r})")

@@ -228,10 +228,7 @@ def _ingest_probabilities(
 
     from evalwh.io.probabilities import parse_probabilities
 
-    try:
-        data = formats.read_bytes(path)
-    except READ_ERRORS as error:
-        raise IngestError(label, None, f"cannot read the file: {error}") from None
+    data = formats.read_bounded(path, formats.JUDGMENTS_BYTES, "a probability file", name=label)
     rows = parse_probabilities(data, label)
     frame = pd.DataFrame(
         {"query_id": rows.query_id, "iteration": "0", "doc_id": rows.doc_id, "relevance": rows.annotation}
@@ -329,11 +326,10 @@ def _ingest_qrels(
     if isinstance(source, Path):
         path = source
         try:
-            scan = formats.scan(path)
-            too_long = formats.first_long_line(formats.read_bytes(path))
+            scan = formats.scan(path)  # (one streaming read: a 2 GB line is never held whole)
         except READ_ERRORS as error:
             raise IngestError(label, None, f"cannot read the file: {error}") from None
-        if scan.unreadable or too_long:
+        if scan.unreadable or scan.long_line:
             raise formats.locate_qrels_error(path, label=label)
         digest = scan.sha256
         stage: Any = path
