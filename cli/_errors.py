@@ -39,6 +39,10 @@ INTERRUPTED_AFTER_COMMIT = (
     "Interrupted after the command had committed its changes: the warehouse holds them."
 )
 _UNCHANGED = "the warehouse and the output files are as they were"
+_COMMITTED = (
+    "the command had committed its changes to the warehouse before this failed (it holds them); "
+    "the output files are as they were"
+)
 _CONTEXT_LINE = re.compile(r"^\s*(LINE \d+:.*|\^+|\s*)$")
 
 
@@ -160,11 +164,14 @@ def handle_errors(func: F) -> F:
 
         Outcome.reset()
         try:
-            if kwargs.get("output") is not None:
-                # before any work: no output may overwrite the warehouse, its WAL or any DuckDB file
-                from evalwh.io.files import refuse_database
+            for option in ("output", "figure"):
+                if kwargs.get(option) is not None:
+                    # before any work (a writer's commit included): no output may overwrite the
+                    # warehouse, its WAL or any DuckDB file, and its folder must take a file
+                    from evalwh.io.files import refuse_database, refuse_unwritable
 
-                refuse_database(kwargs["output"], *([kwargs["db"]] if kwargs.get("db") is not None else []))
+                    refuse_database(kwargs[option], *([kwargs["db"]] if kwargs.get("db") is not None else []))
+                    refuse_unwritable(kwargs[option])
             with _interruptible():
                 return func(*args, **kwargs)
         except (typer.Exit, typer.Abort, typer.exceptions.TyperException, SystemExit):
@@ -183,7 +190,14 @@ def handle_errors(func: F) -> F:
             if Outcome.interrupted or _interrupted(error):
                 typer.echo(interrupted_message(), err=True)
                 sys.exit(130)
-            typer.echo(f"Error: {one_line(message_for(error))}", err=True)
+            message = one_line(message_for(error))
+            if Outcome.commits:
+                # an output that failed after the command's commit (a full disk, /dev/full): the
+                # line says what is true, the rows are stored
+                message = message.replace(_UNCHANGED, _COMMITTED)
+                if _COMMITTED not in message:
+                    message += f"; {_COMMITTED}"
+            typer.echo(f"Error: {message}", err=True)
             raise typer.Exit(1) from None
 
     wrapper.handles_errors = True  # type: ignore[attr-defined]

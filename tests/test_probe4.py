@@ -20,6 +20,7 @@ from evalwh import Warehouse
 from evalwh.errors import ArgumentError, EvalWhError, IngestError
 from evalwh.io.probabilities import parse_probabilities
 
+from test_probe2 import _set  # noqa: E402
 from test_safety import QRELS, RUNS, digest, invoke  # noqa: E402
 
 HEADER = b"topic_id,doc_id,annotation,prob_yes,prob_no\n"
@@ -33,10 +34,10 @@ def one_line(result) -> str:  # type: ignore[no-untyped-def]
     return text
 
 
-def _synthetic(n_topics: int = 4, n_runs: int = 4, depth: int = 10, seed: int = 1) -> Warehouse:
-    """Runs of graded quality over a small binary collection, in memory."""
+def _synthetic(n_topics: int = 4, n_runs: int = 4, depth: int = 10, seed: int = 1, path: object = ":memory:") -> Warehouse:
+    """Runs of graded quality over a small binary collection, in memory (or at ``path``)."""
     rng = np.random.default_rng(seed)
-    wh = Warehouse(":memory:")
+    wh = Warehouse(path)  # type: ignore[arg-type]
     qrels, rows = [], []
     for t in range(n_topics):
         docs = [f"d{t}-{j}" for j in range(30)]
@@ -412,3 +413,201 @@ def test_sigterm_removes_the_copy_of_a_stream(tmp_path: Path) -> None:
     assert process.returncode == 130, err
     assert err.strip().count("\n") == 0, err
     assert [p.name for p in temp.iterdir() if p.name.startswith("evalwh-ingest-")] == []
+
+
+# -- class 2: "as they were" after a commit -------------------------------------------------------
+
+
+@pytest.fixture
+def synthetic_db(tmp_path: Path) -> Path:
+    path = tmp_path / "S.duckdb"
+    _synthetic(path=path).close()
+    return path
+
+
+def _siblings(db: Path) -> dict[str, str]:
+    return {p.name: digest(p) for p in sorted(db.parent.iterdir()) if p.is_file()}
+
+
+def test_outputs_are_checked_before_a_writer_commits(synthetic_db: Path, tmp_path: Path) -> None:
+    """Issue 52, class 2: `-o` into a missing folder and `--figure` onto the warehouse are
+    refused before `pool build` / `experiment budget` store anything."""
+    db = synthetic_db
+    before = _siblings(db)
+    text = one_line(invoke("pool", "build", "-c", "s", "--depth", "5", "--runs-from", "all", "-o", tmp_path / "missing" / "p.csv", "--db", db))
+    assert text.endswith("p.csv: the folder " + str(tmp_path / "missing") + " does not exist; nothing was done"), text
+    text = one_line(invoke("experiment", "budget", "-c", "s", "--runs-from", "all", "--depth", "5", "--budgets", "50%",
+                           "--strategies", "depth", "--figure", db, "--experiment-id", "e", "--db", db))  # fmt: skip
+    assert "refusing to write output over it" in text, text
+    assert _siblings(db) == before
+    with Warehouse.open_reader(db) as wh:
+        assert wh.df("SELECT count(*) AS n FROM pools")["n"].iloc[0] == 0
+        assert wh.df("SELECT count(*) AS n FROM budget_results")["n"].iloc[0] == 0
+
+
+def test_a_failed_output_after_the_commit_says_what_was_committed(synthetic_db: Path) -> None:
+    """Issue 52, class 2: when the output fails after the commit (/dev/full), the line no
+    longer says "as they were": it says the warehouse holds the command's changes."""
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    text = one_line(invoke("pool", "build", "-c", "s", "--depth", "5", "--runs-from", "all", "-o", "/dev/full", "-f", "csv", "--db", synthetic_db))
+    assert "the command had committed its changes to the warehouse before this failed (it holds them)" in text, text
+    assert "as they were;" not in text and not text.endswith("the warehouse and the output files are as they were")
+    with Warehouse.open_reader(synthetic_db) as wh:
+        assert wh.df("SELECT count(*) AS n FROM pools")["n"].iloc[0] == 1
+
+
+def test_ctrl_c_in_a_replay_before_its_store_says_nothing_was_committed(synthetic_db: Path) -> None:
+    """Issue 52, class 2: the replay's scoring commits temporary tables only; a Ctrl-C right
+    after that commit said "had committed its changes" while the file was byte-identical."""
+    import os
+    import subprocess
+    import sys
+
+    before = _siblings(synthetic_db)
+    result = subprocess.run(
+        [sys.executable, "-m", "evalwh", "experiment", "budget", "-c", "s", "--runs-from", "all", "--depth", "5",
+         "--budgets", "50%", "--strategies", "depth", "--experiment-id", "e", "--db", str(synthetic_db)],
+        env={**os.environ, "EVALWH_TEST_INTERRUPT": "after-commit"}, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 130, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "Interrupted; nothing was committed by the interrupted command."
+    assert _siblings(synthetic_db) == before
+
+
+def test_hybrid_stores_results_and_sets_in_one_transaction(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Issue 52, class 2: the hybrid stored its results and its label sets in two transactions;
+    a failure storing the sets left the results (a WAL replay replaced them with the sets missing)."""
+    from evalwh.methods import budget
+    from evalwh.store.ingest.qrels import Provenance, _ingest_qrels
+
+    wh = _synthetic(seed=2, path=tmp_path / "H.duckdb")
+    truth = wh.df("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
+    frame = budget.simulated_judge(truth, bias=2.5, seed=4)
+    with wh.transaction():
+        judged = frame.rename(columns={"topic_id": "query_id", "annotation": "relevance"})[["query_id", "doc_id", "relevance"]]
+        _ingest_qrels(wh, judged, "DataFrame", "s", "llm", False, Provenance(source="llm"))
+        wh.con.register("p", frame)
+        wh.con.execute("INSERT INTO judgment_probabilities SELECT 's', 'llm', topic_id, doc_id, [prob_no, prob_yes], prob_yes FROM p")
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(budget, "_store_hybrid_sets", full_disk)
+    with pytest.raises(OSError):
+        wh.budget(collection="s", machine="llm", budgets=["20%"], selections=["random"], experiment_id="h", store_sets=True)
+    assert wh.df("SELECT count(*) AS n FROM budget_results")["n"].iloc[0] == 0
+    assert wh.df("SELECT count(*) AS n FROM budget_experiments")["n"].iloc[0] == 0
+    wh.close()
+
+
+# -- class 5: trusting files -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rich_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An export holding every later table: a pool with its runs and order, a budget replay, LLM
+    probabilities, an ir_metadata block, conventions."""
+    from evalwh.methods import budget
+    from evalwh.store.ingest.qrels import Provenance, _ingest_qrels
+
+    folder = tmp_path_factory.mktemp("rich")
+    wh = _synthetic(path=folder / "R.duckdb")
+    run = folder / "meta.txt"
+    run.write_text("# ir_metadata.start\n# tag: meta\n# method:\n#   automatic: true\n# ir_metadata.end\n0 Q0 d0-1 1 2.0 meta\n0 Q0 d0-2 2 1.0 meta\n")
+    wh.ingest_runs([run], collection="s")
+    wh.build_pool(collection="s", depth=5, runs_from="all", pool_id="p5")
+    wh.budget(collection="s", strategies=["depth"], budgets=["50%"], runs_from="all", depth=5, experiment_id="e")
+    truth = wh.df("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
+    frame = budget.simulated_judge(truth, bias=2.5, seed=4)
+    with wh.transaction():
+        judged = frame.rename(columns={"topic_id": "query_id", "annotation": "relevance"})[["query_id", "doc_id", "relevance"]]
+        _ingest_qrels(wh, judged, "DataFrame", "s", "llm", False, Provenance(source="llm"))
+        wh.con.register("p", frame)
+        wh.con.execute("INSERT INTO judgment_probabilities SELECT 's', 'llm', topic_id, doc_id, [prob_no, prob_yes], prob_yes FROM p")
+        wh.con.execute("INSERT INTO collection_conventions (collection_id, measures, baselines, judged_depth) VALUES ('s', ['P@10'], ['run0'], 5)")
+    wh.close()
+    with Warehouse.open_reader(folder / "R.duckdb", allowed_directories=[folder]) as reader:
+        reader.export(folder / "exported")
+    return folder / "exported"
+
+
+@pytest.fixture
+def export_copy(rich_export: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    target = tmp_path / "exported"
+    shutil.copytree(rich_export, target)
+    return target
+
+
+LATER_TABLE_CASES = [
+    ("pool_order", lambda f: _set(f, "pool_id", 0, "nowhere"), "pool 'nowhere' is not among the pools"),
+    ("judgment_probabilities", lambda f: _set(f, "prob_relevant", 0, 1.5), "are not in [0, 1] or sum above 1"),
+    ("budget_results", lambda f: _set(f, "kendall_tau_b", 0, 5.0), "tau_b 5.0 or tau_ap"),
+    ("budget_results", lambda f: _set(f, "experiment_id", 0, "gone"), "experiment 'gone' is not among the budget experiments"),
+    ("budget_experiments", lambda f: _set(f, "params", 0, "{not json"), "params '{not json' is not JSON"),
+    ("run_ir_metadata", lambda f: _set(f, "metadata", 0, "{broken"), "metadata '{broken' is not a JSON object"),
+    ("run_ir_metadata", lambda f: _set(f, "run_id", 0, "ghost"), "run 'ghost' is not among the runs"),
+    ("pools", lambda f: _set(f, "depth", 0, -5), "depth -5 is not a whole number >= 1"),
+    ("pool_runs", lambda f: _set(f, "run_id", 0, "ghost"), "run 'ghost' is not among the runs"),
+    ("pool_runs", lambda f: pd.concat([f, f.iloc[[0]]], ignore_index=True), "repeats the pool_id, run_id of row 1"),
+    ("collection_conventions", lambda f: _set(f, "judged_depth", 0, -1), "judged_depth -1 is not a whole number >= 1"),
+]
+
+
+@pytest.mark.parametrize(("table", "change", "problem"), LATER_TABLE_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(LATER_TABLE_CASES)])
+def test_import_checks_every_later_table(export_copy: Path, tmp_path: Path, table: str, change, problem: str) -> None:  # type: ignore[no-untyped-def]
+    """Issue 52, class 5: import checks the tables of pools, budgets, probabilities, ir_metadata
+    and conventions as it checks the older ones: one line, nothing stored."""
+    from test_probe2 import tamper
+
+    rows = None
+    if "repeats" in problem:
+        manifest = __import__("json").loads((export_copy / "manifest.json").read_text())
+        rows = manifest["tables"][table]["files"][0]["rows"] + 1
+    tamper(export_copy, table, change, rows=rows)
+    db = tmp_path / "I.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(QRELS, collection="other")
+    before = digest(db)
+    text = one_line(invoke("import", export_copy, "--db", db))
+    assert problem in text, text
+    assert digest(db) == before
+
+
+def test_import_of_the_untampered_export_round_trips(rich_export: Path, tmp_path: Path) -> None:
+    """The rules refuse nothing a real export holds."""
+    with Warehouse(tmp_path / "I.duckdb") as wh:
+        imported = wh.import_export(rich_export)
+    for table in ("pools", "pool_runs", "pool_order", "judgment_probabilities", "budget_results", "run_ir_metadata", "collection_conventions"):
+        assert imported.get(table, 0) > 0, table
+
+
+def test_spark_runs_parquet_checks_as_import(export_copy: Path) -> None:
+    """Issue 52, class 5: `spark eval --runs-parquet` checked no checksum, row count or duplicate
+    key, and read a manifest path that is absolute from anywhere; it checks as import does,
+    before Spark reads a file."""
+    import json
+
+    from evalwh.spark import CONTEXT_TABLES, register_export
+    from test_probe2 import tamper
+
+    manifest_path = export_copy / "manifest.json"
+    original = manifest_path.read_text()
+    table = next(t for t in CONTEXT_TABLES if t != "qrels" and json.loads(original)["tables"].get(t, {}).get("files"))
+    path = export_copy / json.loads(original)["tables"][table]["files"][0]["path"]
+    data = path.read_bytes()
+    path.write_bytes(data[:-8] + b"XXXXXXXX")
+    with pytest.raises(EvalWhError, match="SHA-256 differs from the manifest"):
+        register_export(None, export_copy, CONTEXT_TABLES)
+    path.write_bytes(data)
+    manifest = json.loads(original)
+    manifest["tables"][table]["files"][0]["path"] = str(path.resolve())
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(EvalWhError, match="is not a path inside the export"):
+        register_export(None, export_copy, CONTEXT_TABLES)
+    manifest_path.write_text(original)
+    tamper(export_copy, "runs", lambda f: pd.concat([f, f.iloc[[0]]], ignore_index=True))
+    with pytest.raises(EvalWhError, match="rows, the manifest says|repeats the"):
+        register_export(None, export_copy, CONTEXT_TABLES)

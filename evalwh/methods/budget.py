@@ -659,10 +659,11 @@ def hybrid(
         "calibration": calibration, "seeds": list(seeds), "measure": measure, "judged_depth": judged_depth,
         "test": test, "correction": correction, "alpha": alpha, "rel": rel, "pairs": len(pairs),
     }  # fmt: skip
-    if store:
-        store_results(wh, collection, experiment_id, "hybrid", reference, measure, params, out)
-    for selection, budget, human, rest, info in stored_sets:
-        _store_hybrid_sets(wh, collection, f"{experiment_id}-{selection}-{budget}", machine, reference, human, rest, info)
+    with wh.transaction():  # results and label sets together: all stored, or none
+        if store:
+            store_results(wh, collection, experiment_id, "hybrid", reference, measure, params, out)
+        for selection, budget, human, rest, info in stored_sets:
+            _store_hybrid_sets(wh, collection, f"{experiment_id}-{selection}-{budget}", machine, reference, human, rest, info)
     out.attrs.update(experiment_id=experiment_id, reference=reference, measure=measure, params=params)
     return out
 

@@ -37,6 +37,7 @@ from evalwh import sql
 from evalwh._version import __version__
 from evalwh.errors import EvalWhError, NotFoundError, SchemaError
 from evalwh.io.files import fsync_tree, partial_name, refuse_database, remove_leftovers
+from evalwh.store.import_rules import LATER_KEYS, LATER_RULES
 
 if TYPE_CHECKING:
     from evalwh.store.connection import Store
@@ -269,6 +270,26 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     return manifest
 
 
+def check_export(directory: str | os.PathLike[str], tables: Sequence[str]) -> None:
+    """The checks :func:`import_export` makes of an export's files, for a reader that loads
+    them elsewhere (Spark's ``--runs-parquet``): every path inside the folder, the checksum,
+    columns and row count the manifest gives, ids, duplicate keys and finite numbers.
+
+    Raises:
+        EvalWhError: as :func:`import_export` for its files.
+    """
+    from evalwh.store.connection import Store
+
+    root = Path(directory)
+    manifest = read_manifest(root)
+    with Store(":memory:") as fresh:  # (a fresh warehouse: its tables' columns and types)
+        target = _tables(fresh.con)
+        for table in tables:
+            entry = manifest["tables"].get(table)
+            if entry is not None:
+                _check_files(fresh.con, root, table, entry, partition_in_files(manifest, entry), dict(target.get(table, [])))
+
+
 def partition_in_files(manifest: dict[str, Any], entry: dict[str, Any]) -> bool:
     """Whether the files of a table hold its partition column (exports of format 1 did)."""
     return entry.get("partitioned_by") != PARTITION or manifest.get("format_version", 1) < 2
@@ -294,6 +315,7 @@ _ROW_KEYS = {
     "judgment_probabilities": ("collection_id", "qrels_id", "query_id", "doc_id"),
     "budget_experiments": ("collection_id", "experiment_id"),
     "budget_results": ("collection_id", "experiment_id", "strategy", "seed", "budget"),
+    **LATER_KEYS,
 }
 
 
@@ -613,6 +635,7 @@ _RULES: list[tuple[str, str, str]] = [
         "run {run_id!r} is not among the runs of its collection (runs)",
     ),
 ]
+_RULES += LATER_RULES  # (pools, budgets, probabilities, ir_metadata, conventions: import_rules.py)
 # what each known_* relation holds: (table, its columns)
 _KNOWN = {
     "known_collections": ("collections", ("collection_id",)),
@@ -620,6 +643,8 @@ _KNOWN = {
     "known_prompts": ("judgment_prompts", ("prompt_sha256",)),
     "known_pairs": ("qrels", ("collection_id", "qrels_id", "query_id", "doc_id")),
     "known_runs": ("runs", ("collection_id", "run_id")),
+    "known_pools": ("pools", ("collection_id", "pool_id")),
+    "known_experiments": ("budget_experiments", ("collection_id", "experiment_id")),
 }
 
 
@@ -702,12 +727,15 @@ def _columns_of(condition: str) -> set[str]:
     """The columns a rule's condition reads (words that are not SQL or the known relations)."""
     import re
 
-    words = set(re.findall(r"\b[a-z_][a-z0-9_]*\b", re.sub(r"'[^']*'", "", condition)))
+    # (a subquery's columns are the known relation's, not the file's)
+    text = re.sub(r"SELECT .*? FROM known_\w+", "", re.sub(r"'[^']*'", "", condition))
+    words = set(re.findall(r"\b[a-z_][a-z0-9_]*\b", text))
     return words - _SQL_WORDS - set(_KNOWN) - {"c"}
 
 
 _SQL_WORDS = frozenset(
-    "and or not in is null select from abs trim regexp_matches regexp_full_match sha256 e9".split()
+    "and or not in is null select from abs trim regexp_matches regexp_full_match sha256 e9 coalesce json_valid"
+    " json_type between len list_filter list_sum x false lambda list_has_all where".split()
 )
 
 
