@@ -611,3 +611,65 @@ def test_spark_runs_parquet_checks_as_import(export_copy: Path) -> None:
     tamper(export_copy, "runs", lambda f: pd.concat([f, f.iloc[[0]]], ignore_index=True))
     with pytest.raises(EvalWhError, match="rows, the manifest says|repeats the"):
         register_export(None, export_copy, CONTEXT_TABLES)
+
+
+# -- class 8: messages and the Python API's arguments ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "problem"),
+    [
+        (["--budgets", ""], "budget: give at least one budget"),
+        (["--seeds=-1"], "budget: seed -1: a seed is a whole number >= 0"),
+        (["--experiment-id", "a b"], "experiment id argument: 'a b' holds whitespace"),
+        (["--budgets", "1_0"], "budget: '1_0' is neither a share of the pool"),
+    ],
+)
+def test_budget_options_are_one_line(synthetic_db: Path, options: list[str], problem: str) -> None:
+    """Issue 52, class 8: `--budgets ''` and `--seeds=-1` ended in `unexpected ValueError`;
+    `--experiment-id 'a b'` made set ids with a space."""
+    before = _siblings(synthetic_db)
+    text = one_line(invoke("experiment", "budget", "-c", "s", "--runs-from", "all", "--depth", "5",
+                           "--strategies", "depth", *options, "--db", synthetic_db))  # fmt: skip
+    assert problem in text, text
+    assert _siblings(synthetic_db) == before
+
+
+def test_python_api_arguments_are_checked_as_the_cli_options() -> None:
+    """Issue 52, class 8: `strategies='depth'` was split into characters; alpha=1.5, rrf_k=nan,
+    depth='5', agreement(binary_at=nan) were accepted or bare TypeErrors."""
+    wh = _synthetic()
+    rows = wh.budget(collection="s", strategies="depth", budgets="50%", runs_from="all", depth=5, store=False)
+    assert set(rows["strategy"]) == {"depth"} and len(rows) == 1 and rows["budget_share"].iloc[0] == pytest.approx(0.5, abs=0.02)
+    for options, message in (
+        ({"alpha": 1.5}, r"budget: alpha 1\.5: expected a number in \(0, 1\)"),
+        ({"rrf_k": math.nan}, r"budget: rrf_k nan: expected a number >= 0"),
+        ({"depth": "5"}, r"budget: depth '5': expected a whole number >= 1"),
+        ({"depth": 5.5}, r"budget: depth 5\.5: expected a whole number >= 1"),
+        ({"seeds": [-1]}, r"budget: seed -1"),
+        ({"strategies": ["depth", 3]}, r"budget: strategies: 3 is not a name"),
+    ):
+        with pytest.raises(ArgumentError, match=message):
+            wh.budget(collection="s", **{"strategies": ["depth"], "budgets": ["50%"], "runs_from": "all", "depth": 5, "store": False, **options})
+    with pytest.raises(IngestError, match=r"experiment id argument: 'a b' holds whitespace"):
+        wh.budget(collection="s", strategies=["depth"], budgets=["50%"], runs_from="all", depth=5, experiment_id="a b")
+    wh.ingest_qrels(wh.df("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'"), collection="s", qrels_id="copy")
+    with pytest.raises(ArgumentError, match=r"agreement: binary_at nan: expected a finite number"):
+        wh.agreement("default", "copy", collection="s", binary_at=math.nan)
+    assert len(wh.agreement("default", "copy", collection="s", binary_at=1)) == 1
+
+
+def test_ir_datasets_log_lines_are_held_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 52, class 8: ir_datasets printed 5-7 log lines before evalwh's one error."""
+    ir_datasets = pytest.importorskip("ir_datasets")
+    log = ir_datasets.log.easy("ir_datasets.test_probe4")
+
+    def noisy_load(name: str) -> None:
+        for i in range(6):
+            (log.info if i % 2 else log.warn)(f"step {i} of downloading {name}")
+        raise KeyError(name)
+
+    monkeypatch.setattr(ir_datasets, "load", noisy_load)
+    result = invoke("ingest", "qrels", "irds:nowhere/x", "-c", "c", "--db", tmp_path / "W.duckdb")
+    text = one_line(result)
+    assert text == "Error: irds:nowhere/x: ir_datasets has no dataset 'nowhere/x' (ir_datasets list names them)"
