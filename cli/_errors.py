@@ -130,21 +130,33 @@ def _interruptible() -> Iterator[None]:
         return
     stop = threading.Event()
 
-    # SIGTERM (kill, a supervisor, a timeout) is taken as Ctrl-C is: the query stops, the
-    # transaction rolls back and the temporary copies of streams are removed on the way out
-    taken = {signal.SIGINT, signal.SIGTERM}
-    if signal.getsignal(signal.SIGTERM) is signal.SIG_IGN:
-        taken.discard(signal.SIGTERM)
+    def interrupt() -> None:
+        from evalwh.store.connection import request_interrupt
+
+        request_interrupt()  # (waits for a commit under way: see Outcome)
+        _thread.interrupt_main()
+
+    def terminate(signum: int, frame: object) -> None:
+        # SIGTERM (kill, a supervisor, a timeout) is taken as Ctrl-C is: the query stops, the
+        # transaction rolls back, temporary copies of streams are removed on the way out. A
+        # handler, not a blocked signal: a child process (Spark's JVM) inherits no mask, and
+        # the work is a thread's, as the watcher's, so a commit under way is never deadlocked
+        threading.Thread(target=interrupt, name="evalwh-sigterm", daemon=True).start()
+
+    previous_term = signal.getsignal(signal.SIGTERM)
+    taking_term = previous_term not in (signal.SIG_IGN, None)  # (None: a handler set outside Python)
+    if taking_term:
+        signal.signal(signal.SIGTERM, terminate)
 
     def watch() -> None:
         while not stop.is_set():
-            if signal.sigtimedwait(taken, 0.1) is not None and not stop.is_set():
+            if signal.sigtimedwait({signal.SIGINT}, 0.1) is not None and not stop.is_set():
                 from evalwh.store.connection import request_interrupt
 
                 request_interrupt()  # (waits for a commit under way: see Outcome)
                 _thread.interrupt_main()
 
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, taken)
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     watcher = threading.Thread(target=watch, name="evalwh-ctrl-c", daemon=True)
     watcher.start()
     try:
@@ -153,6 +165,8 @@ def _interruptible() -> Iterator[None]:
         stop.set()
         watcher.join()
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        if taking_term:
+            signal.signal(signal.SIGTERM, previous_term)
 
 
 def handle_errors(func: F) -> F:
