@@ -39,6 +39,10 @@ INTERRUPTED_AFTER_COMMIT = (
     "Interrupted after the command had committed its changes: the warehouse holds them."
 )
 _UNCHANGED = "the warehouse and the output files are as they were"
+_COMMITTED = (
+    "the command had committed its changes to the warehouse before this failed (it holds them); "
+    "the output files are as they were"
+)
 _CONTEXT_LINE = re.compile(r"^\s*(LINE \d+:.*|\^+|\s*)$")
 
 
@@ -54,8 +58,11 @@ def one_line(text: str) -> str:
         >>> one_line('Catalog Error: no function x!\\nDid you mean "exp"?\\n\\nLINE 1: SELECT x(1)\\n       ^')
         'Catalog Error: no function x! Did you mean "exp"?'
     """
+    from evalwh.io.printable import terminal
+
     kept = [line.strip() for line in text.splitlines() if not _CONTEXT_LINE.match(line)]
-    return " ".join(kept) or text.strip()
+    # a path or id from someone else's file may hold ESC: shown, never sent to the terminal
+    return terminal(" ".join(kept) or text.strip())
 
 
 def interrupted_message() -> str:
@@ -82,6 +89,8 @@ def message_for(error: BaseException) -> str:
         return f"the disk is full (or a file-size limit was reached){where}; {_UNCHANGED}"
     if isinstance(error, EvalWhError):
         return one_line(str(error))
+    if isinstance(error, RecursionError):  # (a reader that missed its own depth bound)
+        return f"the input is nested too deeply to read ({_first_line(error)}); {_UNCHANGED}"
     if isinstance(error, MemoryError) or type(error).__name__ == "OutOfMemoryException":
         return f"out of memory ({_first_line(error)}); {_UNCHANGED}"
     if isinstance(error, OSError):
@@ -121,6 +130,24 @@ def _interruptible() -> Iterator[None]:
         return
     stop = threading.Event()
 
+    def interrupt() -> None:
+        from evalwh.store.connection import request_interrupt
+
+        request_interrupt()  # (waits for a commit under way: see Outcome)
+        _thread.interrupt_main()
+
+    def terminate(signum: int, frame: object) -> None:
+        # SIGTERM (kill, a supervisor, a timeout) is taken as Ctrl-C is: the query stops, the
+        # transaction rolls back, temporary copies of streams are removed on the way out. A
+        # handler, not a blocked signal: a child process (Spark's JVM) inherits no mask, and
+        # the work is a thread's, as the watcher's, so a commit under way is never deadlocked
+        threading.Thread(target=interrupt, name="evalwh-sigterm", daemon=True).start()
+
+    previous_term = signal.getsignal(signal.SIGTERM)
+    taking_term = previous_term not in (signal.SIG_IGN, None)  # (None: a handler set outside Python)
+    if taking_term:
+        signal.signal(signal.SIGTERM, terminate)
+
     def watch() -> None:
         while not stop.is_set():
             if signal.sigtimedwait({signal.SIGINT}, 0.1) is not None and not stop.is_set():
@@ -138,6 +165,8 @@ def _interruptible() -> Iterator[None]:
         stop.set()
         watcher.join()
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        if taking_term:
+            signal.signal(signal.SIGTERM, previous_term)
 
 
 def handle_errors(func: F) -> F:
@@ -149,11 +178,14 @@ def handle_errors(func: F) -> F:
 
         Outcome.reset()
         try:
-            if kwargs.get("output") is not None:
-                # before any work: no output may overwrite the warehouse, its WAL or any DuckDB file
-                from evalwh.io.files import refuse_database
+            for option in ("output", "figure"):
+                if kwargs.get(option) is not None:
+                    # before any work (a writer's commit included): no output may overwrite the
+                    # warehouse, its WAL or any DuckDB file, and its folder must take a file
+                    from evalwh.io.files import refuse_database, refuse_unwritable
 
-                refuse_database(kwargs["output"], *([kwargs["db"]] if kwargs.get("db") is not None else []))
+                    refuse_database(kwargs[option], *([kwargs["db"]] if kwargs.get("db") is not None else []))
+                    refuse_unwritable(kwargs[option])
             with _interruptible():
                 return func(*args, **kwargs)
         except (typer.Exit, typer.Abort, typer.exceptions.TyperException, SystemExit):
@@ -172,7 +204,14 @@ def handle_errors(func: F) -> F:
             if Outcome.interrupted or _interrupted(error):
                 typer.echo(interrupted_message(), err=True)
                 sys.exit(130)
-            typer.echo(f"Error: {one_line(message_for(error))}", err=True)
+            message = one_line(message_for(error))
+            if Outcome.commits:
+                # an output that failed after the command's commit (a full disk, /dev/full): the
+                # line says what is true, the rows are stored
+                message = message.replace(_UNCHANGED, _COMMITTED)
+                if _COMMITTED not in message:
+                    message += f"; {_COMMITTED}"
+            typer.echo(f"Error: {message}", err=True)
             raise typer.Exit(1) from None
 
     wrapper.handles_errors = True  # type: ignore[attr-defined]
@@ -246,7 +285,7 @@ def _one_line_usage(error: Any) -> None:
     """Print click's error ``error`` as one line and end with its exit code (2 for usage)."""
     if type(error).__name__ == "NoArgsIsHelpError":
         raise error  # (the command's help, as asked: typer prints it)
-    typer.echo(f"Error: {usage_message(error)}", err=True)
+    typer.echo(f"Error: {one_line(usage_message(error))}", err=True)
     raise typer.Exit(error.exit_code)
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, TextIO
 import typer
 
 from evalwh.cli._options import OutputFormat
+from evalwh.io.printable import terminal
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -145,7 +146,9 @@ Cells = tuple[list[str], list[bool], list[list[str]]]
 
 
 def _cells(frame: pd.DataFrame, digits: int) -> Cells:
-    names = [str(column) for column in frame.columns]
+    # every name and cell printable: an ESC in a run id or an ir_metadata block is shown as
+    # \x1b, never sent to the terminal (evalwh.io.printable)
+    names = [terminal(column) for column in frame.columns]
     numeric = [frame[column].dtype.kind in "fiu" for column in frame.columns]
     rows = [[_cell(value, digits) for value in row] for row in frame.itertuples(index=False)]
     return names, numeric, rows
@@ -171,7 +174,7 @@ def _write_plain(cells: Cells, title: str | None, out: TextIO) -> None:
         return "  ".join(parts).rstrip() + "\n"
 
     if title:
-        out.write(f"# {title}\n")
+        out.write(f"# {terminal(title)}\n")
     out.write(line(names))
     for row in rows:
         out.write(line(row))
@@ -180,15 +183,17 @@ def _write_plain(cells: Cells, title: str | None, out: TextIO) -> None:
 def _rich_table(cells: Cells, title: str | None, width: int) -> object:
     """A rich table that fits ``width``: cells fold (wrap inside a word), never end in an ellipsis."""
     from rich.table import Table
+    from rich.text import Text
 
     names, numeric, rows = cells
-    table = Table(title=title, show_lines=False, header_style="bold")
+    # Text, not str: rich would read "[red]" in a run id as its markup
+    table = Table(title=None if title is None else Text(terminal(title)), show_lines=False, header_style="bold")
     content = [max([1] + [len(row[i]) for row in rows]) for i in range(len(names))]
     widths = _fitted([max(len(name), w) for name, w in zip(names, content, strict=True)], content, width)
     for name, right, column_width in zip(names, numeric, widths, strict=True):
-        table.add_column(name, justify="right" if right else "left", overflow="fold", width=column_width)
+        table.add_column(Text(name), justify="right" if right else "left", overflow="fold", width=column_width)
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*(Text(cell) for cell in row))
     return table
 
 
@@ -221,4 +226,4 @@ def _cell(value: object, digits: int) -> str:
         if value != value:
             return ""
         return f"{value:.{digits}f}"
-    return str(value)
+    return terminal(value)

@@ -334,7 +334,6 @@ def budget(
     from evalwh.warehouse import Warehouse
 
     seed_list = _parse_counts("--seeds", seeds)
-    typer.echo(f"seeds: {', '.join(map(str, seed_list))}", err=True)
     with Warehouse(db) as wh, progress_bar("strategy replays") as progress:
         common = dict(collection=collection, budgets=[b.strip() for b in budgets.split(",") if b.strip()],
                       seeds=seed_list, reference=reference, measure=measure, experiment_id=experiment_id,
@@ -349,6 +348,7 @@ def budget(
                 strategies=[s.strip() for s in strategies.split(",") if s.strip()], scope=per, depth=depth,
                 runs_from=runs_from, progress=progress, **common,
             )  # fmt: skip
+    typer.echo(f"seeds: {', '.join(map(str, seed_list))}", err=True)  # (after the work: a refusal is one line)
     name = rows.attrs.get("experiment_id", "budget")
     params = rows.attrs.get("params", {})
     typer.echo(f"experiment: {name}", err=True)

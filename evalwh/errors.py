@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import math
 import re
 
 
@@ -125,3 +126,84 @@ def check_seed(seed: object, what: str = "seed") -> None:
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or int(seed) < 0:
         raise ArgumentError(f"{what} {seed!r}: a seed is a whole number >= 0 (or None: fresh each time)")
 
+
+
+def check_count(value: object, what: str, *, minimum: int = 1) -> int:
+    """A whole number >= ``minimum`` (a depth, a budget, a number of resamples), as an ``int``.
+
+    The CLI's options are typed; the Python API's arguments are checked here the same way: a
+    ``bool``, a fraction (``1.5``, ``5.5``), text (``'10'``) or ``nan`` is refused, naming the
+    argument, rather than truncated, rounded or failing later with a bare ``TypeError``. A
+    float holding a whole number (``10.0``) is that number.
+
+    Examples:
+        >>> check_count(10.0, "budget")
+        10
+        >>> check_count(1.5, "budget")
+        Traceback (most recent call last):
+        ...
+        evalwh.errors.ArgumentError: budget 1.5: expected a whole number >= 1
+    """
+    import numbers
+
+    ok = not isinstance(value, bool) and isinstance(value, numbers.Real)
+    if ok and not isinstance(value, numbers.Integral):
+        number = float(value)  # type: ignore[arg-type]
+        ok = math.isfinite(number) and number.is_integer()
+    if not ok or int(value) < minimum:  # type: ignore[call-overload]
+        raise ArgumentError(f"{what} {value!r}: expected a whole number >= {minimum}")
+    return int(value)  # type: ignore[call-overload]
+
+
+def check_real(
+    value: object, what: str, *, low: float = -math.inf, high: float = math.inf, low_open: bool = False,
+    high_open: bool = False,
+) -> float:  # fmt: skip
+    """A finite real number in an interval (a level, a constant, a threshold), as a ``float``.
+
+    ``bool``, text and ``nan`` are refused, naming the argument and the interval.
+
+    Examples:
+        >>> check_real(0.05, "alpha", low=0, high=1, low_open=True, high_open=True)
+        0.05
+        >>> check_real(1.5, "alpha", low=0, high=1, low_open=True, high_open=True)
+        Traceback (most recent call last):
+        ...
+        evalwh.errors.ArgumentError: alpha 1.5: expected a number in (0, 1)
+    """
+    import numbers
+
+    ok = not isinstance(value, bool) and isinstance(value, numbers.Real) and math.isfinite(float(value))  # type: ignore[arg-type]
+    if ok:
+        number = float(value)  # type: ignore[arg-type]
+        ok = (number > low if low_open else number >= low) and (number < high if high_open else number <= high)
+    if not ok:
+        if math.isinf(low) and math.isinf(high):
+            domain = "a finite number"
+        elif math.isinf(high):
+            domain = f"a number {'>' if low_open else '>='} {low:g}"
+        elif math.isinf(low):
+            domain = f"a number {'<' if high_open else '<='} {high:g}"
+        else:
+            domain = f"a number in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        raise ArgumentError(f"{what} {value!r}: expected {domain}")
+    return float(value)  # type: ignore[arg-type]
+
+
+def check_names(value: object, what: str) -> list[str]:
+    """A list of names given as one string or an iterable of strings (never split into characters).
+
+    Examples:
+        >>> check_names("depth", "strategies"), check_names(("depth", "mtf"), "strategies")
+        (['depth'], ['depth', 'mtf'])
+    """
+    if isinstance(value, str):
+        return [value]
+    try:
+        names = list(value)  # type: ignore[call-overload]
+    except TypeError:
+        raise ArgumentError(f"{what} {value!r}: expected a name or a list of names") from None
+    bad = next((n for n in names if not isinstance(n, str)), None)
+    if bad is not None:
+        raise ArgumentError(f"{what}: {bad!r} is not a name (a string)")
+    return names

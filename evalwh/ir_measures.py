@@ -174,7 +174,19 @@ class EvalwhProvider(providers.Provider):
         return True
 
     def _evaluator(self, measures: Iterable[_measures.Measure], qrels: Any) -> EvalwhEvaluator:
-        return EvalwhEvaluator(list(measures), qrels)
+        measures = list(measures)
+        # called directly (``registry["evalwh"].calc_aggregate([RBP], ...)``) no pipeline asks
+        # supports() first: a measure evalwh does not read as ir_measures defines it is
+        # refused, as ir_measures' own providers refuse theirs, not answered with another
+        for measure in measures:
+            if not self.supports(measure):
+                why = (
+                    "ir_measures' RBP without rel= is graded; evalwh's RBP is binary: give RBP(rel=1)"
+                    if measure.NAME == "RBP"
+                    else "evalwh does not compute it as ir_measures defines it"
+                )
+                raise ValueError(f"unsupported measure {measure} by the evalwh provider: {why}")
+        return EvalwhEvaluator(measures, qrels)
 
     def install_instructions(self) -> str:
         return "pip install evalwh"

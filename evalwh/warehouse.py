@@ -540,8 +540,9 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, AuditMethods, Store):
         (``budgets``, ``selections``, ``calibration``, ``store_sets``, ...). One row per
         (strategy, seed, budget): relevant found, tau_b, tau_ap, significant pairs kept, judged share.
         """
-        from evalwh.methods import budget
+        from evalwh.methods import budget, budget_checks
 
+        options = budget_checks.check_budget_options(options)  # as the CLI's typed options are
         if store or options.get("store_sets"):
             self.require_writer("store a budget experiment")
         name = self.default_collection(collection)
@@ -583,8 +584,10 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, AuditMethods, Store):
         ``level``, drawn with ``seed`` (None: a fresh seed each call). See
         :func:`evalwh.methods.judgments.agreement`.
         """
+        from evalwh.errors import check_real
         from evalwh.methods.judgments import agreement
 
+        binary_at = None if binary_at is None else check_real(binary_at, "agreement: binary_at")
         return agreement(
             self, self.default_collection(collection), reference, None if sets is None else _names(sets),
             binary_at=binary_at, per_query=per_query, layout=layout, resamples=resamples, confidence=confidence,

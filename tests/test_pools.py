@@ -87,7 +87,7 @@ def test_errors_name_what_exists(example: Warehouse) -> None:
         pools.build_pool(example, "ex", depth=2, runs=["zz"])
     with pytest.raises(NotFoundError, match="no run is flagged as pooled"):
         pools.build_pool(example, "ex", depth=2)
-    with pytest.raises(EvalWhError, match="depth must be a positive integer"):
+    with pytest.raises(EvalWhError, match="depth 0: expected a whole number >= 1"):
         pools.build_pool(example, "ex", depth=0, runs=["s1"])
 
 

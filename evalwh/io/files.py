@@ -85,6 +85,26 @@ def refuse_database(target: str | os.PathLike[str], *databases: str | os.PathLik
         )
 
 
+def refuse_unwritable(target: str | os.PathLike[str]) -> None:
+    """Raise unless an output file can be made at ``target``: its folder exists and takes
+    files (checked before a command works, so a writer does not commit and then fail on a
+    missing folder). A target that is not a regular file (``/dev/stdout``) is left to its write.
+
+    Raises:
+        EvalWhError: ``out/x.csv: the folder out does not exist; nothing was done``.
+    """
+    from evalwh.errors import EvalWhError
+
+    path = Path(target)
+    if path.exists() and not path.is_file():
+        return
+    folder = path.parent
+    if not folder.is_dir():
+        raise EvalWhError(f"{target}: the folder {folder} does not exist; nothing was done")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise EvalWhError(f"{target}: the folder {folder} does not take new files (no permission); nothing was done")
+
+
 def partial_name(target: Path, pid: int | None = None) -> Path:
     """The temporary beside ``target``: ``.NAME.partial-PID.SUFFIX`` (the suffix kept for writers that read it)."""
     return target.with_name(f".{target.name}{_PARTIAL}{pid or os.getpid()}{target.suffix}")

@@ -41,6 +41,7 @@ import hashlib
 import math
 import os
 import re
+import shutil
 import stat
 import sys
 import zlib
@@ -118,10 +119,19 @@ def copy_stream(path: Path, target: Path) -> None:
     name = label(path)
     line = 1
     since_newline = 0
+    copied = 0
     source = sys.stdin.buffer if is_stdin(path) else open(path, "rb")  # noqa: SIM115
     try:
         with open(target, "wb") as out:
             while chunk := source.read(_CHUNK):
+                copied += len(chunk)
+                if copied > STREAM_BYTES or (copied % (64 * _CHUNK) < len(chunk) and _disk_nearly_full(target)):
+                    # an endless stream (a FIFO fed by `yes`) stops here, not at a full disk
+                    raise IngestError(
+                        name, None, f"the stream holds more than {size_text(min(copied, STREAM_BYTES))}, the most "
+                        f"evalwh copies from standard input or a pipe (or the temporary folder {target.parent.parent} "
+                        f"would be left with less than {size_text(STREAM_RESERVE)}); give a file",
+                    )  # fmt: skip
                 out.write(chunk)
                 last = chunk.rfind(b"\n")
                 if last < 0:
@@ -134,6 +144,19 @@ def copy_stream(path: Path, target: Path) -> None:
     finally:
         if source is not sys.stdin.buffer:
             source.close()
+
+
+STREAM_BYTES = 64 << 30
+"""The most evalwh copies from standard input or a pipe (which it can read only once)."""
+STREAM_RESERVE = 1 << 30
+"""The free space a stream's copy leaves in the temporary folder: it stops before less is left."""
+
+
+def _disk_nearly_full(target: Path) -> bool:
+    try:
+        return shutil.disk_usage(target.parent).free < STREAM_RESERVE
+    except OSError:
+        return False
 
 
 def first_long_line(data: bytes) -> int:
@@ -155,24 +178,58 @@ def open_binary(path: Path) -> IO[bytes]:
     return open(path, "rb")
 
 
+GZIP_RATIO = 100
+"""The most a ``.gz`` input may inflate, as a multiple of its size (text of runs and qrels
+inflates 4-10 times); beyond :data:`GZIP_FLOOR` of content, a gzip bomb (19 MB inflating to
+4 GB) is refused before it fills memory or the disk."""
+GZIP_FLOOR = 256 << 20
+
+
+class InflatesTooMuch(OSError):
+    """A ``.gz`` file that inflates more than :data:`GZIP_RATIO` times its size (an OSError, so
+    every reader names it as it names an unreadable file)."""
+
+
+def gzip_bound(path: Path) -> int:
+    """The most decompressed bytes ``path`` (a ``.gz`` file) may give."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        size = 0
+    return max(GZIP_FLOOR, GZIP_RATIO * size)
+
+
+def _inflates_too_much(path: Path, limit: int) -> InflatesTooMuch:
+    return InflatesTooMuch(
+        f"it inflates to more than {size_text(limit)}, over {GZIP_RATIO} times its size: not a gzipped text file evalwh reads"
+    )
+
+
 def read_bytes(path: Path) -> bytes:
-    """The whole content of ``path``, decompressed if it is ``.gz``.
+    """The whole content of ``path``, decompressed if it is ``.gz`` (within :func:`gzip_bound`).
 
     Inflates with ISA-L (python-isal, a dependency where it has wheels), which is two to three
     times faster than zlib, else with zlib; both release the GIL, so files decompress in
-    parallel threads. Raises what reading a file raises (OSError, EOFError, zlib.error).
+    parallel threads. Raises what reading a file raises (OSError, EOFError, zlib.error), and
+    :class:`InflatesTooMuch` for a gzip bomb, stopped one byte past the bound.
     """
-    data = path.read_bytes()
     if path.suffix != ".gz":
-        return data
+        return path.read_bytes()
+    limit = gzip_bound(path)
     try:
         from isal import igzip, isal_zlib
     except ImportError:
-        return gzip.decompress(data)
-    try:
-        return igzip.decompress(data)
-    except isal_zlib.error as error:
-        raise zlib.error(str(error)) from error
+        with gzip.open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    else:
+        try:
+            with igzip.open(path, "rb") as handle:
+                data = handle.read(limit + 1)
+        except isal_zlib.error as error:
+            raise zlib.error(str(error)) from error
+    if len(data) > limit:
+        raise _inflates_too_much(path, limit)
+    return data
 
 
 MiB = 1 << 20
@@ -183,6 +240,9 @@ TABLE_BYTES = 16 * MiB
 standard input), a list of topics or of runs, an export's ``manifest.json``."""
 SCORES_BYTES = 256 * MiB
 """The largest score file (``compare --scores``) evalwh reads, decompressed."""
+TEXTS_BYTES = 1024 * MiB
+"""The largest topics or documents file (``pool export --topics/--documents``) evalwh reads,
+decompressed."""
 JUDGMENTS_BYTES = 512 * MiB
 """The largest JSON-lines judgments file evalwh reads, decompressed (about 100,000 records
 that each carry a 5 KB prompt)."""
@@ -265,11 +325,14 @@ class Scan:
             ``None`` when only the any-whitespace split reads it right.
         unreadable: The file holds NUL bytes or a ``\\r`` that does not end a line, and is
             rejected; :func:`locate_run_error` names the line.
+        long_line: A line is longer than :data:`MAX_LINE` (found as the file streams by, so a
+            2 GB line is never held whole).
     """
 
     sha256: str
     fast_delimiter: str | None
     unreadable: bool
+    long_line: bool = False
 
 
 def scan(path: Path, copy_to: Path | None = None) -> Scan:
@@ -287,8 +350,23 @@ def scan(path: Path, copy_to: Path | None = None) -> Scan:
     seen = {b"\t": False, b" ": False, b"\x0b": False, b"\x0c": False, b"\x00": False}
     lone_cr = False
     previous_ended_cr = False
+    since_newline = 0
+    long_line = False
+    limit = gzip_bound(path) if path.suffix == ".gz" else None
+    read = 0
     with open_binary(path) as handle, _sink(copy_to) as copy:
         while chunk := handle.read(_CHUNK):
+            read += len(chunk)
+            if limit is not None and read > limit:
+                raise _inflates_too_much(path, limit)
+            if not long_line:  # (a line running on from the chunk before, or one within the chunk)
+                first, last = chunk.find(b"\n"), chunk.rfind(b"\n")
+                if first < 0:
+                    since_newline += len(chunk)
+                else:
+                    long_line = since_newline + first > MAX_LINE + 1 or bool(first_long_line(chunk[first + 1 : last + 1]))
+                    since_newline = len(chunk) - last - 1
+                long_line = long_line or since_newline > MAX_LINE + 1
             digest.update(chunk)
             if copy is not None:
                 copy.write(chunk)
@@ -310,7 +388,7 @@ def scan(path: Path, copy_to: Path | None = None) -> Scan:
             fast = "\t"
         elif seen[b" "] and not seen[b"\t"]:
             fast = " "
-    return Scan(digest.hexdigest(), fast, lone_cr or seen[b"\x00"])
+    return Scan(digest.hexdigest(), fast, lone_cr or seen[b"\x00"], long_line)
 
 
 @contextmanager
@@ -404,6 +482,27 @@ def is_score(text: str) -> bool:
         return math.isfinite(float(text))
     except ValueError:
         return False
+
+
+def parse_number(text: str, *, grade: bool = False) -> float | None:
+    """``text`` as a number in the grammar of every reader, or None when it is not one.
+
+    The grammar is a run's score (:data:`SCORE`) or, with ``grade``, a qrels grade (at most
+    nine integer digits), around ASCII whitespace: ASCII digits only, so not Python's
+    ``float()`` grammar, which reads ``1_0`` as 10, ``３`` and ``٣`` as 3, and ``nan``/``inf``.
+    Every reader of numbers in text (qrels, runs, JSON lines, LARA probabilities, per-topic
+    score files, budgets) goes through it.
+
+    Examples:
+        >>> parse_number(" 0.25 "), parse_number("1_0"), parse_number("\uff13"), parse_number("nan")
+        (0.25, None, None, None)
+        >>> parse_number("1e3"), parse_number("1e3", grade=True)
+        (1000.0, None)
+    """
+    body = text.strip(" \t\n\r\x0b\x0c")
+    if not (is_relevance(body) if grade else is_score(body)):
+        return None
+    return float(body)
 
 
 def is_relevance(text: str) -> bool:

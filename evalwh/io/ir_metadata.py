@@ -142,8 +142,14 @@ def _parse(body: list[str], name: str) -> dict[str, Any]:
     """The block's YAML (its lines without ``# ``) as a JSON-compatible mapping."""
     import yaml
 
+    text = "\n".join(body)
     try:
-        value = yaml.safe_load("\n".join(body))
+        # composed first (aliases are shared nodes there), measured, and only then built: a
+        # block of nested aliases ("billion laughs") or brackets is refused before it expands
+        _measure(yaml.compose(text, Loader=yaml.SafeLoader), name)
+        value = yaml.safe_load(text)
+    except RecursionError:
+        raise IngestError(name, 2, f"ir_metadata block: YAML nested more than {MAX_DEPTH} levels deep") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = 2 + mark.line if mark is not None else 1  # the block's YAML starts on line 2
@@ -158,6 +164,50 @@ def _parse(body: list[str], name: str) -> dict[str, Any]:
             name, 2, f"ir_metadata block: the YAML is a {type(value).__name__}, not a mapping"
         )
     return _plain(value)
+
+
+MAX_DEPTH = 64
+"""The deepest nesting of an ir_metadata block's YAML (schema 0.1 nests three levels)."""
+MAX_NODES = 100_000
+"""The most values an ir_metadata block may hold once its aliases are expanded."""
+
+
+def _measure(root: Any, name: str) -> None:
+    """Refuse a YAML node graph deeper than :data:`MAX_DEPTH`, larger than :data:`MAX_NODES`
+    with its aliases expanded, or holding an alias to itself; in time linear in its nodes."""
+    import yaml
+
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: Any, depth: int) -> int:
+        if depth > MAX_DEPTH:
+            raise IngestError(name, 2, f"ir_metadata block: YAML nested more than {MAX_DEPTH} levels deep")
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in open_nodes:
+            raise IngestError(name, 2, "ir_metadata block: YAML holds an alias that contains itself")
+        open_nodes.add(key)
+        if isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        elif isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        else:
+            children = []
+        total = 1
+        for child in children:
+            total += size(child, depth + 1)
+            if total > MAX_NODES:
+                raise IngestError(
+                    name, 2, f"ir_metadata block: YAML expands to more than {MAX_NODES:,} values (its aliases repeated)"
+                )
+        open_nodes.discard(key)
+        sizes[key] = total
+        return total
+
+    if root is not None:
+        size(root, 0)
 
 
 def _plain(value: Any) -> Any:

@@ -83,6 +83,25 @@ def dataset_id(source: str | os.PathLike[str]) -> str:
     return name
 
 
+def _quiet(func: Any) -> Any:
+    """Run ``func`` with ir_datasets' log lines ([INFO], [WARNING], even [ERROR]) held back: a
+    failure is evalwh's one line, not that line after five to seven of the library's."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import logging
+
+        previous = logging.root.manager.disable
+        logging.disable(logging.ERROR)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            logging.disable(previous)
+
+    return wrapper
+
+
 def _library() -> Any:
     try:
         import ir_datasets
@@ -117,6 +136,7 @@ def _file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+@_quiet
 def check(source: str | os.PathLike[str]) -> None:
     """Raise the one-line error :func:`qrels` would for an unknown dataset or one without
     qrels, without reading (or downloading) them."""
@@ -125,6 +145,7 @@ def check(source: str | os.PathLike[str]) -> None:
         raise EvalWhError(f"{PREFIX}{name}: the dataset has no qrels")
 
 
+@_quiet
 def qrels(source: str | os.PathLike[str]) -> IrdsQrels:
     """Resolve ``irds:DATASET_ID`` to its qrels and their provenance.
 
@@ -194,6 +215,7 @@ def _qrels_frame(records: Iterable[Any]) -> pd.DataFrame:
     return out
 
 
+@_quiet
 def topics(source: str | os.PathLike[str], field: str | None = None) -> pd.DataFrame:
     """A dataset's topics: ``query_id, text``, one row per query, in ir_datasets' order.
 
@@ -227,6 +249,7 @@ def topics(source: str | os.PathLike[str], field: str | None = None) -> pd.DataF
     return pd.DataFrame(rows, columns=["query_id", "text"])
 
 
+@_quiet
 def docs(
     source: str | os.PathLike[str], ids: Iterable[str], field: str | None = None
 ) -> pd.DataFrame:
@@ -265,6 +288,7 @@ def docs(
     return pd.DataFrame(rows, columns=["doc_id", "text"])
 
 
+@_quiet
 def text_map(
     source: str | os.PathLike[str], kind: str, ids: Iterable[str] | None = None
 ) -> dict[str, str]:

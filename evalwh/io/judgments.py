@@ -148,6 +148,8 @@ def _record(raw: str, label: str, number: int) -> Mapping[str, Any]:
             raise IngestError(label, number, "not a judgment record: not a JSON object") from None
         problem = f"the JSON object is broken ({error.msg} at column {error.colno})"
         raise IngestError(label, number, f"not a judgment record: {problem}") from None
+    except RecursionError:
+        raise IngestError(label, number, "not a judgment record: the JSON is nested too deeply") from None
     if not isinstance(record, dict):
         raise IngestError(label, number, f"not a judgment record: a JSON {_kind(record)}, not an object")
     return record

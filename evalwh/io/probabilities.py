@@ -5,7 +5,9 @@ document) pair: ``topic_id,doc_id,annotation,prob_yes,prob_no`` for a binary jud
 ``topic_id,doc_id,annotation,prob_0,...,prob_k`` for grades 0..k. The header is required and
 names the columns in that order (``query_id`` or ``qid`` may stand for ``topic_id``).
 
-* ``annotation`` is the judge's label (a finite number; it becomes the grade in qrels).
+* ``annotation`` is the judge's label (a number as a qrels grade is written; it becomes the grade
+  in qrels). Every number has the grammar of the other readers: ASCII digits, no ``1_0``, ``nan``
+  or ``inf``, not full-width or Arabic-Indic digits (:func:`evalwh.io.formats.parse_number`).
 * The probabilities are finite numbers in [0, 1] whose sum is in (0, 1 + 1e-6]: a judge
   that read them off its top tokens may leave some mass elsewhere. ``prob_relevant``, the
   probability of a grade >= 1, is ``prob_yes / (prob_yes + prob_no)``, or
@@ -28,6 +30,7 @@ import re
 from dataclasses import dataclass, field
 
 from evalwh.errors import IngestError
+from evalwh.io.formats import parse_number
 
 TOPIC_FIELDS = ("topic_id", "query_id", "qid")
 SUM_TOLERANCE = 1e-6
@@ -73,13 +76,12 @@ def _layout(names: list[str], label: str, line: int) -> list[int]:
     raise IngestError(label, line, f"probability columns {','.join(rest)}: expected prob_yes,prob_no or prob_0,...,prob_k (k >= 1)")
 
 
-def _number(text: str, what: str, label: str, line: int) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise IngestError(label, line, f"{what} {text.strip()!r} is not a number") from None
-    if not math.isfinite(value):
-        raise IngestError(label, line, f"{what} {text.strip()!r} is not a finite number")
+def _number(text: str, what: str, label: str, line: int, *, grade: bool = False) -> float:
+    """A field as a number in the grammar of every reader (:func:`evalwh.io.formats.parse_number`):
+    ASCII digits, no ``1_0``, ``nan`` or ``inf``; an annotation as a qrels grade."""
+    value = parse_number(text, grade=grade)
+    if value is None:
+        raise IngestError(label, line, f"{what} {text.strip()!r} is not a number (ASCII digits, as in a qrels file)")
     return value
 
 
@@ -93,7 +95,7 @@ def parse_probabilities(data: bytes, label: str) -> Probabilities:
     Examples:
         >>> p = parse_probabilities(b"topic_id,doc_id,annotation,prob_yes,prob_no\\n1,d1,1,0.6,0.2\\n", "x.csv")
         >>> p.probs, p.prob_relevant
-        ([[0.2, 0.6]], [0.75])
+        ([[0.2, 0.6]], [0.7499999999999999])
     """
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
@@ -126,7 +128,7 @@ def parse_probabilities(data: bytes, label: str) -> Probabilities:
         first = seen.setdefault((query_id, doc_id), number)
         if first != number:
             raise IngestError(label, number, f"document {doc_id!r} is given twice for topic {query_id!r} (first on line {first})")
-        annotation = _number(cells[2], "annotation", label, number)
+        annotation = _number(cells[2], "annotation", label, number, grade=True)
         probs = [_number(cells[i], "probability", label, number) for i in columns]
         bad = next((p for p in probs if not 0.0 <= p <= 1.0), None)
         if bad is not None:

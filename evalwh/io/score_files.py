@@ -47,7 +47,7 @@ from pathlib import Path
 import pandas as pd
 
 from evalwh.errors import IngestError
-from evalwh.io.formats import SCORES_BYTES, read_bounded, size_text
+from evalwh.io.formats import SCORES_BYTES, parse_number, read_bounded, size_text
 
 COLUMNS = ["run_id", "query_id", "measure", "value"]
 _PARQUET = (".parquet", ".pq")
@@ -185,10 +185,18 @@ def _value(text: object, path: Path, where: int | str | None) -> float:
     prefix = f"{where}: " if isinstance(where, str) else ""
     if text is None or (isinstance(text, str) and not text.strip()):
         raise IngestError(str(path), line, f"{prefix}empty value (every topic needs a finite number)")
-    try:
-        value = float(text.strip() if isinstance(text, str) else text)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise IngestError(str(path), line, f"{prefix}value {text!r} is not a number") from None
+    if isinstance(text, str):
+        parsed = parse_number(text)  # the grammar of every reader: no "1_0", "３" or "nan"
+        if parsed is None:
+            spelled = text.strip().lower().lstrip("+-")
+            what = "a finite number" if spelled in ("nan", "inf", "infinity") else "a number"
+            raise IngestError(str(path), line, f"{prefix}value {text!r} is not {what}")
+        value = parsed
+    else:
+        try:
+            value = float(text)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise IngestError(str(path), line, f"{prefix}value {text!r} is not a number") from None
     if not math.isfinite(value) or isinstance(text, bool):
         raise IngestError(str(path), line, f"{prefix}value {text!r} is not a finite number")
     return value
@@ -252,6 +260,13 @@ def _long(frame: pd.DataFrame, path: Path, lines: list[int] | None) -> Runs:
 
 
 def _json(text: str, path: Path) -> Runs:
+    try:
+        return _json_records(text, path)
+    except RecursionError:
+        raise IngestError(str(path), None, "the JSON is nested too deeply") from None
+
+
+def _json_records(text: str, path: Path) -> Runs:
     """JSON records or lines (the long table), or nested ``{measure: {query: value}}`` (ranx)."""
     try:
         data = json.loads(text)

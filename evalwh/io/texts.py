@@ -65,10 +65,7 @@ def read_texts(path: Path) -> dict[str, str]:
     """
     label = str(path)
     formats.require_file(path)
-    try:
-        data = formats.read_bytes(path)
-    except OSError as error:
-        raise IngestError(label, None, f"cannot read the file: {error}") from None
+    data = formats.read_bounded(path, formats.TEXTS_BYTES, "a topics or documents file", name=label)
     try:
         text = data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as error:
@@ -104,6 +101,8 @@ def _json_line(line: str, label: str, number: int) -> tuple[str, str]:
         record = json.loads(line)
     except json.JSONDecodeError as error:
         raise IngestError(label, number, f"not a JSON object ({error.msg} at column {error.colno})") from None
+    except RecursionError:
+        raise IngestError(label, number, "not a JSON object (nested too deeply)") from None
     if not isinstance(record, dict):
         raise IngestError(label, number, "not a JSON object")
     key = next((record[f] for f in ID_FIELDS if f in record and record[f] not in (None, "")), None)

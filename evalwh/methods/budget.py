@@ -53,30 +53,36 @@ def parse_budgets(specs: Sequence[str | int | float], pool_size: int, n_topics: 
     """Budgets as numbers of judgments: ``"10%"`` is that share of the pool, a number is itself.
 
     A share of the pool is ``round(share * pool_size)`` in total, or that divided by the
-    number of topics per topic (at least 1).
+    number of topics per topic (at least 1). A count is a whole number (not ``1.5``, ``True``
+    or ``1_0``), at most the pool in total (its budget share would pass 1).
 
     Examples:
         >>> parse_budgets(["10%", 500], 86830, 50, "total"), parse_budgets(["10%"], 86830, 50, "topic")
         ([500, 8683], [174])
     """
+    from evalwh.io.formats import parse_number
+
+    specs = [specs] if isinstance(specs, (str, int, float)) else list(specs)
+    if not specs:
+        raise EvalWhError("budget: give at least one budget (a share of the pool such as 10%, or a count)")
     out = []
     for spec in specs:
         text = str(spec).strip()
-        try:
-            if text.endswith("%"):
-                share = float(text[:-1]) / 100.0
-                if not 0.0 < share <= 1.0:
-                    raise ValueError
-                total = share * pool_size
-                value = int(np.floor(total / (n_topics if scope == "topic" else 1) + 0.5))
-                out.append(max(1, value))
-            else:
-                value = int(text)
-                if value < 1:
-                    raise ValueError
-                out.append(value)
-        except ValueError:
-            raise EvalWhError(f"budget: {text!r} is neither a share of the pool (10%) nor a positive count") from None
+        share = parse_number(text[:-1]) if text.endswith("%") and not isinstance(spec, bool) else None
+        count = None if isinstance(spec, bool) or text.endswith("%") else parse_number(text)
+        if share is not None and 0.0 < share <= 100.0:
+            total = share / 100.0 * pool_size
+            value = int(np.floor(total / (n_topics if scope == "topic" else 1) + 0.5))
+            out.append(max(1, value))
+        elif count is not None and count >= 1 and count.is_integer():
+            if scope == "total" and pool_size and count > pool_size:
+                raise EvalWhError(
+                    f"budget: {int(count)} judgments is more than the pool's {pool_size} pairs; "
+                    f"give at most {pool_size} or a share (100%)"
+                )
+            out.append(int(count))
+        else:
+            raise EvalWhError(f"budget: {text!r} is neither a share of the pool (10%) nor a positive whole count")
     return sorted(set(out))
 
 
@@ -612,10 +618,11 @@ def hybrid(
         "calibration": calibration, "seeds": list(seeds), "measure": measure, "judged_depth": judged_depth,
         "test": test, "correction": correction, "alpha": alpha, "rel": rel, "pairs": len(pairs),
     }  # fmt: skip
-    if store:
-        store_results(wh, collection, experiment_id, "hybrid", reference, measure, params, out, replace=replace)
-    for selection, budget, human, rest, info in stored_sets:
-        _store_hybrid_sets(wh, collection, f"{experiment_id}-{selection}-{budget}", machine, reference, human, rest, info)
+    with wh.transaction():  # results and label sets together: all stored, or none
+        if store:
+            store_results(wh, collection, experiment_id, "hybrid", reference, measure, params, out, replace=replace)
+        for selection, budget, human, rest, info in stored_sets:
+            _store_hybrid_sets(wh, collection, f"{experiment_id}-{selection}-{budget}", machine, reference, human, rest, info)
     out.attrs.update(experiment_id=experiment_id, reference=reference, measure=measure, params=params)
     return out
 

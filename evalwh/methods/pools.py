@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from evalwh.measures import catalog
 from evalwh import sql
-from evalwh.errors import EvalWhError, MetricParamError, NotFoundError
+from evalwh.errors import EvalWhError, MetricParamError, NotFoundError, check_count, check_real
 from evalwh.measures.evaluation import evaluate
 from evalwh.store.context import Averaging, Options, Unjudged, build_context
 from evalwh.store.connection import params_json, sha256_text
@@ -184,19 +184,19 @@ def build_pool(
 
     from evalwh.methods import budget_order
 
-    if depth < 1:
-        raise EvalWhError(f"pool: depth must be a positive integer, got {depth}")
+    # a depth or budget is a whole number: 5.5 or True is refused, not rounded or counted as 1
+    depth = check_count(depth, "pool: depth")
     budget_order.check_strategy(strategy)
     if strategy == "depth" and budget is not None:
         raise EvalWhError("pool: the depth strategy keeps the whole top lambda; use --strategy take for a budget")
     if budget_scope not in ("topic", "total"):
         raise EvalWhError(f"pool: unknown budget scope {budget_scope!r}; use topic or total")
-    if budget is not None and budget < 1:
-        raise EvalWhError(f"pool: the budget must be a positive number of judgments, got {budget}")
-    if not 0.0 < rbp_p < 1.0:
-        raise EvalWhError(f"pool: the RBP persistence must be in (0, 1), got {rbp_p}")
-    if rrf_k < 0:
-        raise EvalWhError(f"pool: the RRF constant must be >= 0, got {rrf_k}")
+    if budget is not None:
+        budget = check_count(budget, "pool: the budget (a number of judgments)")
+    rbp_p = check_real(rbp_p, "pool: the RBP persistence", low=0, high=1, low_open=True, high_open=True)
+    rrf_k = check_real(rrf_k, "pool: the RRF constant", low=0)
+    gamma = check_real(gamma, "pool: the bandit's discount gamma", low=0, high=1, low_open=True)
+    rel = check_real(rel, "pool: the relevance threshold rel")
     members, selection = select_runs(wh, collection, runs=runs, runs_from=runs_from)
     _qrels_set(wh, collection, qrels_id)
     if strategy in budget_order.RANDOM and seed is None:

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from evalwh.io.printable import markdown, terminal
+
 if TYPE_CHECKING:
     from evalwh.stats.compare import Comparison
 
@@ -153,7 +155,8 @@ def display_frame(
     runs = numbers["run_id"].tolist()
     names = dict(zip(runs, numbers["letter"], strict=True))
     several = len(result.baselines) > 1
-    esc = _escape if style == "latex" else (lambda text: text)
+    # ids are the user's text: LaTeX-escaped, or in Markdown with no HTML tag (the marks' <sup> are ours)
+    esc = _escape if style == "latex" else (lambda text: markdown(text, cell=False)) if style == "markdown" else str
     out: dict[str, list[str]] = {}
     if not compact:
         out[""] = numbers["letter"].tolist()
@@ -221,8 +224,8 @@ def to_markdown(result: Comparison, *, digits: int = 4, compact: bool = False, m
     frame = display_frame(result, digits=digits, style="markdown", compact=compact, marks=marks)
     labels = sum(1 for c in frame.columns if c in ("", "Run"))
     aligns = [":--"] * labels + ["--:"] * (frame.shape[1] - labels)
-    table = frame_to_markdown(frame, aligns=aligns)
-    return table + "\n" + caption(result, compact=compact, marks=marks) + "\n"
+    table = frame_to_markdown(frame, aligns=aligns, html=True)
+    return table + "\n" + markdown(caption(result, compact=compact, marks=marks), cell=False) + "\n"
 
 
 # Not Styler.to_latex(caption=..., position="ht", position_float="centering", hrules=True): it
@@ -244,8 +247,14 @@ def to_latex(result: Comparison, *, digits: int = 4, compact: bool = False, mark
 # "| run   |     AP |" and "|:------|-------:|" for "| run | AP |" and "|:--|--:|" (stralign=None,
 # numalign=None drop the padding and the colons too: "|-------|--------|"); it leaves "|" in
 # cells unescaped and writes NaN as "nan", pd.NA as "<NA>".
-def frame_to_markdown(frame: pd.DataFrame, digits: int = 4, *, aligns: list[str] | None = None) -> str:
+def frame_to_markdown(
+    frame: pd.DataFrame, digits: int = 4, *, aligns: list[str] | None = None, html: bool = False
+) -> str:
     """Any frame as a pipe table; numbers right-aligned (or as ``aligns`` says), ``|`` in cells escaped.
+
+    Every cell is the user's text: control characters and a ``<`` that could open an HTML
+    tag are escaped (:func:`evalwh.io.printable.markdown`), unless ``html`` says the cells
+    hold markup of ours (``<sup>``) around text escaped already.
 
     Examples:
         >>> print(frame_to_markdown(pd.DataFrame({"run": ["a"], "AP": [0.25]})), end="")
@@ -256,9 +265,10 @@ def frame_to_markdown(frame: pd.DataFrame, digits: int = 4, *, aligns: list[str]
     columns = [str(c) for c in frame.columns]
     if aligns is None:
         aligns = ["--:" if frame[c].dtype.kind in "fiu" else ":--" for c in frame.columns]
-    lines = ["| " + " | ".join(_md(c) for c in columns) + " |", "|" + "|".join(aligns) + "|"]
+    md = (lambda text: terminal(text).replace("|", r"\|")) if html else markdown
+    lines = ["| " + " | ".join(md(c) for c in columns) + " |", "|" + "|".join(aligns) + "|"]
     for row in frame.itertuples(index=False):
-        lines.append("| " + " | ".join(_md(_cell(v, digits)) for v in row) + " |")
+        lines.append("| " + " | ".join(md(_cell(v, digits)) for v in row) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -315,10 +325,6 @@ def _cell(value: object, digits: int) -> str:
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     return str(value)
-
-
-def _md(text: str) -> str:
-    return text.replace("|", r"\|")
 
 
 def _escape(text: str) -> str:

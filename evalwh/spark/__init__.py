@@ -373,7 +373,7 @@ def register_export(
     spark: Any, directory: str | Path, tables: Sequence[str] = CONTEXT_TABLES
 ) -> None:
     """Make the tables of an evalwh Parquet export temporary views of ``spark``."""
-    from evalwh.store.transfer import PARTITION, partition_in_files, read_manifest
+    from evalwh.store.transfer import PARTITION, _inside, check_export, partition_in_files, read_manifest
 
     manifest = read_manifest(Path(directory))
     root = Path(directory)
@@ -384,7 +384,11 @@ def register_export(
             raise EvalWhError(
                 f"{root}: the export has no rows of table {table!r}; export it with that table"
             )
-        files = [str(root / f["path"]) for f in entry["files"]]
+    # as import checks them: paths inside the folder, checksums, row counts, duplicate keys
+    check_export(root, tables)
+    for table in tables:
+        entry = manifest["tables"][table]
+        files = [str(_inside(root, f["path"])) for f in entry["files"]]
         if partition_in_files(manifest, entry):
             frame = spark.read.parquet(*files)
             # (one row per run: a broadcast join, see evalwh.spark.files.BROADCAST)

@@ -665,6 +665,17 @@ class _Transaction:
         # a commit that changes what a file holds (not a reader's, not in memory) is reported
         self.counts = counts and not store.read_only and store.path != ":memory:"
 
+    def _files(self) -> tuple[tuple[int, int] | None, ...]:
+        """Size and modification time of the warehouse and its WAL (None: not there)."""
+        out = []
+        for name in (str(self.store.path), f"{self.store.path}.wal"):
+            try:
+                info = os.stat(name)
+                out.append((info.st_size, info.st_mtime_ns))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
     def __enter__(self) -> None:
         if self.store.in_transaction():
             return  # the outer transaction decides
@@ -685,13 +696,16 @@ class _Transaction:
                 # Ctrl-C came before the commit: nothing is committed
                 con.rollback()
                 raise KeyboardInterrupt
+            before = self._files() if self.counts else None
             try:
                 con.commit()
             except BaseException:
                 with contextlib.suppress(duckdb.Error):
                     con.rollback()
                 raise
-            if self.counts:
+            # counted only when the commit wrote to the file (its WAL or a checkpoint): one
+            # that changed temporary tables alone (a replay's scoring) leaves the file as it was
+            if self.counts and self._files() != before:
                 Outcome.commits += 1
         _test_interrupt("after-commit")
 

@@ -37,6 +37,7 @@ from evalwh import sql
 from evalwh._version import __version__
 from evalwh.errors import EvalWhError, NotFoundError, SchemaError
 from evalwh.io.files import fsync_tree, partial_name, refuse_database, remove_leftovers
+from evalwh.store.import_rules import LATER_KEYS, LATER_RULES
 
 if TYPE_CHECKING:
     from evalwh.store.connection import Store
@@ -257,7 +258,7 @@ def read_manifest(directory: Path) -> dict[str, Any]:
 
     try:
         manifest = json.loads(read_bounded(path, TABLE_BYTES, "a manifest", decompress=False))
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         raise EvalWhError(f"{path}: not valid JSON ({error}); the export is damaged") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise EvalWhError(f"{path}: not an evalwh export manifest (format is not {FORMAT!r})")
@@ -267,6 +268,26 @@ def read_manifest(directory: Path) -> dict[str, Any]:
             f"({__version__}) reads; upgrade evalwh"
         )
     return manifest
+
+
+def check_export(directory: str | os.PathLike[str], tables: Sequence[str]) -> None:
+    """The checks :func:`import_export` makes of an export's files, for a reader that loads
+    them elsewhere (Spark's ``--runs-parquet``): every path inside the folder, the checksum,
+    columns and row count the manifest gives, ids, duplicate keys and finite numbers.
+
+    Raises:
+        EvalWhError: as :func:`import_export` for its files.
+    """
+    from evalwh.store.connection import Store
+
+    root = Path(directory)
+    manifest = read_manifest(root)
+    with Store(":memory:") as fresh:  # (a fresh warehouse: its tables' columns and types)
+        target = _tables(fresh.con)
+        for table in tables:
+            entry = manifest["tables"].get(table)
+            if entry is not None:
+                _check_files(fresh.con, root, table, entry, partition_in_files(manifest, entry), dict(target.get(table, [])))
 
 
 def partition_in_files(manifest: dict[str, Any], entry: dict[str, Any]) -> bool:
@@ -298,6 +319,7 @@ _ROW_KEYS = {
     "audits": ("collection_id", "audit_id"),
     "audit_strata": ("collection_id", "audit_id", "stratum"),
     "audit_pairs": ("collection_id", "audit_id", "query_id", "doc_id"),
+    **LATER_KEYS,
 }
 
 
@@ -631,6 +653,7 @@ _RULES: list[tuple[str, str, str]] = [
     ),
     ("run_exclusions", "rank < 1", "rank {rank} of a removed line is not a rank (1 or more)"),
 ]
+_RULES += LATER_RULES  # (pools, budgets, probabilities, ir_metadata, conventions: import_rules.py)
 # what each known_* relation holds: (table, its columns)
 _KNOWN = {
     "known_collections": ("collections", ("collection_id",)),
@@ -638,6 +661,8 @@ _KNOWN = {
     "known_prompts": ("judgment_prompts", ("prompt_sha256",)),
     "known_pairs": ("qrels", ("collection_id", "qrels_id", "query_id", "doc_id")),
     "known_runs": ("runs", ("collection_id", "run_id")),
+    "known_pools": ("pools", ("collection_id", "pool_id")),
+    "known_experiments": ("budget_experiments", ("collection_id", "experiment_id")),
 }
 
 
@@ -720,12 +745,15 @@ def _columns_of(condition: str) -> set[str]:
     """The columns a rule's condition reads (words that are not SQL or the known relations)."""
     import re
 
-    words = set(re.findall(r"\b[a-z_][a-z0-9_]*\b", re.sub(r"'[^']*'", "", condition)))
+    # (a subquery's columns are the known relation's, not the file's)
+    text = re.sub(r"SELECT .*? FROM known_\w+", "", re.sub(r"'[^']*'", "", condition))
+    words = set(re.findall(r"\b[a-z_][a-z0-9_]*\b", text))
     return words - _SQL_WORDS - set(_KNOWN) - {"c"}
 
 
 _SQL_WORDS = frozenset(
-    "and or not in is null select from abs trim regexp_matches regexp_full_match sha256 e9".split()
+    "and or not in is null select from abs trim regexp_matches regexp_full_match sha256 e9 coalesce json_valid"
+    " json_type between len list_filter list_sum x false lambda list_has_all where".split()
 )
 
 

@@ -286,7 +286,7 @@ def label_set_report(
         # the confusion matrices of several sets span the page; kappa per topic takes a column
         "figures": [{**_figure_context(f), "wide": f.key == "confusion" and len(report.sets) > 3} for f in report.figures],
     }
-    return _environment().get_template(f"labels.{format}.j2").render(context)
+    return _environment(markdown=format == "md").get_template(f"labels.{format}.j2").render(context)
 
 
 def _count_of(n: int, noun: str) -> str:

@@ -176,7 +176,7 @@ def meta_report(
             for r in _effect_rows(result)
         ])  # fmt: skip
         context["sentences"] = [md(s) for s in sentences]
-        return _environment().get_template("meta.md.j2").render(context)
+        return _environment(markdown=True).get_template("meta.md.j2").render(context)
 
     svg = _report_style(lambda: to_svg(forest_figure(result)))()
     data = base64.b64encode(svg.encode()).decode()

@@ -66,19 +66,23 @@ def render_markdown(report: Report) -> str:
     Returns:
         Markdown text with pipe tables.
     """
-    return _environment().get_template("report.md.j2").render(_markdown_context(report))
+    return _environment(markdown=True).get_template("report.md.j2").render(_markdown_context(report))
 
 
 @functools.cache
-def _environment() -> jinja2.Environment:
-    """The templates' environment, built once per process.
+def _environment(markdown: bool = False) -> jinja2.Environment:
+    """The templates' environment, built once per process (one for HTML, one for Markdown).
 
     Autoescaping is on for every template but the Markdown one (``*.md.j2``), including any
-    template name it does not know.
+    template name it does not know. In Markdown every value is escaped by
+    :func:`evalwh.io.printable.markdown` (``finalize``): a run id, a set's name, a judge or
+    an ir_metadata block brings no HTML tag and no control character or line break into the
+    file; tables (``md_table``) escape their cells so.
     """
     import jinja2
 
     env = jinja2.Environment(
+        finalize=_markdown_value if markdown else None,
         loader=jinja2.PackageLoader("evalwh.present.report", "templates"),
         autoescape=jinja2.select_autoescape(
             enabled_extensions=("html.j2", "css.j2"),
@@ -692,15 +696,23 @@ def _provenance_context(report: Report) -> dict[str, Any]:
 # -- small helpers --------------------------------------------------------------------------
 
 
-def _markdown_table(frame: pd.DataFrame) -> str:
-    """A pipe table; cells escaped for pipes."""
-    head = "| " + " | ".join(str(c) for c in frame.columns) + " |"
+def _markdown_table(frame: pd.DataFrame) -> Markup:
+    """A pipe table; names and cells escaped for pipes, HTML and control characters."""
+    from evalwh.io.printable import markdown
+
+    head = "| " + " | ".join(markdown(c) for c in frame.columns) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
-    body = [
-        "| " + " | ".join(str(v).replace("|", "\\|") for v in row) + " |"
-        for row in frame.itertuples(index=False)
-    ]
-    return "\n".join([head, rule, *body])
+    body = ["| " + " | ".join(markdown(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return Markup("\n".join([head, rule, *body]))
+
+
+def _markdown_value(value: object) -> object:
+    """A value printed into the Markdown report: escaped unless it is a table (Markup)."""
+    from evalwh.io.printable import markdown
+
+    if isinstance(value, Markup) or not isinstance(value, str):
+        return value
+    return markdown(value).replace("\\|", "|")
 
 
 def _missing(value: object) -> bool:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from evalwh.errors import IngestError
 from evalwh.io import formats
+from evalwh.io.printable import CONTROL
 
 # About 64 MiB of text (1.5 M lines) per batch: enough files for DuckDB to read in parallel,
 # and sorts and hash tables small enough to stay in cache. Measured on 2 cores: 25 M lines in
@@ -181,6 +182,8 @@ def _sniff(path: Path, run_id: str | None, ignore_extra_fields: bool, spill: Spi
             label=name,
         )
     tag = first.fields[formats.RUN_FIELDS - 1]
+    if run_id is None and CONTROL.search(tag):
+        raise IngestError(name, first.number, f"the run tag {tag!r} holds a control character, which a run id may not hold")
     return RunFile(path, run_id if run_id is not None else tag, tag, first.delimiter, source)
 
 

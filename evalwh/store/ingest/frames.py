@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from evalwh import sql
 from evalwh.errors import IngestError
 from evalwh.io.frames import standard_columns
+from evalwh.io.printable import CONTROL
 from evalwh.store.ingest.bookkeeping import (
     _clash,
     _delete_run,
@@ -43,7 +44,9 @@ def check_frame_ids(frame: pd.DataFrame, columns: list[str], label: str = "DataF
     Rows are numbered from 1, in frame order (``DataFrame:3: ...`` is the third row). A cell is
     refused when it is missing (None, NaN, NA), empty, or holds ASCII whitespace (space, tab,
     line break, vertical tab, form feed) or a NUL byte: a run or qrels file splits its fields
-    on those, as trec_eval does, so no file could hold such an id.
+    on those, as trec_eval does, so no file could hold such an id; or a control character
+    (ESC, DEL, C1, direction overrides: :data:`evalwh.io.printable.CONTROL`), which a
+    terminal would obey.
 
     Raises:
         IngestError: ``DataFrame:ROW: problem`` for the first bad row (columns in order).
@@ -59,10 +62,12 @@ def check_frame_ids(frame: pd.DataFrame, columns: list[str], label: str = "DataF
         text = values.astype(str)
         empty = (text.str.len() == 0).to_numpy() & ~missing
         spaced = text.str.contains(r"[ \t\n\r\x0b\x0c\x00]", regex=True).to_numpy(dtype=bool) & ~missing
+        control = text.str.contains(CONTROL.pattern, regex=True).to_numpy(dtype=bool) & ~missing & ~spaced
         for mask, problem in (
             (missing, "is missing (None, NaN or NA)"),
             (empty, "is empty"),
             (spaced, "{shown} holds whitespace or a NUL byte, which no TREC file can hold"),
+            (control, "{shown} holds a control character, which an id may not hold"),
         ):
             hits = np.flatnonzero(mask)
             if len(hits) and (first is None or hits[0] < first[0]):
@@ -81,7 +86,8 @@ def check_name(value: object, what: str) -> None:
     """Refuse a name given as an argument or option (a run id, a qrels id, a collection) that no file could hold.
 
     The same rule as for ids in files and DataFrames (:func:`check_frame_ids`): not empty, no
-    ASCII whitespace, no NUL byte.
+    ASCII whitespace, no NUL byte, no control character (ESC, DEL, C1, direction overrides:
+    :data:`evalwh.io.printable.CONTROL`).
 
     Raises:
         IngestError: ``run id argument: 'a b' holds whitespace or a NUL byte, ...``.
@@ -93,6 +99,9 @@ def check_name(value: object, what: str) -> None:
         raise IngestError(label, None, f"the {what} is empty")
     if NAME_BREAKS.search(value):
         raise IngestError(label, None, f"{value!r} holds whitespace or a NUL byte, which no TREC file can hold")
+    if CONTROL.search(value):
+        # an ESC would reach every terminal that prints the id (evalwh.io.printable)
+        raise IngestError(label, None, f"{value!r} holds a control character, which an id may not hold")
 
 
 def frame_sha256(frame: pd.DataFrame) -> str:

@@ -66,7 +66,7 @@ def _ingest_batch(
     general: set[int] = set()
     for index, file in enumerate(batch):
         scan = file.scanned()
-        if scan.unreadable or formats.first_long_line(file.text.read_bytes()):
+        if scan.unreadable or scan.long_line:  # (found as the scan streamed the file)
             raise file.bad_line(ignore_extra_fields=ignore_extra_fields, one_tag=one_tag)
         if scan.fast_delimiter != delimiter:
             general.add(index)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalwh import sql
+from evalwh.io.printable import CONTROL
 from evalwh.errors import EvalWhError, IngestError, QueryError, ReplaceError
 from evalwh.io import formats
 from evalwh.io.frames import standard_columns
@@ -91,6 +92,8 @@ def check_provenance(source: str, judge: str | None, model: str | None, round: i
             raise EvalWhError(f"{what} is empty")
         if value is not None and re.search(r"[\n\r\x00]", value):
             raise EvalWhError(f"{what} {value!r} holds a line break or a NUL byte")
+        if value is not None and CONTROL.search(value):  # ESC: every terminal that prints it obeys
+            raise EvalWhError(f"{what} {value!r} holds a control character")
     if round is not None and (isinstance(round, bool) or not isinstance(round, int) or round < 0):
         raise EvalWhError(f"round {round!r} is not a whole number >= 0")
 
@@ -236,10 +239,7 @@ def _ingest_probabilities(
 
     from evalwh.io.probabilities import parse_probabilities
 
-    try:
-        data = formats.read_bytes(path)
-    except READ_ERRORS as error:
-        raise IngestError(label, None, f"cannot read the file: {error}") from None
+    data = formats.read_bounded(path, formats.JUDGMENTS_BYTES, "a probability file", name=label)
     rows = parse_probabilities(data, label)
     frame = pd.DataFrame(
         {"query_id": rows.query_id, "iteration": "0", "doc_id": rows.doc_id, "relevance": rows.annotation}
@@ -338,11 +338,10 @@ def _ingest_qrels(
     if isinstance(source, Path):
         path = source
         try:
-            scan = formats.scan(path)
-            too_long = formats.first_long_line(formats.read_bytes(path))
+            scan = formats.scan(path)  # (one streaming read: a 2 GB line is never held whole)
         except READ_ERRORS as error:
             raise IngestError(label, None, f"cannot read the file: {error}") from None
-        if scan.unreadable or too_long:
+        if scan.unreadable or scan.long_line:
             raise formats.locate_qrels_error(path, label=label)
         digest = scan.sha256
         stage: Any = path

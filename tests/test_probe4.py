@@ -1,0 +1,675 @@
+"""The fourth reliability probe (issue #52): one section per class of docs/safety.md's fourth
+probe table that this file holds (classes 2, 4, 5, 6, 7, 8; class 1 is in tests/test_conventions
+and class 3 in the experiment-id tests).
+
+Every test names its class ("Issue 52, class N") and fails on the code before the fix. "Refused"
+means one line naming the problem, exit code 1 (2 for a usage error), and the warehouse and
+every output byte for byte as before.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalwh import Warehouse
+from evalwh.errors import ArgumentError, EvalWhError, IngestError
+from evalwh.io.probabilities import parse_probabilities
+
+from test_probe2 import _set  # noqa: E402
+from test_safety import QRELS, RUNS, digest, invoke  # noqa: E402
+
+HEADER = b"topic_id,doc_id,annotation,prob_yes,prob_no\n"
+
+
+def one_line(result) -> str:  # type: ignore[no-untyped-def]
+    """The single line a failed command printed (and nothing on standard output)."""
+    text = result.output.strip()
+    assert result.exit_code in (1, 2), (result.exit_code, text)
+    assert "\n" not in text and "Traceback" not in text and "unexpected" not in text, text
+    return text
+
+
+def _synthetic(n_topics: int = 4, n_runs: int = 4, depth: int = 10, seed: int = 1, path: object = ":memory:") -> Warehouse:
+    """Runs of graded quality over a small binary collection, in memory (or at ``path``)."""
+    rng = np.random.default_rng(seed)
+    wh = Warehouse(path)  # type: ignore[arg-type]
+    qrels, rows = [], []
+    for t in range(n_topics):
+        docs = [f"d{t}-{j}" for j in range(30)]
+        relevant = set(docs[:8])
+        qrels += [(str(t), d, int(d in relevant)) for d in docs]
+        for r in range(n_runs):
+            weight = np.where(np.isin(docs, list(relevant)), 1.0 + 2.0 * r, 1.0)
+            ranked = rng.choice(docs, size=depth, replace=False, p=weight / weight.sum())
+            rows += [(f"run{r}", str(t), d, float(depth - k)) for k, d in enumerate(ranked)]
+    wh.ingest_qrels(pd.DataFrame(qrels, columns=["query_id", "doc_id", "relevance"]), collection="s")
+    wh.ingest_runs(pd.DataFrame(rows, columns=["run_id", "query_id", "doc_id", "score"]), collection="s")
+    return wh
+
+
+# -- class 7: silent wrong answers ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        "1,d1,1_0,0.6,0.2",  # float() reads 10
+        "1,d1,\uff11,0.6,0.2",  # full-width 1
+        "1,d1,\u0661,0.6,0.2",  # Arabic-Indic 1
+        "1,d1,1,0.6,0.2\u0661",  # a probability with an Arabic-Indic digit
+        "1,d1,1,0_6,0.2",
+        "1,d1,1, infinity ,0.2",
+        "1,d1,1e3,0.6,0.2",  # no qrels grade is written so
+    ],
+)
+def test_lara_reader_has_the_number_grammar_of_every_reader(row: str) -> None:
+    """Issue 52, class 7: the LARA reader reads numbers as the qrels reader does, not with float()."""
+    with pytest.raises(IngestError, match=r"^x\.csv:2: (annotation|probability) .* is not a number"):
+        parse_probabilities(HEADER + row.encode() + b"\n", "x.csv")
+    # what a qrels file holds is still read
+    ok = parse_probabilities(HEADER + b" 1 , d1 ,2,.6,2e-1\n", "x.csv")
+    assert ok.annotation == [2.0] and ok.probs == [[0.2, 0.6]]
+
+
+def test_score_files_have_the_number_grammar(tmp_path: Path) -> None:
+    """Issue 52, class 7: per-topic score files read no "1_0" or full-width digits either."""
+    from evalwh.io.score_files import read_scores
+
+    for value in ("1_0", "\uff11", "\u0661"):
+        path = tmp_path / "s.csv"
+        path.write_text(f"run_id,query_id,measure,value\nr,1,P@10,0.5\nr,2,P@10,{value}\n", encoding="utf-8")
+        with pytest.raises(IngestError, match=r"s\.csv:3: value .* is not a number"):
+            read_scores([path])
+    path.write_text("run_id,query_id,measure,value\nr,1,P@10,0.5\nr,2,P@10,1e-1\n")
+    assert read_scores([path])["value"].tolist() == [0.5, 0.1]
+
+
+def test_provider_refuses_graded_rbp_it_does_not_compute() -> None:
+    """Issue 52, class 7: the provider called directly, as the docs show, refuses ir_measures'
+    graded RBP (which its supports() declines) instead of answering with the binary RBP."""
+    import ir_measures
+    from ir_measures import RBP
+
+    import evalwh.ir_measures  # noqa: F401
+
+    provider = ir_measures.providers.registry["evalwh"]
+    qrels = pd.DataFrame({"query_id": ["1"] * 3, "doc_id": ["a", "b", "c"], "relevance": [3, 1, 0]})
+    run = pd.DataFrame({"query_id": ["1"] * 3, "doc_id": ["b", "a", "c"], "score": [3.0, 2.0, 1.0]})
+    assert not provider.supports(RBP)
+    with pytest.raises(ValueError, match=r"unsupported measure RBP by the evalwh provider: .*graded"):
+        provider.calc_aggregate([RBP], qrels, run)
+    # RBP(rel=1) is evalwh's binary RBP, which it does support: (1-p) * sum p^(i-1) over relevant ranks
+    value = provider.calc_aggregate([RBP(rel=1)], qrels, run)[RBP(rel=1)]
+    assert value == pytest.approx(0.2 * (1 + 0.8))
+
+
+def test_budget_counts_above_the_pool_and_fractions_are_refused() -> None:
+    """Issue 52, class 7: a count budget above the pool (budget share 2.30) and a budget or
+    depth that is a fraction are refused, not stored rounded."""
+    from evalwh.methods.budget import parse_budgets
+
+    with pytest.raises(EvalWhError, match=r"budget: 500 judgments is more than the pool's 300 pairs"):
+        parse_budgets([500], 300, 5, "total")
+    for bad in ("1.5", "1_0", "\uff11\uff10", "0", "-3", "", "10 %%", "150%"):
+        with pytest.raises(EvalWhError, match=r"budget: .* is neither a share of the pool"):
+            parse_budgets([bad], 300, 5, "total")
+    assert parse_budgets(["10%", "12", 30.0], 300, 5, "total") == [12, 30]
+    wh = _synthetic()
+    before = wh.df("SELECT count(*) AS n FROM pools")["n"].iloc[0]
+    for options, message in (
+        ({"strategy": "take", "budget": 1.5}, r"budget \(a number of judgments\) 1\.5: expected a whole number"),
+        ({"strategy": "take", "budget": True}, r"budget \(a number of judgments\) True: expected a whole number"),
+        ({"strategy": "take", "budget": "10"}, r"budget \(a number of judgments\) '10': expected a whole number"),
+        ({"depth": 5.5}, r"depth 5\.5: expected a whole number >= 1"),
+        ({"depth": "5"}, r"depth '5': expected a whole number >= 1"),
+        ({"strategy": "rrf", "rrf_k": math.nan}, r"RRF constant nan: expected a number >= 0"),
+    ):
+        options = {"depth": 5, **options}
+        with pytest.raises(ArgumentError, match=message):
+            wh.build_pool(collection="s", runs_from="all", **options)
+    assert wh.df("SELECT count(*) AS n FROM pools")["n"].iloc[0] == before
+    # a whole float is that number: the pool is the same as with the int
+    row = wh.build_pool(collection="s", runs_from="all", depth=5.0, strategy="take", budget=2.0).iloc[0]
+    assert (int(row["depth"]), int(row["budget"])) == (5, 2)
+    kept = wh.df("SELECT query_id, count(*) AS n FROM qrels WHERE qrels_id = $p GROUP BY ALL", {"p": row["pool_id"]})
+    assert (kept["n"] == 2).all()
+
+
+def test_hybrid_count_budget_above_its_pairs_is_refused(tmp_path: Path) -> None:
+    """Issue 52, class 7: the hybrid's count budget above the machine's pairs was stored with a
+    budget share of 2.30; it is refused and nothing is stored."""
+    from evalwh.methods import budget
+
+    wh = _synthetic(seed=2)
+    truth = wh.df("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
+    frame = budget.simulated_judge(truth, bias=2.5, seed=4)
+    wh.con.execute("BEGIN")
+    from evalwh.store.ingest.qrels import Provenance, _ingest_qrels
+
+    judged = frame.rename(columns={"topic_id": "query_id", "annotation": "relevance"})[["query_id", "doc_id", "relevance"]]
+    _ingest_qrels(wh, judged, "DataFrame", "s", "llm", False, Provenance(source="llm"))
+    wh.con.register("p", frame)
+    wh.con.execute("INSERT INTO judgment_probabilities SELECT 's', 'llm', topic_id, doc_id, [prob_no, prob_yes], prob_yes FROM p")
+    wh.con.execute("COMMIT")
+    with pytest.raises(EvalWhError, match=r"budget: 276 judgments is more than the pool's 120 pairs"):
+        wh.budget(collection="s", machine="llm", budgets=["276"], selections=["random"], experiment_id="h")
+    assert wh.df("SELECT count(*) AS n FROM budget_results")["n"].iloc[0] == 0
+    rows = wh.budget(collection="s", machine="llm", budgets=["120"], selections=["random"], experiment_id="h")
+    assert rows["budget_share"].max() == 1.0
+
+
+# -- class 6: output security -----------------------------------------------------------------
+
+ESC = "\x1b]0;owned\x07\x1b[2J\x1b[31m"  # a window title, a cleared screen, red
+
+
+def test_control_characters_are_refused_in_ids(tmp_path: Path) -> None:
+    """Issue 52, class 6: ESC is not whitespace, but no id may hold it (nor DEL, C1, a
+    direction override): refused in a DataFrame, an option and a run file's tag, in one line."""
+    db = tmp_path / "W.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+        for bad in ("r\x1b[31m", "r\x7f", "r\u202egnp.exe", "r\x85"):
+            with pytest.raises(IngestError, match=r"run_id .* holds a control character"):
+                wh.ingest_runs(RUNS.assign(run_id=bad), collection="c")
+            with pytest.raises(IngestError, match=r"run id argument: .* holds a control character"):
+                wh.ingest_runs(RUNS.drop(columns="run_id"), collection="c", run_id=bad)
+    before = digest(db)
+    run = tmp_path / "run.txt"
+    run.write_text("1 Q0 a 1 5.0 r\x1bx\n1 Q0 c 2 3.0 r\x1bx\n")
+    text = one_line(invoke("ingest", "runs", run, "-c", "c", "--db", db))
+    assert text.endswith(r"/run.txt:1: the run tag 'r\x1bx' holds a control character, which a run id may not hold")
+    assert digest(db) == before
+    assert one_line(invoke("ingest", "qrels", run, "-c", "c", "--qrels-id", "q\x1b", "--db", db)).startswith(
+        "Error: qrels id argument: 'q\\x1b' holds a control character"
+    )
+
+
+def test_terminal_output_escapes_control_characters(tmp_path: Path) -> None:
+    """Issue 52, class 6: what `evalwh runs` prints from the warehouse (a source file's name, an
+    ir_metadata block, an id stored by an older evalwh) reaches the terminal escaped."""
+    db = tmp_path / "W.duckdb"
+    run = tmp_path / f"bm25{ESC}.txt"
+    run.write_text("1 Q0 a 1 5.0 bm25\n1 Q0 c 2 3.0 bm25\n2 Q0 a 1 1.0 bm25\n")
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+        wh.ingest_runs([run], collection="c")
+        # as an older evalwh (or `sql --write`) could have stored them
+        wh.con.execute("INSERT INTO runs (collection_id, run_id, tag, source_file, sha256, line_count) SELECT collection_id, 'old\x1b[2J', ?, source_file, sha256, line_count FROM runs", [ESC])
+    for fmt in ("table", "markdown"):
+        result = invoke("runs", "-c", "c", "-f", fmt, "--db", db)
+        assert result.exit_code == 0, result.output
+        assert "\x1b" not in result.output and "\x07" not in result.output
+        assert "\\x1b]0;owned\\x07\\x1b[2J" in result.output
+    # a rich table on a terminal gets Text cells: "[red]" in an id is not markup
+    from evalwh.cli._render import _cells, _rich_table
+
+    table = _rich_table(_cells(pd.DataFrame({"run_id": ["[red]x\x1b"]}), 4), "t\x1b", 80)
+    assert [str(c) for c in table.columns[0]._cells] == ["[red]x\\x1b"] and str(table.title) == "t\\x1b"
+
+
+def test_markdown_outputs_carry_no_html_and_no_broken_rows(tmp_path: Path) -> None:
+    """Issue 52, class 6: run ids, set ids and judges holding <script>, <img onerror> or <svg
+    onload> and a line break in provenance are escaped in every Markdown output (the report,
+    compare -f md), as the HTML report escapes them."""
+    db = tmp_path / "W.duckdb"
+    script, svg = "<script>alert(1)</script>", "<svg/onload=alert(2)>"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+        wh.ingest_qrels(QRELS.assign(relevance=[1, 1, 0, 1, 1]), collection="c", qrels_id=svg, source="llm",
+                        judge="<img src=x onerror=alert(3)>", model="m")  # fmt: skip
+        wh.ingest_runs(RUNS.replace({"r1": script, "r2": "r2"}), collection="c")
+        # a line break in stored text (an older evalwh, `sql --write`) splits no row
+        wh.con.execute("UPDATE qrels_sets SET model = 'm\n| broken | row |' WHERE source = 'llm'")
+    with pytest.raises(EvalWhError, match=r"judge 'a\\x1b' holds a control character"):
+        with Warehouse(db) as wh:
+            wh.ingest_qrels(QRELS, collection="c", qrels_id="x", judge="a\x1b")
+    report = tmp_path / "r.md"
+    result = invoke("report", "-c", "c", "-f", "md", "-o", report, "--db", db)
+    assert result.exit_code == 0, result.output
+    text = report.read_text()
+    assert "&lt;script>alert(1)&lt;/script>" in text and "&lt;svg/onload=alert(2)>" in text
+    for tag in ("<script", "<svg", "<img"):
+        assert tag not in text
+    assert "| broken | row |" not in text and "\\x0a\\| broken \\| row \\|" in text
+    compare = invoke("compare", "-c", "c", "-m", "P@2", "--all-runs", "-f", "markdown", "--db", db)
+    assert compare.exit_code == 0, compare.output
+    assert "&lt;script>" in compare.output and "<script" not in compare.output
+
+
+# -- class 4: denial of service and unbounded reads ---------------------------------------------
+
+
+def _run_with_block(tmp_path: Path, yaml_lines: list[str]) -> Path:
+    run = tmp_path / "run.txt"
+    block = "".join(f"# {line}\n" for line in yaml_lines)
+    run.write_text(f"# ir_metadata.start\n{block}# ir_metadata.end\n1 Q0 a 1 5.0 r\n1 Q0 c 2 3.0 r\n")
+    return run
+
+
+@pytest.mark.parametrize(
+    ("yaml_lines", "problem"),
+    [
+        # the probe's 2.2 KB of nested aliases: 110 s and 5.1 GB before
+        (["l0: &l0 [x, x, x, x, x, x, x, x, x, x]"]
+         + [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, 12)]
+         + ["tag: *l11"], r"YAML expands to more than 100,000 values"),
+        (["a: &a [x, *a]"], r"YAML holds an alias that contains itself"),
+        (["tag: " + "[" * 20000 + "]" * 20000], r"YAML nested more than 64 levels deep"),
+        (["tag: " + "[" * 100 + "]" * 100], r"YAML nested more than 64 levels deep"),
+    ],
+)
+def test_yaml_aliases_and_depth_are_bounded(tmp_path: Path, yaml_lines: list[str], problem: str) -> None:
+    """Issue 52, class 4: an ir_metadata block's YAML is measured before it is built."""
+    import time
+
+    db = tmp_path / "W.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+    before = digest(db)
+    run = _run_with_block(tmp_path, yaml_lines)
+    start = time.monotonic()
+    text = one_line(invoke("ingest", "runs", run, "-c", "c", "--db", db))
+    assert time.monotonic() - start < 30
+    assert text.startswith("Error: ") and "run.txt:2: ir_metadata block: " in text and __import__("re").search(problem, text), text
+    assert digest(db) == before
+
+
+def test_deep_json_is_one_line(tmp_path: Path) -> None:
+    """Issue 52, class 4: 20,000 nested brackets in JSON lines end in one line, not RecursionError."""
+    db = tmp_path / "W.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+    before = digest(db)
+    judged = tmp_path / "llm.jsonl"
+    judged.write_text('{"qid": "1", "docid": "a", "judgment": 1, "x": ' + "[" * 20000 + "]" * 20000 + "}\n")
+    text = one_line(invoke("ingest", "qrels", judged, "-c", "c", "--qrels-id", "llm", "--source", "llm", "--db", db))
+    assert text.endswith("llm.jsonl:1: not a judgment record: the JSON is nested too deeply"), text
+    scores = tmp_path / "s.json"
+    scores.write_text("[" * 20000 + "]" * 20000)
+    from evalwh.io.score_files import read_scores
+
+    with pytest.raises(IngestError, match="the JSON is nested too deeply"):
+        read_scores([scores])
+    assert digest(db) == before
+
+
+def test_gzip_bombs_are_refused_by_their_ratio(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 52, class 4: a small gzip that inflates far beyond text's ratio (19 MB of 4 GB) is
+    refused once it passes the bound, for qrels, runs and the LARA and topics readers alike.
+    (The floor is lowered here so the bomb is small.)"""
+    import gzip
+
+    from evalwh.io import formats
+
+    monkeypatch.setattr(formats, "GZIP_FLOOR", 1 << 20)
+    bomb = tmp_path / "bomb.qrels.gz"
+    bomb.write_bytes(gzip.compress(b"1 0 a 1\n" * (1 << 20), 9))  # 8 MiB from ~20 KiB
+    assert bomb.stat().st_size * formats.GZIP_RATIO < 8 << 20
+    with pytest.raises(formats.InflatesTooMuch, match=r"inflates to more than [0-9,]+ bytes, over 100 times its size"):
+        formats.read_bytes(bomb)
+    with pytest.raises(formats.InflatesTooMuch):
+        formats.scan(bomb)
+    db = tmp_path / "W.duckdb"
+    with Warehouse(db) as wh:
+        with pytest.raises(IngestError, match=r"bomb\.qrels\.gz: cannot read the file: it inflates to more than"):
+            wh.ingest_qrels(bomb, collection="c")
+    # text-like gzip within the ratio is read as ever
+    fine = tmp_path / "fine.qrels.gz"
+    fine.write_bytes(gzip.compress("".join(f"{q} 0 d{q}-{d} {d % 2}\n" for q in range(200) for d in range(500)).encode()))
+    assert len(formats.read_bytes(fine)) > 1 << 20
+
+
+def test_a_long_line_is_found_while_streaming(tmp_path: Path) -> None:
+    """Issue 52, class 4: the qrels reader found a long line only after reading the whole file
+    into memory; the scan finds it as the file streams by (lines across chunk boundaries too)."""
+    from evalwh.io import formats
+
+    for body in (b"1 0 a 1\n" + b"x" * (formats.MAX_LINE + 10) + b"\n1 0 b 1\n",
+                 b"1 0 a 1\n" * 200_000 + b"y" * (3 * formats.MAX_LINE),
+                 b"1 0 a 1\n" + b"z" * (formats.MAX_LINE // 2) + b" " + b"z" * (formats.MAX_LINE // 2 + 10) + b"\n"):  # fmt: skip
+        path = tmp_path / "q.txt"
+        path.write_bytes(body)
+        assert formats.scan(path).long_line
+    path.write_bytes(b"1 0 a 1\n" + b"w" * formats.MAX_LINE + b"\r\n")
+    assert not formats.scan(path).long_line
+    db = tmp_path / "W.duckdb"
+    path.write_bytes(b"1 0 a 1\n" + b"x" * (formats.MAX_LINE + 10) + b"\n")
+    text = one_line(invoke("ingest", "qrels", path, "-c", "c", "--db", db))
+    assert text.endswith("q.txt:2: " + formats.TOO_LONG), text
+
+
+def test_an_endless_pipe_stops_before_the_disk_fills(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 52, class 4: a FIFO fed without end was copied to the temporary folder until the
+    disk was full; the copy stops at its bound (lowered here) and is removed."""
+    import tempfile
+
+    from evalwh.io import formats
+    from test_probe3_inputs import Endless
+
+    monkeypatch.setattr(formats, "STREAM_BYTES", 8 << 20)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    pipe = Endless(tmp_path / "endless.txt", b"1 Q0 a 1 5.0 r\n")
+    try:
+        db = tmp_path / "W.duckdb"
+        with Warehouse(db) as wh:
+            with pytest.raises(IngestError, match=r"endless\.txt: the stream holds more than 8 MiB, the most evalwh copies"):
+                wh.ingest_runs([pipe.path], collection="c")
+    finally:
+        pipe.stop()
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_sigterm_removes_the_copy_of_a_stream(tmp_path: Path) -> None:
+    """Issue 52, class 4: SIGTERM during the copy of a pipe left the copy behind; it is taken
+    as Ctrl-C is (exit 130, the line says nothing was committed) and the copy goes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    pipe = tmp_path / "slow.txt"
+    os.mkfifo(pipe)
+    stop = threading.Event()
+
+    def feed() -> None:
+        import contextlib
+
+        with contextlib.suppress(OSError), open(pipe, "wb") as out:  # (EPIPE once the reader is gone)
+            while not stop.is_set():
+                out.write(b"1 Q0 a 1 5.0 r\n" * 100)
+                out.flush()
+                time.sleep(0.01)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp)}
+    db = tmp_path / "W.duckdb"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "evalwh", "ingest", "runs", str(pipe), "-c", "c", "--db", str(db)],
+        env=env, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not any(p.name.startswith("evalwh-ingest-") for p in temp.iterdir()) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        stop.set()
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err
+    assert err.strip().count("\n") == 0, err
+    assert [p.name for p in temp.iterdir() if p.name.startswith("evalwh-ingest-")] == []
+
+
+# -- class 2: "as they were" after a commit -------------------------------------------------------
+
+
+@pytest.fixture
+def synthetic_db(tmp_path: Path) -> Path:
+    path = tmp_path / "S.duckdb"
+    _synthetic(path=path).close()
+    return path
+
+
+def _siblings(db: Path) -> dict[str, str]:
+    return {p.name: digest(p) for p in sorted(db.parent.iterdir()) if p.is_file()}
+
+
+def test_outputs_are_checked_before_a_writer_commits(synthetic_db: Path, tmp_path: Path) -> None:
+    """Issue 52, class 2: `-o` into a missing folder and `--figure` onto the warehouse are
+    refused before `pool build` / `experiment budget` store anything."""
+    db = synthetic_db
+    before = _siblings(db)
+    text = one_line(invoke("pool", "build", "-c", "s", "--depth", "5", "--runs-from", "all", "-o", tmp_path / "missing" / "p.csv", "--db", db))
+    assert text.endswith("p.csv: the folder " + str(tmp_path / "missing") + " does not exist; nothing was done"), text
+    text = one_line(invoke("experiment", "budget", "-c", "s", "--runs-from", "all", "--depth", "5", "--budgets", "50%",
+                           "--strategies", "depth", "--figure", db, "--experiment-id", "e", "--db", db))  # fmt: skip
+    assert "refusing to write output over it" in text, text
+    assert _siblings(db) == before
+    with Warehouse.open_reader(db) as wh:
+        assert wh.df("SELECT count(*) AS n FROM pools")["n"].iloc[0] == 0
+        assert wh.df("SELECT count(*) AS n FROM budget_results")["n"].iloc[0] == 0
+
+
+def test_a_failed_output_after_the_commit_says_what_was_committed(synthetic_db: Path) -> None:
+    """Issue 52, class 2: when the output fails after the commit (/dev/full), the line no
+    longer says "as they were": it says the warehouse holds the command's changes."""
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    text = one_line(invoke("pool", "build", "-c", "s", "--depth", "5", "--runs-from", "all", "-o", "/dev/full", "-f", "csv", "--db", synthetic_db))
+    assert "the command had committed its changes to the warehouse before this failed (it holds them)" in text, text
+    assert "as they were;" not in text and not text.endswith("the warehouse and the output files are as they were")
+    with Warehouse.open_reader(synthetic_db) as wh:
+        assert wh.df("SELECT count(*) AS n FROM pools")["n"].iloc[0] == 1
+
+
+def test_ctrl_c_in_a_replay_before_its_store_says_nothing_was_committed(synthetic_db: Path) -> None:
+    """Issue 52, class 2: the replay's scoring commits temporary tables only; a Ctrl-C right
+    after that commit said "had committed its changes" while the file was byte-identical."""
+    import os
+    import subprocess
+    import sys
+
+    before = _siblings(synthetic_db)
+    result = subprocess.run(
+        [sys.executable, "-m", "evalwh", "experiment", "budget", "-c", "s", "--runs-from", "all", "--depth", "5",
+         "--budgets", "50%", "--strategies", "depth", "--experiment-id", "e", "--db", str(synthetic_db)],
+        env={**os.environ, "EVALWH_TEST_INTERRUPT": "after-commit"}, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 130, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "Interrupted; nothing was committed by the interrupted command."
+    assert _siblings(synthetic_db) == before
+
+
+def test_hybrid_stores_results_and_sets_in_one_transaction(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Issue 52, class 2: the hybrid stored its results and its label sets in two transactions;
+    a failure storing the sets left the results (a WAL replay replaced them with the sets missing)."""
+    from evalwh.methods import budget
+    from evalwh.store.ingest.qrels import Provenance, _ingest_qrels
+
+    wh = _synthetic(seed=2, path=tmp_path / "H.duckdb")
+    truth = wh.df("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
+    frame = budget.simulated_judge(truth, bias=2.5, seed=4)
+    with wh.transaction():
+        judged = frame.rename(columns={"topic_id": "query_id", "annotation": "relevance"})[["query_id", "doc_id", "relevance"]]
+        _ingest_qrels(wh, judged, "DataFrame", "s", "llm", False, Provenance(source="llm"))
+        wh.con.register("p", frame)
+        wh.con.execute("INSERT INTO judgment_probabilities SELECT 's', 'llm', topic_id, doc_id, [prob_no, prob_yes], prob_yes FROM p")
+
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(budget, "_store_hybrid_sets", full_disk)
+    with pytest.raises(OSError):
+        wh.budget(collection="s", machine="llm", budgets=["20%"], selections=["random"], experiment_id="h", store_sets=True)
+    assert wh.df("SELECT count(*) AS n FROM budget_results")["n"].iloc[0] == 0
+    assert wh.df("SELECT count(*) AS n FROM budget_experiments")["n"].iloc[0] == 0
+    wh.close()
+
+
+# -- class 5: trusting files -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def rich_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An export holding every later table: a pool with its runs and order, a budget replay, LLM
+    probabilities, an ir_metadata block, conventions."""
+    from evalwh.methods import budget
+    from evalwh.store.ingest.qrels import Provenance, _ingest_qrels
+
+    folder = tmp_path_factory.mktemp("rich")
+    wh = _synthetic(path=folder / "R.duckdb")
+    run = folder / "meta.txt"
+    run.write_text("# ir_metadata.start\n# tag: meta\n# method:\n#   automatic: true\n# ir_metadata.end\n0 Q0 d0-1 1 2.0 meta\n0 Q0 d0-2 2 1.0 meta\n")
+    wh.ingest_runs([run], collection="s")
+    wh.build_pool(collection="s", depth=5, runs_from="all", pool_id="p5")
+    wh.budget(collection="s", strategies=["depth"], budgets=["50%"], runs_from="all", depth=5, experiment_id="e")
+    truth = wh.df("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
+    frame = budget.simulated_judge(truth, bias=2.5, seed=4)
+    with wh.transaction():
+        judged = frame.rename(columns={"topic_id": "query_id", "annotation": "relevance"})[["query_id", "doc_id", "relevance"]]
+        _ingest_qrels(wh, judged, "DataFrame", "s", "llm", False, Provenance(source="llm"))
+        wh.con.register("p", frame)
+        wh.con.execute("INSERT INTO judgment_probabilities SELECT 's', 'llm', topic_id, doc_id, [prob_no, prob_yes], prob_yes FROM p")
+        wh.con.execute("INSERT INTO collection_conventions (collection_id, measures, baselines, judged_depth) VALUES ('s', ['P@10'], ['run0'], 5)")
+    wh.close()
+    with Warehouse.open_reader(folder / "R.duckdb", allowed_directories=[folder]) as reader:
+        reader.export(folder / "exported")
+    return folder / "exported"
+
+
+@pytest.fixture
+def export_copy(rich_export: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    target = tmp_path / "exported"
+    shutil.copytree(rich_export, target)
+    return target
+
+
+LATER_TABLE_CASES = [
+    ("pool_order", lambda f: _set(f, "pool_id", 0, "nowhere"), "pool 'nowhere' is not among the pools"),
+    ("judgment_probabilities", lambda f: _set(f, "prob_relevant", 0, 1.5), "are not in [0, 1] or sum above 1"),
+    ("budget_results", lambda f: _set(f, "kendall_tau_b", 0, 5.0), "tau_b 5.0 or tau_ap"),
+    ("budget_results", lambda f: _set(f, "experiment_id", 0, "gone"), "experiment 'gone' is not among the budget experiments"),
+    ("budget_experiments", lambda f: _set(f, "params", 0, "{not json"), "params '{not json' is not JSON"),
+    ("run_ir_metadata", lambda f: _set(f, "metadata", 0, "{broken"), "metadata '{broken' is not a JSON object"),
+    ("run_ir_metadata", lambda f: _set(f, "run_id", 0, "ghost"), "run 'ghost' is not among the runs"),
+    ("pools", lambda f: _set(f, "depth", 0, -5), "depth -5 is not a whole number >= 1"),
+    ("pool_runs", lambda f: _set(f, "run_id", 0, "ghost"), "run 'ghost' is not among the runs"),
+    ("pool_runs", lambda f: pd.concat([f, f.iloc[[0]]], ignore_index=True), "repeats the pool_id, run_id of row 1"),
+    ("collection_conventions", lambda f: _set(f, "judged_depth", 0, -1), "judged_depth -1 is not a whole number >= 1"),
+]
+
+
+@pytest.mark.parametrize(("table", "change", "problem"), LATER_TABLE_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(LATER_TABLE_CASES)])
+def test_import_checks_every_later_table(export_copy: Path, tmp_path: Path, table: str, change, problem: str) -> None:  # type: ignore[no-untyped-def]
+    """Issue 52, class 5: import checks the tables of pools, budgets, probabilities, ir_metadata
+    and conventions as it checks the older ones: one line, nothing stored."""
+    from test_probe2 import tamper
+
+    rows = None
+    if "repeats" in problem:
+        manifest = __import__("json").loads((export_copy / "manifest.json").read_text())
+        rows = manifest["tables"][table]["files"][0]["rows"] + 1
+    tamper(export_copy, table, change, rows=rows)
+    db = tmp_path / "I.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(QRELS, collection="other")
+    before = digest(db)
+    text = one_line(invoke("import", export_copy, "--db", db))
+    assert problem in text, text
+    assert digest(db) == before
+
+
+def test_import_of_the_untampered_export_round_trips(rich_export: Path, tmp_path: Path) -> None:
+    """The rules refuse nothing a real export holds."""
+    with Warehouse(tmp_path / "I.duckdb") as wh:
+        imported = wh.import_export(rich_export)
+    for table in ("pools", "pool_runs", "pool_order", "judgment_probabilities", "budget_results", "run_ir_metadata", "collection_conventions"):
+        assert imported.get(table, 0) > 0, table
+
+
+def test_spark_runs_parquet_checks_as_import(export_copy: Path) -> None:
+    """Issue 52, class 5: `spark eval --runs-parquet` checked no checksum, row count or duplicate
+    key, and read a manifest path that is absolute from anywhere; it checks as import does,
+    before Spark reads a file."""
+    import json
+
+    from evalwh.spark import CONTEXT_TABLES, register_export
+    from test_probe2 import tamper
+
+    manifest_path = export_copy / "manifest.json"
+    original = manifest_path.read_text()
+    table = next(t for t in CONTEXT_TABLES if t != "qrels" and json.loads(original)["tables"].get(t, {}).get("files"))
+    path = export_copy / json.loads(original)["tables"][table]["files"][0]["path"]
+    data = path.read_bytes()
+    path.write_bytes(data[:-8] + b"XXXXXXXX")
+    with pytest.raises(EvalWhError, match="SHA-256 differs from the manifest"):
+        register_export(None, export_copy, CONTEXT_TABLES)
+    path.write_bytes(data)
+    manifest = json.loads(original)
+    manifest["tables"][table]["files"][0]["path"] = str(path.resolve())
+    manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(EvalWhError, match="is not a path inside the export"):
+        register_export(None, export_copy, CONTEXT_TABLES)
+    manifest_path.write_text(original)
+    tamper(export_copy, "runs", lambda f: pd.concat([f, f.iloc[[0]]], ignore_index=True))
+    with pytest.raises(EvalWhError, match="rows, the manifest says|repeats the"):
+        register_export(None, export_copy, CONTEXT_TABLES)
+
+
+# -- class 8: messages and the Python API's arguments ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "problem"),
+    [
+        (["--budgets", ""], "budget: give at least one budget"),
+        (["--seeds=-1"], "budget: seed -1: a seed is a whole number >= 0"),
+        (["--experiment-id", "a b"], "experiment id argument: 'a b' holds whitespace"),
+        (["--budgets", "1_0"], "budget: '1_0' is neither a share of the pool"),
+    ],
+)
+def test_budget_options_are_one_line(synthetic_db: Path, options: list[str], problem: str) -> None:
+    """Issue 52, class 8: `--budgets ''` and `--seeds=-1` ended in `unexpected ValueError`;
+    `--experiment-id 'a b'` made set ids with a space."""
+    before = _siblings(synthetic_db)
+    text = one_line(invoke("experiment", "budget", "-c", "s", "--runs-from", "all", "--depth", "5",
+                           "--strategies", "depth", *options, "--db", synthetic_db))  # fmt: skip
+    assert problem in text, text
+    assert _siblings(synthetic_db) == before
+
+
+def test_python_api_arguments_are_checked_as_the_cli_options() -> None:
+    """Issue 52, class 8: `strategies='depth'` was split into characters; alpha=1.5, rrf_k=nan,
+    depth='5', agreement(binary_at=nan) were accepted or bare TypeErrors."""
+    wh = _synthetic()
+    rows = wh.budget(collection="s", strategies="depth", budgets="50%", runs_from="all", depth=5, store=False)
+    assert set(rows["strategy"]) == {"depth"} and len(rows) == 1 and rows["budget_share"].iloc[0] == pytest.approx(0.5, abs=0.02)
+    for options, message in (
+        ({"alpha": 1.5}, r"budget: alpha 1\.5: expected a number in \(0, 1\)"),
+        ({"rrf_k": math.nan}, r"budget: rrf_k nan: expected a number >= 0"),
+        ({"depth": "5"}, r"budget: depth '5': expected a whole number >= 1"),
+        ({"depth": 5.5}, r"budget: depth 5\.5: expected a whole number >= 1"),
+        ({"seeds": [-1]}, r"budget: seed -1"),
+        ({"strategies": ["depth", 3]}, r"budget: strategies: 3 is not a name"),
+    ):
+        with pytest.raises(ArgumentError, match=message):
+            wh.budget(collection="s", **{"strategies": ["depth"], "budgets": ["50%"], "runs_from": "all", "depth": 5, "store": False, **options})
+    with pytest.raises(IngestError, match=r"experiment id argument: 'a b' holds whitespace"):
+        wh.budget(collection="s", strategies=["depth"], budgets=["50%"], runs_from="all", depth=5, experiment_id="a b")
+    wh.ingest_qrels(wh.df("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'"), collection="s", qrels_id="copy")
+    with pytest.raises(ArgumentError, match=r"agreement: binary_at nan: expected a finite number"):
+        wh.agreement("default", "copy", collection="s", binary_at=math.nan)
+    assert len(wh.agreement("default", "copy", collection="s", binary_at=1)) == 1
+
+
+def test_ir_datasets_log_lines_are_held_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 52, class 8: ir_datasets printed 5-7 log lines before evalwh's one error."""
+    ir_datasets = pytest.importorskip("ir_datasets")
+    log = ir_datasets.log.easy("ir_datasets.test_probe4")
+
+    def noisy_load(name: str) -> None:
+        for i in range(6):
+            (log.info if i % 2 else log.warn)(f"step {i} of downloading {name}")
+        raise KeyError(name)
+
+    monkeypatch.setattr(ir_datasets, "load", noisy_load)
+    result = invoke("ingest", "qrels", "irds:nowhere/x", "-c", "c", "--db", tmp_path / "W.duckdb")
+    text = one_line(result)
+    assert text == "Error: irds:nowhere/x: ir_datasets has no dataset 'nowhere/x' (ir_datasets list names them)"
