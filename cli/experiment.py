@@ -352,7 +352,7 @@ def budget(
     name = rows.attrs.get("experiment_id", "budget")
     params = rows.attrs.get("params", {})
     typer.echo(f"experiment: {name}", err=True)
-    for note in [ceiling_note(params), *shortfall_notes(rows, params, reference)]:
+    for note in [ceiling_note(params), *shortfall_notes(rows, params, rows.attrs.get("reference", reference))]:
         if note:
             typer.echo(note, err=True)
     rows = with_reachable(rows, params)

@@ -299,6 +299,7 @@ def partition_in_files(manifest: dict[str, Any], entry: dict[str, Any]) -> bool:
 # checked all the same): ids no TREC file could hold, rows repeating a key, numbers that are
 # not finite, columns of another type than the warehouse's.
 _IDS = ("run_id", "query_id", "doc_id", "iteration", "qrels_id")
+_MAY_BE_NULL = {("collection_conventions", "qrels_id")}  # (ids left NULL: no default set until asked, 023)
 _NOT_AN_ID = r"[ \t\n\r\v\f\x00]"
 _ROW_KEYS = {
     "collections": ("collection_id",),
@@ -358,7 +359,8 @@ def _check_content(
     for column in [c for c in _IDS if c in found]:
         name = sql.identifier(column)
         hit = con.execute(
-            f"SELECT file_row_number + 1, {name} FROM {source} WHERE {name} IS NULL OR {name} = ''"
+            f"SELECT file_row_number + 1, {name} FROM {source} WHERE "
+            f"{'false' if (table, column) in _MAY_BE_NULL else f'{name} IS NULL'} OR {name} = ''"
             f" OR regexp_matches({name}, $bad) ORDER BY 1 LIMIT 1",
             {**params, "bad": _NOT_AN_ID},
         ).fetchall()
