@@ -39,6 +39,8 @@ def main() -> None:
     """Import the CLI, run it, and end the process with its exit code."""
     if sys.stdout is None:
         sys.stdout = _ClosedOutput()  # type: ignore[assignment]
+    if sys.argv[1:2] == ["trec_eval"]:
+        _trec_eval(sys.argv[2:])
     try:
         from evalwh.cli import app
     except KeyboardInterrupt:
@@ -50,6 +52,35 @@ def main() -> None:
         _leave(done.code)
         raise
     _leave(0)
+
+
+def _trec_eval(argv: list[str]) -> None:
+    """``evalwh trec_eval ...`` without the CLI, where :mod:`evalwh.measures.quick` takes the input.
+
+    A shell loop calls trec_eval once per run file: this path imports the C reader, numpy and
+    trec_eval's own modules, not typer, pandas or DuckDB. It ends the process when it printed
+    the evaluation, or one of trec_eval's own messages (its usage, ``-h``, a bad measure). It
+    returns, having written nothing, where the quick path declines an input: ``main`` then runs
+    the command through the CLI (:mod:`evalwh.cli.trec_eval`), whose direct path reads
+    anything the ingest reads and names what it refuses, and prints every other error.
+    """
+    try:
+        from evalwh.measures import trec_eval as te
+
+        try:
+            status = te.run_quick(argv, sys.stdout.write)
+        except te.TrecEvalExit as error:
+            sys.stdout.flush()
+            if error.message:
+                sys.stderr.write(error.message + "\n")  # (as the CLI's typer.echo(err=True))
+            status = error.status
+    except KeyboardInterrupt:
+        sys.stderr.write("Interrupted; nothing was changed.\n")
+        raise SystemExit(130) from None
+    if status is None:
+        return
+    _leave(status)
+    raise SystemExit(status)
 
 
 def _leave(code: object) -> None:

@@ -1,0 +1,444 @@
+"""trec_eval's common measures from plain files with numpy and the C reader: a shell loop's path.
+
+``evalwh trec_eval QRELS RUN`` is often called once per run file, from a shell loop or a
+Makefile, where the start-up of every call counts: pandas and DuckDB alone take most of a
+CPU second and 200 MB to load. When every input is in its plainest form and every measure
+asked for is one of those below, :func:`evaluate` computes the values here, per topic, with
+the run-file reader of the direct path (``evalwh/io/_runlines.c``, which parses, checks and
+ranks each file as the ingest does) and numpy; otherwise it answers None and the caller
+takes the direct path (:mod:`evalwh.measures.direct`), which reads anything the ingest reads
+and names the first bad line of what it refuses. So this path never refuses and never
+differs: it only declines.
+
+It takes:
+
+- a qrels file (plain or ``.gz``) of printable ASCII, each line four fields joined by one
+  space or one tab (the same in every line), a grade of at most nine digits (no sign, no
+  fraction: no pooled-unjudged ``-1``), no (topic, document) pair twice;
+- run files the C reader takes whole (one tag, plain scores, ASCII, ...), each given once,
+  with distinct tags, none read from standard input;
+- trec_eval's options but ``-J`` and ``-M 0``, and ``-c`` only when every run has every
+  qrels topic (trec_eval's stand-in ranking of a missing topic is the direct path's);
+- the measures of :data:`METRICS` with trec_eval's default parameters (``official``,
+  ``P``, ``recall``, ``ndcg_cut``, ``map_cut``, ``success``, ``ndcg``, ``set_P`` ...).
+
+Each value is computed as trec_eval computes it (its ``m_*.c``): sums in rank order, one
+term after the other (numpy's cumulative sum, not a pairwise sum), the same divisions, and
+C's ``log2`` (``math.log2``) for the discounts, so that the printed digits are trec_eval's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+_QRELS_BYTES = 256 << 20  # a larger qrels file takes the direct path
+_RUN_BYTES = 256 << 20  # so does a larger run file (read whole here)
+_PRINTABLE = bytes(range(33, 127))
+
+
+@dataclass
+class Qrels:
+    """A plain qrels file's judgments with a grade >= 0, topics in sorted (text) order."""
+
+    topics: list[str]  # sorted
+    topic_of: np.ndarray  # per judgment: the topic's index
+    docs: list[bytes]
+    grades: np.ndarray  # int64 per judgment
+    topic_ids: list[bytes] = field(default_factory=list)  # per judgment, as in the file
+    arrays: tuple[np.ndarray, np.ndarray] | None = None  # topic_ids and docs as fixed-width bytes
+    capsule: Any = None  # the C reader's judgments (made once)
+
+
+@dataclass
+class RunValues:
+    """One run's values: ``values[measure, topic]`` over the qrels topics, and its own topics."""
+
+    run_id: str
+    present: set[str]
+    values: np.ndarray
+    relstrings: dict[str, str] = field(default_factory=dict)
+
+
+def reader() -> Any:
+    """The compiled reader, or None (then nothing is taken here)."""
+    if os.environ.get("EVALWH_NO_READER") or os.environ.get("EVALWH_NO_QUICK"):
+        return None
+    try:
+        from evalwh.io import _runlines
+    except ImportError:
+        return None
+    return _runlines
+
+
+def read_qrels(path: Path) -> Qrels | None:
+    """The qrels file if it is in the plain form this path takes (see the module), else None."""
+    from evalwh.io import formats
+
+    text = str(path)
+    if text == "-" or text.startswith("irds:") or not path.is_file():
+        return None
+    try:
+        if path.stat().st_size > _QRELS_BYTES:
+            return None
+        data = formats.read_bytes(path)
+    except (OSError, EOFError, ValueError):
+        return None
+    if not data or len(data) > _QRELS_BYTES:
+        return None
+    if not data.endswith(b"\n"):
+        data += b"\n"
+    first = data[: data.find(b"\n")]
+    sep = b"\t" if b"\t" in first else b" "
+    # printable ASCII, the separator and line breaks only (no CR, control character, other blank)
+    if data.translate(None, _PRINTABLE).replace(sep, b"").replace(b"\n", b""):
+        return None
+    # no empty field: no separator or line break after a separator or line break, or first
+    if data[:1] in (sep, b"\n") or sep + sep in data or sep + b"\n" in data or b"\n" + sep in data:
+        return None
+    if b"\n\n" in data:
+        return None
+    lines = data[:-1].split(b"\n")
+    if any(count != 3 for count in map(bytes.count, lines, itertools.repeat(sep))):
+        return None
+    fields = data.replace(sep, b"\n").split(b"\n")[:-1]
+    del lines, data
+    topic_ids, docs, grade_texts = fields[0::4], fields[2::4], fields[3::4]
+    del fields
+    if max(map(len, grade_texts)) > 9 or not b"".join(grade_texts).isdigit():
+        return None  # (a sign, a fraction: the direct path reads them)
+    if max(map(len, docs)) > 256 or max(map(len, topic_ids)) > 256:
+        return None  # (fixed-width arrays of such ids would be large)
+    topic_array, doc_array = np.array(topic_ids), np.array(docs)  # (no NUL: printable)
+    names_array, topic_of = np.unique(topic_array, return_inverse=True)
+    if not _increasing(topic_of, doc_array):  # (most qrels files are sorted: no sort then)
+        order = np.lexsort((doc_array, topic_of))
+        if not _increasing(topic_of[order], doc_array[order]):
+            return None  # a pair judged twice: the direct path says what it makes of it
+    return Qrels(
+        topics=[name.decode("ascii") for name in names_array.tolist()],
+        topic_of=topic_of.astype(np.int64).reshape(-1),
+        docs=docs,
+        grades=np.array(grade_texts, dtype=np.int64),
+        topic_ids=topic_ids,
+        arrays=(topic_array, doc_array),
+    )
+
+
+def _increasing(topics: np.ndarray, docs: np.ndarray) -> bool:
+    """Whether the (topic, document) pairs strictly increase: sorted, none twice."""
+    later = topics[1:] > topics[:-1]
+    return bool((later | ((topics[1:] == topics[:-1]) & (docs[1:] > docs[:-1]))).all())
+
+
+def _judgments(module: Any, qrels: Qrels) -> Any:
+    """The C reader's judgments of ``qrels`` (made once)."""
+    if qrels.capsule is None:
+        topics, docs = qrels.arrays  # type: ignore[misc]
+
+        def buffers(ids: list[bytes], array: np.ndarray) -> tuple[bytes, bytes]:
+            lengths = np.char.str_len(array)
+            offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+            return offsets.tobytes(), b"".join(ids)
+
+        qrels.capsule = module.judgments(
+            *buffers(qrels.topic_ids, topics),
+            *buffers(qrels.docs, docs),
+            qrels.grades.astype(np.int32).tobytes(),
+        )
+    return qrels.capsule
+
+
+@dataclass
+class _Topic:
+    """One topic of one run, as trec_eval's ``res_rels`` sees it."""
+
+    num_ret: int
+    ranks: np.ndarray  # ranks of the judged documents retrieved, ascending
+    grades: np.ndarray  # their grades
+    num_rel: int
+    num_nonrel: int  # judged with a grade below the relevance level
+    ideal: np.ndarray  # the topic's positive grades, highest first
+    rel: int
+
+    def relevant_ranks(self) -> np.ndarray:
+        return self.ranks[self.grades >= self.rel]
+
+
+_DISCOUNTS: list[float] = []
+
+
+def _discounts(n: int) -> np.ndarray:
+    """``log2(i + 2)`` for ranks ``i + 1`` = 1 .. n, with C's log2 (math.log2), not numpy's."""
+    while len(_DISCOUNTS) < n:
+        _DISCOUNTS.append(math.log2(len(_DISCOUNTS) + 2))
+    return np.array(_DISCOUNTS[:n])
+
+
+def _total(terms: np.ndarray) -> float:
+    """The terms summed one after another, as a C loop sums them."""
+    return float(np.cumsum(terms)[-1]) if len(terms) else 0.0
+
+
+def _ap(t: _Topic, k: int | None) -> float:
+    ranks = t.relevant_ranks()
+    if k is not None:
+        ranks = ranks[ranks <= k]
+    if not t.num_rel:
+        return 0.0
+    return _total(np.arange(1, len(ranks) + 1) / ranks) / t.num_rel
+
+
+def _bpref(t: _Topic) -> float:
+    relevant = t.grades >= t.rel
+    nonrel_before = np.cumsum(~relevant)[relevant]
+    denominator = float(min(t.num_nonrel, t.num_rel))
+    terms = np.where(
+        nonrel_before > 0,
+        1.0 - np.minimum(nonrel_before, t.num_rel) / (denominator if denominator else 1.0),
+        1.0,
+    )
+    total = _total(terms)
+    return total / t.num_rel if t.num_rel else total
+
+
+def _iprec(t: _Topic, recall: float, legacy: bool) -> float:
+    ranks = t.relevant_ranks()
+    found = len(ranks)
+    cut = math.floor(recall * t.num_rel + (0.9 if legacy else 0.5))
+    if cut > found:
+        return 0.0
+    best = found / t.num_ret  # trec_eval starts from the precision at the end of the list
+    if cut < 1:
+        precisions = np.arange(1, found + 1) / ranks
+        return float(max(best, precisions.max())) if found else best
+    precisions = np.arange(cut, found + 1) / ranks[cut - 1 :]
+    return float(max(best, precisions.max()))
+
+
+def _ndcg(t: _Topic, k: int | None) -> float:
+    keep = t.grades > 0
+    if k is not None:
+        keep &= t.ranks <= k
+    ranks, gains = t.ranks[keep], t.grades[keep]
+    dcg = _total(gains / _discounts(int(ranks[-1]))[ranks - 1]) if len(ranks) else 0.0
+    ideal = t.ideal if k is None else t.ideal[:k]
+    best = _total(ideal / _discounts(len(ideal))) if len(ideal) else 0.0
+    return dcg / best if best > 0.0 else dcg
+
+
+def _count_rel(t: _Topic, k: int | None) -> int:
+    ranks = t.relevant_ranks()
+    return int((ranks <= k).sum()) if k is not None else len(ranks)
+
+
+def _rprec(t: _Topic) -> float:
+    look = min(t.num_ret, t.num_rel)
+    return _count_rel(t, look) / t.num_rel if look else 0.0
+
+
+def _rr(t: _Topic) -> float:
+    ranks = t.relevant_ranks()
+    return 1.0 / float(ranks[0]) if len(ranks) else 0.0
+
+
+def _set_recall(t: _Topic) -> float:
+    return _count_rel(t, None) / t.num_rel if t.num_rel else 0.0
+
+
+# evalwh's metric -> (its parameters here, the value of one topic)
+METRICS: dict[str, tuple[frozenset[str], Any]] = {
+    "NumRet": (frozenset(), lambda t, p: float(t.num_ret)),
+    "NumRel": (frozenset(), lambda t, p: float(t.num_rel)),
+    "NumRelRet": (frozenset({"k"}), lambda t, p: float(_count_rel(t, p["k"]))),
+    "AP": (frozenset({"k"}), lambda t, p: _ap(t, p["k"])),
+    "gm_map": (frozenset(), lambda t, p: _ap(t, None)),
+    "Rprec": (frozenset(), lambda t, p: _rprec(t)),
+    "bpref": (frozenset({"k"}), lambda t, p: _bpref(t)),
+    "gm_bpref": (frozenset(), lambda t, p: _bpref(t)),
+    "RR": (frozenset({"k"}), lambda t, p: _rr(t)),
+    "iprec_at_recall": (
+        frozenset({"recall", "legacy"}),
+        lambda t, p: _iprec(t, p["recall"], p["legacy"]),
+    ),
+    "P": (frozenset({"k"}), lambda t, p: _count_rel(t, p["k"]) / float(p["k"])),
+    "R": (frozenset({"k"}), lambda t, p: _count_rel(t, p["k"]) / t.num_rel if t.num_rel else 0.0),
+    "nDCG": (frozenset({"k"}), lambda t, p: _ndcg(t, p["k"])),
+    "Success": (frozenset({"k"}), lambda t, p: 1.0 if _count_rel(t, p["k"]) else 0.0),
+    "set_P": (frozenset(), lambda t, p: _count_rel(t, None) / t.num_ret if t.num_ret else 0.0),
+    "set_recall": (frozenset(), lambda t, p: _set_recall(t)),
+    "num_nonrel_judged_ret": (frozenset(), lambda t, p: float((t.grades < t.rel).sum())),
+}
+# parameters that must hold their default for the function above to be trec_eval's
+_FIXED = {"NumRelRet": {"k": None}, "bpref": {"k": None}, "RR": {"k": None}}
+
+
+def takes(measure: Any) -> bool:
+    """Whether ``measure`` (a catalog.Measure) is computed here."""
+    name = measure.metric.name
+    if name not in METRICS or measure.options:
+        return False
+    params = dict(measure.params)
+    if set(params) != METRICS[name][0]:
+        return False
+    fixed = _FIXED.get(name, {})
+    return all(params[key] == value for key, value in fixed.items())
+
+
+def evaluate(
+    qrels_path: Path,
+    run_paths: list[Path],
+    measures: list[Any],
+    *,
+    rel: int,
+    depth_cap: int | None,
+    float32: bool,
+    every_topic: bool,
+    relstring: int | None = None,
+) -> tuple[Qrels, list[RunValues]] | None:
+    """Every run's values of ``measures`` (catalog.Measure) per qrels topic, or None if declined.
+
+    ``every_topic``: trec_eval -c (declined when a run lacks a qrels topic).
+    ``relstring``: also each topic's relstring of that length (trec_eval's ``relstring``).
+    """
+    module = reader()
+    if module is None or depth_cap == 0 or not all(takes(m) for m in measures):
+        return None
+    if any(str(p) == "-" or not p.is_file() for p in run_paths):
+        return None
+    if len({p.resolve() for p in run_paths}) != len(run_paths):
+        return None
+    qrels = read_qrels(qrels_path)
+    if qrels is None:
+        return None
+    judgments = _judgments(module, qrels)
+    per_topic = _per_topic(qrels, rel)
+    functions = [(METRICS[m.metric.name][1], dict(m.params)) for m in measures]
+    runs: list[RunValues] = []
+    for path in run_paths:
+        ranked = _rank(module, path, judgments, rel, float32)
+        if ranked is None:
+            return None
+        run_id, result = ranked
+        if run_id in {r.run_id for r in runs}:
+            return None
+        values = _run_values(
+            qrels, per_topic, result, functions, rel, depth_cap, every_topic, relstring
+        )
+        if values is None:
+            return None
+        runs.append(RunValues(run_id, *values))
+    return qrels, runs
+
+
+def _per_topic(qrels: Qrels, rel: int) -> list[tuple[int, int, np.ndarray]]:
+    """Each qrels topic's (num_rel, judged below the level, positive grades highest first)."""
+    order = np.argsort(qrels.topic_of, kind="stable")
+    bounds = np.searchsorted(qrels.topic_of[order], np.arange(len(qrels.topics) + 1))
+    out = []
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        grades = qrels.grades[order[a:b]]
+        positive = np.sort(grades[grades > 0])[::-1].astype(np.float64)
+        out.append((int((grades >= rel).sum()), int((grades < rel).sum()), positive))
+    return out
+
+
+def _rank(
+    module: Any, path: Path, judgments: Any, rel: int, float32: bool
+) -> tuple[str, tuple[Any, ...]] | None:
+    """The run file ranked by the C reader: its tag and ``rank_file``'s result, or None."""
+    from evalwh.io import formats
+    from evalwh.io.ir_metadata import skip_block
+
+    try:
+        if path.stat().st_size > _RUN_BYTES:
+            return None
+        data = formats.read_bytes(path)
+    except (OSError, EOFError, ValueError):
+        return None
+    if len(data) > (_RUN_BYTES if path.suffix != ".gz" else 4 * _RUN_BYTES):
+        return None
+    start = skip_block(data)
+    end = data.find(b"\n", start)
+    first = data[start : end if end >= 0 else len(data)]
+    fields = first.split()
+    if len(fields) < 6:
+        return None
+    delimiter = "\t" if b"\t" in first else " "
+    try:
+        tag = fields[5].decode("ascii")
+    except UnicodeDecodeError:
+        return None
+    result = module.rank_file(
+        data[start:], delimiter, tag, judgments, rel, float32, True, formats.MAX_LINE
+    )
+    if isinstance(result, str):
+        return None
+    return tag, result
+
+
+def _run_values(
+    qrels: Qrels,
+    per_topic: list[tuple[int, int, np.ndarray]],
+    result: tuple[Any, ...],
+    functions: list[tuple[Any, dict[str, Any]]],
+    rel: int,
+    depth_cap: int | None,
+    every_topic: bool,
+    relstring: int | None,
+) -> tuple[set[str], np.ndarray, dict[str, str]] | None:
+    offsets = np.frombuffer(result[0], np.int32).tolist()
+    names = result[1]
+    run_topics = [
+        names[a:b].decode("ascii") for a, b in zip(offsets[:-1], offsets[1:], strict=True)
+    ]
+    num_ret = np.frombuffer(result[2], np.int32)
+    topic, rank, grade = (np.frombuffer(result[i], np.int32) for i in (4, 5, 6))
+    present = set(run_topics)
+    if every_topic and not present.issuperset(qrels.topics):
+        return None  # trec_eval -c's stand-in ranking: the direct path's
+    # judged rows by topic, then rank
+    order = np.lexsort((rank, topic))
+    topic, rank, grade = topic[order], rank[order], grade[order]
+    if depth_cap is not None:
+        keep = rank <= depth_cap
+        topic, rank, grade = topic[keep], rank[keep], grade[keep]
+    bounds = np.searchsorted(topic, np.arange(len(run_topics) + 1))
+    values = np.zeros((len(functions), len(qrels.topics)))
+    relstrings: dict[str, str] = {}
+    empty = np.zeros(0, np.int32)
+    rows_of = {
+        name: (int(bounds[i]), int(bounds[i + 1]), int(num_ret[i]))
+        for i, name in enumerate(run_topics)
+    }
+    for q, name in enumerate(qrels.topics):
+        a, b, retrieved = rows_of.get(name, (0, 0, 0))
+        if depth_cap is not None:
+            retrieved = min(retrieved, depth_cap)
+        if name not in rows_of:
+            continue  # (not printed: trec_eval stops at such a topic, or -c was declined above)
+        num_rel, num_nonrel, ideal = per_topic[q]
+        t = _Topic(
+            retrieved,
+            rank[a:b] if b > a else empty,
+            grade[a:b] if b > a else empty,
+            num_rel,
+            num_nonrel,
+            ideal,
+            rel,
+        )
+        for j, (function, params) in enumerate(functions):
+            values[j, q] = function(t, params)
+        if relstring is not None:
+            chars = ["-"] * min(retrieved, relstring)
+            for r, g in zip(t.ranks.tolist(), t.grades.tolist(), strict=True):
+                if r <= len(chars):
+                    chars[r - 1] = ">" if g > 9 else str(g)
+            relstrings[name] = "".join(chars)
+    return present, values, relstrings
