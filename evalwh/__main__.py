@@ -41,6 +41,10 @@ def main() -> None:
         sys.stdout = _ClosedOutput()  # type: ignore[assignment]
     if sys.argv[1:2] == ["trec_eval"]:
         _trec_eval(sys.argv[2:])
+    if sys.argv[1:2] == ["eval"] and any(
+        a == "--qrels" or a.startswith("--qrels=") for a in sys.argv
+    ):
+        _eval_qrels(sys.argv[2:])
     try:
         from evalwh.cli import app
     except KeyboardInterrupt:
@@ -74,6 +78,22 @@ def _trec_eval(argv: list[str]) -> None:
             if error.message:
                 sys.stderr.write(error.message + "\n")  # (as the CLI's typer.echo(err=True))
             status = error.status
+    except KeyboardInterrupt:
+        sys.stderr.write("Interrupted; nothing was changed.\n")
+        raise SystemExit(130) from None
+    if status is None:
+        return
+    _leave(status)
+    raise SystemExit(status)
+
+
+def _eval_qrels(argv: list[str]) -> None:
+    """``evalwh eval --qrels ...`` without the CLI where :mod:`evalwh.measures.quick_eval` takes
+    it (see there); it returns, having written nothing, where it does not."""
+    try:
+        from evalwh.measures import quick_eval
+
+        status = quick_eval.run(argv, sys.stdout.write)
     except KeyboardInterrupt:
         sys.stderr.write("Interrupted; nothing was changed.\n")
         raise SystemExit(130) from None

@@ -214,3 +214,80 @@ def test_trec_evals_own_messages_stay_light() -> None:
     out, modules = _imports(["trec_eval", "-h"])
     assert out.startswith("evalwh trec_eval: trec_eval's command line")
     assert not [m for m in modules if m.split(".")[0] in HEAVY]
+
+
+# ---------------------------------------------------------------------------------------
+# evalwh eval --qrels (evalwh/measures/quick_eval.py)
+
+
+def _cli(argv: list[str]) -> str:
+    """``evalwh eval ARGV`` through the CLI (which never takes the quick path)."""
+    from evalwh.cli import app
+    from typer.testing import CliRunner
+
+    result = CliRunner().invoke(app, ["eval", *argv])
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def _quick_eval(argv: list[str]) -> str | None:
+    from evalwh.measures import quick_eval
+
+    out = io.StringIO()
+    status = quick_eval.run(argv, out.write, terminal=False)
+    return None if status is None else out.getvalue()
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        [],
+        ["-q"],
+        ["-f", "trec", "-q", "-m", "P@10", "-m", "AP", "-m", "nDCG@20"],
+        ["-m", "R@100", "-m", "Rprec", "-m", "RR", "-M", "20", "--rel", "1"],
+        ["--format=trec", "--float32-ties", "-m", "Success@5", "-m", "A_p@30", "-m", "bpref"],
+    ],
+    ids=lambda flags: " ".join(flags) or "defaults",
+)
+def test_eval_qrels_quick_equals_the_cli(tmp_path: Path, flags: list[str]) -> None:
+    """Two TREC-8 runs, one of them lacking a topic (an empty ranking for the default averaging)."""
+    _need(TREC8 / "runs")
+    short = tmp_path / "short.txt"
+    with gzip.open(TREC8 / "runs" / "input.weaver1.gz", "rt") as handle:
+        short.write_text("".join(line for line in handle if not line.startswith("403 ")))
+    argv = [
+        "--qrels",
+        str(TREC8 / "trec8.qrels"),
+        str(TREC8 / "runs" / "input.INQ601.gz"),
+        str(short),
+        *flags,
+    ]
+    got = _quick_eval(argv)
+    assert got is not None
+    assert got == _cli(argv)
+
+
+def test_eval_qrels_declines_the_rest(tmp_path: Path) -> None:
+    (tmp_path / "qrels").write_text("1 0 a 1\n1 0 b 0\n")
+    (tmp_path / "run").write_text("1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n")
+    base = ["--qrels", str(tmp_path / "qrels"), str(tmp_path / "run")]
+    assert _quick_eval(base) is not None
+    for extra in (
+        ["-f", "csv"],
+        ["--averaging", "trec_eval_c"],
+        ["-m", "ERR@10"],
+        ["-m", "all_trec"],
+        ["-M", "0"],
+    ):
+        assert _quick_eval(base + extra) is None, extra
+    from evalwh.measures import quick_eval
+
+    assert quick_eval.run(base, io.StringIO().write, terminal=True) is None  # the CLI's rich table
+
+
+def test_eval_qrels_imports_neither_pandas_nor_duckdb() -> None:
+    _need(TREC8 / "runs")
+    run = TREC8 / "runs" / "input.INQ601.gz"
+    out, modules = _imports(["eval", "--qrels", str(TREC8 / "trec8.qrels"), str(run)])
+    assert not [m for m in modules if m.split(".")[0] in HEAVY]
+    assert out.splitlines()[2].split() == ["INQ601", "P@10", "0.4360"]

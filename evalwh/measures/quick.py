@@ -274,6 +274,8 @@ METRICS: dict[str, tuple[frozenset[str], Any]] = {
     "set_P": (frozenset(), lambda t, p: _count_rel(t, None) / t.num_ret if t.num_ret else 0.0),
     "set_recall": (frozenset(), lambda t, p: _set_recall(t)),
     "num_nonrel_judged_ret": (frozenset(), lambda t, p: float((t.grades < t.rel).sum())),
+    # evalwh's own (``evalwh eval``): judged documents in the top k, divided by k
+    "A_p": (frozenset({"k"}), lambda t, p: float((t.ranks <= p["k"]).sum()) / p["k"]),
 }
 # parameters that must hold their default for the function above to be trec_eval's
 _FIXED = {"NumRelRet": {"k": None}, "bpref": {"k": None}, "RR": {"k": None}}
