@@ -321,7 +321,7 @@ def evaluate(
         return None
     judgments = _judgments(module, qrels)
     per_topic = _per_topic(qrels, rel)
-    functions = [(METRICS[m.metric.name][1], dict(m.params)) for m in measures]
+    computing = functions(measures)
     runs: list[RunValues] = []
     for path in run_paths:
         ranked = _rank(module, path, judgments, rel, float32)
@@ -331,7 +331,7 @@ def evaluate(
         if run_id in {r.run_id for r in runs}:
             return None
         values = _run_values(
-            qrels, per_topic, result, functions, rel, depth_cap, every_topic, relstring
+            qrels, per_topic, result, computing, rel, depth_cap, every_topic, relstring
         )
         if values is None:
             return None
@@ -405,6 +405,30 @@ def _run_values(
     present = set(run_topics)
     if every_topic and not present.issuperset(qrels.topics):
         return None  # trec_eval -c's stand-in ranking: the direct path's
+    ranked = (run_topics, num_ret, topic, rank, grade)
+    values, relstrings = values_of(qrels, per_topic, *ranked, functions, rel, depth_cap, relstring)
+    return present, values, relstrings
+
+
+def values_of(
+    qrels: Qrels,
+    per_topic: list[tuple[int, int, np.ndarray]],
+    run_topics: list[str],
+    num_ret: np.ndarray,
+    topic: np.ndarray,
+    rank: np.ndarray,
+    grade: np.ndarray,
+    functions: list[tuple[Any, dict[str, Any]]],
+    rel: int,
+    depth_cap: int | None = None,
+    relstring: int | None = None,
+) -> tuple[np.ndarray, dict[str, str]]:
+    """Values ``[function, qrels topic]`` of one ranked run (0 where the run lacks the topic).
+
+    ``run_topics`` and ``num_ret``: the run's topics and the documents it retrieved for each;
+    ``topic`` (an index into ``run_topics``), ``rank`` and ``grade``: its judged documents
+    (grade >= 0), ranked in trec_eval's order. ``functions``: :func:`functions` of the measures.
+    """
     # judged rows by topic, then rank
     order = np.lexsort((rank, topic))
     topic, rank, grade = topic[order], rank[order], grade[order]
@@ -443,4 +467,14 @@ def _run_values(
                 if r <= len(chars):
                     chars[r - 1] = ">" if g > 9 else str(g)
             relstrings[name] = "".join(chars)
-    return present, values, relstrings
+    return values, relstrings
+
+
+def functions(measures: list[Any]) -> list[tuple[Any, dict[str, Any]]]:
+    """The function computing each measure (one :func:`takes` takes), with its parameters."""
+    return [(METRICS[m.metric.name][1], dict(m.params)) for m in measures]
+
+
+def per_topic(qrels: Qrels, rel: int) -> list[tuple[int, int, np.ndarray]]:
+    """Each qrels topic's (num_rel, judged below ``rel``, positive grades highest first)."""
+    return _per_topic(qrels, rel)
