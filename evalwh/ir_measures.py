@@ -219,7 +219,7 @@ class EvalwhEvaluator(providers.Evaluator):
         self.quick_specs = {
             spec: measure
             for spec, measure in parsed.items()
-            if self.quick is not None and quick.takes(measure)
+            if self.quick is not None and quick.takes(measure, rel=1)
         }
         self.other_specs = [spec for spec in self.specs if spec not in self.quick_specs]
         self._warehouse: Warehouse | None = None

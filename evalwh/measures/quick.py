@@ -281,10 +281,13 @@ METRICS: dict[str, tuple[frozenset[str], Any]] = {
 _FIXED = {"NumRelRet": {"k": None}, "bpref": {"k": None}, "RR": {"k": None}}
 
 
-def takes(measure: Any) -> bool:
-    """Whether ``measure`` (a catalog.Measure) is computed here."""
+def takes(measure: Any, rel: int | None = None) -> bool:
+    """Whether ``measure`` (a catalog.Measure) is computed here (with ``rel``: also a measure
+    whose only option is that relevance level, ``NumRelRet(rel=1)`` with rel 1)."""
     name = measure.metric.name
-    if name not in METRICS or measure.options:
+    if name not in METRICS:
+        return False
+    if measure.options and (rel is None or dict(measure.options) != {"rel": rel}):
         return False
     params = dict(measure.params)
     if set(params) != METRICS[name][0]:
