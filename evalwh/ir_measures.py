@@ -58,7 +58,14 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["EvalwhEvaluator", "EvalwhProvider", "PROVIDER", "PROVIDER_TREC_EVAL_10", "MEASURES"]
+__all__ = [
+    "EvalwhEvaluator",
+    "EvalwhProvider",
+    "Float32TiesWarning",
+    "PROVIDER",
+    "PROVIDER_TREC_EVAL_10",
+    "MEASURES",
+]
 
 _COLLECTION = "ir_measures"
 _DTYPES: dict[str, Any] = {
@@ -246,7 +253,9 @@ class EvalwhEvaluator(providers.Evaluator):
         if self.quick_specs:
             ranked = self.quick.rank(frame, self.float32_ties)  # type: ignore[union-attr]
             if ranked is not None:
-                yield from self._quick_metrics(ranked)
+                metrics = list(self._quick_metrics(ranked))
+                self._float32_warning(frame, metrics)
+                yield from metrics
                 specs = self.other_specs
         if specs:
             yield from self._warehouse_metrics(frame, specs)
@@ -265,6 +274,50 @@ class EvalwhEvaluator(providers.Evaluator):
             for q, topic in shared:
                 yield Metric(query_id=topic, measure=measure, value=row[q])
 
+    def _float32_warning(self, frame: pd.DataFrame, metrics: list[Metric]) -> None:
+        """Warn, once per run, when the other tie order changes a value at four decimals.
+
+        Only where rounding the scores to float32 makes two of them tie that did not (else
+        both orders are one); then the run is ranked the other way and its values of these
+        measures compared as ``%.4f`` prints them. The warning names the measures and how many
+        values change, and the provider that gives the other values.
+        """
+        if not self.quick.collides(frame):  # type: ignore[union-attr]
+            return
+        other = self.quick.rank(frame, not self.float32_ties)  # type: ignore[union-attr]
+        if other is None:
+            return
+        shown = {(m.query_id, m.measure): f"{m.value:.4f}" for m in metrics}
+        changed = [
+            m
+            for m in self._quick_metrics(other)
+            if shown.get((m.query_id, m.measure)) != f"{m.value:.4f}"
+        ]
+        if not changed:
+            return
+        import warnings
+
+        names = ", ".join(dict.fromkeys(str(m.measure) for m in changed))
+        topics = len({m.query_id for m in changed})
+        this, that = (
+            (
+                "float32 scores (pytrec_eval's and trec_eval 9's order)",
+                "64-bit scores (trec_eval 10's order; provider evalwh_trec_eval10)",
+            )
+            if self.float32_ties
+            else (
+                "64-bit scores (trec_eval 10's order)",
+                "float32 scores (pytrec_eval's order; provider evalwh)",
+            )
+        )
+        warnings.warn(
+            f"evalwh: this run's tied scores order differently on {this} than on {that}: "
+            f"{len(changed)} per-topic values of {names} differ at four decimals, "
+            f"on {topics} topics",
+            Float32TiesWarning,
+            stacklevel=3,
+        )
+
     def _warehouse_metrics(self, frame: pd.DataFrame, specs: list[str]) -> Iterator[Metric]:
         wh = self.warehouse  # the run replaces the one before (evalwh's ingest deletes it whole)
         run = frame.drop(columns=["run_id"], errors="ignore")
@@ -281,6 +334,10 @@ class EvalwhEvaluator(providers.Evaluator):
         measure = values["measure"].map(self.specs)
         for query_id, spec, value in zip(values["query_id"], measure, values["value"], strict=True):
             yield Metric(query_id=str(query_id), measure=spec, value=float(value))
+
+
+class Float32TiesWarning(UserWarning):
+    """A run whose values change at four decimals with the other tie order (float32 or 64-bit)."""
 
 
 class _QuickQrels:
@@ -317,6 +374,19 @@ class _QuickQrels:
             grades=table["relevance"].to_numpy(np.int64),
         )
         return cls(qrels, table)
+
+    @staticmethod
+    def collides(frame: pd.DataFrame) -> bool:
+        """Whether two scores of one topic differ as given and tie as float32."""
+        import numpy as np
+        import pandas as pd
+
+        scores = pd.to_numeric(frame["score"], errors="coerce").to_numpy(np.float64)
+        with np.errstate(over="ignore"):
+            rounded = scores.astype(np.float32)
+        topics = frame["query_id"].astype(str).to_numpy()
+        table = pd.DataFrame({"q": topics, "s": scores, "r": rounded})
+        return bool(table.drop_duplicates(["q", "s"]).duplicated(["q", "r"]).any())
 
     def rank(self, frame: pd.DataFrame, float32_ties: bool) -> tuple[Any, ...] | None:
         """The run as :func:`evalwh.measures.quick.values_of` takes it, ranked in trec_eval's

@@ -52,11 +52,15 @@ FLOAT32_RUNS = ["Dm8Nbn", "Dm8NbnR", "Dm8TFbn", "Dm8TFidf", "Flab8ax", "UB99T", 
 
 
 def _per_query(provider: str, measures: list, qrels: pd.DataFrame, run: pd.DataFrame) -> dict:
+    import warnings
+
+    from evalwh.ir_measures import Float32TiesWarning
+
     registry = ir_measures.providers.registry
-    return {
-        (m.query_id, str(m.measure)): m.value
-        for m in registry[provider].iter_calc(measures, qrels, run)
-    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", Float32TiesWarning)  # (held by the tests below)
+        metrics = list(registry[provider].iter_calc(measures, qrels, run))
+    return {(m.query_id, str(m.measure)): m.value for m in metrics}
 
 
 def _tied_collection(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -156,3 +160,46 @@ def test_equals_pytrec_eval_per_query_on_trec8() -> None:
         ten = _per_query("evalwh_trec_eval10", [AP, P @ 10], qrels, run)
         differences += sum(ten[k] != pytest.approx(got[k], abs=1e-12) for k in ten)
     assert differences > 0  # (trec_eval 10's order does change some of these values)
+
+
+def _warnings(provider: str, measures: list, qrels: pd.DataFrame, run: pd.DataFrame) -> list[str]:
+    import warnings
+
+    from evalwh.ir_measures import Float32TiesWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ir_measures.providers.registry[provider].calc_aggregate(measures, qrels, run)
+    return [str(w.message) for w in caught if issubclass(w.category, Float32TiesWarning)]
+
+
+@pytest.mark.parametrize("provider", ["evalwh", "evalwh_trec_eval10"])
+def test_the_warning_counts_the_values_the_other_order_changes(provider: str) -> None:
+    """Issue #54, item 3 (provider): once per run, the per-topic values that differ at four
+    decimals between the two orders, counted here from the two providers' own outputs."""
+    qrels, run = _tied_collection(1)
+    measures = [AP, P @ 10, nDCG @ 10, RR]
+    nine = _per_query("evalwh", measures, qrels, run)
+    ten = _per_query("evalwh_trec_eval10", measures, qrels, run)
+    changed = [key for key in nine if f"{nine[key]:.4f}" != f"{ten[key]:.4f}"]
+    names = ", ".join(m for m in ("AP", "P@10", "nDCG@10", "RR") if any(k[1] == m for k in changed))
+    (message,) = _warnings(provider, measures, qrels, run)
+    assert f": {len(changed)} per-topic values of {names} differ at four decimals" in message
+    assert f"on {len({k[0] for k in changed})} topics" in message
+    assert ("provider evalwh_trec_eval10" in message) == (provider == "evalwh")
+
+
+def test_no_warning_without_float32_collisions() -> None:
+    qrels, run = _tied_collection(2)
+    run = run.assign(score=np.arange(len(run), dtype=np.float64))  # distinct in float32 as well
+    assert _warnings("evalwh", [AP, P @ 10], qrels, run) == []
+    if (TREC8 / "runs").is_dir():
+        trec_qrels = pd.read_csv(
+            TREC8 / "trec8.qrels",
+            sep=" ",
+            names=["query_id", "it", "doc_id", "relevance"],
+            dtype={"query_id": str},
+        )[["query_id", "doc_id", "relevance"]]
+        assert _warnings("evalwh", [AP, P @ 10], trec_qrels, _trec_run("INQ601")) == []
+        # Dm8TFbn: float32 swaps two documents, which changes no value at four decimals
+        assert _warnings("evalwh", [AP, P @ 10], trec_qrels, _trec_run("Dm8TFbn")) == []
