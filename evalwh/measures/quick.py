@@ -29,7 +29,6 @@ C's ``log2`` (``math.log2``) for the discounts, so that the printed digits are t
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
 from dataclasses import dataclass, field
@@ -51,8 +50,8 @@ class Qrels:
     topic_of: np.ndarray  # per judgment: the topic's index
     docs: list[bytes]
     grades: np.ndarray  # int64 per judgment
-    topic_ids: list[bytes] = field(default_factory=list)  # per judgment, as in the file
-    arrays: tuple[np.ndarray, np.ndarray] | None = None  # topic_ids and docs as fixed-width bytes
+    # topics' and documents' Arrow string buffers (offsets, bytes), per judgment as in the file
+    buffers: tuple[bytes, bytes, bytes, bytes] | None = None
     capsule: Any = None  # the C reader's judgments (made once)
 
 
@@ -104,31 +103,73 @@ def read_qrels(path: Path) -> Qrels | None:
         return None
     if b"\n\n" in data:
         return None
-    lines = data[:-1].split(b"\n")
-    if any(count != 3 for count in map(bytes.count, lines, itertools.repeat(sep))):
+    raw = np.frombuffer(data, np.uint8)
+    ends = np.flatnonzero(raw == 10)
+    seps = np.flatnonzero(raw == sep[0])
+    lines = len(ends)
+    # three separators on every line: the line of each separator, in order, is 0 0 0 1 1 1 ...
+    if len(seps) != 3 * lines or not np.array_equal(
+        np.searchsorted(ends, seps), np.repeat(np.arange(lines), 3)
+    ):
         return None
-    fields = data.replace(sep, b"\n").split(b"\n")[:-1]
-    del lines, data
-    topic_ids, docs, grade_texts = fields[0::4], fields[2::4], fields[3::4]
-    del fields
-    if max(map(len, grade_texts)) > 9 or not b"".join(grade_texts).isdigit():
+    at = seps.reshape(lines, 3)
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    topics = _Field.of(raw, starts, at[:, 0])
+    docs = _Field.of(raw, at[:, 1] + 1, at[:, 2])
+    grade_text = _Field.of(raw, at[:, 2] + 1, ends)
+    if topics is None or docs is None or grade_text is None or grade_text.width > 9:
+        return None  # (a grade of ten digits or more, an id of more than 256 characters)
+    grades = grade_text.digits()
+    if grades is None:
         return None  # (a sign, a fraction: the direct path reads them)
-    if max(map(len, docs)) > 256 or max(map(len, topic_ids)) > 256:
-        return None  # (fixed-width arrays of such ids would be large)
-    topic_array, doc_array = np.array(topic_ids), np.array(docs)  # (no NUL: printable)
-    names_array, topic_of = np.unique(topic_array, return_inverse=True)
-    if not _increasing(topic_of, doc_array):  # (most qrels files are sorted: no sort then)
-        order = np.lexsort((doc_array, topic_of))
-        if not _increasing(topic_of[order], doc_array[order]):
+    names_array, topic_of = np.unique(topics.fixed, return_inverse=True)
+    topic_of = topic_of.astype(np.int64).reshape(-1)
+    if not _increasing(topic_of, docs.fixed):  # (most qrels files are sorted: no sort then)
+        order = np.lexsort((docs.fixed, topic_of))
+        if not _increasing(topic_of[order], docs.fixed[order]):
             return None  # a pair judged twice: the direct path says what it makes of it
     return Qrels(
         topics=[name.decode("ascii") for name in names_array.tolist()],
-        topic_of=topic_of.astype(np.int64).reshape(-1),
-        docs=docs,
-        grades=np.array(grade_texts, dtype=np.int64),
-        topic_ids=topic_ids,
-        arrays=(topic_array, doc_array),
+        topic_of=topic_of,
+        docs=[],
+        grades=grades,
+        buffers=(*topics.buffers(), *docs.buffers()),
     )
+
+
+class _Field:
+    """One field of every line: as fixed-width bytes (NUL-padded) and as Arrow string buffers."""
+
+    def __init__(self, block: np.ndarray, mask: np.ndarray, lengths: np.ndarray) -> None:
+        self.block, self.mask, self.lengths = block, mask, lengths
+        self.width = block.shape[1]
+        self.fixed = np.ascontiguousarray(block).view(f"S{self.width}").reshape(-1)
+
+    @classmethod
+    def of(cls, raw: np.ndarray, begin: np.ndarray, end: np.ndarray) -> _Field | None:
+        """The bytes ``raw[begin[i]:end[i]]`` of every line ``i``; None if one is over 256 long."""
+        lengths = end - begin
+        width = int(lengths.max()) if len(lengths) else 1
+        if width > 256:
+            return None
+        offsets = np.arange(width, dtype=np.int64)
+        mask = offsets[np.newaxis, :] < lengths[:, np.newaxis]
+        block = raw[np.where(mask, begin[:, np.newaxis] + offsets[np.newaxis, :], 0)]
+        block[~mask] = 0
+        return cls(block, mask, lengths)
+
+    def buffers(self) -> tuple[bytes, bytes]:
+        """Arrow string buffers: int32 offsets and the bytes, one after another."""
+        offsets = np.concatenate([[0], np.cumsum(self.lengths)]).astype(np.int32)
+        return offsets.tobytes(), self.block[self.mask].tobytes()
+
+    def digits(self) -> np.ndarray | None:
+        """The field read as a whole number of digits only (int64), or None if one is not."""
+        values = self.block.astype(np.int64) - 48
+        if bool(((values < 0) | (values > 9))[self.mask].any()):
+            return None
+        power = self.lengths[:, np.newaxis] - 1 - np.arange(self.width)[np.newaxis, :]
+        return (np.where(self.mask, values * 10 ** np.maximum(power, 0), 0)).sum(axis=1)
 
 
 def _increasing(topics: np.ndarray, docs: np.ndarray) -> bool:
@@ -140,18 +181,8 @@ def _increasing(topics: np.ndarray, docs: np.ndarray) -> bool:
 def _judgments(module: Any, qrels: Qrels) -> Any:
     """The C reader's judgments of ``qrels`` (made once)."""
     if qrels.capsule is None:
-        topics, docs = qrels.arrays  # type: ignore[misc]
-
-        def buffers(ids: list[bytes], array: np.ndarray) -> tuple[bytes, bytes]:
-            lengths = np.char.str_len(array)
-            offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
-            return offsets.tobytes(), b"".join(ids)
-
-        qrels.capsule = module.judgments(
-            *buffers(qrels.topic_ids, topics),
-            *buffers(qrels.docs, docs),
-            qrels.grades.astype(np.int32).tobytes(),
-        )
+        buffers = qrels.buffers  # type: ignore[misc]
+        qrels.capsule = module.judgments(*buffers, qrels.grades.astype(np.int32).tobytes())
     return qrels.capsule
 
 
