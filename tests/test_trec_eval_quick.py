@@ -291,3 +291,16 @@ def test_eval_qrels_imports_neither_pandas_nor_duckdb() -> None:
     out, modules = _imports(["eval", "--qrels", str(TREC8 / "trec8.qrels"), str(run)])
     assert not [m for m in modules if m.split(".")[0] in HEAVY]
     assert out.splitlines()[2].split() == ["INQ601", "P@10", "0.4360"]
+
+
+def test_a_gzip_that_inflates_past_the_bound_is_declined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The quick path reads a ``.gz`` only up to its bound (a small file may inflate without end)."""
+    (tmp_path / "qrels").write_text("1 0 a 1\n")
+    with gzip.open(tmp_path / "run.gz", "wb") as handle:
+        handle.write(b"1 Q0 a 1 2.0 r\n" + b"1 Q0 b 2 1.0 r\n" * 100_000)
+    argv = [str(tmp_path / "qrels"), str(tmp_path / "run.gz")]
+    assert _quick(argv) is not None
+    monkeypatch.setattr(quick, "_RUN_BYTES", 1 << 20)  # (1.5 MB inflated)
+    assert _quick(argv) is None

@@ -78,18 +78,12 @@ def reader() -> Any:
 
 def read_qrels(path: Path) -> Qrels | None:
     """The qrels file if it is in the plain form this path takes (see the module), else None."""
-    from evalwh.io import formats
 
     text = str(path)
     if text == "-" or text.startswith("irds:") or not path.is_file():
         return None
-    try:
-        if path.stat().st_size > _QRELS_BYTES:
-            return None
-        data = formats.read_bytes(path)
-    except (OSError, EOFError, ValueError):
-        return None
-    if not data or len(data) > _QRELS_BYTES:
+    data = _read(path, _QRELS_BYTES)
+    if not data:
         return None
     if not data.endswith(b"\n"):
         data += b"\n"
@@ -170,6 +164,21 @@ class _Field:
             return None
         power = self.lengths[:, np.newaxis] - 1 - np.arange(self.width)[np.newaxis, :]
         return (np.where(self.mask, values * 10 ** np.maximum(power, 0), 0)).sum(axis=1)
+
+
+def _read(path: Path, limit: int) -> bytes | None:
+    """The file's (decompressed) content, or None if it is larger than ``limit`` or unreadable.
+
+    Bounded as every whole-file input is (``formats.read_bounded``): a small ``.gz`` that
+    inflates without end is declined after ``limit`` bytes, and the direct path names it.
+    """
+    from evalwh.errors import IngestError
+    from evalwh.io import formats
+
+    try:
+        return formats.read_bounded(path, limit, "this file")
+    except (IngestError, OSError, EOFError, ValueError):
+        return None
 
 
 def _increasing(topics: np.ndarray, docs: np.ndarray) -> bool:
@@ -392,13 +401,8 @@ def _rank(
     from evalwh.io import formats
     from evalwh.io.ir_metadata import skip_block
 
-    try:
-        if path.stat().st_size > _RUN_BYTES:
-            return None
-        data = formats.read_bytes(path)
-    except (OSError, EOFError, ValueError):
-        return None
-    if len(data) > (_RUN_BYTES if path.suffix != ".gz" else 4 * _RUN_BYTES):
+    data = _read(path, _RUN_BYTES)
+    if data is None:
         return None
     start = skip_block(data)
     end = data.find(b"\n", start)
