@@ -17,8 +17,12 @@ without an ir_measures name); they are attributes of this module too::
     provider.calc_aggregate([AP, nDCG @ 10, P @ 10, A_p @ 10], qrels, run)
     ir_measures.calc_aggregate([nDCG @ 10, A_p @ 10], qrels, run)   # A_p by evalwh
 
-Underneath is evalwh's evaluation of a DataFrame (an in-memory warehouse holding the qrels,
-one per evaluator, and each run in turn): set-based SQL, no loop over documents. A measure is
+trec_eval's measures at the default relevance level (AP, P, R, nDCG, RR, Rprec, Bpref,
+Success, SetP, SetR, NumRet, NumRel, NumRelRet, IPrec) are computed as ``evalwh trec_eval``
+computes them (:mod:`evalwh.measures.quick`), each run ranked in pandas and numpy, with no
+warehouse. The others go through evalwh's evaluation of a DataFrame (an in-memory warehouse
+holding the qrels, made at the first need, one per evaluator, and each run in turn): set-based
+SQL, no loop over documents. A measure is
 handed to evalwh as ir_measures prints it (``nDCG(dcg='exp-log2')@10``), which evalwh's
 grammar reads (:mod:`evalwh.measures.catalog`). Values are per topic of the qrels, as
 ir_measures gives them: for ir_measures' measures evalwh computes the topics the run and
@@ -28,10 +32,14 @@ for such a topic (an empty ranking: ``U@k`` is 1, ``A_p@k`` 0). The run's topics
 lack are left out. The aggregates are
 ir_measures' (its mean, or its sum for the counts).
 
-Where evalwh and ir_measures' default providers differ, they differ here too, as
-``docs/measures.md`` lists: score ties are broken as trec_eval breaks them (score descending,
-then doc_id descending), which pytrec_eval also does, while ir_measures' judged and compat
-providers break them by doc_id ascending and cwl_eval (RBP, SDCG) by input order; a negative
+Score ties are broken as pytrec_eval, ir_measures' default provider for these measures,
+breaks them: score descending on scores rounded to float32 (as trec_eval 9 keeps them), then
+doc_id descending; so the two give the same value per query. ``evalwh_trec_eval10``
+(:data:`PROVIDER_TREC_EVAL_10`) orders on the scores as given, as trec_eval 10 and ``evalwh
+eval`` do, and a :class:`Float32TiesWarning` says, once per run, how many values the other
+order would change at four decimals. Where evalwh and ir_measures' default providers differ,
+they differ here too, as ``docs/measures.md`` lists: ir_measures' judged and compat
+providers break ties by doc_id ascending and cwl_eval (RBP, SDCG) by input order; a negative
 grade is unjudged (ir_measures' Judged counts it as judged). ``RBP`` without ``rel=`` is
 graded in ir_measures and has no provider there; evalwh declines it rather than answer with
 its binary RBP.
