@@ -39,10 +39,13 @@ def main() -> None:
     """Import the CLI, run it, and end the process with its exit code."""
     if sys.stdout is None:
         sys.stdout = _ClosedOutput()  # type: ignore[assignment]
-    if sys.argv[1:2] == ["trec_eval"]:
+    quick = not isinstance(sys.stdout, _ClosedOutput)  # (else the CLI says it is closed)
+    if quick and sys.argv[1:2] == ["trec_eval"]:
         _trec_eval(sys.argv[2:])
-    if sys.argv[1:2] == ["eval"] and any(
-        a == "--qrels" or a.startswith("--qrels=") for a in sys.argv
+    if (
+        quick
+        and sys.argv[1:2] == ["eval"]
+        and any(a == "--qrels" or a.startswith("--qrels=") for a in sys.argv)
     ):
         _eval_qrels(sys.argv[2:])
     try:
@@ -73,6 +76,8 @@ def _trec_eval(argv: list[str]) -> None:
 
         try:
             status = te.run_quick(argv, sys.stdout.write)
+        except BrokenPipeError:
+            _reader_gone()
         except te.TrecEvalExit as error:
             sys.stdout.flush()
             if error.message:
@@ -94,6 +99,8 @@ def _eval_qrels(argv: list[str]) -> None:
         from evalwh.measures import quick_eval
 
         status = quick_eval.run(argv, sys.stdout.write)
+    except BrokenPipeError:
+        _reader_gone()
     except KeyboardInterrupt:
         sys.stderr.write("Interrupted; nothing was changed.\n")
         raise SystemExit(130) from None
@@ -101,6 +108,15 @@ def _eval_qrels(argv: list[str]) -> None:
         return
     _leave(status)
     raise SystemExit(status)
+
+
+def _reader_gone() -> None:
+    """The reader of standard output went away (``| head``): what it did not read is not an
+    error of the command (as :func:`_leave` ends it)."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    os._exit(0)
 
 
 def _leave(code: object) -> None:

@@ -304,3 +304,30 @@ def test_a_gzip_that_inflates_past_the_bound_is_declined(
     assert _quick(argv) is not None
     monkeypatch.setattr(quick, "_RUN_BYTES", 1 << 20)  # (2 MB inflated)
     assert _quick(argv) is None
+
+
+def _shell(command: str, *paths: Path) -> subprocess.CompletedProcess[str]:
+    """``command`` in bash, with ``$1``... the paths and ``$PY`` this Python."""
+    env = {k: v for k, v in os.environ.items() if k != "EVALWH_NO_QUICK"}
+    env["PY"] = sys.executable
+    return subprocess.run(
+        ["bash", "-c", command, "bash", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+
+
+def test_a_reader_gone_or_a_closed_output_ends_as_through_the_cli() -> None:
+    """`| head -1` ends the quick path quietly (exit 0); `>&-` is the CLI's one-line error."""
+    _need(TREC8 / "runs")
+    qrels = TREC8 / "trec8.qrels"
+    runs = sorted((TREC8 / "runs").glob("input.*.gz"))[:20]  # (more output than a pipe holds)
+    for sub in ('trec_eval -q "$@"', 'eval -q -f trec --qrels "$@"'):
+        done = _shell(f'"$PY" -m evalwh {sub} | head -1; exit "${{PIPESTATUS[0]}}"', qrels, *runs)
+        assert (done.returncode, done.stderr) == (0, ""), sub
+        assert len(done.stdout.splitlines()) == 1
+        closed = _shell(f'"$PY" -m evalwh {sub} >&-', qrels, runs[0])
+        assert closed.returncode == 1, sub
+        assert closed.stderr.startswith("Error: standard output is closed"), closed.stderr
