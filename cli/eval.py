@@ -318,7 +318,9 @@ def _float32_note(
         options = {**stored, "runs": flagged, "float32_ties": float32}
         return wh.evaluate(measures, per_query=per_query, typed_names=True, **options)
 
-    note = printed_ties_note(changed_values(values(False), values(True)), len(flagged))
+    changed = changed_values(values(False), values(True))
+    pairs = list(zip(changed["run_id"], changed["values"].astype(int), strict=True))
+    note = printed_ties_note(pairs, len(flagged))
     if note:
         typer.echo(f"note: {note}", err=True)
 

@@ -98,7 +98,7 @@ def _eval_qrels(argv: list[str]) -> None:
     try:
         from evalwh.measures import quick_eval
 
-        status = quick_eval.run(argv, sys.stdout.write)
+        status = quick_eval.run(argv, sys.stdout.write, note=_float32_note)
     except BrokenPipeError:
         _reader_gone()
     except KeyboardInterrupt:
@@ -108,6 +108,13 @@ def _eval_qrels(argv: list[str]) -> None:
         return
     _leave(status)
     raise SystemExit(status)
+
+
+def _float32_note(changed: list[tuple[str, int]]) -> None:
+    """``evalwh eval --qrels``'s note: the runs whose printed values float32 order changes."""
+    from evalwh.present.report.ties import printed_ties_note
+
+    sys.stderr.write(f"note: {printed_ties_note(changed, len(changed))}\n")
 
 
 def _reader_gone() -> None:

@@ -205,19 +205,11 @@ def test_no_warning_without_float32_collisions() -> None:
         assert _warnings("evalwh", [AP, P @ 10], trec_qrels, _trec_run("Dm8TFbn")) == []
 
 
-def test_eval_note_names_the_runs_whose_printed_values_change(tmp_path: Path) -> None:
-    """Issue #54, item 3 (warehouse): ``evalwh eval``'s note names the runs whose printed means
-    of the measures shown change under float32 order, with how many values: those where
-    pytrec_eval (float32 order) and trec_eval 10's own output (eval_all_trec) print differently."""
-    if not (TREC8 / "eval_all_trec").is_dir():
-        pytest.skip(f"{TREC8} is not there (CI checks out ../shared beside the repository)")
+def _printed_changes() -> dict[str, int]:
+    """TREC-8 runs of FLOAT32_RUNS whose means of AP, P@10 and nDCG@10 print differently
+    (%.4f) in pytrec_eval (float32 order) and in trec_eval 10's own output (eval_all_trec)."""
     import pytrec_eval
-    from evalwh.cli import app
-    from typer.testing import CliRunner
 
-    from evalwh import Warehouse
-
-    tags = FLOAT32_RUNS
     qrels = pd.read_csv(
         TREC8 / "trec8.qrels",
         sep=" ",
@@ -228,16 +220,14 @@ def test_eval_note_names_the_runs_whose_printed_values_change(tmp_path: Path) ->
         q: dict(zip(g["doc_id"], g["relevance"].astype(int), strict=True))
         for q, g in qrels.groupby("query_id")
     }
-    names = {"map": "AP", "P_10": "P@10", "ndcg_cut_10": "nDCG@10"}
+    names = ("map", "P_10", "ndcg_cut_10")
     expected = {}
-    for tag in tags:
+    for tag in FLOAT32_RUNS:
         run = _trec_run(tag)
         scored = {
             q: dict(zip(g["doc_id"], g["score"], strict=True)) for q, g in run.groupby("query_id")
         }
-        values = pytrec_eval.RelevanceEvaluator(judged, {"map", "P_10", "ndcg_cut_10"}).evaluate(
-            scored
-        )
+        values = pytrec_eval.RelevanceEvaluator(judged, set(names)).evaluate(scored)
         with gzip.open(TREC8 / "eval_all_trec" / f"eval.{tag}.gz", "rt") as handle:
             lines = [line.rstrip("\n").split("\t") for line in handle]
             kept = [f for f in lines if f[1] == "all" and f[0].strip() in names]
@@ -246,21 +236,90 @@ def test_eval_note_names_the_runs_whose_printed_values_change(tmp_path: Path) ->
         changed = sum(f"{nine[m]:.4f}" != f"{ten[m]:.4f}" for m in names)
         if changed:
             expected[tag] = changed
-    assert expected  # (else this proves nothing: on TREC-8, uwmt8a0 changes)
+    assert expected  # (else the tests below prove nothing: on TREC-8, uwmt8a0 changes)
+    return expected
+
+
+def _named(expected: dict[str, int]) -> str:
+    return ", ".join(f"{t} ({n} value{'s' if n != 1 else ''})" for t, n in sorted(expected.items()))
+
+
+def test_eval_note_names_the_runs_whose_printed_values_change(tmp_path: Path) -> None:
+    """Issue #54, item 3 (warehouse): ``evalwh eval``'s note names the runs whose printed means
+    of the measures shown change under float32 order, with how many values."""
+    if not (TREC8 / "eval_all_trec").is_dir():
+        pytest.skip(f"{TREC8} is not there (CI checks out ../shared beside the repository)")
+    from evalwh.cli import app
+    from typer.testing import CliRunner
+
+    from evalwh import Warehouse
+
+    expected = _printed_changes()
     db = tmp_path / "w.duckdb"
     with Warehouse(db) as wh:
         wh.ingest_qrels(TREC8 / "trec8.qrels", collection="trec8")
-        wh.ingest_runs([TREC8 / "runs" / f"input.{tag}.gz" for tag in tags], collection="trec8")
+        wh.ingest_runs([TREC8 / "runs" / f"input.{t}.gz" for t in FLOAT32_RUNS], collection="trec8")
     result = CliRunner().invoke(
         app, ["eval", "--db", str(db), "-m", "AP", "-m", "P@10", "-m", "nDCG@10"]
     )
     assert result.exit_code == 0, result.output
-    shown = ", ".join(
-        f"{tag} ({n} value{'s' if n != 1 else ''})" for tag, n in sorted(expected.items())
-    )
     runs = "1 run prints" if len(expected) == 1 else f"{len(expected)} runs print"
     assert f"note: {runs} different values when scores are rounded to float32" in result.stderr
+    others = 11 - len(expected)
     assert (
-        f"TREC tables did): {shown}; the other {11 - len(expected)} runs it reorders"
+        f"TREC tables did): {_named(expected)}; the other {others} runs it reorders"
         in result.stderr
     )
+
+
+def test_eval_qrels_note_names_the_same_runs() -> None:
+    """Issue #54, item 3 (direct path): ``evalwh eval --qrels`` says the same of the same runs."""
+    if not (TREC8 / "eval_all_trec").is_dir():
+        pytest.skip(f"{TREC8} is not there (CI checks out ../shared beside the repository)")
+    import os
+    import subprocess
+    import sys
+
+    expected = _printed_changes()
+    runs = [str(TREC8 / "runs" / f"input.{t}.gz") for t in FLOAT32_RUNS]
+    measures = ["-m", "AP", "-m", "P@10", "-m", "nDCG@10"]
+    env = {k: v for k, v in os.environ.items() if k != "EVALWH_NO_QUICK"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evalwh",
+            "eval",
+            "--qrels",
+            str(TREC8 / "trec8.qrels"),
+            *runs,
+            *measures,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    lead = "1 run prints" if len(expected) == 1 else f"{len(expected)} runs print"
+    assert done.stderr == (
+        f"note: {lead} different values when scores are rounded to float32 (as trec_eval 9 and "
+        f"the published TREC tables did): {_named(expected)}; "
+        "--float32-ties prints trec_eval 9's values\n"
+    )
+    quiet = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evalwh",
+            "eval",
+            "--qrels",
+            str(TREC8 / "trec8.qrels"),
+            runs[-1],
+            *measures,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    assert quiet.stderr == ""  # (INQ601: no float32 collision)

@@ -63,6 +63,7 @@ class RunValues:
     present: set[str]
     values: np.ndarray
     relstrings: dict[str, str] = field(default_factory=dict)
+    other_order: np.ndarray | None = None  # the values in the other tie order, when asked
 
 
 def reader() -> Any:
@@ -346,11 +347,14 @@ def evaluate(
     float32: bool,
     every_topic: bool,
     relstring: int | None = None,
+    other_order: bool = False,
 ) -> tuple[Qrels, list[RunValues]] | None:
     """Every run's values of ``measures`` (catalog.Measure) per qrels topic, or None if declined.
 
     ``every_topic``: trec_eval -c (declined when a run lacks a qrels topic).
     ``relstring``: also each topic's relstring of that length (trec_eval's ``relstring``).
+    ``other_order``: also each run's values in the other order (``RunValues.other_order``:
+    on float32 scores if ``float32`` is false, else on the scores as given).
     """
     module = reader()
     if module is None or depth_cap == 0 or not all(takes(m) for m in measures):
@@ -367,10 +371,10 @@ def evaluate(
     computing = functions(measures)
     runs: list[RunValues] = []
     for path in run_paths:
-        ranked = _rank(module, path, judgments, rel, float32)
+        ranked = _rank(module, path, judgments, rel, float32, both=other_order)
         if ranked is None:
             return None
-        run_id, result = ranked
+        run_id, result, other = ranked
         if run_id in {r.run_id for r in runs}:
             return None
         values = _run_values(
@@ -379,6 +383,11 @@ def evaluate(
         if values is None:
             return None
         runs.append(RunValues(run_id, *values))
+        if other is not None:
+            also = _run_values(
+                qrels, per_topic, other, computing, rel, depth_cap, every_topic, None
+            )
+            runs[-1].other_order = None if also is None else also[1]
     return qrels, runs
 
 
@@ -395,9 +404,10 @@ def _per_topic(qrels: Qrels, rel: int) -> list[tuple[int, int, np.ndarray]]:
 
 
 def _rank(
-    module: Any, path: Path, judgments: Any, rel: int, float32: bool
-) -> tuple[str, tuple[Any, ...]] | None:
-    """The run file ranked by the C reader: its tag and ``rank_file``'s result, or None."""
+    module: Any, path: Path, judgments: Any, rel: int, float32: bool, both: bool = False
+) -> tuple[str, tuple[Any, ...], tuple[Any, ...] | None] | None:
+    """The run file ranked by the C reader: its tag and ``rank_file``'s result, or None;
+    with ``both``, also its result in the other order (float32 scores or not)."""
     from evalwh.io import formats
     from evalwh.io.ir_metadata import skip_block
 
@@ -420,7 +430,14 @@ def _rank(
     )
     if isinstance(result, str):
         return None
-    return tag, result
+    other = None
+    if both:
+        other = module.rank_file(
+            data[start:], delimiter, tag, judgments, rel, not float32, True, formats.MAX_LINE
+        )
+        if isinstance(other, str):
+            return None
+    return tag, result, other
 
 
 def _run_values(

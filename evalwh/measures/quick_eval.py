@@ -76,11 +76,17 @@ def _parse(argv: Sequence[str]) -> dict[str, Any] | None:
 
 
 def run(
-    argv: Sequence[str], write: Callable[[str], Any], *, terminal: bool | None = None
+    argv: Sequence[str],
+    write: Callable[[str], Any],
+    *,
+    terminal: bool | None = None,
+    note: Callable[[list[tuple[str, int]]], None] | None = None,
 ) -> int | None:
     """``evalwh eval ARGV`` by the quick path: its exit status, or None (nothing written).
 
     ``terminal``: whether standard output is a terminal (the table format leaves it to the CLI).
+    ``note``: without ``--float32-ties``, called (before the output) with the runs whose
+    printed values change under trec_eval 9's float32 order and how many, if there are any.
     """
     got = _parse(argv)
     if got is None:
@@ -112,6 +118,7 @@ def run(
         depth_cap=got["depth_cap"],
         float32=got["float32"],
         every_topic=False,
+        other_order=note is not None and not got["float32"],
     )
     if done is None:
         return None
@@ -122,6 +129,11 @@ def run(
     scored = [i for i, count in enumerate(relevant.tolist()) if count > 0]
     if not scored:
         return None  # (the CLI says why no topic is left)
+    if note is not None and not got["float32"]:
+        counts = [(r.run_id, _changed(r, scored, got["per_query"])) for r in runs]
+        changed = [(run_id, n) for run_id, n in counts if n]
+        if changed:
+            note(changed)
     if fmt == "trec":
         write("".join(_trec(run, measures, qrels.topics, scored, got["per_query"]) for run in runs))
         return 0
@@ -148,6 +160,17 @@ def run(
     )
     write(_plain(names, rows, title))
     return 0
+
+
+def _changed(run: Any, scored: list[int], per_query: bool) -> int:
+    """How many of the run's printed values (``%.4f``) the other tie order changes."""
+    if run.other_order is None:
+        return 0
+    given, other = run.values[:, scored], run.other_order[:, scored]
+    if not per_query:
+        given, other = given.mean(axis=1), other.mean(axis=1)
+    pairs = zip(given.ravel().tolist(), other.ravel().tolist(), strict=True)
+    return sum(f"{a:.4f}" != f"{b:.4f}" for a, b in pairs)
 
 
 def _cell(value: float) -> str:

@@ -118,21 +118,22 @@ def changed_values(
     return counts.astype({"run_id": str}).sort_values("run_id").reset_index(drop=True)
 
 
-def printed_ties_note(changed: pd.DataFrame, reordered: int) -> str | None:
+def printed_ties_note(changed: Sequence[tuple[str, int]], reordered: int) -> str | None:
     """The note of ``evalwh eval``: the runs whose printed values float32 order changes, or None.
 
+    ``changed``: (run, number of values) of those runs; ``reordered``: how many runs float32
+    scores reorder (those that print the same are counted, not named).
+
     Examples:
-        >>> import pandas as pd
-        >>> printed_ties_note(pd.DataFrame({"run_id": ["a"], "values": [4]}), 11)
+        >>> printed_ties_note([("a", 4)], 11)
         "1 run prints different values when scores are rounded to float32 (as trec_eval 9 and the published TREC tables did): a (4 values); the other 10 runs it reorders print the same; --float32-ties prints trec_eval 9's values"
-        >>> printed_ties_note(pd.DataFrame({"run_id": [], "values": []}), 3) is None
+        >>> printed_ties_note([], 3) is None
         True
     """
-    if changed.empty:
+    if not changed:
         return None
     n = len(changed)
-    pairs = zip(changed["run_id"], changed["values"], strict=True)
-    shown = [f"{r} ({v} value{'s' if v != 1 else ''})" for r, v in pairs]
+    shown = [f"{r} ({v} value{'s' if v != 1 else ''})" for r, v in changed]
     names = ", ".join(shown[:5]) + (", ..." if n > 5 else "")
     runs = "1 run prints" if n == 1 else f"{n} runs print"
     others = reordered - n
