@@ -228,7 +228,7 @@ def evaluate(
         return frame
     try:
         if (qrels is None or into is not None) and not float32_ties:
-            _float32_note(wh, collection, run)  # type: ignore[arg-type]
+            _float32_note(wh, collection, run, measures, per_query, stored)  # type: ignore[arg-type]
         if fmt is EvalFormat.trec:
             _print_trec(compute, measures, per_query, options["depths"], output)  # type: ignore[arg-type]
             frame = None
@@ -338,11 +338,35 @@ def _ingest_into(
     return wh, (transaction, said), collection, [r.name for r in results]
 
 
-def _float32_note(wh: object, collection: str, runs: list[str] | None) -> None:
-    """Say once, on standard error, when trec_eval 9's float32 ties would order a run differently."""
-    from evalwh.present.report.ties import float32_order, ties_note
+def _float32_note(
+    wh: Any,
+    collection: str,
+    runs: list[str] | None,
+    measures: list[str],
+    per_query: bool,
+    stored: dict[str, Any],
+) -> None:
+    """Say once, on standard error, which runs' printed values trec_eval 9's float32 ties change.
 
-    note = ties_note(float32_order(wh, collection, runs or None))  # type: ignore[arg-type]
+    Only the runs whose order float32 scores change (stored at ingest) are evaluated again,
+    both ways, on the measures shown (per topic with --per-query); a run is named when one
+    of its values prints differently at four decimals (issue #54: a note about every
+    reordered list was true only in a corner case). ``--float32-ties`` prints those values.
+    """
+    from evalwh.present.report.ties import changed_values, float32_order, printed_ties_note
+
+    reordered = float32_order(wh, collection, runs or None)
+    if reordered.empty:
+        return
+    flagged = reordered["run_id"].tolist()
+
+    def values(float32: bool) -> pd.DataFrame:
+        options = {**stored, "runs": flagged, "float32_ties": float32}
+        return wh.evaluate(measures, per_query=per_query, typed_names=True, **options)
+
+    changed = changed_values(values(False), values(True))
+    pairs = list(zip(changed["run_id"], changed["values"].astype(int), strict=True))
+    note = printed_ties_note(pairs, len(flagged))
     if note:
         typer.echo(f"note: {note}", err=True)
 

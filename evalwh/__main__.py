@@ -39,6 +39,15 @@ def main() -> None:
     """Import the CLI, run it, and end the process with its exit code."""
     if sys.stdout is None:
         sys.stdout = _ClosedOutput()  # type: ignore[assignment]
+    quick = not isinstance(sys.stdout, _ClosedOutput)  # (else the CLI says it is closed)
+    if quick and sys.argv[1:2] == ["trec_eval"]:
+        _trec_eval(sys.argv[2:])
+    if (
+        quick
+        and sys.argv[1:2] == ["eval"]
+        and any(a == "--qrels" or a.startswith("--qrels=") for a in sys.argv)
+    ):
+        _eval_qrels(sys.argv[2:])
     try:
         from evalwh.cli import app
     except KeyboardInterrupt:
@@ -50,6 +59,71 @@ def main() -> None:
         _leave(done.code)
         raise
     _leave(0)
+
+
+def _trec_eval(argv: list[str]) -> None:
+    """``evalwh trec_eval ...`` without the CLI, where :mod:`evalwh.measures.quick` takes the input.
+
+    A shell loop calls trec_eval once per run file: this path imports the C reader, numpy and
+    trec_eval's own modules, not typer, pandas or DuckDB. It ends the process when it printed
+    the evaluation, or one of trec_eval's own messages (its usage, ``-h``, a bad measure). It
+    returns, having written nothing, where the quick path declines an input: ``main`` then runs
+    the command through the CLI (:mod:`evalwh.cli.trec_eval`), whose direct path reads
+    anything the ingest reads and names what it refuses, and prints every other error.
+    """
+    try:
+        from evalwh.measures import trec_eval as te
+
+        try:
+            status = te.run_quick(argv, sys.stdout.write)
+        except BrokenPipeError:
+            _reader_gone()
+        except te.TrecEvalExit as error:
+            sys.stdout.flush()
+            if error.message:
+                sys.stderr.write(error.message + "\n")  # (as the CLI's typer.echo(err=True))
+            status = error.status
+    except KeyboardInterrupt:
+        sys.stderr.write("Interrupted; nothing was changed.\n")
+        raise SystemExit(130) from None
+    if status is None:
+        return
+    _leave(status)
+    raise SystemExit(status)
+
+
+def _eval_qrels(argv: list[str]) -> None:
+    """``evalwh eval --qrels ...`` without the CLI where :mod:`evalwh.measures.quick_eval` takes
+    it (see there); it returns, having written nothing, where it does not."""
+    try:
+        from evalwh.measures import quick_eval
+
+        status = quick_eval.run(argv, sys.stdout.write, note=_float32_note)
+    except BrokenPipeError:
+        _reader_gone()
+    except KeyboardInterrupt:
+        sys.stderr.write("Interrupted; nothing was changed.\n")
+        raise SystemExit(130) from None
+    if status is None:
+        return
+    _leave(status)
+    raise SystemExit(status)
+
+
+def _float32_note(changed: list[tuple[str, int]]) -> None:
+    """``evalwh eval --qrels``'s note: the runs whose printed values float32 order changes."""
+    from evalwh.present.report.ties import printed_ties_note
+
+    sys.stderr.write(f"note: {printed_ties_note(changed, len(changed))}\n")
+
+
+def _reader_gone() -> None:
+    """The reader of standard output went away (``| head``): what it did not read is not an
+    error of the command (as :func:`_leave` ends it)."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    os._exit(0)
 
 
 def _leave(code: object) -> None:

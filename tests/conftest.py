@@ -280,6 +280,8 @@ SLOW = {
         "test_trec_eval_suite",
         "test_atof_reads_the_leading_number_as_c_does",
     ],
+    "test_trec_eval_quick.py": ["test_trec8_every_run_byte_identical_to_trec_eval_on_the_quick_measures"],
+    "test_ir_measures_ties.py": ["test_equals_pytrec_eval_per_query_on_trec8"],
 }
 
 

@@ -257,7 +257,9 @@ def test_a_warehouse_from_before_021_gets_the_note_from_the_query(tmp_path: Path
         assert float32_order(wh, "c").values.tolist() == [["x", 1, 2], ["z", 3, 9]]
     result = runner.invoke(app, ["eval", "-c", "c", "--db", str(db), "-m", "P@1", "--run", "x"])
     assert result.exit_code == 0, result.output
-    assert "1 run (x) orders 1 list differently" in result.stderr
+    # (issue #54: the note names the runs whose printed values change, with how many)
+    assert "1 run prints different values when scores are rounded to float32" in result.stderr
+    assert ": x (1 value); --float32-ties" in result.stderr
 
 
 def test_export_carries_the_figures_and_an_older_export_leaves_them_unknown(tmp_path: Path) -> None:

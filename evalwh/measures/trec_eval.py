@@ -131,6 +131,30 @@ def _line(name: str, query: str, text: str) -> str:
     return f"{name:<22}\t{query}\t{text}\n"
 
 
+def run_quick(argv: Sequence[str], write: Callable[[str], Any]) -> int | None:
+    """:func:`run` where :mod:`evalwh.measures.quick` takes the input; else None, nothing written.
+
+    Raises:
+        TrecEvalExit: trec_eval's errors (message for stderr, exit status).
+    """
+    parsed = parse_args(argv)
+    if isinstance(parsed, str):
+        write(parsed)
+        return 0
+    request = parsed
+    printed = printed_measures(request)
+    measures = [p.measure for p in printed if p.measure is not None]
+    relstring = next((p.length for p in printed if p.form == "relstring"), None)
+    measures += [_measure("NumRet"), _measure("NumRel")]
+    quick = _evaluate_quick(request, printed, measures, relstring)
+    if quick is None:
+        return None
+    run_ids, cells, extras = quick
+    for run_id in run_ids:
+        _write_run(request, printed, cells, extras, run_id, write)
+    return 0
+
+
 def run(argv: Sequence[str], write: Callable[[str], Any]) -> int:
     """Run ``evalwh trec_eval`` with ``argv``; output goes to ``write``; returns the exit status.
 
@@ -148,8 +172,12 @@ def run(argv: Sequence[str], write: Callable[[str], Any]) -> int:
     relstring = next((p.length for p in printed if p.form == "relstring"), None)
     # m and R of every topic: an empty list gives trec_eval's interpolated precision 0/0
     measures += [_measure("NumRet"), _measure("NumRel")]
-    run_ids, frame, extras = _evaluate(request, measures, relstring)
-    cells = _Cells(frame, printed)
+    quick = _evaluate_quick(request, printed, measures, relstring)
+    if quick is not None:
+        run_ids, cells, extras = quick
+    else:
+        run_ids, frame, extras = _evaluate(request, measures, relstring)
+        cells = _Cells(frame, printed)
     for run_id in run_ids:
         _write_run(request, printed, cells, extras, run_id, write)
     return 0
@@ -209,6 +237,72 @@ def _say(line: str) -> None:
     import sys
 
     sys.stderr.write(f"evalwh trec_eval: {line}\n")
+
+
+def _evaluate_quick(
+    request: Request, printed: list[Printed], measures: list[catalog.Measure], relstring: int | None
+) -> tuple[list[str], _QuickCells, _Extras] | None:
+    """The runs evaluated by :mod:`evalwh.measures.quick` (numpy and the C reader, no warehouse),
+    or None where it declines (then :func:`_evaluate`'s direct path reads them)."""
+    from evalwh.measures import quick
+
+    if request.judged_only or request.exclusions or request.identical_ids or request.exclusion_labels:
+        return None  # (-J and exclusions: the direct path)
+    done = quick.evaluate(
+        Path(request.qrels),
+        [Path(r) for r in request.runs],
+        measures,
+        rel=request.rel,
+        depth_cap=request.depth_cap,
+        float32=request.v9,
+        every_topic=request.complete,
+        relstring=relstring,
+    )
+    if done is None:
+        return None
+    qrels, runs = done
+    positive = int((qrels.grades >= 1).sum())
+    extras = _Extras(qrels_topics=list(qrels.topics), positive_grades=positive)
+    for run in runs:
+        extras.present[run.run_id] = run.present
+        for topic, text in run.relstrings.items():
+            extras.relstrings[(run.run_id, topic)] = text
+    return [r.run_id for r in runs], _QuickCells(qrels.topics, runs, measures, printed), extras
+
+
+class _QuickCells:
+    """:class:`_Cells` of :func:`_evaluate_quick`'s values: one matrix per run, [measure, topic]."""
+
+    def __init__(
+        self,
+        topics: list[str],
+        runs: list[Any],
+        measures: list[catalog.Measure],
+        printed: list[Printed],
+    ) -> None:
+        import numpy as np
+
+        self.topics = {t: i for i, t in enumerate(topics)}
+        self._runs = {r.run_id: r for r in runs}
+        rows = {str(m): i for i, m in enumerate(measures)}
+        self.rows = {id(p): rows.get(str(p.measure), -1) for p in printed if p.measure is not None}
+        self.num_ret = rows[str(_measure("NumRet"))]
+        self.num_rel = rows[str(_measure("NumRel"))]
+        self._shape = (len(measures), len(topics))
+        self._np = np
+
+    def of(self, run_id: str) -> tuple[Any, Any]:
+        """The run's values and which of them it has (every topic of the run), [measure, topic]."""
+        np = self._np
+        run = self._runs.get(run_id)
+        known = np.zeros(self._shape, dtype=bool)
+        if run is None:
+            return np.full(self._shape, np.nan), known
+        for topic in run.present:
+            at = self.topics.get(topic)
+            if at is not None:
+                known[:, at] = True
+        return run.values, known
 
 
 class _Cells:

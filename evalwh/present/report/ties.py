@@ -85,3 +85,62 @@ def ties_note(frame: pd.DataFrame) -> str | None:
         f"{'its values' if n == 1 else 'their values'} can differ from those tables: "
         "--float32-ties reproduces them."
     )
+
+
+def changed_values(
+    as_given: pd.DataFrame, as_float32: pd.DataFrame, digits: int = 4
+) -> pd.DataFrame:
+    """Per run, how many of its values print differently (``%.4f``) under float32 order.
+
+    ``as_given`` and ``as_float32``: the same evaluation (``run_id``, ``measure``, ``value``,
+    and ``query_id`` per topic) in trec_eval 10's order and in trec_eval 9's. Returns
+    ``run_id, values`` for the runs with at least one such value, by run_id.
+
+    Examples:
+        >>> import pandas as pd
+        >>> a = pd.DataFrame({"run_id": ["r", "r", "s"], "measure": ["AP", "P@10", "AP"],
+        ...                   "value": [0.12344, 0.5, 0.2]})
+        >>> b = a.assign(value=[0.12346, 0.5, 0.20001])
+        >>> changed_values(a, b).values.tolist()
+        [['r', 1]]
+    """
+    import pandas as pd
+
+    keys = [c for c in ("run_id", "query_id", "measure") if c in as_given.columns]
+    given, rounded = as_given[[*keys, "value"]], as_float32[[*keys, "value"]]
+    merged = given.merge(rounded, on=keys, suffixes=("", "_f32"))
+
+    def printed(values: pd.Series) -> pd.Series:
+        return values.map(lambda v: "" if pd.isna(v) else f"{v:.{digits}f}")
+
+    differ = merged[printed(merged["value"]) != printed(merged["value_f32"])]
+    counts = differ.groupby("run_id").size().rename("values").reset_index()
+    return counts.astype({"run_id": str}).sort_values("run_id").reset_index(drop=True)
+
+
+def printed_ties_note(changed: Sequence[tuple[str, int]], reordered: int) -> str | None:
+    """The note of ``evalwh eval``: the runs whose printed values float32 order changes, or None.
+
+    ``changed``: (run, number of values) of those runs; ``reordered``: how many runs float32
+    scores reorder (those that print the same are counted, not named).
+
+    Examples:
+        >>> printed_ties_note([("a", 4)], 11)
+        "1 run prints different values when scores are rounded to float32 (as trec_eval 9 and the published TREC tables did): a (4 values); the other 10 runs it reorders print the same; --float32-ties prints trec_eval 9's values"
+        >>> printed_ties_note([], 3) is None
+        True
+    """
+    if not changed:
+        return None
+    n = len(changed)
+    shown = [f"{r} ({v} value{'s' if v != 1 else ''})" for r, v in changed]
+    names = ", ".join(shown[:5]) + (", ..." if n > 5 else "")
+    runs = "1 run prints" if n == 1 else f"{n} runs print"
+    others = reordered - n
+    rest = ""
+    if others > 0:
+        rest = f"; the other {others} run{'s' if others != 1 else ''} it reorders print the same"
+    return (
+        f"{runs} different values when scores are rounded to float32 (as trec_eval 9 and the "
+        f"published TREC tables did): {names}{rest}; --float32-ties prints trec_eval 9's values"
+    )
