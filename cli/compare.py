@@ -325,7 +325,8 @@ def compare(
             )  # fmt: skip
             from evalwh.cli.eval import _float32_note
 
-            _float32_note(wh, collection, list(dict.fromkeys(result.runs["run_id"])))
+            _float32_note(wh, collection, list(dict.fromkeys(result.runs["run_id"])), measures or ["AP"], False,
+                          {"collection": collection, "qrels_id": qrels_id, "fill": fill or []})  # fmt: skip
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
     if marks is PaperMarks.arrows and not base:
