@@ -87,8 +87,8 @@ def paired_effect(a: ArrayLike, b: ArrayLike, effect: Effect | str = Effect.smd)
 
     Raises:
         InsufficientDataError: fewer than 3 topics, or the runs' differences have no spread
-        (identical runs, or one that equals the other plus a constant: the standardised effect
-        is undefined).
+            (identical runs, or one that equals the other plus a constant: the standardised
+            effect is undefined).
 
     Examples:
         >>> e = paired_effect([0.5, 0.6, 0.2, 0.8], [0.4, 0.6, 0.1, 0.5])
