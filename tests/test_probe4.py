@@ -540,6 +540,47 @@ def test_a_failed_output_after_the_commit_says_what_was_committed(synthetic_db: 
         assert wh.df("SELECT count(*) AS n FROM pools")["n"].iloc[0] == 1
 
 
+def test_pool_bias_checks_its_options_before_it_commits(synthetic_db: Path) -> None:
+    """Issue 52, class 2: `experiment pool-bias` stored the completed qrels set (Q*) and only
+    then found a pool width above the runs there are; now the one line comes with the
+    warehouse byte for byte as before."""
+    before = _siblings(synthetic_db)
+    text = one_line(invoke("experiment", "pool-bias", "-c", "s", "--widths", "50", "--repeats", "2",
+                           "--topic-samples", "2", "--common-topics", "2", "--db", synthetic_db))  # fmt: skip
+    assert "50" in text and "committed" not in text, text
+    assert _siblings(synthetic_db) == before
+
+
+def test_a_closed_standard_output_after_the_commit_is_reported(synthetic_db: Path) -> None:
+    """Issue 52, class 2: a writer whose standard output was closed after its commit exited 0
+    in silence (the rule for filters such as `| head -1`); it now ends with one line saying the
+    warehouse holds its changes, and exit code 1. A reader keeps the quiet exit 0."""
+    import os
+    import subprocess
+    import sys
+
+    cli = [sys.executable, "-c", "from evalwh.__main__ import main; main()"]
+
+    def closed(*args: object) -> subprocess.CompletedProcess[str]:
+        read, write = os.pipe()
+        os.close(read)  # the reader went away before the first byte
+        try:
+            return subprocess.run([*cli, *map(str, args)], stdout=write, stderr=subprocess.PIPE, text=True, timeout=600)
+        finally:
+            os.close(write)
+
+    done = closed("experiment", "pool-bias", "-c", "s", "--widths", "2", "--repeats", "2", "--topic-samples", "2",
+                  "--common-topics", "2", "--db", synthetic_db)  # fmt: skip
+    assert done.returncode == 1 and done.stderr == (
+        "Error: standard output was closed; the command had committed its changes to the warehouse "
+        "before it wrote its output (it holds them)\n"
+    ), done.stderr
+    with Warehouse.open_reader(synthetic_db) as wh:
+        assert wh.df("SELECT count(*) AS n FROM pool_experiments")["n"].iloc[0] == 1
+    reader = closed("eval", "-c", "s", "-m", "P@10", "--db", synthetic_db)
+    assert (reader.returncode, reader.stderr) == (0, "")
+
+
 def test_ctrl_c_in_a_replay_before_its_store_says_nothing_was_committed(synthetic_db: Path) -> None:
     """Issue 52, class 2: the replay's scoring commits temporary tables only; a Ctrl-C right
     after that commit said "had committed its changes" while the file was byte-identical."""
