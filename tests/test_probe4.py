@@ -304,6 +304,26 @@ def test_control_characters_split_across_read_chunks_are_found(tmp_path: Path) -
     assert invoke("ingest", "runs", commented, "-c", "c", "--db", db).exit_code == 0
 
 
+def test_the_c_scan_finds_what_the_pattern_finds() -> None:
+    """Issue 52, class 6: the C reader's one-pass control_bytes and the pattern the locators use
+    (evalwh.io.printable.FILE_CONTROL) agree on random text of separators, ASCII, accents, dashes,
+    C0, DEL, C1, direction marks and their neighbours (U+00A0, U+2030, U+2065, U+206A)."""
+    from evalwh.io import _runlines
+    from evalwh.io.printable import FILE_CONTROL
+
+    pieces = [" ", "\t", "\n", "\r", "\x0b", "\x0c", "\x00", "a", "Q0", "1.5", "\u00e9", "\u2014", "\u00a0", "\u2030",
+              "\u2065", "\u206a", "\u202f", "\u061b", "\u061d", "\x1b", "\x7f", "\x01", "\x1f", "\x80", "\x85", "\x9f",
+              "\u061c", "\u200e", "\u200f", "\u202a", "\u202e", "\u2066", "\u2069", "\u2028", "\u2029"]  # fmt: skip
+    rng = np.random.default_rng(52)
+    hits = 0
+    for _ in range(4000):
+        text = "".join(rng.choice(pieces, size=int(rng.integers(0, 6))))
+        expected = FILE_CONTROL.search(text) is not None
+        hits += expected
+        assert _runlines.control_bytes(text.encode()) is expected, repr(text)
+    assert 1000 < hits < 3900
+
+
 @pytest.mark.parametrize(
     ("table", "column", "value", "shown"),
     [("run_results", "doc_id", "d\x1b[2J", "'d\\x1b[2J'"), ("qrels", "query_id", "1\u202e", "'1\\u202e'"), ("runs", "run_id", "r\x7f", "'r\\x7f'")],

@@ -1723,14 +1723,17 @@ static PyObject *control_bytes(PyObject *self, PyObject *args) {
         lead |= (c == 0xc2) | (c == 0xd8) | (c == 0xe2);
     }
     found = c0;
-    for (size_t i = 0; !found && lead && i + 1 < n; i++) {
-        unsigned char c = s[i], d = s[i + 1];
-        if (c == 0xc2) found = d >= 0x80 && d <= 0x9f;
-        else if (c == 0xd8) found = d == 0x9c;
-        else if (c == 0xe2 && i + 2 < n) {
-            unsigned char e = s[i + 2];
-            found = (d == 0x80 && ((e >= 0x8e && e <= 0x8f) || (e >= 0xa8 && e <= 0xae))) ||
-                    (d == 0x81 && e >= 0xa6 && e <= 0xa9);
+    /* each lead byte by memchr: text with accents or dashes is not read byte by byte */
+    static const unsigned char leads[3] = {0xc2, 0xd8, 0xe2};
+    for (int k = 0; !found && lead && k < 3; k++) {
+        const unsigned char *at = s, *end = s + n;
+        while (!found && (at = memchr(at, leads[k], (size_t)(end - at))) != NULL) {
+            unsigned char d = at + 1 < end ? at[1] : 0, e = at + 2 < end ? at[2] : 0;
+            if (k == 0) found = d >= 0x80 && d <= 0x9f;
+            else if (k == 1) found = d == 0x9c;
+            else found = (d == 0x80 && ((e >= 0x8e && e <= 0x8f) || (e >= 0xa8 && e <= 0xae))) ||
+                         (d == 0x81 && e >= 0xa6 && e <= 0xa9);
+            at++;
         }
     }
     Py_END_ALLOW_THREADS
