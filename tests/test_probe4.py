@@ -304,6 +304,20 @@ def test_control_characters_split_across_read_chunks_are_found(tmp_path: Path) -
     assert invoke("ingest", "runs", commented, "-c", "c", "--db", db).exit_code == 0
 
 
+def test_control_characters_in_json_lines_qrels_are_refused(tmp_path: Path) -> None:
+    """Issue 52, class 6: the JSON-lines judgment reader refused whitespace in ids but let an ESC
+    through to the DataFrame check, which named "DataFrame:1"; it names the file and line."""
+    db = tmp_path / "W.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+    before = digest(db)
+    path = tmp_path / "llm.jsonl"
+    path.write_text('{"qid": "1", "docid": "a", "judgment": 1}\n{"qid": "1", "docid": "c\\u001b[2J", "judgment": 0}\n')
+    text = one_line(invoke("ingest", "qrels", path, "-c", "c", "--qrels-id", "llm", "--source", "llm", "--db", db))
+    assert text == f"Error: {path}:2: document id 'c\\x1b[2J' holds a control character, which an id may not hold"
+    assert digest(db) == before
+
+
 def test_the_c_scan_finds_what_the_pattern_finds() -> None:
     """Issue 52, class 6: the C reader's one-pass control_bytes and the pattern the locators use
     (evalwh.io.printable.FILE_CONTROL) agree on random text of separators, ASCII, accents, dashes,

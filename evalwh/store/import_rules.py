@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from evalwh.io.printable import CONTROL, terminal
+from evalwh.io.printable import terminal
 
 NOT_AN_ID = (
     r"[ \t\n\r\v\f\x00-\x1f\x7f-\x{9f}\x{061c}\x{200e}\x{200f}\x{202a}-\x{202e}"
