@@ -43,6 +43,9 @@ _COMMITTED = (
     "the command had committed its changes to the warehouse before this failed (it holds them); "
     "the output files are as they were"
 )
+_COMMITTED_STDOUT = (
+    "the command had committed its changes to the warehouse before it wrote its output (it holds them)"
+)
 _CONTEXT_LINE = re.compile(r"^\s*(LINE \d+:.*|\^+|\s*)$")
 
 
@@ -195,8 +198,13 @@ def handle_errors(func: F) -> F:
             typer.echo(interrupted_message(), err=True)
             sys.exit(130)
         except BrokenPipeError:
-            # the reader of standard output went away (evalwh runs | head -1): normal for a filter
+            # the reader of standard output went away (evalwh runs | head -1): normal for a
+            # filter, unless the command had committed: then one line says so, and the exit is 1
             _quiet_stdout()
+            if Outcome.commits:
+                with contextlib.suppress(OSError, ValueError):
+                    typer.echo(f"Error: standard output was closed; {_COMMITTED_STDOUT}", err=True)
+                sys.exit(1)
             sys.exit(0)
         except Exception as error:
             if DEBUG["on"]:

@@ -242,6 +242,123 @@ def test_markdown_outputs_carry_no_html_and_no_broken_rows(tmp_path: Path) -> No
     assert "&lt;script>" in compare.output and "<script" not in compare.output
 
 
+CONTROL_LINES = [
+    # (kind, file content, bad line, the problem)
+    ("runs", b"1 Q0 a\x1b[31m 1 5.0 r\n1 Q0 c 2 3.0 r\n", 1, r"document id 'a\x1b[31m'"),
+    ("runs", b"1 Q0 a 1 5.0 r\n1 Q0 c 2 3.0 r\n2\x7f Q0 a 1 1.0 r\n", 3, r"topic id '2\x7f'"),
+    ("runs", "1\tQ0\tab\u0085\t1\t5.0\tr\n".encode(), 1, r"document id 'ab\x85'"),
+    ("runs", "# a comment\n1 Q0 gnp\u202e.exe 1 5.0 r\n".encode(), 2, r"document id 'gnp\u202e.exe'"),
+    ("runs", b"1 Q0 a 1 5.0 r\n1\x01 Q0 c 2 3.0 r\n", 2, r"topic id '1\x01'"),
+    ("qrels", b"1 0 a 1\n1 0 c\x1b]0;owned\x07 0\n", 2, r"document id 'c\x1b]0;owned\x07'"),
+    ("qrels", "1\u0085 0 a 1\n".encode(), 1, r"topic id '1\x85'"),
+]
+
+
+@pytest.mark.parametrize(("kind", "content", "line", "shown"), CONTROL_LINES)
+def test_control_characters_in_run_and_qrels_files_are_refused(
+    tmp_path: Path, kind: str, content: bytes, line: int, shown: str
+) -> None:
+    """Issue 52, class 6: an ESC, DEL, C1 or direction override in a topic or document id of a
+    run or qrels file was stored (and later printed); every reader refuses it in one line naming
+    the file and the line: ingest, the direct evaluation and `evalwh trec_eval`."""
+    db = tmp_path / "W.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+    before = digest(db)
+    bad = tmp_path / f"bad.{kind}"
+    bad.write_bytes(content)
+    good_qrels, good_run = tmp_path / "q.txt", tmp_path / "r.txt"
+    good_qrels.write_text("1 0 a 1\n1 0 c 0\n2 0 a 1\n")
+    good_run.write_text("1 Q0 a 1 5.0 r\n1 Q0 c 2 3.0 r\n")
+    problem = f"{bad}:{line}: {shown} holds a control character, which an id may not hold"
+    commands = [("ingest", kind, bad, "-c", "c", "--db", db)]
+    if kind == "runs":
+        commands += [("eval", "--qrels", good_qrels, bad), ("trec_eval", good_qrels, bad)]
+    else:
+        commands += [("eval", "--qrels", bad, good_run), ("trec_eval", bad, good_run)]
+    for command in commands:
+        assert one_line(invoke(*command)) == f"Error: {problem}", command
+    assert digest(db) == before
+
+
+def test_control_characters_split_across_read_chunks_are_found(tmp_path: Path) -> None:
+    """Issue 52, class 6: the scan reads a file a MiB at a time; a C1 character whose two UTF-8
+    bytes fall into two chunks is found all the same. A comment may hold control characters."""
+    db = tmp_path / "W.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+    before = digest(db)
+    lines = [f"1 Q0 d{i:07d} {i + 1} {-i}.0 r\n".encode() for i in range(60_000)]
+    prefix = b"".join(lines[:30_000])
+    comment = b"# " + b"p" * ((1 << 20) - 7 - len(prefix) - 3) + b"\n"
+    body = prefix + comment + b"2 Q0 x\xc2\x85 1 1.0 r\n" + b"".join(lines[30_000:])
+    assert body.index(b"\xc2\x85") == (1 << 20) - 1  # its first byte ends the first chunk
+    run = tmp_path / "split.txt"
+    run.write_bytes(body)
+    assert one_line(invoke("ingest", "runs", run, "-c", "c", "--db", db)).endswith(
+        ":30002: document id 'x\\x85' holds a control character, which an id may not hold"
+    )
+    assert digest(db) == before
+    commented = tmp_path / "commented.txt"
+    commented.write_bytes(b"# made by \x1b[1mbm25\x1b[0m\n1 Q0 a 1 5.0 r\n1 Q0 c 2 3.0 r\n")
+    assert invoke("ingest", "runs", commented, "-c", "c", "--db", db).exit_code == 0
+
+
+def test_control_characters_in_json_lines_qrels_are_refused(tmp_path: Path) -> None:
+    """Issue 52, class 6: the JSON-lines judgment reader refused whitespace in ids but let an ESC
+    through to the DataFrame check, which named "DataFrame:1"; it names the file and line."""
+    db = tmp_path / "W.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(QRELS, collection="c")
+    before = digest(db)
+    path = tmp_path / "llm.jsonl"
+    path.write_text('{"qid": "1", "docid": "a", "judgment": 1}\n{"qid": "1", "docid": "c\\u001b[2J", "judgment": 0}\n')
+    text = one_line(invoke("ingest", "qrels", path, "-c", "c", "--qrels-id", "llm", "--source", "llm", "--db", db))
+    assert text == f"Error: {path}:2: document id 'c\\x1b[2J' holds a control character, which an id may not hold"
+    assert digest(db) == before
+
+
+def test_the_c_scan_finds_what_the_pattern_finds() -> None:
+    """Issue 52, class 6: the C reader's one-pass control_bytes and the pattern the locators use
+    (evalwh.io.printable.FILE_CONTROL) agree on random text of separators, ASCII, accents, dashes,
+    C0, DEL, C1, direction marks and their neighbours (U+00A0, U+2030, U+2065, U+206A)."""
+    from evalwh.io import _runlines
+    from evalwh.io.printable import FILE_CONTROL
+
+    pieces = [" ", "\t", "\n", "\r", "\x0b", "\x0c", "\x00", "a", "Q0", "1.5", "\u00e9", "\u2014", "\u00a0", "\u2030",
+              "\u2065", "\u206a", "\u202f", "\u061b", "\u061d", "\x1b", "\x7f", "\x01", "\x1f", "\x80", "\x85", "\x9f",
+              "\u061c", "\u200e", "\u200f", "\u202a", "\u202e", "\u2066", "\u2069", "\u2028", "\u2029"]  # fmt: skip
+    rng = np.random.default_rng(52)
+    hits = 0
+    for _ in range(4000):
+        text = "".join(rng.choice(pieces, size=int(rng.integers(0, 6))))
+        expected = FILE_CONTROL.search(text) is not None
+        hits += expected
+        assert _runlines.control_bytes(text.encode()) is expected, repr(text)
+    assert 1000 < hits < 3900
+
+
+@pytest.mark.parametrize(
+    ("table", "column", "value", "shown"),
+    [("run_results", "doc_id", "d\x1b[2J", "'d\\x1b[2J'"), ("qrels", "query_id", "1\u202e", "'1\\u202e'"), ("runs", "run_id", "r\x7f", "'r\\x7f'")],
+)
+def test_import_refuses_control_characters_in_ids(
+    export_copy: Path, tmp_path: Path, table: str, column: str, value: str, shown: str
+) -> None:
+    """Issue 52, class 6: import refused whitespace and NUL in ids but not ESC, DEL, C1 or a
+    direction override, which the ingest refuses; now it refuses them too, in one line."""
+    from test_probe2 import tamper
+
+    tamper(export_copy, table, lambda f: _set(f, column, 0, value))
+    db = tmp_path / "I.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(QRELS, collection="other")
+    before = digest(db)
+    text = one_line(invoke("import", export_copy, "--db", db))
+    assert f":1: {column} {shown} holds a control character, which an id may not hold" in text, text
+    assert "\x1b" not in text and digest(db) == before
+
+
 # -- class 4: denial of service and unbounded reads ---------------------------------------------
 
 
@@ -455,6 +572,47 @@ def test_a_failed_output_after_the_commit_says_what_was_committed(synthetic_db: 
     assert "as they were;" not in text and not text.endswith("the warehouse and the output files are as they were")
     with Warehouse.open_reader(synthetic_db) as wh:
         assert wh.df("SELECT count(*) AS n FROM pools")["n"].iloc[0] == 1
+
+
+def test_pool_bias_checks_its_options_before_it_commits(synthetic_db: Path) -> None:
+    """Issue 52, class 2: `experiment pool-bias` stored the completed qrels set (Q*) and only
+    then found a pool width above the runs there are; now the one line comes with the
+    warehouse byte for byte as before."""
+    before = _siblings(synthetic_db)
+    text = one_line(invoke("experiment", "pool-bias", "-c", "s", "--widths", "50", "--repeats", "2",
+                           "--topic-samples", "2", "--common-topics", "2", "--db", synthetic_db))  # fmt: skip
+    assert "50" in text and "committed" not in text, text
+    assert _siblings(synthetic_db) == before
+
+
+def test_a_closed_standard_output_after_the_commit_is_reported(synthetic_db: Path) -> None:
+    """Issue 52, class 2: a writer whose standard output was closed after its commit exited 0
+    in silence (the rule for filters such as `| head -1`); it now ends with one line saying the
+    warehouse holds its changes, and exit code 1. A reader keeps the quiet exit 0."""
+    import os
+    import subprocess
+    import sys
+
+    cli = [sys.executable, "-c", "from evalwh.__main__ import main; main()"]
+
+    def closed(*args: object) -> subprocess.CompletedProcess[str]:
+        read, write = os.pipe()
+        os.close(read)  # the reader went away before the first byte
+        try:
+            return subprocess.run([*cli, *map(str, args)], stdout=write, stderr=subprocess.PIPE, text=True, timeout=600)
+        finally:
+            os.close(write)
+
+    done = closed("experiment", "pool-bias", "-c", "s", "--widths", "2", "--repeats", "2", "--topic-samples", "2",
+                  "--common-topics", "2", "--db", synthetic_db)  # fmt: skip
+    assert done.returncode == 1 and done.stderr == (
+        "Error: standard output was closed; the command had committed its changes to the warehouse "
+        "before it wrote its output (it holds them)\n"
+    ), done.stderr
+    with Warehouse.open_reader(synthetic_db) as wh:
+        assert wh.df("SELECT count(*) AS n FROM pool_experiments")["n"].iloc[0] == 1
+    reader = closed("eval", "-c", "s", "-m", "P@10", "--db", synthetic_db)
+    assert (reader.returncode, reader.stderr) == (0, "")
 
 
 def test_ctrl_c_in_a_replay_before_its_store_says_nothing_was_committed(synthetic_db: Path) -> None:

@@ -1700,6 +1700,47 @@ static PyObject *first_long_line(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(found);
 }
 
+/* control_bytes(data) -> bool: whether data holds a control character that no id may hold
+ * (evalwh.io.printable.FILE_CONTROL): a C0 byte other than the separators and line breaks
+ * (tab, \n, \v, \f, \r) and NUL (refused on its own), DEL, or in UTF-8 a C1 character
+ * (\xc2\x80-\xc2\x9f), Arabic letter mark (\xd8\x9c), a direction mark, override or isolate
+ * or a line or paragraph separator (\xe2\x80\x8e-\x8f, \xe2\x80\xa8-\xae, \xe2\x81\xa6-\xa9).
+ * One pass the compiler vectorises finds the single bytes and the lead bytes of those
+ * sequences; only a file holding such a lead byte gets the exact second pass. For
+ * evalwh.io.formats.scan, one chunk at a time, without the GIL. */
+static PyObject *control_bytes(PyObject *self, PyObject *args) {
+    Py_buffer data;
+    if (!PyArg_ParseTuple(args, "y*:control_bytes", &data)) return NULL;
+    const unsigned char *s = data.buf;
+    size_t n = (size_t)data.len;
+    int found = 0;
+    Py_BEGIN_ALLOW_THREADS
+    int c0 = 0, lead = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = s[i];
+        c0 |= ((c < 0x20) & !((c == 0) | (c == '\t') | (c == '\n') | (c == 0x0b) | (c == 0x0c) | (c == '\r'))) |
+              (c == 0x7f);
+        lead |= (c == 0xc2) | (c == 0xd8) | (c == 0xe2);
+    }
+    found = c0;
+    /* each lead byte by memchr: text with accents or dashes is not read byte by byte */
+    static const unsigned char leads[3] = {0xc2, 0xd8, 0xe2};
+    for (int k = 0; !found && lead && k < 3; k++) {
+        const unsigned char *at = s, *end = s + n;
+        while (!found && (at = memchr(at, leads[k], (size_t)(end - at))) != NULL) {
+            unsigned char d = at + 1 < end ? at[1] : 0, e = at + 2 < end ? at[2] : 0;
+            if (k == 0) found = d >= 0x80 && d <= 0x9f;
+            else if (k == 1) found = d == 0x9c;
+            else found = (d == 0x80 && ((e >= 0x8e && e <= 0x8f) || (e >= 0xa8 && e <= 0xae))) ||
+                         (d == 0x81 && e >= 0xa6 && e <= 0xa9);
+            at++;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&data);
+    return PyBool_FromLong(found);
+}
+
 static PyObject *parse_score_py(PyObject *self, PyObject *arg) {
     Py_ssize_t n;
     const char *s = PyUnicode_AsUTF8AndSize(arg, &n);
@@ -1791,6 +1832,9 @@ static PyMethodDef methods[] = {
      "split_topics(data, parts) -> list[bytes]: the lines sorted into parts by a hash of their topic."},
     {"first_long_line", first_long_line, METH_VARARGS,
      "first_long_line(data, max_line) -> int: the first line longer than max_line bytes (0: none)."},
+    {"control_bytes", control_bytes, METH_VARARGS,
+     "control_bytes(data) -> bool: whether data holds a control character no id may hold (C0 but "
+     "whitespace and NUL, DEL, C1, direction overrides; see evalwh.io.printable.FILE_CONTROL)."},
     {"parse_score", parse_score_py, METH_O,
      "parse_score(text) -> float | None: a score as rank_file reads it (None: not its form)."},
     {NULL, NULL, 0, NULL},

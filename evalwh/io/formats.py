@@ -23,6 +23,8 @@ they agree on random input):
 * fields are separated by runs of ASCII whitespace (space, tab, vertical tab, form feed), as
   C's ``isspace`` that trec_eval uses; other characters, ``#`` included, are data;
 * the text is UTF-8 (a leading byte-order mark is ignored) without NUL bytes;
+* a field holds no control character (no ESC, DEL, C1 or direction override:
+  :data:`evalwh.io.printable.FILE_CONTROL`), so no topic or document id holds one; a comment may;
 * a score is a finite decimal number (``12``, ``-3.5``, ``9.998186e-02``); a relevance grade
   is a decimal number (``2``, ``-1``, ``0.75``) of at most nine integer digits with an optional sign;
 * a line holds at most :data:`MAX_LINE` bytes (1 MiB) besides its line break. A longer line
@@ -169,6 +171,18 @@ def first_long_line(data: bytes) -> int:
                 return number
         return 0
     return int(_runlines.first_long_line(data, MAX_LINE))
+
+
+def control_bytes(data: bytes) -> bool:
+    """Whether ``data`` holds a character of :data:`evalwh.io.printable.FILE_CONTROL` (as UTF-8),
+    by the C reader (one pass without the GIL)."""
+    try:
+        from evalwh.io import _runlines
+    except ImportError:
+        from evalwh.io.printable import FILE_CONTROL
+
+        return FILE_CONTROL.search(data.decode("utf-8", "replace")) is not None
+    return bool(_runlines.control_bytes(data))
 
 
 def open_binary(path: Path) -> IO[bytes]:
@@ -333,6 +347,10 @@ class Scan:
     fast_delimiter: str | None
     unreadable: bool
     long_line: bool = False
+    control: bool = False
+    """A control character (:data:`evalwh.io.printable.FILE_CONTROL`) somewhere, perhaps in a
+    comment: the caller asks :func:`locate_run_error` (or the qrels one) whether a line that
+    is not a comment holds it, and refuses the file if so."""
 
 
 def scan(path: Path, copy_to: Path | None = None) -> Scan:
@@ -352,6 +370,8 @@ def scan(path: Path, copy_to: Path | None = None) -> Scan:
     previous_ended_cr = False
     since_newline = 0
     long_line = False
+    control = False
+    tail = b""  # the last two bytes of the chunk before (a character split across chunks)
     limit = gzip_bound(path) if path.suffix == ".gz" else None
     read = 0
     with open_binary(path) as handle, _sink(copy_to) as copy:
@@ -381,6 +401,9 @@ def scan(path: Path, copy_to: Path | None = None) -> Scan:
                 if body.count(b"\r") != body.count(b"\r\n"):
                     lone_cr = True
             previous_ended_cr = chunk.endswith(b"\r")
+            if not control:
+                control = control_bytes(chunk) or control_bytes(tail + chunk[:2])
+                tail = chunk[-2:]
     # a \r as the very last byte ends the last line (a CRLF file without its final \n)
     fast: str | None = None
     if not (seen[b"\x0b"] or seen[b"\x0c"]):
@@ -388,7 +411,7 @@ def scan(path: Path, copy_to: Path | None = None) -> Scan:
             fast = "\t"
         elif seen[b" "] and not seen[b"\t"]:
             fast = " "
-    return Scan(digest.hexdigest(), fast, lone_cr or seen[b"\x00"], long_line)
+    return Scan(digest.hexdigest(), fast, lone_cr or seen[b"\x00"], long_line, control)
 
 
 @contextmanager
@@ -510,6 +533,22 @@ def is_relevance(text: str) -> bool:
     return _GRADE.fullmatch(text) is not None
 
 
+def _control_problem(fields: list[str], names: tuple[str, ...]) -> str | None:
+    """Why a line whose fields hold a control character (:data:`evalwh.io.printable.FILE_CONTROL`)
+    is refused: an id holding an ESC reaches every terminal that prints it."""
+    from evalwh.io.printable import FILE_CONTROL, terminal
+
+    for index, value in enumerate(fields):
+        if FILE_CONTROL.search(value):
+            what = names[index] if index < len(names) else f"field {index + 1}"
+            return f"{what} {terminal(repr(value))} holds a control character, which an id may not hold"
+    return None
+
+
+_RUN_NAMES = ("topic id", "field 2", "document id", "rank", "score", "tag")
+_QRELS_NAMES = ("topic id", "field 2", "document id", "relevance")
+
+
 def _field_count_problem(count: int, expected: int, extra_allowed: bool = False) -> str | None:
     if count < expected or (count > expected and not extra_allowed):
         return f"expected {expected} fields, found {count}"
@@ -542,7 +581,9 @@ def locate_run_error(
             continue
         count += 1
         fields = [f.decode("utf-8") for f in split_fields(body)]
-        problem = _field_count_problem(len(fields), RUN_FIELDS, ignore_extra_fields)
+        problem = _field_count_problem(len(fields), RUN_FIELDS, ignore_extra_fields) or _control_problem(
+            fields, _RUN_NAMES
+        )
         if problem:
             return IngestError(name, number, problem)
         query_id, _, doc_id, _, score, tag = fields[:RUN_FIELDS]
@@ -583,7 +624,7 @@ def locate_qrels_error(path: Path, *, label: str | None = None) -> IngestError:
             continue
         count += 1
         fields = [f.decode("utf-8") for f in split_fields(body)]
-        problem = _field_count_problem(len(fields), QRELS_FIELDS)
+        problem = _field_count_problem(len(fields), QRELS_FIELDS) or _control_problem(fields, _QRELS_NAMES)
         if problem:
             return IngestError(name, number, problem)
         query_id, _, doc_id, relevance = fields

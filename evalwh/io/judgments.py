@@ -44,6 +44,7 @@ from typing import Any
 
 from evalwh.errors import IngestError
 from evalwh.io import formats
+from evalwh.io.printable import CONTROL, terminal
 
 QUERY_FIELDS = ("qid", "query_id")
 DOC_FIELDS = ("docid", "doc_id", "pid", "passage_id")
@@ -189,6 +190,8 @@ def _id(
         raise IngestError(label, number, f"{what} {name!r} is empty")
     if _SPACE.search(text):
         raise IngestError(label, number, f"{what} {text!r} holds whitespace or a NUL byte, which no TREC file can hold")
+    if CONTROL.search(text):  # an ESC would reach every terminal that prints the id
+        raise IngestError(label, number, f"{what} {terminal(repr(text))} holds a control character, which an id may not hold")
     return text
 
 

@@ -19,6 +19,12 @@ CONTROL = re.compile("[\\x00-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u202a-\\u202
 overrides and isolates (which reorder what a terminal shows: "Trojan Source") and its line and
 paragraph separators."""
 
+FILE_CONTROL = re.compile("[\\x01-\\x08\\x0e-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069\\u2028\\u2029]")
+"""The control characters a line of a run or qrels file may not hold: :data:`CONTROL` but the
+field separators and line breaks (tab, vertical tab, form feed, ``\\r``, ``\\n``) and NUL, which the
+readers refuse on their own. No topic or document id may hold one (an ESC would reach every
+terminal that prints the id), and no other field holds one on a legal line either."""
+
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
 """A ``<`` that could open an HTML tag, comment or declaration (``<script``, ``</``, ``<!--``);
 ``<<`` and ``< (`` stay as they are."""

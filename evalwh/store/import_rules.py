@@ -7,6 +7,30 @@ the row's collection and ``known_*`` are the rows the warehouse will hold after 
 
 from __future__ import annotations
 
+import re
+
+from evalwh.io.printable import terminal
+
+NOT_AN_ID = (
+    r"[ \t\n\r\v\f\x00-\x1f\x7f-\x{9f}\x{061c}\x{200e}\x{200f}\x{202a}-\x{202e}"
+    r"\x{2066}-\x{2069}\x{2028}\x{2029}]"
+)
+"""What no id imported may hold (in DuckDB's regular expressions): what ingest refuses in an id,
+ASCII whitespace and NUL (no TREC file can hold them) and the control characters of
+:data:`evalwh.io.printable.CONTROL` (ESC, DEL, C1, direction overrides)."""
+
+NULLABLE_IDS = {("collection_conventions", "qrels_id")}
+"""Id columns where NULL is a value (the conventions' qrels set: NULL for the default one)."""
+
+
+def id_problem(value: str | None) -> str:
+    """Why ``value``, found by :data:`NOT_AN_ID` (or missing or empty), is not an id."""
+    if value is None or value == "":
+        return "is missing" if value is None else "is empty"
+    if re.search(r"[ \t\n\r\v\f\x00]", value):
+        return f"{value!r} holds whitespace or a NUL byte, which no TREC file can hold"
+    return f"{terminal(repr(value))} holds a control character, which an id may not hold"
+
 LATER_KEYS: dict[str, tuple[str, ...]] = {
     "pools": ("collection_id", "pool_id"),
     "pool_runs": ("collection_id", "pool_id", "run_id"),

@@ -37,7 +37,7 @@ from evalwh import sql
 from evalwh._version import __version__
 from evalwh.errors import EvalWhError, NotFoundError, SchemaError
 from evalwh.io.files import fsync_tree, partial_name, refuse_database, remove_leftovers
-from evalwh.store.import_rules import LATER_KEYS, LATER_RULES
+from evalwh.store.import_rules import LATER_KEYS, LATER_RULES, NOT_AN_ID, NULLABLE_IDS, id_problem
 
 if TYPE_CHECKING:
     from evalwh.store.connection import Store
@@ -296,11 +296,9 @@ def partition_in_files(manifest: dict[str, Any], entry: dict[str, Any]) -> bool:
 
 
 # What ingest refuses, import refuses too (a file whose checksum was fixed in the manifest is
-# checked all the same): ids no TREC file could hold, rows repeating a key, numbers that are
+# checked all the same): ids no TREC file could hold or holding an ESC, rows repeating a key, numbers that are
 # not finite, columns of another type than the warehouse's.
 _IDS = ("run_id", "query_id", "doc_id", "iteration", "qrels_id")
-_MAY_BE_NULL = {("collection_conventions", "qrels_id")}  # (ids left NULL: no default set until asked, 023)
-_NOT_AN_ID = r"[ \t\n\r\v\f\x00]"
 _ROW_KEYS = {
     "collections": ("collection_id",),
     "qrels": ("collection_id", "qrels_id", "query_id", "doc_id"),
@@ -359,17 +357,14 @@ def _check_content(
     for column in [c for c in _IDS if c in found]:
         name = sql.identifier(column)
         hit = con.execute(
-            f"SELECT file_row_number + 1, {name} FROM {source} WHERE "
-            f"{'false' if (table, column) in _MAY_BE_NULL else f'{name} IS NULL'} OR {name} = ''"
+            f"SELECT file_row_number + 1, {name} FROM {source} WHERE {name} = ''"
+            f"{'' if (table, column) in NULLABLE_IDS else f' OR {name} IS NULL'}"
             f" OR regexp_matches({name}, $bad) ORDER BY 1 LIMIT 1",
-            {**params, "bad": _NOT_AN_ID},
+            {**params, "bad": NOT_AN_ID},
         ).fetchall()
         if hit:
             row, value = hit[0]
-            problem = "is missing" if value is None else "is empty" if value == "" else (
-                f"{value!r} holds whitespace or a NUL byte, which no TREC file can hold"
-            )
-            raise IngestError(str(path), int(row), f"{column} {problem}")
+            raise IngestError(str(path), int(row), f"{column} {id_problem(value)}")
     for column in [c for c, k in found.items() if k in ("DOUBLE", "FLOAT", "REAL")]:
         name = sql.identifier(column)
         hit = con.execute(

@@ -305,7 +305,16 @@ def _eligible(wh: Store, collection: str, setting: Setting, true: pd.DataFrame, 
     return {"pool": automatic, "new": list(means.index[:best_manual])}
 
 
-def run_pool_bias(
+def run_pool_bias(wh: Store, collection: str, **options: Any) -> dict[str, pd.DataFrame]:
+    """:func:`_run_pool_bias` in one transaction: the completed qrels set it builds first (Q*,
+    ``{qrels_id}-completed``) is stored with the results, or, when a check fails after it was
+    built (a pool width above the runs there are, a common-topic count above the topics), not
+    at all: the warehouse is as it was."""
+    with wh.transaction():
+        return _run_pool_bias(wh, collection, **options)
+
+
+def _run_pool_bias(
     wh: Store,
     collection: str,
     *,

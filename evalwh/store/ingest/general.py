@@ -68,6 +68,10 @@ def _ingest_batch(
         scan = file.scanned()
         if scan.unreadable or scan.long_line:  # (found as the scan streamed the file)
             raise file.bad_line(ignore_extra_fields=ignore_extra_fields, one_tag=one_tag)
+        if scan.control:  # an ESC, DEL or C1 somewhere: refused unless only comments hold it
+            error = file.bad_line(ignore_extra_fields=ignore_extra_fields, one_tag=one_tag)
+            if error.line is not None:
+                raise error
         if scan.fast_delimiter != delimiter:
             general.add(index)
     try:

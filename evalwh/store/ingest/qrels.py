@@ -343,6 +343,10 @@ def _ingest_qrels(
             raise IngestError(label, None, f"cannot read the file: {error}") from None
         if scan.unreadable or scan.long_line:
             raise formats.locate_qrels_error(path, label=label)
+        if scan.control:  # an ESC, DEL or C1 somewhere: refused unless only comments hold it
+            located = formats.locate_qrels_error(path, label=label)
+            if located.line is not None:
+                raise located
         digest = scan.sha256
         stage: Any = path
     else:
