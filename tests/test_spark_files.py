@@ -522,10 +522,11 @@ def test_spark_ingest_exports_the_exclusions_an_ingest_stores(session, tmp_path)
     ids; the export imports into the tables (exclusions, their sources, each run's losses,
     the filtered runs) and values that evalwh ingest and evalwh exclusions give, and those
     values are pytrec_eval's on the files filtered by hand."""
+    from test_exclusions import MEASURES as EX_MEASURES
+    from test_exclusions import RUNS, _pytrec, _same, make_collection
     from typer.testing import CliRunner
 
     from evalwh.cli import app
-    from test_exclusions import MEASURES as EX_MEASURES, RUNS, _pytrec, _same, make_collection
 
     made = make_collection(tmp_path)
     folder = made["folder"]

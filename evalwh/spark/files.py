@@ -487,8 +487,8 @@ def load_exclusions(spark: Any, paths: Sequence[str | os.PathLike[str]]) -> int:
         if any(source == label for _, source, _, _ in sources):
             raise IngestError(label, None, "the exclusion file is given twice")
         found = read_exclusions(Path(path))
-        pairs.update(zip(found.query_id, found.doc_id))
-        listed += [("file", label, q, d) for q, d in zip(found.query_id, found.doc_id)]
+        pairs.update(zip(found.query_id, found.doc_id, strict=True))
+        listed += [("file", label, q, d) for q, d in zip(found.query_id, found.doc_id, strict=True)]
         sources.append(("file", label, found.sha256, len(found)))
     frame = spark.createDataFrame(sorted(pairs), "query_id STRING, doc_id STRING")
     if spark.catalog.tableExists("spark_excluded"):
