@@ -230,7 +230,7 @@ def ingest(
         from evalwh.spark.files import load_qrels, load_runs
         from evalwh.spark.writeback import qrels_source, write_export
 
-        from evalwh.spark.files import exclusion_sources, load_exclusions
+        from evalwh.spark.exclusions import exclusion_sources, load_exclusions
 
         judgments = load_qrels(session, qrels, collection=collection, qrels_id=qrels_id)
         progress(f"read {judgments:,} judgments")

@@ -26,7 +26,7 @@ from test_ingest import BAD_QRELS, BAD_RUNS, QRELS, RUN, write
 from evalwh.io import formats
 from evalwh import spark
 from evalwh.errors import IngestError, MetricParamError
-from evalwh.spark import files
+from evalwh.spark import exclusions, files
 from evalwh.warehouse import Warehouse
 
 pytestmark = [
@@ -540,7 +540,7 @@ def test_spark_ingest_exports_the_exclusions_an_ingest_stores(session, tmp_path)
         )  # fmt: skip
         assert result.exit_code == 0, result.output
     finally:
-        for view in (*files.EXCLUSION_VIEWS, "run_exclusions"):
+        for view in (*exclusions.VIEWS, "run_exclusions"):
             if session.catalog.tableExists(view):
                 session.catalog.dropTempView(view)
     assert "note: 24 lines labelled -100 are excluded documents, not grades" in result.stderr
