@@ -585,3 +585,25 @@ def test_spark_ingest_exports_the_exclusions_an_ingest_stores(session, tmp_path)
     assert imported.con.execute(query).fetchall() == direct.con.execute(query).fetchall()
     imported.close()
     direct.close()
+
+
+def test_spark_ingest_with_a_bad_exclusion_file_writes_nothing(session, tmp_path):  # type: ignore[no-untyped-def]
+    from typer.testing import CliRunner
+
+    from evalwh.cli import app
+
+    qrels = write(tmp_path, "qrels.txt", QRELS)
+    run = write(tmp_path, "run.txt", RUN)
+    bad = write(tmp_path, "excluded.txt", "401 d1\n401 d2 x\n")
+    out = tmp_path / "export"
+    try:
+        result = CliRunner().invoke(
+            app, ["spark", "ingest", "--qrels", str(qrels), str(run), "-c", "c", "--output", str(out), "--exclude", str(bad)]
+        )
+    finally:
+        for view in (*exclusions.VIEWS, "run_exclusions"):
+            if session.catalog.tableExists(view):
+                session.catalog.dropTempView(view)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"Error: {bad}:2: expected 2 fields (topic docid), found 3"
+    assert not out.exists()
