@@ -205,13 +205,24 @@ def ingest(
     conf: ConfOption = None,
     ignore_extra_fields: IgnoreExtraOption = False,
     verbose: VerboseOption = False,
+    exclude: Annotated[
+        list[Path] | None,
+        typer.Option("--exclude", help="An exclusion file ('topic docid' a line, local); those documents leave every run before ranking (methods §17). Repeatable."),
+    ] = None,
+    exclude_identical_ids: Annotated[
+        bool, typer.Option("--exclude-identical-ids", help="Exclude a document whose id equals its topic's id (BEIR's ArguAna, Quora).")
+    ] = False,
 ) -> None:
     """Read, check and rank run and qrels files on Spark; write them as an evalwh export.
 
     The directory has evalwh export's layout (format 2: Parquet partitioned by collection,
     manifest.json with row counts and checksums); evalwh import DIR loads it into a
     warehouse without parsing the run files again. A bad file gets the message evalwh
-    ingest gives, and nothing is written.
+    ingest gives, and nothing is written. Qrels lines labelled -100, the pairs of --exclude
+    files and, with --exclude-identical-ids, documents whose id is their topic's are
+    excluded documents (methods §17): they leave the runs before ranking, and the export
+    carries them with their sources and each run's losses, as evalwh ingest and evalwh
+    exclusions store them.
 
     Example: evalwh spark ingest --qrels qrels.txt 'runs/*.gz' --collection trec8 --output trec8.export
     """
@@ -219,10 +230,25 @@ def ingest(
         from evalwh.spark.files import load_qrels, load_runs
         from evalwh.spark.writeback import qrels_source, write_export
 
-        # (an export holds no exclusions from Spark: -100 lines stay grades, as trec_eval reads them)
-        judgments = load_qrels(session, qrels, collection=collection, qrels_id=qrels_id, exclusion_labels=False)
+        from evalwh.spark.exclusions import exclusion_sources, load_exclusions
+
+        judgments = load_qrels(session, qrels, collection=collection, qrels_id=qrels_id)
         progress(f"read {judgments:,} judgments")
-        loaded = load_runs(session, runs, collection=collection, ignore_extra_fields=ignore_extra_fields, progress=progress)
+        labelled = [pairs for origin, _, _, pairs in exclusion_sources(session) if origin == "qrels"]
+        if labelled:  # (as evalwh ingest qrels says it)
+            typer.echo(
+                f"note: {labelled[0]:,} lines labelled -100 are excluded documents, not grades: they left the"
+                " set for the collection's exclusions (methods §17)",
+                err=True,
+            )
+        if exclude:
+            progress(f"read {load_exclusions(session, exclude):,} excluded pairs")
+        loaded = load_runs(
+            session, runs, collection=collection, ignore_extra_fields=ignore_extra_fields, progress=progress,
+            identical_ids=exclude_identical_ids,
+        )  # fmt: skip
+        for run_id, lost in loaded.excluded.items():
+            typer.echo(f"note: exclusions removed {lost:,} lines from run {run_id}", err=True)
         manifest = write_export(
             session, output, collection=collection, qrels_id=qrels_id, qrels_source=qrels_source(session, [qrels])
         )

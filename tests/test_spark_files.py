@@ -26,7 +26,7 @@ from test_ingest import BAD_QRELS, BAD_RUNS, QRELS, RUN, write
 from evalwh.io import formats
 from evalwh import spark
 from evalwh.errors import IngestError, MetricParamError
-from evalwh.spark import files
+from evalwh.spark import exclusions, files
 from evalwh.warehouse import Warehouse
 
 pytestmark = [
@@ -515,3 +515,95 @@ def test_excluded_documents_leave_the_runs_before_ranking(session, tmp_path, rea
         assert sum(loaded.excluded.values()) == sum(made["lost"].values())
     finally:  # (the shared session's later tests read runs without these exclusions)
         session.catalog.dropTempView("spark_excluded")
+
+
+def test_spark_ingest_exports_the_exclusions_an_ingest_stores(session, tmp_path):  # type: ignore[no-untyped-def]
+    """Issue 55 item 1 on evalwh spark ingest: -100 labels, an exclusion file and identical
+    ids; the export imports into the tables (exclusions, their sources, each run's losses,
+    the filtered runs) and values that evalwh ingest and evalwh exclusions give, and those
+    values are pytrec_eval's on the files filtered by hand."""
+    from test_exclusions import MEASURES as EX_MEASURES
+    from test_exclusions import RUNS, _pytrec, _same, make_collection
+    from typer.testing import CliRunner
+
+    from evalwh.cli import app
+
+    made = make_collection(tmp_path)
+    folder = made["folder"]
+    out = tmp_path / "export"
+    runs = [str(folder / n) for n in RUNS]
+    try:
+        result = CliRunner().invoke(
+            app,
+            ["spark", "ingest", "--qrels", str(folder / "qrels"), *runs, "--collection", "beir", "--output", str(out),
+             "--exclude", str(folder / "excluded.txt"), "--exclude-identical-ids"],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+    finally:
+        for view in (*exclusions.VIEWS, "run_exclusions"):
+            if session.catalog.tableExists(view):
+                session.catalog.dropTempView(view)
+    assert "note: 24 lines labelled -100 are excluded documents, not grades" in result.stderr
+    lost = {}
+    for (run, _), n in made["lost"].items():
+        lost[run] = lost.get(run, 0) + n
+    for run, n in lost.items():
+        assert f"note: exclusions removed {n:,} lines from run {run}\n" in result.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert {"excluded_documents", "exclusion_sources", "run_exclusions"} <= set(manifest["tables"])
+    assert manifest["tables"]["run_exclusions"]["rows"] == sum(lost.values())
+    imported = Warehouse(tmp_path / "imported.duckdb")
+    imported.import_export(out)
+    direct = Warehouse(tmp_path / "direct.duckdb")
+    direct.ingest_qrels(folder / "qrels", collection="beir")
+    direct.add_exclusions(folder / "excluded.txt", collection="beir")
+    direct.exclude_identical_ids(collection="beir")
+    direct.ingest_runs([folder / n for n in RUNS], collection="beir")
+    for table, columns in {
+        "run_results": "run_id, query_id, doc_id, score, rank_given, rank",
+        "run_topics": "run_id, query_id, num_ret",
+        "qrels": "qrels_id, query_id, iteration, doc_id, relevance",
+        "topics": "query_id",
+        "runs": "run_id, tag, source_file, sha256, line_count",
+        "qrels_sets": "qrels_id, kind, source_file, sha256, line_count",
+        "excluded_documents": "*",
+        "exclusion_sources": "* EXCLUDE (created_at)",
+        "run_exclusions": "*",
+    }.items():
+        query = f"SELECT {columns} FROM {table} WHERE collection_id = 'beir' ORDER BY ALL"
+        got, want = imported.con.execute(query).fetchall(), direct.con.execute(query).fetchall()
+        assert got and got == want, table
+    # a list the exclusions emptied is there, with nothing returned (sys5's last topic)
+    assert imported.con.execute("SELECT count(*) FROM run_topics WHERE num_ret = 0").fetchall() == [(1,)]
+    values = imported.evaluate(list(EX_MEASURES.values()), collection="beir", per_query=True)
+    pd.testing.assert_frame_equal(values, direct.evaluate(list(EX_MEASURES.values()), collection="beir", per_query=True))
+    _same(values, _pytrec(made["ref"], RUNS))
+    # the imported losses give their rows back: the file removed, as on the direct warehouse
+    imported.remove_exclusions(str(folder / "excluded.txt"), collection="beir")
+    direct.remove_exclusions(str(folder / "excluded.txt"), collection="beir")
+    query = "SELECT run_id, query_id, doc_id, score, rank_given, rank FROM run_results ORDER BY ALL"
+    assert imported.con.execute(query).fetchall() == direct.con.execute(query).fetchall()
+    imported.close()
+    direct.close()
+
+
+def test_spark_ingest_with_a_bad_exclusion_file_writes_nothing(session, tmp_path):  # type: ignore[no-untyped-def]
+    from typer.testing import CliRunner
+
+    from evalwh.cli import app
+
+    qrels = write(tmp_path, "qrels.txt", QRELS)
+    run = write(tmp_path, "run.txt", RUN)
+    bad = write(tmp_path, "excluded.txt", "401 d1\n401 d2 x\n")
+    out = tmp_path / "export"
+    try:
+        result = CliRunner().invoke(
+            app, ["spark", "ingest", "--qrels", str(qrels), str(run), "-c", "c", "--output", str(out), "--exclude", str(bad)]
+        )
+    finally:
+        for view in (*exclusions.VIEWS, "run_exclusions"):
+            if session.catalog.tableExists(view):
+                session.catalog.dropTempView(view)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == f"Error: {bad}:2: expected 2 fields (topic docid), found 3"
+    assert not out.exists()

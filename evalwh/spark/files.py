@@ -293,7 +293,7 @@ def load_runs(
     topic's id, leave the checked lines before they are ranked, so the ranks close up as
     the warehouse's do; every file is then read by Spark SQL.
     """
-    from evalwh.spark import ingest_selects, reader_rows
+    from evalwh.spark import exclusions, ingest_selects, reader_rows
 
     if reader not in READERS:
         raise IngestError("runs", None, f"reader {reader!r}: expected one of {', '.join(READERS)}")
@@ -301,6 +301,13 @@ def load_runs(
     if progress:
         progress(f"listed {len(files):,} run files")
     reader_rows.pop(id(spark), None)
+    if spark.catalog.tableExists("run_exclusions"):
+        spark.catalog.dropTempView("run_exclusions")
+    if identical_ids:
+        exclusions.add_sources(spark, [("rule", exclusions.IDENTICAL_IDS, None, 0)])
+    elif spark.catalog.tableExists("spark_exclusion_sources"):
+        spark.table("spark_exclusion_sources").where("origin <> 'rule'").localCheckpoint(eager=True) \
+            .createOrReplaceTempView("spark_exclusion_sources")  # fmt: skip
     excluding = identical_ids or spark.catalog.tableExists("spark_excluded")
     if excluding and reader == "evalwh":
         reader = "spark"  # (the C reader ranks what it reads: exclusions go before ranking)
@@ -359,7 +366,7 @@ def load_runs(
         "collection_id STRING, run_id STRING, tag STRING, source_file STRING, sha256 STRING, "
         "line_count BIGINT",
     ).hint(BROADCAST).createOrReplaceTempView("runs")
-    excluded = _exclude(spark, run_ids, identical_ids) if excluding else {}
+    excluded, emptied = exclusions.exclude(spark, collection, run_ids, identical_ids) if excluding else ({}, None)
     if excluded and progress:
         progress(f"excluded documents removed {sum(excluded.values()):,} lines from {len(excluded):,} runs")
     statements = ingest_selects(
@@ -368,51 +375,20 @@ def load_runs(
     )
     for relation, query in statements:
         spark.sql(query).createOrReplaceTempView(_AS_WAREHOUSE.get(relation, relation))
+    if emptied is not None:
+        # a list the exclusions emptied keeps its row, num_ret 0, as in the warehouse
+        # (apply_exclusions.sql; 08_pairs.sql reads it as a topic the run did not return)
+        spark.table("run_topics").unionByName(emptied).createOrReplaceTempView("run_topics")
     if taken:
         _register_reader_rows(spark, collection, run_ids, rel, float32_ties)
     return LoadedRuns(run_ids, files, line_counts, len(taken), missing, excluded)
 
 
-def _exclude(spark: Any, run_ids: list[str], identical_ids: bool) -> dict[str, int]:
-    """Remove the excluded documents from the checked lines (``staged_lines``) before ranking.
-
-    Returns the lines removed per run (runs that lost any).
-    """
-    from pyspark.sql import functions as F
-
-    staged = spark.table("staged_lines")
-    kept = staged
-    if spark.catalog.tableExists("spark_excluded"):
-        kept = kept.join(F.broadcast(spark.table("spark_excluded")), on=["query_id", "doc_id"], how="left_anti")
-    if identical_ids:
-        kept = kept.where(F.col("query_id") != F.col("doc_id"))
-    kept = kept.localCheckpoint(eager=True)
-    before = {r["file_index"]: r["n"] for r in staged.groupBy("file_index").agg(F.count("*").alias("n")).collect()}
-    after = {r["file_index"]: r["n"] for r in kept.groupBy("file_index").agg(F.count("*").alias("n")).collect()}
-    kept.createOrReplaceTempView("staged_lines")
-    lost = {run_ids[i]: n - after.get(i, 0) for i, n in before.items()}
-    return {run: n for run, n in sorted(lost.items()) if n}
-
-
 def load_exclusions(spark: Any, paths: Sequence[str | os.PathLike[str]]) -> int:
-    """Read exclusion files (``topic docid`` a line; local files) and add their pairs to ``spark_excluded``.
+    """Read exclusion files and add their pairs to ``spark_excluded`` (:mod:`evalwh.spark.exclusions`)."""
+    from evalwh.spark import exclusions
 
-    The files are small and read here, as ``evalwh exclusions add`` reads them
-    (:mod:`evalwh.io.exclusions`, with its messages). Returns the pairs added.
-    """
-    from pathlib import Path
-
-    from evalwh.io.exclusions import read_exclusions
-
-    pairs: set[tuple[str, str]] = set()
-    for path in paths:
-        found = read_exclusions(Path(path))
-        pairs.update(zip(found.query_id, found.doc_id))
-    frame = spark.createDataFrame(sorted(pairs), "query_id STRING, doc_id STRING")
-    if spark.catalog.tableExists("spark_excluded"):
-        frame = frame.union(spark.table("spark_excluded")).distinct()
-    frame.localCheckpoint(eager=True).createOrReplaceTempView("spark_excluded")
-    return len(pairs)
+    return exclusions.load_exclusions(spark, paths)
 
 
 def _read_on_executors(
@@ -597,8 +573,11 @@ def load_qrels(
     lines labelled -100 are excluded documents, not grades (methods §17): they leave the
     qrels for the view ``spark_excluded``, which :func:`load_runs` removes from the runs.
     """
-    if spark.catalog.tableExists("spark_excluded"):
-        spark.catalog.dropTempView("spark_excluded")  # (a new evaluation's exclusions)
+    from evalwh.spark import exclusions
+
+    for view in exclusions.VIEWS:
+        if spark.catalog.tableExists(view):
+            spark.catalog.dropTempView(view)  # (a new evaluation's exclusions)
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     files = list_files(spark, paths, "qrels")
@@ -638,9 +617,16 @@ def load_qrels(
         labelled = spark.sql(
             "SELECT DISTINCT query_id, doc_id FROM spark_qrels_fields WHERE relevance = -100.0D"
         ).localCheckpoint(eager=True)
-        if labelled.count():
+        pairs = labelled.count()
+        if pairs:
             labelled.createOrReplaceTempView("spark_excluded")
             judgments -= spark.sql("SELECT count(*) AS n FROM spark_qrels_fields WHERE relevance = -100.0D").first()["n"]
+            # their provenance, as the warehouse keeps it (the set's sha256: the write-back's)
+            spark.sql(
+                "SELECT 'qrels' AS origin, CAST(:source AS STRING) AS source, query_id, doc_id FROM spark_excluded",
+                args={"source": qrels_id},
+            ).createOrReplaceTempView("spark_excluded_documents")
+            exclusions.add_sources(spark, [("qrels", qrels_id, None, pairs)])
     qrels = spark.sql(
         "SELECT CAST(:collection AS STRING) AS collection_id, CAST(:qrels_id AS STRING) AS qrels_id, "
         "query_id, iteration, doc_id, relevance FROM spark_qrels_fields"

@@ -2,7 +2,9 @@
 
 :func:`write_export` writes the relations :mod:`evalwh.spark.files` registered (``qrels``,
 ``runs``, ``run_results``, ``run_topics``) with the bookkeeping a warehouse ingest adds
-(``collections``, ``qrels_sets``, ``topics``) as an evalwh export of format 2 (the layout of
+(``collections``, ``qrels_sets``, ``topics``), and the excluded documents with their sources
+and what they removed from each run when exclusions were loaded (``excluded_documents``,
+``exclusion_sources``, ``run_exclusions``), as an evalwh export of format 2 (the layout of
 :mod:`evalwh.store.transfer`: ``<table>/collection_id=<id>/*.parquet``, the collection in the
 folder names only, and ``manifest.json`` with every table's columns and types and each
 file's collection, rows and SHA-256). ``evalwh import DIR`` loads it into a warehouse without
@@ -50,7 +52,7 @@ TABLES: dict[str, list[tuple[str, str, str]]] = {
         ("kind", "VARCHAR", "'ingested'"),
         ("source_file", "VARCHAR", "CAST(:qrels_source AS STRING)"),
         ("sha256", "VARCHAR", "CAST(:qrels_sha256 AS STRING)"),
-        ("line_count", "BIGINT", "CAST(count(*) AS BIGINT)"),
+        ("line_count", "BIGINT", "CAST(:qrels_lines AS BIGINT)"),
         ("parent_qrels_id", "VARCHAR", "CAST(NULL AS STRING)"),
         ("params", "VARCHAR", "CAST(NULL AS STRING)"),
         ("created_at", "TIMESTAMP", "CAST(:now AS TIMESTAMP_NTZ)"),
@@ -91,19 +93,52 @@ TABLES: dict[str, list[tuple[str, str, str]]] = {
         ("query_id", "VARCHAR", "CAST(query_id AS STRING)"),
         ("num_ret", "INTEGER", "CAST(num_ret AS INT)"),
     ],
+    # excluded documents (schema/024_exclusions.sql): written when exclusions were loaded
+    "excluded_documents": [
+        ("collection_id", "VARCHAR", ""),
+        ("origin", "VARCHAR", "CAST(origin AS STRING)"),
+        ("source", "VARCHAR", "CAST(source AS STRING)"),
+        ("query_id", "VARCHAR", "CAST(query_id AS STRING)"),
+        ("doc_id", "VARCHAR", "CAST(doc_id AS STRING)"),
+    ],
+    "exclusion_sources": [
+        ("collection_id", "VARCHAR", ""),
+        ("origin", "VARCHAR", "CAST(origin AS STRING)"),
+        ("source", "VARCHAR", "CAST(source AS STRING)"),
+        # a qrels set's -100 lines: the set's SHA-256, as the warehouse records it
+        ("sha256", "VARCHAR", "CAST(CASE WHEN origin = 'qrels' THEN :qrels_sha256 ELSE sha256 END AS STRING)"),
+        ("pairs", "BIGINT", "CAST(pairs AS BIGINT)"),
+        ("created_at", "TIMESTAMP", "CAST(:now AS TIMESTAMP_NTZ)"),
+    ],
+    "run_exclusions": [
+        ("collection_id", "VARCHAR", ""),
+        ("run_id", "VARCHAR", "CAST(run_id AS STRING)"),
+        ("query_id", "VARCHAR", "CAST(query_id AS STRING)"),
+        ("doc_id", "VARCHAR", "CAST(doc_id AS STRING)"),
+        ("score", "DOUBLE", "CAST(score AS DOUBLE)"),
+        ("rank", "INTEGER", "CAST(rank AS INT)"),
+        ("rank_given", "VARCHAR", "CAST(rank_given AS STRING)"),
+    ],
 }
 # the FROM of each table's query: the relations evalwh.spark.files registered
 _SOURCES = {
     "collections": "(SELECT 1)",
-    "qrels_sets": "qrels",
+    "qrels_sets": "(SELECT 1)",
     "qrels": "qrels",
     "topics": "(SELECT DISTINCT query_id FROM qrels)",
     "runs": "runs",
     "run_results": "run_results",
     "run_topics": "run_topics",
+    "excluded_documents": "spark_excluded_documents",
+    "exclusion_sources": "spark_exclusion_sources",
+    "run_exclusions": "run_exclusions",
 }
+# tables written only when their relation is registered (exclusions loaded, lines removed)
+_OPTIONAL = frozenset({"excluded_documents", "exclusion_sources", "run_exclusions"})
 # files per table: the small tables in one file each; the ranked lines as Spark partitions them
-_ONE_FILE = frozenset({"collections", "qrels_sets", "qrels", "topics", "runs", "run_topics"})
+_ONE_FILE = frozenset(
+    {"collections", "qrels_sets", "qrels", "topics", "runs", "run_topics", "excluded_documents", "exclusion_sources"}
+)
 
 
 def _local(directory: str | os.PathLike[str]) -> Path:
@@ -197,16 +232,24 @@ def write_export(
     target = _local(directory)
     partial = _fresh(target)
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
-    args = {"now": now, "qrels_id": qrels_id, "qrels_source": qrels_source[0], "qrels_sha256": qrels_source[1]}
+    # the set's lines as the warehouse counts them: with those labelled -100 (they left the set)
+    fields = "spark_qrels_fields" if spark.catalog.tableExists("spark_qrels_fields") else "qrels"
+    lines = spark.table(fields).count()
+    args = {
+        "now": now, "qrels_id": qrels_id, "qrels_source": qrels_source[0], "qrels_sha256": qrels_source[1],
+        "qrels_lines": lines,
+    }  # fmt: skip
     folder_name = f"{PARTITION}={urllib.parse.quote(collection, safe='')}"
     try:
         entries = {}
         with _parquet_settings(spark):
             for table, columns in TABLES.items():
+                if table in _OPTIONAL and not spark.catalog.tableExists(_SOURCES[table]):
+                    continue
                 selected = ", ".join(f"{expr} AS {name}" for name, _, expr in columns if expr)
                 query = f"SELECT {selected} FROM {_SOURCES[table]}"
                 if table == "qrels_sets":
-                    query += " AS q"  # one row: the set's size
+                    query += " AS q"  # one row
                 frame = spark.sql(query, args={k: v for k, v in args.items() if f":{k}" in query})
                 if table in _ONE_FILE:
                     frame = frame.coalesce(1)
