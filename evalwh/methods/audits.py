@@ -763,14 +763,16 @@ def estimate(
     if ranks:
         rank_table = pd.concat(out_ranks, ignore_index=True)
         resampled = (
-            "the collection's topics drawn again, audited and unaudited apart"
+            "of the collection's topics, audited and unaudited apart"
             if record["design"] == "topics"
-            else "the audit drawn again within its strata (Rao-Wu rescaling), the machine's totals fixed"
+            else "of the audit within its strata, Rao and Wu's rescaling, the machine's totals fixed"
         )
+        named = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg", "by": "Benjamini-Yekutieli"}
+        over = "no correction" if correction == "none" else f"{named.get(correction, correction)} over all pairs"
         notes.append(
             f"rank interval: the {level:.0%} percentile interval of the run's rank under the prediction-powered "
-            f"estimates over {replicates:,} bootstrap samples ({resampled}; seed {seed}); tier: the runs the "
-            f"paired prediction-powered difference ({correction} over all {len(every)} pairs, alpha {1 - level:g}) "
-            "cannot tell from the tier's best run, then the same among the rest"
+            f"estimates over {replicates:,} bootstrap samples {resampled} (seed {seed}); tier: the runs the paired "
+            f"prediction-powered difference ({over}, alpha {1 - level:g}) cannot tell from the tier's best run, "
+            "then the same among the rest"
         )
     return AuditEstimates(pd.concat(out_runs, ignore_index=True), pairs, notes, rank_table)
