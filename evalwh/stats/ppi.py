@@ -184,6 +184,7 @@ def design_estimate(
     weight: float | str = "tuned",
     level: float = 0.95,
     bound: ArrayLike | None = None,
+    fallback: bool = True,
 ) -> DesignEstimate:
     """Estimate ``sum_i y_i`` over a population from an audited sample and the machine's ``f``.
 
@@ -199,6 +200,10 @@ def design_estimate(
             then at least ``sum_h c_h * bound^2 / n_h``, what one audited unit at the bound and
             the others at 0 would give: an audit that saw nothing of a run (every residual 0)
             does not make its interval a point.
+        fallback: With ``weight="tuned"``: where the tuned interval is no narrower than the
+            audit's own, use ``lambda = 0`` (never wider). False: always the tuned ``lambda``,
+            PPI++ as published, with the jackknife variance; the choice between two intervals
+            on the same sample undercovers when the sample is a few units (methods §15.4).
 
     Raises:
         MetricParamError: for shapes, non-finite values or a level outside (0, 1).
@@ -274,7 +279,7 @@ def design_estimate(
         q_tuned = stats.t.ppf((1 + level) / 2, tuned_df)
         # lambda costs a degree of freedom; where that makes the interval no narrower than
         # the audit's own, the audit alone is used (lambda 0)
-        use = (base > 1) & (q_tuned * np.sqrt(residual) < q_human * np.sqrt(var_human))
+        use = (base > 1) & ((q_tuned * np.sqrt(residual) < q_human * np.sqrt(var_human)) | (not fallback))
         lam = np.where(use, lam, 0.0)
         var_ppi = np.where(use, residual, var_human)
         dof = np.where(use, tuned_df, base)
