@@ -33,7 +33,8 @@ tuned ``lambda`` costs one more degree of freedom, and its variance is the delet
 jackknife's (:func:`jackknife_tuned`), which carries the estimation of ``lambda`` (the plug-in
 ``V(lambda)``, minimised on the very sample, is too small on a few audited topics); where that
 makes the interval no narrower than the human-only one, ``lambda = 0`` is used, so the
-interval is never wider.
+interval is never wider (``fallback=True``, the pairs design's; the topics design keeps the
+tuned weight, as a choice made on a few topics undercovers).
 
 Everything is vectorised over columns: ``y`` and ``f`` are ``(n, R)`` arrays, one column per
 run (or per difference of two runs), each column with its own ``lambda``.
