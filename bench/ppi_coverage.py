@@ -1,6 +1,6 @@
 """Coverage of the prediction-powered intervals on TREC-8 (methods §15.6, issue 53's done-when).
 
-Usage: python bench/ppi_coverage.py TREC8_DIR [REPS] [SEED] [WAREHOUSE] [JUDGE]
+Usage: python bench/ppi_coverage.py TREC8_DIR [REPS] [SEED] [WAREHOUSE] [JUDGE] [DESIGNS]
 
 TREC-8's official qrels are the truth (what people would say about every pooled pair). A
 simulated machine judge labels every pooled pair (:func:`biased_judge`): its evidence for a
@@ -19,7 +19,8 @@ the machine-only score's bias (mean signed and mean absolute error over runs). A
 bias (``evalwh.methods.budget.simulated_judge``), is run beside it.
 
 Not a timing benchmark. WAREHOUSE (default /tmp/ppi_bench.duckdb) is reused when present;
-JUDGE (0 or 1) runs one judge only, so that the two can run side by side.
+JUDGE (0 or 1) runs one judge only, so that the two can run side by side; DESIGNS (``pairs``,
+``topics`` or ``pairs,topics``, the default) the designs to run.
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ def biased_judge(truth: pd.DataFrame, best_rank: pd.Series, *, seed: int = 0) ->
                          "annotation": (prob >= 0.5).astype(int), "prob_yes": prob, "prob_no": 1 - prob})  # fmt: skip
 
 
-def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None) -> None:
+def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
+         designs: tuple[str, ...] = ("pairs", "topics")) -> None:
     fresh = not os.path.exists(db)
     with Warehouse(db) as wh:
         if fresh:
@@ -126,21 +128,22 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None) -> 
             cells: dict[tuple[str, str], list[np.ndarray]] = {}
             for rep in range(reps):
                 draw_seed = seed * 1_000_003 + rep * 101 + int(share * 1000)
-                # pairs design, P@10
                 size = int(round(share * len(frame)))
-                sample, _ = draw_sample(frame_j, "pairs", size, seed=draw_seed, presorted=True)
-                idx = keys.get_indexer(pd.MultiIndex.from_frame(sample[["query_id", "doc_id"]]))
-                w = matrix[idx].toarray()
-                e = design_estimate(w * human_gain[idx, None], w * machine_gain[idx, None],
-                                    matrix.T @ machine_gain, population=[len(frame)], bound=pair_bound)  # fmt: skip
-                cells.setdefault(("pairs", "P@10"), []).append(_cell(e, true_scores["P@10"]))
+                if "pairs" in designs:
+                    # pairs design, P@10
+                    sample, _ = draw_sample(frame_j, "pairs", size, seed=draw_seed, presorted=True)
+                    idx = keys.get_indexer(pd.MultiIndex.from_frame(sample[["query_id", "doc_id"]]))
+                    w = matrix[idx].toarray()
+                    e = design_estimate(w * human_gain[idx, None], w * machine_gain[idx, None],
+                                        matrix.T @ machine_gain, population=[len(frame)], bound=pair_bound)  # fmt: skip
+                    cells.setdefault(("pairs", "P@10"), []).append(_cell(e, true_scores["P@10"]))
                 # topics design, every measure
                 n_topics = max(int(round(share * len(topics))), 2)
                 sample, _ = draw_sample(frame_j, "topics", n_topics, seed=draw_seed, presorted=True)
                 chosen = np.searchsorted(topics, sorted(sample["query_id"].unique()))
                 for m in MEASURES:
                     y, f = topic_matrix("default", m), topic_matrix(qid, m)
-                    e = design_estimate(y[chosen], f[chosen], f.sum(axis=0), population=[len(topics)])
+                    e = design_estimate(y[chosen], f[chosen], f.sum(axis=0), population=[len(topics)], fallback=False)
                     cells.setdefault(("topics", m), []).append(_cell(e, true_scores[m]))
             for (design, m), values in cells.items():
                 stack = np.stack(values)  # reps x 5 x runs
@@ -153,7 +156,7 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None) -> 
                              "width": stack[:, 1].mean(), "audit-only width": stack[:, 2].mean(),
                              "effective n / n": np.median(stack[:, 3]), "machine bias": machine_error.mean(),
                              "machine |error|": np.abs(machine_error).mean()})  # fmt: skip
-            for m in ("AP", "nDCG@10"):
+            for m in ("AP", "nDCG@10") if "pairs" in designs else ():
                 rows.append({"judge": judge, "design": "pairs", "share": share, "units": size, "measure": m,
                              "coverage": np.nan})  # fmt: skip
             print(f"{judge}, {share:.0%}: {time.perf_counter() - started:.0f} s", file=sys.stderr)
@@ -177,4 +180,5 @@ if __name__ == "__main__":
     if not args:
         sys.exit(__doc__)
     main(args[0], int(args[1]) if len(args) > 1 else 200, int(args[2]) if len(args) > 2 else 1,
-         args[3] if len(args) > 3 else "/tmp/ppi_bench.duckdb", int(args[4]) if len(args) > 4 else None)  # fmt: skip
+         args[3] if len(args) > 3 else "/tmp/ppi_bench.duckdb", int(args[4]) if len(args) > 4 else None,
+         tuple(args[5].split(",")) if len(args) > 5 else ("pairs", "topics"))  # fmt: skip

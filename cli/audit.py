@@ -213,6 +213,17 @@ def estimate(
         CorrectionChoice,
         typer.Option("--correction", help="Over the pairs: bonferroni, holm, bh, by, none."),
     ] = CorrectionChoice.holm,
+    ranks: Annotated[
+        bool,
+        typer.Option(
+            "--ranks",
+            help="Each run's rank under the estimates, its bootstrap rank interval and its tier.",
+        ),
+    ] = False,
+    replicates: Annotated[
+        int, typer.Option("--replicates", min=1, help="With --ranks: bootstrap replicates.")
+    ] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="With --ranks: the bootstrap's seed.")] = 0,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
     db: DbOption = DEFAULT_DB,
@@ -221,7 +232,8 @@ def estimate(
 
     Per run and measure: the prediction-powered estimate and interval, the audit-only estimate and
     interval, the machine-only value, the weight lambda and the human labels the machine was
-    worth (effective_n). --differences gives the paired differences with adjusted p-values.
+    worth (effective_n). --differences gives the paired differences with adjusted p-values;
+    --ranks each run's rank, 95% rank interval and tier under the estimates (methods §15.5).
 
     Example: evalwh audit estimate audit5 -c trec8 --human people -m P@10 -m "RBP(p=0.8)" --differences
     """
@@ -237,15 +249,25 @@ def estimate(
         lam = weight
     if (baselines or all_pairs) and not differences:
         raise MetricParamError("--baseline and --all-pairs apply with --differences")
+    if ranks and differences:
+        raise MetricParamError("--ranks and --differences are two tables: ask for one at a time")
     with Warehouse.open_reader(db) as wh:
         result = wh.audit_estimate(
             audit_id, human, measure or DEFAULT_MEASURES, collection=collection, runs=run, probabilities=probabilities,
             level=level, rel=rel, weight=lam, differences=differences, baselines=baselines or (), all_pairs=all_pairs,
-            correction=correction.value,
+            correction=correction.value, ranks=ranks, replicates=replicates, seed=seed,
         )  # fmt: skip
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
-    if differences:
+    if ranks:
+        assert result.ranks is not None
+        render(
+            result.ranks,
+            fmt,
+            output,
+            title=f"{collection}: ranks under the prediction-powered scores from audit {audit_id}",
+        )
+    elif differences:
         assert result.pairs is not None
         render(
             result.pairs,

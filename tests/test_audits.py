@@ -276,3 +276,68 @@ def test_export_and_import_carry_the_audits(audited, tmp_path: Path) -> None:
         pd.testing.assert_frame_equal(copy.sql("SELECT * FROM audit_strata WHERE audit_id = 'x5' ORDER BY stratum"),
                                       strata)  # fmt: skip
         assert strata["sampled"].sum() == 300 and len(strata) == 50
+
+
+def test_ranks_under_the_estimates(audited) -> None:
+    """Ranks, rank intervals and tiers under the prediction-powered estimates (methods §15.5).
+
+    A topics census is the official per-topic scores: its rank intervals are those of
+    ``compare --ranks`` on the official scores (the same topic bootstrap); a pairs census has
+    no audit left to draw, so every interval is the run's official rank. The tiers of a sample
+    audit are rebuilt here by hand from its all-pairs differences.
+    """
+    from evalwh.stats.compare import rank_table
+    from evalwh.stats.rank_intervals import competition_ranks
+
+    db, folder = audited
+    with Warehouse(db) as wh:
+        known = set(wh.audits(collection="trec8")["audit_id"])
+        if "rk_topics" not in known:
+            wh.draw_audit("rk_topics", machine="llm", collection="trec8", design="topics", share=1.0)
+            wh.draw_audit("rk_pairs", machine="llm", collection="trec8", share=1.0, seed=0)
+            wh.draw_audit("rk5", machine="llm", collection="trec8", share=0.05, stratify="topic", seed=8)
+    for name in ("rk_topics", "rk_pairs", "rk5"):
+        _labels(db, folder, name, f"people_{name}")
+    with Warehouse.open_reader(db) as wh:
+        topics = wh.audit_estimate("rk_topics", "people_rk_topics", ["AP", "nDCG@10"], collection="trec8",
+                                   ranks=True)  # fmt: skip
+        per_topic = wh.evaluate(["AP", "nDCG@10"], collection="trec8", per_query=True)
+        pairs = wh.audit_estimate("rk_pairs", "people_rk_pairs", ["P@10"], collection="trec8", ranks=True)
+        official = wh.evaluate(["P@10"], collection="trec8")
+        sample = wh.audit_estimate("rk5", "people_rk5", ["P@10"], collection="trec8", ranks=True)
+        every = wh.audit_estimate("rk5", "people_rk5", ["P@10"], collection="trec8", differences=True,
+                                  all_pairs=True).pairs  # fmt: skip
+    per_topic = per_topic[per_topic["query_id"] != "all"]
+    reference = rank_table(per_topic[["run_id", "query_id", "measure", "value"]])
+    got = topics.ranks.merge(reference, on=["measure", "run_id"], suffixes=("", "_ref"))
+    assert len(got) == 2 * len(RUNS)
+    for column in ("rank", "rank_low", "rank_high"):
+        assert got[column].tolist() == got[f"{column}_ref"].tolist()
+    assert (got["rank_low"] < got["rank_high"]).any()  # the topic bootstrap moves some rank
+    truth = official.set_index("run_id")["value"].reindex(pairs.ranks["run_id"])
+    expected = competition_ranks(truth.to_numpy()).tolist()
+    assert pairs.ranks["rank"].tolist() == expected
+    assert pairs.ranks["rank_low"].tolist() == expected and pairs.ranks["rank_high"].tolist() == expected
+    # tiers by hand: the best remaining run and every remaining run not rejected against it
+    rejected = {frozenset((r.run_a, r.run_b)) for r in every.itertuples() if r.reject}
+    remaining = sample.runs.sort_values("estimate", ascending=False, kind="stable")["run_id"].tolist()
+    tier_of, tier = {}, 0
+    while remaining:
+        tier += 1
+        leader = remaining[0]
+        members = [r for r in remaining if r == leader or frozenset((r, leader)) not in rejected]
+        tier_of.update(dict.fromkeys(members, tier))
+        remaining = [r for r in remaining if r not in members]
+    assert dict(zip(sample.ranks["run_id"], sample.ranks["tier"], strict=True)) == tier_of
+    ordered = sample.ranks.set_index("run_id")
+    assert (ordered["rank_low"] <= ordered["rank_high"]).all() and (ordered["rank_low"] < ordered["rank_high"]).any()
+    assert sorted(ordered["rank"]) == sorted(competition_ranks(sample.runs["estimate"].to_numpy()).tolist())
+    assert any("rank interval" in note for note in sample.notes)
+    runner = CliRunner()
+    result = runner.invoke(app, ["audit", "estimate", "rk5", "-c", "trec8", "--human", "people_rk5", "-m", "P@10",
+                                 "--ranks", "--replicates", "500", "-f", "csv", "--db", str(db)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "measure,run_id,estimate,rank,rank_low,rank_high,tier" in result.output
+    result = runner.invoke(app, ["audit", "estimate", "rk5", "-c", "trec8", "--human", "people_rk5", "--ranks",
+                                 "--differences", "--db", str(db)])  # fmt: skip
+    assert result.exit_code != 0 and "one at a time" in result.output

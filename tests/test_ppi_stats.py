@@ -179,3 +179,25 @@ def test_the_floor_is_one_audited_unit_at_the_bound() -> None:
     free = design_estimate(y[:6], f[:6], f.sum(), population=[12])
     floored = design_estimate(y[:6], f[:6], f.sum(), population=[12], bound=[0.01])
     assert (free.se, free.human_se) == (floored.se, floored.human_se)
+
+
+def test_without_fallback_the_tuned_weight_and_jackknife_are_always_used() -> None:
+    """``fallback=False`` (the topics design): lambda is numpy's least-squares slope with FPC
+    weights, the variance the jackknife's, df one less than the audit's, even where wider."""
+    from evalwh.stats.ppi import jackknife_tuned
+
+    rng = np.random.default_rng(12)
+    wider = 0
+    for _ in range(50):
+        n = int(rng.integers(4, 12))
+        y, f = rng.random((n, 3)), rng.random((n, 3))  # a judge unrelated to the truth
+        e = design_estimate(y, f, f.sum(axis=0), population=[n * 4], fallback=False)
+        slope = np.array([np.cov(y[:, r], f[:, r])[0, 1] / np.var(f[:, r], ddof=1) for r in range(3)])
+        np.testing.assert_allclose(e.weight, slope, rtol=1e-10)
+        jack = jackknife_tuned(y, f, np.zeros(n, dtype=np.int64), np.array([n * 4.0]), np.array([float(n)]),
+                               f.sum(axis=0))  # fmt: skip
+        np.testing.assert_allclose(e.se**2, jack, rtol=1e-10)
+        q = stats.t.ppf(0.975, n - 2)
+        np.testing.assert_allclose(e.upper - e.estimate, q * np.sqrt(jack), rtol=1e-10)
+        wider += int((e.upper - e.lower > e.human_upper - e.human_lower).any())
+    assert wider > 0  # the case the fallback would have replaced by the audit alone

@@ -71,14 +71,16 @@ class AuditMethods(_Base):
         self, audit_id: str, human: str, measures: str | Iterable[str] = ("P@10",), *, collection: str | None = None,
         runs: Sequence[str] | None = None, probabilities: bool = False, level: float = 0.95, rel: float = 1.0,
         weight: float | str = "tuned", differences: bool = False, baselines: Sequence[str] = (),
-        all_pairs: bool = False, correction: str = "holm",
+        all_pairs: bool = False, correction: str = "holm", ranks: bool = False, replicates: int = 2000,
+        seed: int | None = 0,
     ) -> AuditEstimates:  # fmt: skip
         """Prediction-powered scores of runs from a random audit: ``evalwh audit estimate``.
 
         ``human`` is the qrels set with the people's labels of the audit's pairs. Per run and
         measure: the estimate and interval, the human-only estimate and interval, the
         machine-only value, lambda and the effective number of human labels; with
-        ``differences`` the paired differences of the family with adjusted p-values. See
+        ``differences`` the paired differences of the family with adjusted p-values; with
+        ``ranks`` each run's rank, bootstrap rank interval and tier (methods §15.5). See
         :func:`evalwh.methods.audits.estimate`.
         """
         from evalwh.methods.audits import estimate
@@ -86,5 +88,6 @@ class AuditMethods(_Base):
         return estimate(
             self, self.default_collection(collection), audit_id, human, [measures] if isinstance(measures, str) else list(measures), runs=runs,
             probabilities=probabilities, level=level, rel=rel, weight=weight, differences=differences,
-            baselines=baselines, all_pairs=all_pairs, correction=correction,
+            baselines=baselines, all_pairs=all_pairs, correction=correction, ranks=ranks, replicates=replicates,
+            seed=seed,
         )  # fmt: skip

@@ -532,20 +532,25 @@ class AuditEstimates:
             run_a, run_b, diff, ci_low, ci_high, se, p_value, p_adjusted, reject, human_diff,
             machine_diff, weight, effective_n``; else None.
         notes: Sentences a reader must see.
+        ranks: With ranks asked for, one row per measure and run, best rank first: ``measure,
+            run_id, estimate, rank, rank_low, rank_high, tier`` (methods §15.5); else None.
     """
 
-    def __init__(self, runs: pd.DataFrame, pairs: pd.DataFrame | None, notes: list[str]) -> None:
-        self.runs, self.pairs, self.notes = runs, pairs, notes
+    def __init__(
+        self, runs: pd.DataFrame, pairs: pd.DataFrame | None, notes: list[str], ranks: pd.DataFrame | None = None
+    ) -> None:
+        self.runs, self.pairs, self.notes, self.ranks = runs, pairs, notes, ranks
 
 
 def _unit_matrices(
     wh: Store, collection: str, record: dict[str, Any], measure: catalog.Measure, run_ids: list[str],
     frame: pd.DataFrame, audited: pd.DataFrame, machine_gain: np.ndarray | None, human_id: str, rel: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
-    """``(y, f, F, bound)``: the audited units' human and machine values per run, the machine's
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:  # fmt: skip
+    """``(y, f, F, bound, rest)``: the audited units' human and machine values per run, the machine's
     totals, and for a pairs audit the largest value a pair can have per run (its largest weight
     times the largest gain: the variance floor of :func:`evalwh.stats.ppi.design_estimate`, for
-    a run of whose positions the audit saw nothing); None for a topics audit."""
+    a run of whose positions the audit saw nothing), None for a topics audit; for a topics
+    audit the machine's values of the unaudited topics (for the rank bootstrap), else None."""
     topics = frame["query_id"].nunique()
     if record["design"] == "pairs":
         k = measure.params.get("k")
@@ -565,7 +570,7 @@ def _unit_matrices(
         largest = max(float(np.abs(f_gain).max(initial=0.0)), float(np.abs(h_gain).max(initial=0.0)), 1.0)
         bound = np.asarray(abs(matrix).max(axis=0).todense()).ravel() * largest
         y, f = sample * h_gain[:, None], sample * f_gain[rows][:, None]
-        return y, f, np.asarray(matrix.T @ f_gain).ravel(), bound
+        return y, f, np.asarray(matrix.T @ f_gain).ravel(), bound, None
     from evalwh.measures.evaluation import evaluate
 
     def per_topic(qrels_id: str) -> pd.DataFrame:
@@ -581,14 +586,15 @@ def _unit_matrices(
     machine = per_topic(record["machine_id"]).reindex(index=all_topics, columns=run_ids).fillna(0.0)
     human = per_topic(human_id).reindex(index=sampled, columns=run_ids).fillna(0.0)
     f = machine.loc[sampled].to_numpy(float) / topics
-    return human.to_numpy(float) / topics, f, machine.to_numpy(float).sum(axis=0) / topics, None
+    rest = machine.drop(index=sampled).to_numpy(float) / topics
+    return human.to_numpy(float) / topics, f, machine.to_numpy(float).sum(axis=0) / topics, None, rest
 
 
 def estimate(
     wh: Store, collection: str, audit_id: str, human_id: str, measures: Sequence[str], *,
     runs: Sequence[str] | None = None, probabilities: bool = False, level: float = 0.95, rel: float = 1.0,
     weight: float | str = "tuned", differences: bool = False, baselines: Sequence[str] = (), all_pairs: bool = False,
-    correction: str = "holm",
+    correction: str = "holm", ranks: bool = False, replicates: int = 2000, seed: int | None = 0,
 ) -> AuditEstimates:  # fmt: skip
     """Prediction-powered scores of runs from an audit and its human labels (``evalwh audit estimate``).
 
@@ -608,14 +614,18 @@ def estimate(
             :func:`evalwh.stats.compare.family_pairs`), with p-values adjusted by ``correction``.
         baselines, all_pairs: The family, as ``evalwh compare`` takes them.
         correction: ``none``, ``bonferroni``, ``holm``, ``bh`` or ``by``.
+        ranks: Also each run's rank under the estimates, its bootstrap rank interval at
+            ``level`` (``replicates``, ``seed``) and its tier from the paired differences of all
+            pairs with ``correction`` (methods §15.5).
 
     Raises:
         NotFoundError: for an unknown audit, set or run.
         InsufficientDataError: when the human set leaves audited pairs unlabelled.
         MetricParamError: for a measure the design cannot estimate.
     """
+    from evalwh.stats import rank_intervals as ri
     from evalwh.stats.compare import family_pairs
-    from evalwh.stats.ppi import design_estimate
+    from evalwh.stats.ppi import design_estimate, rank_intervals
     from evalwh.stats.significance import adjust_p, interval_alpha
 
     wh.require_collection(collection)
@@ -681,9 +691,32 @@ def estimate(
         units = audited
         unit_strata = audited["stratum"].to_numpy(np.int64)
     population = strata["population"].to_numpy(float)
+    if ranks and len(run_ids) < 2:
+        raise InsufficientDataError("ranks need at least 2 runs")
     family = family_pairs(run_ids, baselines, all_pairs=all_pairs) if differences else []
+    # tiers need every pair of runs: the family itself when it is all pairs, else a second one
+    every = family_pairs(run_ids, all_pairs=True) if ranks else []
     index = {r: i for i, r in enumerate(run_ids)}
-    out_runs, out_pairs = [], []
+    out_runs, out_pairs, out_ranks = [], [], []
+    # a topics audit is a few units: choosing lambda 0 where its interval is the narrower on the
+    # same sample undercovers there, so the tuned weight is always kept (methods §15.4)
+    fallback = record["design"] == "pairs"
+
+    def paired(m: catalog.Measure, y: np.ndarray, f: np.ndarray, total: np.ndarray, bound: np.ndarray | None,
+               pairs: list[tuple[str, str]]) -> pd.DataFrame:  # fmt: skip
+        a = np.array([index[p[0]] for p in pairs])
+        b = np.array([index[p[1]] for p in pairs])
+        alpha = interval_alpha("t", correction, 1 - level, len(pairs))
+        d = design_estimate(y[:, a] - y[:, b], f[:, a] - f[:, b], total[a] - total[b], strata=unit_strata,
+                            population=population, weight=weight, level=1 - alpha,
+                            bound=None if bound is None else bound[a] + bound[b], fallback=fallback)  # fmt: skip
+        adjusted = adjust_p(d.p_value, correction)
+        return pd.DataFrame({
+            "measure": str(m), "run_a": [p[0] for p in pairs], "run_b": [p[1] for p in pairs],
+            "diff": d.estimate, "ci_low": d.lower, "ci_high": d.upper, "se": d.se, "p_value": d.p_value,
+            "p_adjusted": adjusted, "reject": adjusted < 1 - level, "human_diff": d.human,
+            "machine_diff": d.machine, "weight": d.weight, "effective_n": d.effective_n,
+        })  # fmt: skip
     try:
         for m in parsed:
             gain = (
@@ -691,11 +724,11 @@ def estimate(
                 if machine_probs is None
                 else expected_gains(m, machine_probs["probs"].tolist(), rel)
             )
-            y, f, total, bound = _unit_matrices(
+            y, f, total, bound, rest = _unit_matrices(
                 wh, collection, record, m, run_ids, frame, units, gain, human_id, rel
             )
             e = design_estimate(y, f, total, strata=unit_strata, population=population, weight=weight, level=level,
-                                bound=bound)  # fmt: skip
+                                bound=bound, fallback=fallback)  # fmt: skip
             out_runs.append(pd.DataFrame({
                 "measure": str(m), "run_id": run_ids, "design": record["design"], "estimate": e.estimate,
                 "ci_low": e.lower, "ci_high": e.upper, "se": e.se, "human": e.human, "human_low": e.human_lower,
@@ -703,19 +736,19 @@ def estimate(
                 "effective_n": e.effective_n,
             }))  # fmt: skip
             if family:
-                a = np.array([index[p[0]] for p in family])
-                b = np.array([index[p[1]] for p in family])
-                alpha = interval_alpha("t", correction, 1 - level, len(family))
-                d = design_estimate(y[:, a] - y[:, b], f[:, a] - f[:, b], total[a] - total[b], strata=unit_strata,
-                                    population=population, weight=weight, level=1 - alpha,
-                                    bound=None if bound is None else bound[a] + bound[b])  # fmt: skip
-                adjusted = adjust_p(d.p_value, correction)
-                out_pairs.append(pd.DataFrame({
-                    "measure": str(m), "run_a": [p[0] for p in family], "run_b": [p[1] for p in family],
-                    "diff": d.estimate, "ci_low": d.lower, "ci_high": d.upper, "se": d.se, "p_value": d.p_value,
-                    "p_adjusted": adjusted, "reject": adjusted < 1 - level, "human_diff": d.human,
-                    "machine_diff": d.machine, "weight": d.weight, "effective_n": d.effective_n,
-                }))  # fmt: skip
+                out_pairs.append(paired(m, y, f, total, bound, family))
+            if ranks:
+                every_pairs = out_pairs[-1] if family == every else paired(m, y, f, total, bound, every)
+                found = rank_intervals(
+                    y, f, total, e.weight, design=record["design"], strata=unit_strata, population=population,
+                    unaudited=rest, confidence=level, replicates=replicates, seed=seed,
+                )  # fmt: skip
+                table = pd.DataFrame({
+                    "measure": str(m), "run_id": run_ids, "estimate": e.estimate, "rank": found.rank,
+                    "rank_low": found.low, "rank_high": found.high,
+                    "tier": ri.tiers(e.estimate, ri.distinguishable(every_pairs, run_ids)),
+                })  # fmt: skip
+                out_ranks.append(table.sort_values(["rank", "tier", "run_id"], kind="stable", ignore_index=True))
     finally:
         wh.con.unregister("audit_frame")
         wh.con.unregister("audit_runs")
@@ -729,4 +762,20 @@ def estimate(
         notes.append(
             f"differences: {correction} over {len(family)} pairs per measure, alpha {1 - level:g}"
         )
-    return AuditEstimates(pd.concat(out_runs, ignore_index=True), pairs, notes)
+    rank_table = None
+    if ranks:
+        rank_table = pd.concat(out_ranks, ignore_index=True)
+        resampled = (
+            "of the collection's topics, audited and unaudited apart"
+            if record["design"] == "topics"
+            else "of the audit within its strata, Rao and Wu's rescaling, the machine's totals fixed"
+        )
+        named = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg", "by": "Benjamini-Yekutieli"}
+        over = "no correction" if correction == "none" else f"{named.get(correction, correction)} over all pairs"
+        notes.append(
+            f"rank interval: the {level:.0%} percentile interval of the run's rank under the prediction-powered "
+            f"estimates over {replicates:,} bootstrap samples {resampled} (seed {seed}); tier: the runs the paired "
+            f"prediction-powered difference ({over}, alpha {1 - level:g}) cannot tell from the tier's best run, "
+            "then the same among the rest"
+        )
+    return AuditEstimates(pd.concat(out_runs, ignore_index=True), pairs, notes, rank_table)

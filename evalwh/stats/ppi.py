@@ -33,7 +33,8 @@ tuned ``lambda`` costs one more degree of freedom, and its variance is the delet
 jackknife's (:func:`jackknife_tuned`), which carries the estimation of ``lambda`` (the plug-in
 ``V(lambda)``, minimised on the very sample, is too small on a few audited topics); where that
 makes the interval no narrower than the human-only one, ``lambda = 0`` is used, so the
-interval is never wider.
+interval is never wider (``fallback=True``, the pairs design's; the topics design keeps the
+tuned weight, as a choice made on a few topics undercovers).
 
 Everything is vectorised over columns: ``y`` and ``f`` are ``(n, R)`` arrays, one column per
 run (or per difference of two runs), each column with its own ``lambda``.
@@ -48,6 +49,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from evalwh.errors import InsufficientDataError, MetricParamError
+from evalwh.stats.rank_intervals import RankIntervals, competition_ranks, percentile_ranks
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,7 @@ def design_estimate(
     weight: float | str = "tuned",
     level: float = 0.95,
     bound: ArrayLike | None = None,
+    fallback: bool = True,
 ) -> DesignEstimate:
     """Estimate ``sum_i y_i`` over a population from an audited sample and the machine's ``f``.
 
@@ -198,6 +201,10 @@ def design_estimate(
             then at least ``sum_h c_h * bound^2 / n_h``, what one audited unit at the bound and
             the others at 0 would give: an audit that saw nothing of a run (every residual 0)
             does not make its interval a point.
+        fallback: With ``weight="tuned"``: where the tuned interval is no narrower than the
+            audit's own, use ``lambda = 0`` (never wider). False: always the tuned ``lambda``,
+            PPI++ as published, with the jackknife variance; the choice between two intervals
+            on the same sample undercovers when the sample is a few units (methods §15.4).
 
     Raises:
         MetricParamError: for shapes, non-finite values or a level outside (0, 1).
@@ -273,7 +280,7 @@ def design_estimate(
         q_tuned = stats.t.ppf((1 + level) / 2, tuned_df)
         # lambda costs a degree of freedom; where that makes the interval no narrower than
         # the audit's own, the audit alone is used (lambda 0)
-        use = (base > 1) & (q_tuned * np.sqrt(residual) < q_human * np.sqrt(var_human))
+        use = (base > 1) & ((q_tuned * np.sqrt(residual) < q_human * np.sqrt(var_human)) | (not fallback))
         lam = np.where(use, lam, 0.0)
         var_ppi = np.where(use, residual, var_human)
         dof = np.where(use, tuned_df, base)
@@ -298,3 +305,145 @@ def design_estimate(
         human_upper=human + q_human * human_se, machine=total, weight=lam, effective_n=effective,
         p_value=p_value, n=n, df=dof, level=level,
     )  # fmt: skip
+
+
+# -- ranks under the prediction-powered estimates (methods §15.5) -----------------------------
+
+# replicates per chunk of the resampled means: keeps the (chunk, units) count matrix near 32 MB
+_CHUNK_CELLS = 4_000_000
+
+
+def _resampled_means(values: NDArray[np.float64], draws: NDArray[np.int64]) -> NDArray[np.float64]:
+    """``(B, R)``: per row of ``draws`` (``B x m`` row numbers of ``values``), the mean of the rows drawn.
+
+    A draw's mean is its count of each row times the row, over ``m``: one matrix product per
+    chunk of replicates, no loop over replicates or units.
+    """
+    units = values.shape[0]
+    replicates, size = draws.shape
+    out = np.empty((replicates, values.shape[1]))
+    chunk = max(1, _CHUNK_CELLS // max(units, 1))
+    for start in range(0, replicates, chunk):
+        part = draws[start : start + chunk]
+        rows = len(part)
+        counts = np.bincount(
+            (np.arange(rows)[:, None] * units + part).ravel(), minlength=rows * units
+        ).reshape(rows, units)
+        out[start : start + rows] = counts @ values / size
+    return out
+
+
+def bootstrap_totals(
+    y: ArrayLike,
+    f: ArrayLike,
+    machine_total: ArrayLike,
+    weight: ArrayLike,
+    *,
+    design: str,
+    strata: ArrayLike | None = None,
+    population: ArrayLike | None = None,
+    unaudited: ArrayLike | None = None,
+    replicates: int = 2000,
+    seed: int | None = 0,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(observed, replicates)``: the estimates ``lambda F + sum_h N_h mean_h(y - lambda f)`` and their bootstrap.
+
+    ``y``, ``f`` are the audited units' values ``(n, R)`` (one column per run), ``weight`` the
+    columns' ``lambda`` (held at its value on the audit in every replicate). The same units are
+    drawn for every column, so the columns (runs) stay paired. All draws come from
+    ``rng = numpy.random.default_rng(seed)``:
+
+    * ``design="topics"``: the collection's topics drawn again, audited and unaudited apart, in
+      the audit's share: ``rng.integers(0, n, (B, n))`` of the audited topics, then
+      ``rng.integers(0, T - n, (B, T - n))`` of the unaudited ones, whose machine values are
+      ``unaudited`` (``(T - n, R)``). A replicate is
+      ``lambda F* + T mean*(y - lambda f)``, ``F*`` the machine's total over the replicate's
+      topics. With every topic audited it is the replicate's mean of ``y`` (times ``T``): the
+      topic bootstrap of :func:`evalwh.stats.rank_intervals.bootstrap_ranks`, same draws.
+    * ``design="pairs"``: the audit drawn again within each stratum, the machine's total ``F``
+      held fixed: the rescaling bootstrap of Rao and Wu (JASA 83, 1988), ``n_h - 1`` units of
+      stratum ``h`` drawn with replacement (``rng.integers(0, n_h, (B, n_h - 1))``, strata in
+      order) and the stratum's mean moved by ``sqrt(1 - n_h / N_h)`` times the draw's departure
+      from it. Its variance over all draws is exactly ``V(lambda)`` (methods §15.4), zero for a
+      census; strata with fewer than two audited units, or audited whole, stay as they are.
+
+    Examples:
+        >>> y = np.array([[0.2, 0.1], [0.4, 0.3], [0.3, 0.3]]); f = y + 0.05
+        >>> obs, reps = bootstrap_totals(y, f, f.sum(axis=0), [0.0, 0.0], design="topics", replicates=4)
+        >>> obs.round(6).tolist(), reps.shape
+        ([0.9, 0.7], (4, 2))
+    """
+    ys, fs = _columns(y, "y"), _columns(f, "f")
+    if ys.shape != fs.shape:
+        raise MetricParamError(f"prediction-powered ranks: y {ys.shape} and f {fs.shape} differ in shape")
+    if replicates < 1:
+        raise MetricParamError(f"prediction-powered ranks: replicates must be at least 1, got {replicates}")
+    n, columns = ys.shape
+    lam = np.broadcast_to(np.asarray(weight, dtype=float), (columns,))
+    total = np.broadcast_to(np.asarray(machine_total, dtype=float), (columns,))
+    residual = ys - lam * fs
+    rng = np.random.default_rng(seed)
+    if design == "topics":
+        rest = np.zeros((0, columns)) if unaudited is None else _columns(unaudited, "unaudited")
+        if rest.shape[1] != columns:
+            raise MetricParamError("prediction-powered ranks: unaudited must have a column per run")
+        topics = n + len(rest)
+        observed = lam * total + topics * residual.mean(axis=0)
+        drawn = rng.integers(0, n, (replicates, n))
+        f_star = n * _resampled_means(fs, drawn)
+        if len(rest):
+            f_star += len(rest) * _resampled_means(rest, rng.integers(0, len(rest), (replicates, len(rest))))
+        return observed, lam * f_star + topics * _resampled_means(residual, drawn)
+    if design != "pairs":
+        raise MetricParamError(f"prediction-powered ranks: design {design!r} must be 'pairs' or 'topics'")
+    groups = np.zeros(n, dtype=np.int64) if strata is None else np.asarray(strata, dtype=np.int64)
+    sizes = np.asarray([n] if population is None else population, dtype=float)
+    sampled = np.bincount(groups, minlength=len(sizes)).astype(float)
+    one_hot = np.zeros((len(sizes), n))
+    one_hot[groups, np.arange(n)] = 1.0
+    means = one_hot @ residual / np.maximum(sampled, 1)[:, None]
+    observed = lam * total + sizes @ means
+    out = np.broadcast_to(observed, (replicates, columns)).copy()
+    for h in np.flatnonzero((sampled >= 2) & (sampled < sizes)):  # strata, not replicates
+        size = int(sampled[h])
+        star = _resampled_means(residual[groups == h], rng.integers(0, size, (replicates, size - 1)))
+        out += sizes[h] * np.sqrt(1.0 - size / sizes[h]) * (star - means[h])
+    return observed, out
+
+
+def rank_intervals(
+    y: ArrayLike,
+    f: ArrayLike,
+    machine_total: ArrayLike,
+    weight: ArrayLike,
+    *,
+    design: str,
+    strata: ArrayLike | None = None,
+    population: ArrayLike | None = None,
+    unaudited: ArrayLike | None = None,
+    confidence: float = 0.95,
+    replicates: int = 2000,
+    seed: int | None = 0,
+) -> RankIntervals:
+    """Each run's rank under its prediction-powered estimate and the percentile interval of its bootstrap ranks.
+
+    The replicates are :func:`bootstrap_totals`'s; ranks are competition ranks (1 the highest,
+    ties share the best) and the interval the ``ceil(B q)``-th smallest replicate rank, as
+    :func:`evalwh.stats.rank_intervals.rank_intervals` takes it.
+
+    Examples:
+        >>> y = np.array([[0.20, 0.10, 0.15], [0.40, 0.30, 0.10], [0.30, 0.32, 0.05], [0.25, 0.3, 0.1]]) / 4
+        >>> out = rank_intervals(y, y, y.sum(axis=0), [0.0, 0.0, 0.0], design="topics")
+        >>> out.rank.tolist(), out.low.tolist(), out.high.tolist()
+        ([1, 2, 3], [1, 1, 3], [2, 2, 3])
+    """
+    if not 0.0 < confidence < 1.0:
+        raise MetricParamError(f"prediction-powered ranks: confidence must lie in (0, 1), got {confidence}")
+    observed, totals = bootstrap_totals(
+        y, f, machine_total, weight, design=design, strata=strata, population=population, unaudited=unaudited,
+        replicates=replicates, seed=seed,
+    )  # fmt: skip
+    if totals.shape[1] < 2:
+        raise InsufficientDataError("prediction-powered ranks need at least 2 runs")
+    low, high = percentile_ranks(competition_ranks(totals), confidence)
+    return RankIntervals(competition_ranks(observed), low, high, replicates, seed, confidence)

@@ -157,15 +157,31 @@ def rank_intervals(
         raise InsufficientDataError(f"rank intervals: confidence must lie in (0, 1), got {confidence}")
     matrix = _matrix_checked(values)
     ranks = bootstrap_ranks(matrix, replicates=replicates, seed=seed)
-    # the empirical quantiles: the j-th smallest rank, j = ceil(B q), for q = (1 -+ c) / 2; B q is
-    # rounded first: (1 - 0.95) / 2 is 0.025000000000000022 in floating point, 2,000 times it a
-    # hair above 50, and numpy's "inverted_cdf" then takes the 51st smallest instead of the 50th
+    low, high = percentile_ranks(ranks, confidence)
+    return RankIntervals(competition_ranks(matrix.mean(axis=1)), low, high, replicates, seed, confidence)
+
+
+def percentile_ranks(
+    ranks: NDArray[np.int64], confidence: float = DEFAULT_CONFIDENCE
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The ``(1 - c) / 2`` and ``(1 + c) / 2`` empirical quantiles of each column of replicate ranks.
+
+    The ``ceil(B q)``-th smallest of the ``B`` rows, a rank the bootstrap produced.
+
+    Examples:
+        >>> r = np.array([[1, 2], [2, 1], [1, 2], [3, 1]])
+        >>> [x.tolist() for x in percentile_ranks(r, 0.5)]
+        [[1, 1], [2, 2]]
+    """
+    replicates = ranks.shape[0]
+    # the j-th smallest rank, j = ceil(B q), for q = (1 -+ c) / 2; B q is rounded first:
+    # (1 - 0.95) / 2 is 0.025000000000000022 in floating point, 2,000 times it a hair above 50,
+    # and numpy's "inverted_cdf" then takes the 51st smallest instead of the 50th
     ordered = np.sort(ranks, axis=0)
     tail = (1.0 - confidence) / 2.0
     j_low = max(int(np.ceil(round(replicates * tail, 9))), 1)
     j_high = max(int(np.ceil(round(replicates * (1.0 - tail), 9))), 1)
-    low, high = ordered[j_low - 1], ordered[j_high - 1]
-    return RankIntervals(competition_ranks(matrix.mean(axis=1)), low, high, replicates, seed, confidence)
+    return ordered[j_low - 1], ordered[j_high - 1]
 
 
 def tiers(means: ArrayLike, distinct: ArrayLike) -> NDArray[np.int64]:
