@@ -175,6 +175,7 @@ class LazyGroup(OneLineGroup):
         return self._load(cmd_name)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
+        _light_rich_layer()
         self._listing = True
         try:
             super().format_help(ctx, formatter)
@@ -207,6 +208,49 @@ class LazyGroup(OneLineGroup):
                 finite_floats(command)
                 self._loaded[name] = command
         return self._loaded.get(cmd_name)
+
+
+def _light_rich_layer() -> None:
+    """Import typer's rich layer without rich's Markdown and traceback renderers until used.
+
+    ``typer.rich_utils`` imports ``rich.markdown`` (markdown-it, pygments) and ``rich.traceback``
+    at its top, about 0.07 of the root help's 0.17 CPU s, and uses them only for help text in
+    Markdown mode (evalwh's is typer's default, rich markup) and for a pretty traceback. While
+    it is imported, those two modules are stand-ins whose class imports the real module at its
+    first use (an instance, or a class attribute such as ``Traceback.from_exception``); the
+    stand-ins leave ``sys.modules`` at once, so any later ``import rich.markdown`` is the real one.
+    """
+    import sys
+
+    if "typer.rich_utils" in sys.modules:
+        return
+    import types
+
+    seeded: dict[str, types.ModuleType] = {}
+    for module, name in (("rich.markdown", "Markdown"), ("rich.traceback", "Traceback")):
+        if module not in sys.modules:
+            stand_in = types.ModuleType(module)
+            setattr(stand_in, name, _later(module, name))
+            sys.modules[module] = seeded[module] = stand_in
+    try:
+        import typer.rich_utils  # noqa: F401
+    finally:
+        for module, stand_in in seeded.items():
+            if sys.modules.get(module) is stand_in:
+                del sys.modules[module]
+
+
+def _later(module: str, name: str) -> type:
+    """A class standing for ``module.name``: calling it or reading an attribute imports the module."""
+
+    def real() -> Any:
+        return getattr(importlib.import_module(module), name)
+
+    class Later(type):
+        def __getattr__(cls, attribute: str) -> Any:
+            return getattr(real(), attribute)
+
+    return Later(name, (), {"__new__": lambda cls, *args, **kwargs: real()(*args, **kwargs)})
 
 
 def first_paragraph(command: Any) -> str:

@@ -49,6 +49,31 @@ def test_the_root_help_imports_no_command_module_and_no_pandas_duckdb_or_numpy()
     assert _imports_of(["--help"]) == (0, [], [])
 
 
+def test_the_root_help_defers_richs_markdown_and_traceback_until_used():
+    code = """
+        import contextlib, io, sys
+        from evalwh.cli import app
+        with contextlib.redirect_stdout(io.StringIO()):
+            try:
+                app(["--help"], prog_name="evalwh")
+            except SystemExit:
+                pass
+        deferred = "rich.markdown" not in sys.modules and "rich.traceback" not in sys.modules
+        import typer.rich_utils as ru
+        markdown = ru.Markdown("*x*")  # (the real class, imported now)
+        try:
+            raise ValueError("x")
+        except ValueError as error:
+            tb = ru.Traceback.from_exception(type(error), error, error.__traceback__)
+        import rich.markdown, rich.traceback
+        print(deferred, type(markdown) is rich.markdown.Markdown, type(tb) is rich.traceback.Traceback)
+        """
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == ["True", "True", "True"]
+
+
 def test_evalwh_alone_and_usage_errors_import_no_command_module():
     assert _imports_of([]) == (2, [], [])  # (no_args_is_help: the help, exit 2 as before)
     assert _imports_of(["evl"]) == (2, [], [])
