@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from evalwh.cli import app
 from typer.testing import CliRunner
 
 from evalwh import Warehouse
-from evalwh.cli import app
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
