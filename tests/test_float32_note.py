@@ -81,7 +81,7 @@ def _reference(qrels: dict, runs: dict, per_query: bool) -> dict[str, int]:
         for key in ("P_1", "map"):
             a = [as_given[t][key] for t in TOPICS]
             b = [as_float32[t][key] for t in TOPICS]
-            pairs = list(zip(a, b)) if per_query else [(sum(a) / len(a), sum(b) / len(b))]
+            pairs = list(zip(a, b, strict=True)) if per_query else [(sum(a) / len(a), sum(b) / len(b))]
             count += sum(f"{x:.4f}" != f"{y:.4f}" for x, y in pairs)
         if count:
             out[name] = count
@@ -149,7 +149,7 @@ def test_compare_and_report_say_the_same(collection):
 
     with Warehouse.open_reader(db) as wh:
         report = build_report(wh, "gen", ReportOptions(figures=False, measures=("P@1", "AP")))
-    assert dict(zip(report.ties["run_id"], report.ties["values"])) == expected
+    assert dict(zip(report.ties["run_id"], report.ties["values"], strict=True)) == expected
     assert "different values when scores are rounded to float32" in render_markdown(report)
 
 
