@@ -29,7 +29,7 @@ from evalwh.cli._errors import OneLineGroup
 # command's group (``add_typer``); every other module has ``register(app)``.
 COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("collections", "info", "List the collections: topics, judged and relevant documents, runs, label sets."),
-    ("runs", "info", "List the runs of a collection: topics, documents, depth, source file, sha256."),
+    ("runs", "info", "List the runs of a collection: topics, documents, depth, source file, sha256, lists float32 reorders."),
     ("compare", "compare", "Compare runs on any measures: paired tests against baselines or over all pairs."),
     ("matrix", "compare", "Classify every pair of runs at every depth and print the case proportions."),
     ("kendall", "compare", "Kendall's tau_b between the run rankings by two measures (MAP against A_p@1000 by default)."),
