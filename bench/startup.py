@@ -31,13 +31,13 @@ import time
 from pathlib import Path
 
 
-def _child(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """CPU seconds (user + system) and peak RSS in MB of one run of ``argv``."""
+def _child(argv: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) -> tuple[float, float]:
+    """CPU seconds (user + system) and peak RSS in MB of one run of ``argv`` (exit code in ``ok``)."""
     with open(os.devnull, "wb") as sink:
         process = subprocess.Popen(argv, stdout=sink, stderr=sink, env=env)
         _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
+    if process.returncode not in ok:
         raise SystemExit(f"{' '.join(argv)} failed with {process.returncode}")
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
@@ -63,16 +63,17 @@ def calls(args: argparse.Namespace) -> None:
         ("python -m evalwh eval --qrels QRELS RUN", [python, "-m", "evalwh", "eval", "--qrels", qrels, run]),
         ("evalwh --help", [evalwh, "--help"]),
         ("python -m evalwh --help", [python, "-m", "evalwh", "--help"]),
+        ("evalwh evl (a usage error, exit 2)", [evalwh, "evl"]),
         ("(floor) python -c pass", [python, "-c", "pass"]),
         ("(floor) python -c 'import numpy'", [python, "-c", "import numpy"]),
     ]
     for _, argv in commands:  # once, to compile the bytecode and warm the page cache
-        _child(argv, env)
+        _child(argv, env, (0, 2))
     load = os.getloadavg()
     figures: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in commands}
     for _ in range(args.repeat):  # interleaved: the load weighs on every command alike
         for name, argv in commands:
-            figures[name].append(_child(argv, env))
+            figures[name].append(_child(argv, env, (0, 2)))
     after = os.getloadavg()
     print(f"{args.repeat} calls each, interleaved; load average before {load[0]:.2f}, after {after[0]:.2f}")
     print(f"(CPU: {os.cpu_count()} cores; {Path(run).name}: {Path(run).stat().st_size / 1e6:.1f} MB)\n")

@@ -325,8 +325,10 @@ def compare(
             )  # fmt: skip
             from evalwh.cli.eval import _float32_note
 
-            _float32_note(wh, collection, list(dict.fromkeys(result.runs["run_id"])), measures or ["AP"], False,
-                          {"collection": collection, "qrels_id": qrels_id, "fill": fill or []})  # fmt: skip
+            # (the measures compared, as their means print; the sets compared)
+            stored = dict(qrels_id=qrels_id, fill=fill or [])
+            shown = list(dict.fromkeys(result.runs["run_id"]))
+            _float32_note(wh, collection, shown, list(measures or ["AP"]), False, stored)
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
     if marks is PaperMarks.arrows and not base:

@@ -175,8 +175,9 @@ def evaluate(
 
         excluding = dict(exclusions=exclude or [], identical_ids=exclude_identical_ids, said=told.setdefault)
 
-        def evaluated(specs: list[str], by_topic: bool) -> pd.DataFrame:
-            return evaluate_files(qrels, files, specs, per_query=by_topic, typed_names=True, **options, **excluding)  # type: ignore[arg-type]
+        def evaluated(specs: list[str], by_topic: bool, **changed: Any) -> pd.DataFrame:
+            given = {**options, **changed}
+            return evaluate_files(qrels, files, specs, per_query=by_topic, typed_names=True, **given, **excluding)  # type: ignore[arg-type]
 
         def grades() -> tuple[int, object] | None:
             return None
@@ -246,6 +247,8 @@ def evaluate(
     finally:
         if qrels is None or into is not None:
             wh.__exit__(*sys.exc_info())  # a failed first --store removes the file it created
+    if qrels is not None and into is None and not float32_ties:
+        _files_float32_note(frame, evaluated, measures, per_query)
     for line in told:
         typer.echo(f"note: {line}", err=True)
     if frame is not None and into is None:
@@ -353,20 +356,31 @@ def _float32_note(
     of its values prints differently at four decimals (issue #54: a note about every
     reordered list was true only in a corner case). ``--float32-ties`` prints those values.
     """
-    from evalwh.present.report.ties import changed_values, float32_order, printed_ties_note
+    from evalwh.present.report.ties import printed_changes, printed_ties_note
 
-    reordered = float32_order(wh, collection, runs or None)
-    if reordered.empty:
-        return
-    flagged = reordered["run_id"].tolist()
+    options = {k: v for k, v in stored.items() if k not in ("collection", "runs")}
+    changed, reordered = printed_changes(wh, collection, runs, measures, per_query=per_query, **options)
+    note = printed_ties_note(changed, reordered)
+    if note:
+        typer.echo(f"note: {note}", err=True)
 
-    def values(float32: bool) -> pd.DataFrame:
-        options = {**stored, "runs": flagged, "float32_ties": float32}
-        return wh.evaluate(measures, per_query=per_query, typed_names=True, **options)
 
-    changed = changed_values(values(False), values(True))
-    pairs = list(zip(changed["run_id"], changed["values"].astype(int), strict=True))
-    note = printed_ties_note(pairs, len(flagged))
+def _files_float32_note(frame: pd.DataFrame | None, evaluated: Any, measures: list[str], per_query: bool) -> None:
+    """The float32 note of ``eval --qrels`` where its quick path declined the input (the direct path).
+
+    The files are evaluated again in trec_eval 9's float32 order, on the measures shown (per
+    topic with --per-query), and a run is named when one of its values prints differently at
+    four decimals, as the quick path and the warehouse name them. The direct path stores no
+    run, so nothing says beforehand which runs float32 reorders: the second evaluation costs
+    as much as the first.
+    """
+    from evalwh.present.report.ties import changed_values, printed_ties_note
+
+    as_given = frame if frame is not None else evaluated(measures, per_query)
+    as_float32 = evaluated(measures, per_query, float32_ties=True)
+    changed = changed_values(as_given, as_float32)
+    pairs = [(str(r), int(v)) for r, v in zip(changed["run_id"], changed["values"], strict=True)]
+    note = printed_ties_note(pairs, len(pairs), warehouse=False)
     if note:
         typer.echo(f"note: {note}", err=True)
 

@@ -41,7 +41,7 @@ def runs(
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
 ) -> None:
-    """List the runs of a collection: topics, documents, depth, source file, sha256.
+    """List the runs of a collection: topics, documents, depth, source file, sha256, lists float32 reorders.
 
     Example: evalwh runs --collection trec8
     """

@@ -114,7 +114,7 @@ def _float32_note(changed: list[tuple[str, int]]) -> None:
     """``evalwh eval --qrels``'s note: the runs whose printed values float32 order changes."""
     from evalwh.present.report.ties import printed_ties_note
 
-    sys.stderr.write(f"note: {printed_ties_note(changed, len(changed))}\n")
+    sys.stderr.write(f"note: {printed_ties_note(changed, len(changed), warehouse=False)}\n")
 
 
 def _reader_gone() -> None:

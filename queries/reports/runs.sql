@@ -1,7 +1,9 @@
 -- name: runs
 -- description: One row per run of a collection: topics, documents, shortest and longest ranking, provenance.
 -- ir_method, ir_team and ir_metadata come from the ir_metadata block the run file opened
--- with (schema/020_external_sources.sql); NULL for a run without one.
+-- with (schema/020_external_sources.sql); NULL for a run without one. float32_lists: how many
+-- of its lists trec_eval 9's float32 scores order differently (stored at ingest, schema 021;
+-- NULL for a run stored before it): the full list behind eval's, compare's and report's note.
 -- params: collection_id VARCHAR
 WITH depth AS (
     SELECT
@@ -25,6 +27,7 @@ SELECT
     r.pooled,
     r.source_file,
     r.sha256,
+    r.float32_lists,
     m.method AS ir_method,
     m.team AS ir_team,
     m.metadata AS ir_metadata

@@ -153,13 +153,15 @@ def build_report(
     if opts.depths is None:
         chosen = defaults.default_depths(judged.depth, deepest)
         opts = replace(opts, depths=_depths(chosen, deepest))
-    from evalwh.present.report.ties import float32_order
-
-    ties = float32_order(wh, collection)
     step("collection", started)
 
     started = clock()
     measures = _leaderboard_measures(opts.measures or ())
+    from evalwh.present.report.ties import printed_changes
+
+    # (the runs whose leaderboard means print differently under trec_eval 9's float32 order)
+    changed, reordered = printed_changes(wh, collection, None, measures, qrels_id=opts.qrels_id, fill=opts.fill)
+    ties = pd.DataFrame(changed, columns=["run_id", "values"])
     columns = pairings(opts.pairing, list(opts.depths or DEFAULT_DEPTHS), full=True)
     assess_specs = [f"A_p@{d}" for d in ASSESSMENT_DEPTHS]
     retrieved_specs = [f"A_p_ret@{d}" for d in ASSESSMENT_DEPTHS]
@@ -315,6 +317,7 @@ def build_report(
         deeper=defaults.deeper_than_judged([*measures, *matrix_measures], judged.depth, deepest),
         graded=graded,
         ties=ties,
+        ties_reordered=reordered,
         comparison=comparison,
         ranks=ranks,
         weak=weak,

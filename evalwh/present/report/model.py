@@ -184,8 +184,11 @@ class Report:
         graded: The labels have more than two levels.
         comparison: The leaderboard measures' comparison: :func:`evalwh.stats.compare.compare`'s
             ``pairs`` over the family (what ``evalwh compare`` prints); None for a single run.
-        ties: Runs whose order differs under float32 scores (``run_id, lists, first_rank``;
-            ``queries/reports/float32_order.sql``).
+        ties: Runs whose leaderboard means print differently (four decimals) under float32
+            scores' order, with how many values (``run_id, values``;
+            :func:`evalwh.present.report.ties.printed_changes`).
+        ties_reordered: How many runs float32 scores reorder at all (those of ``ties`` and
+            those that print the same).
         ranks: The lead measure's rank table (:func:`evalwh.stats.compare.rank_table`): each
             run's rank, 95% bootstrap rank interval and tier (methods §13); None for one run.
         weak: In ``summary`` mode (no baseline, more pairs than ``max_all_pairs``): every pair
@@ -217,6 +220,7 @@ class Report:
     deeper: dict[str, str] = field(default_factory=dict)
     graded: bool = False
     ties: pd.DataFrame | None = None
+    ties_reordered: int = 0
     comparison: pd.DataFrame | None = None
     ranks: pd.DataFrame | None = None
     weak: pd.DataFrame | None = None

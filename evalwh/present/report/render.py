@@ -376,11 +376,12 @@ def _deeper_note(report: Report) -> str:
 
 
 def _ties_sentence(report: Report) -> str:
-    from evalwh.present.report.ties import ties_note
+    from evalwh.present.report.ties import printed_ties_note
 
     if report.ties is None:
         return ""
-    return ties_note(report.ties) or ""
+    changed = list(zip(report.ties["run_id"], report.ties["values"].astype(int), strict=True))
+    return printed_ties_note(changed, report.ties_reordered) or ""
 
 
 def _leaderboard_context(report: Report) -> dict[str, Any]:

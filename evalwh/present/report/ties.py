@@ -5,7 +5,8 @@ descending. trec_eval up to 9.0.8 read scores into a C float, so two scores that
 same float32 tied and fell back to the doc_id order; published TREC tables were made that way.
 Where a run's order differs between the two, its values can differ from the published ones,
 and ``--float32-ties`` reproduces them. ``eval``, ``compare`` and ``report`` say so once, with
-this module's sentence. The ingest finds it once per run, as it ranks the run, and stores it
+this module's sentence, naming only the runs whose printed values of the measures shown change
+(:func:`printed_changes`, :func:`printed_ties_note`). The ingest finds it once per run, as it ranks the run, and stores it
 with the run (``runs.float32_lists``, ``float32_first_rank``; schema 021), so that the check
 reads one row a run; only for runs stored before that step does it run the reference query
 over their stored scores (``queries/reports/float32_order.sql``).
@@ -14,7 +15,7 @@ over their stored scores (``queries/reports/float32_order.sql``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalwh import sql
 
@@ -118,15 +119,20 @@ def changed_values(
     return counts.astype({"run_id": str}).sort_values("run_id").reset_index(drop=True)
 
 
-def printed_ties_note(changed: Sequence[tuple[str, int]], reordered: int) -> str | None:
+def printed_ties_note(
+    changed: Sequence[tuple[str, int]], reordered: int, *, warehouse: bool = True
+) -> str | None:
     """The note of ``evalwh eval``: the runs whose printed values float32 order changes, or None.
 
     ``changed``: (run, number of values) of those runs; ``reordered``: how many runs float32
-    scores reorder (those that print the same are counted, not named).
+    scores reorder (those that print the same are counted, not named). On a warehouse the
+    note says where every reordered run is listed (``evalwh runs``' ``float32_lists``).
 
     Examples:
         >>> printed_ties_note([("a", 4)], 11)
-        "1 run prints different values when scores are rounded to float32 (as trec_eval 9 and the published TREC tables did): a (4 values); the other 10 runs it reorders print the same; --float32-ties prints trec_eval 9's values"
+        "1 run prints different values when scores are rounded to float32 (as trec_eval 9 and the published TREC tables did): a (4 values); the other 10 runs it reorders print the same; --float32-ties prints trec_eval 9's values; evalwh runs lists every reordered run (float32_lists)"
+        >>> printed_ties_note([("a", 4), ("b", 1)], 2, warehouse=False)
+        "2 runs print different values when scores are rounded to float32 (as trec_eval 9 and the published TREC tables did): a (4 values), b (1 value); --float32-ties prints trec_eval 9's values"
         >>> printed_ties_note([], 3) is None
         True
     """
@@ -143,4 +149,39 @@ def printed_ties_note(changed: Sequence[tuple[str, int]], reordered: int) -> str
     return (
         f"{runs} different values when scores are rounded to float32 (as trec_eval 9 and the "
         f"published TREC tables did): {names}{rest}; --float32-ties prints trec_eval 9's values"
+        + ("; evalwh runs lists every reordered run (float32_lists)" if warehouse else "")
     )
+
+
+def printed_changes(
+    wh: Store,
+    collection: str,
+    runs: Sequence[str] | None,
+    measures: Sequence[str],
+    *,
+    per_query: bool = False,
+    **options: Any,
+) -> tuple[list[tuple[str, int]], int]:
+    """The runs whose printed values of ``measures`` float32 order changes, and how many it reorders.
+
+    Only the runs whose order float32 scores change (stored at ingest: :func:`float32_order`)
+    are evaluated again, both ways, on ``measures`` (per topic with ``per_query``; ``options``
+    as ``Warehouse.evaluate``'s: qrels_id, fill, rel, ...). Returns ``[(run, values), ...]``
+    for the runs with a value that prints differently at four decimals (:func:`changed_values`),
+    and the number of runs float32 reorders. ``evalwh eval``, ``compare`` and ``report`` say
+    this, not every reordered list (issue #54).
+    """
+    reordered = float32_order(wh, collection, runs or None)
+    if reordered.empty:
+        return [], 0
+    flagged = [str(r) for r in reordered["run_id"]]
+    options = {k: v for k, v in options.items() if k not in ("runs", "float32_ties", "collection", "store")}
+
+    def values(float32: bool) -> pd.DataFrame:
+        return wh.evaluate(  # type: ignore[attr-defined, no-any-return]
+            list(measures), collection=collection, runs=flagged, per_query=per_query,
+            typed_names=True, float32_ties=float32, **options,
+        )  # fmt: skip
+
+    changed = changed_values(values(False), values(True))
+    return [(str(r), int(v)) for r, v in zip(changed["run_id"], changed["values"], strict=True)], len(flagged)
