@@ -401,7 +401,9 @@ def test_an_old_warehouse_upgrades_with_its_sets_marked_human(tmp_path):
 # -- the parser, on generated records ----------------------------------------------------------
 
 _ID = st.one_of(
-    st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters=" \t\n\r\x0b\x0c\x00"), min_size=1, max_size=8),
+    # (no whitespace, and no control character: an id holding one is refused, issue 52 class 6)
+    st.text(st.characters(blacklist_categories=("Cs", "Cc", "Zl", "Zp"), blacklist_characters=" \u061c\u200e\u200f"
+                          "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"), min_size=1, max_size=8),
     st.integers(min_value=0, max_value=10**12),
 )
 _RECORD = st.fixed_dictionaries(
