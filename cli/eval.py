@@ -248,7 +248,7 @@ def evaluate(
         if qrels is None or into is not None:
             wh.__exit__(*sys.exc_info())  # a failed first --store removes the file it created
     if qrels is not None and into is None and not float32_ties:
-        _files_float32_note(frame, evaluated, measures, per_query)
+        _files_float32_note(frame, evaluated, measures, per_query, [qrels, *files])
     for line in told:
         typer.echo(f"note: {line}", err=True)
     if frame is not None and into is None:
@@ -365,16 +365,39 @@ def _float32_note(
         typer.echo(f"note: {note}", err=True)
 
 
-def _files_float32_note(frame: pd.DataFrame | None, evaluated: Any, measures: list[str], per_query: bool) -> None:
+NOTE_FILES_BYTES = 64 << 20
+"""The direct path's float32 note reads its files a second time: only up to this many bytes in all."""
+
+
+def _files_float32_note(
+    frame: pd.DataFrame | None, evaluated: Any, measures: list[str], per_query: bool, paths: list[Path]
+) -> None:
     """The float32 note of ``eval --qrels`` where its quick path declined the input (the direct path).
 
     The files are evaluated again in trec_eval 9's float32 order, on the measures shown (per
     topic with --per-query), and a run is named when one of its values prints differently at
     four decimals, as the quick path and the warehouse name them. The direct path stores no
     run, so nothing says beforehand which runs float32 reorders: the second evaluation costs
-    as much as the first.
+    as much as the first. It is made only where the files can be read again and are small
+    (regular files of :data:`NOTE_FILES_BYTES` in all): standard input or a pipe cannot be
+    read twice, and a large input would pay twice for a note (``--float32-ties`` prints
+    trec_eval 9's values; ``eval --into`` stores the runs and names the reordered ones).
     """
+    import stat
+
     from evalwh.present.report.ties import changed_values, printed_ties_note
+
+    total = 0
+    for path in paths:
+        try:
+            info = path.stat() if str(path) != "-" else None
+        except OSError:
+            return
+        if info is None or not stat.S_ISREG(info.st_mode):
+            return
+        total += info.st_size
+    if total > NOTE_FILES_BYTES:
+        return
 
     as_given = frame if frame is not None else evaluated(measures, per_query)
     as_float32 = evaluated(measures, per_query, float32_ties=True)

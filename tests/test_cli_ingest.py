@@ -151,7 +151,7 @@ def test_clash_replace_and_run_id(runner, db, tmp_path):
     assert (
         lines[0]
         == "run_id,topics,docs,min_depth,max_depth,group_name,run_type,pooled,source_file,sha256,"
-        "ir_method,ir_team,ir_metadata"  # (the last three: the run file's ir_metadata block)
+        "float32_lists,ir_method,ir_team,ir_metadata"  # (the last three: the run file's ir_metadata block)
     )
     assert [line.split(",")[:5] + [line.split(",")[8]] for line in lines[1:]] == [
         ["first", "2", "3", "1", "2", "run.txt"],
