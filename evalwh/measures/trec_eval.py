@@ -137,22 +137,7 @@ def run_quick(argv: Sequence[str], write: Callable[[str], Any]) -> int | None:
     Raises:
         TrecEvalExit: trec_eval's errors (message for stderr, exit status).
     """
-    parsed = parse_args(argv)
-    if isinstance(parsed, str):
-        write(parsed)
-        return 0
-    request = parsed
-    printed = printed_measures(request)
-    measures = [p.measure for p in printed if p.measure is not None]
-    relstring = next((p.length for p in printed if p.form == "relstring"), None)
-    measures += [_measure("NumRet"), _measure("NumRel")]
-    quick = _evaluate_quick(request, printed, measures, relstring)
-    if quick is None:
-        return None
-    run_ids, cells, extras = quick
-    for run_id in run_ids:
-        _write_run(request, printed, cells, extras, run_id, write)
-    return 0
+    return _run(argv, write, fallback=False)
 
 
 def run(argv: Sequence[str], write: Callable[[str], Any]) -> int:
@@ -162,6 +147,14 @@ def run(argv: Sequence[str], write: Callable[[str], Any]) -> int:
         TrecEvalExit: trec_eval's errors (message for stderr, exit status).
         EvalWhError: evalwh's own (bad input files, named with file and line).
     """
+    status = _run(argv, write, fallback=True)
+    assert status is not None  # (with the fallback every input is evaluated)
+    return status
+
+
+def _run(argv: Sequence[str], write: Callable[[str], Any], *, fallback: bool) -> int | None:
+    """Parse, evaluate (the quick path first; the direct path when it declines and ``fallback``)
+    and write every run; None where the quick path declined and there is no fallback."""
     parsed = parse_args(argv)
     if isinstance(parsed, str):
         write(parsed)
@@ -175,6 +168,8 @@ def run(argv: Sequence[str], write: Callable[[str], Any]) -> int:
     quick = _evaluate_quick(request, printed, measures, relstring)
     if quick is not None:
         run_ids, cells, extras = quick
+    elif not fallback:
+        return None
     else:
         run_ids, frame, extras = _evaluate(request, measures, relstring)
         cells = _Cells(frame, printed)
