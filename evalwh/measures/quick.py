@@ -97,7 +97,7 @@ def read_qrels(path: Path) -> Qrels | None:
     first = data[: data.find(b"\n")]
     sep = b"\t" if b"\t" in first else b" "
     # printable ASCII, the separator and line breaks only (no CR, control character, other blank)
-    if data.translate(None, _PRINTABLE).replace(sep, b"").replace(b"\n", b""):
+    if data.translate(None, _PRINTABLE + sep + b"\n"):
         return None
     # no empty field: no separator or line break after a separator or line break, or first
     if data[:1] in (sep, b"\n") or sep + sep in data or sep + b"\n" in data or b"\n" + sep in data:
@@ -114,18 +114,21 @@ def read_qrels(path: Path) -> Qrels | None:
     if joined.count(b"\n") != lines:
         return None
     # grades: digits only (no sign, no fraction: the direct path reads those), at most nine
-    if max(map(len, grade_text)) > 10 or not joined.replace(b"\n", b"").isdigit():
+    if not joined.replace(b"\n", b"").isdigit():
         return None
     if len(joined) == 2 * lines:  # (one digit each: "d\n" ...)
         grades = [digit - 48 for digit in joined[::2]]
-    else:
+    elif max(map(len, grade_text)) <= 10:
         grades = list(map(int, grade_text))
+    else:
+        return None
     topics, docs = pieces[0:-1:4], pieces[2::4]
     names = sorted(set(topics))
     by_topic: list[list[int]]
     if topics == sorted(topics):  # (most qrels files are sorted by topic)
         bounds = [bisect_left(topics, name) for name in names] + [len(topics)]
         by_topic = [sorted(grades[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        topic_buffers = _repeated(names, bounds)
     else:
         index = {name: i for i, name in enumerate(names)}
         by_topic = [[] for _ in names]
@@ -133,8 +136,9 @@ def read_qrels(path: Path) -> Qrels | None:
             by_topic[index[topic]].append(grade)
         for topic_grades in by_topic:
             topic_grades.sort()
+        topic_buffers = _arrow(topics)
     try:
-        capsule = module.judgments(*_arrow(topics), *_arrow(docs), array("i", grades).tobytes())
+        capsule = module.judgments(*topic_buffers, *_arrow(docs), array("i", grades).tobytes())
     except ValueError:  # (a pair judged twice)
         return None
     return Qrels([name.decode("ascii") for name in names], by_topic, capsule)
@@ -143,6 +147,16 @@ def read_qrels(path: Path) -> Qrels | None:
 def _arrow(strings: list[bytes]) -> tuple[bytes, bytes]:
     """Arrow string buffers of ``strings``: int32 offsets and the bytes, one after another."""
     return array("i", accumulate(map(len, strings), initial=0)).tobytes(), b"".join(strings)
+
+
+def _repeated(names: list[bytes], bounds: list[int]) -> tuple[bytes, bytes]:
+    """:func:`_arrow` of ``names[i]`` repeated ``bounds[i + 1] - bounds[i]`` times, each."""
+    offsets, strings, end = array("i", [0]), [], 0
+    for name, a, b in zip(names, bounds[:-1], bounds[1:], strict=True):
+        offsets.extend(range(end + len(name), end + len(name) * (b - a) + 1, len(name)))
+        strings.append(name * (b - a))
+        end += len(name) * (b - a)
+    return offsets.tobytes(), b"".join(strings)
 
 
 def _read(path: Path, limit: int) -> bytes | None:
