@@ -149,6 +149,10 @@ def test_quick_equals_the_direct_path_on_trec_evals_suite(
         ("1  0 a 1\n", "two blanks"),
         ("1 0 a 1\n\n1 0 b 1\n", "a blank line"),
         ("1 0 a\n", "three fields"),
+        ("1 0 a\n1 1 0 b 1\n", "three fields, then five (four per line on average)"),
+        ("1 0 a 1\n1\t0 b 1\n", "a tab in one line, blanks in the other"),
+        ("1 0 a 1234567890\n", "a grade of ten digits"),
+        ("1 0 a +1\n", "a sign"),
     ],
 )
 def test_the_quick_path_declines_what_it_does_not_read(
@@ -159,6 +163,30 @@ def test_the_quick_path_declines_what_it_does_not_read(
     (tmp_path / "run").write_text("1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n")
     assert quick.read_qrels(tmp_path / "qrels") is None, why
     assert _quick([str(tmp_path / "qrels"), str(tmp_path / "run")]) is None
+
+
+def test_an_unsorted_tab_separated_qrels_file_with_wide_grades(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The qrels reader's other branches (lines in no order, grades of two digits, tabs): the
+    quick path prints what the direct path prints."""
+    _need(TREC8 / "runs")
+    lines = [
+        line.split()
+        for line in (TREC8 / "trec8.qrels").read_text().splitlines()
+        if line.split()[0] <= "410"
+    ]
+    order = sorted(range(len(lines)), key=lambda i: (i * 7919) % len(lines))  # (a fixed shuffle)
+    widen = {"0": "0", "1": "12", "2": "3"}
+    qrels = tmp_path / "qrels"
+    qrels.write_text("".join("\t".join([*lines[i][:3], widen[lines[i][3]]]) + "\n" for i in order))
+    assert quick.read_qrels(qrels) is not None
+    runs = [str(TREC8 / "runs" / f"input.{tag}.gz") for tag in ("INQ601", "weaver1")]
+    for flags in (["-q"], ["-q", "-l", "5"]):
+        argv = [*flags, *_names(QUICK_MEASURES), str(qrels), *runs]
+        got = _quick(argv)
+        assert got is not None, flags
+        assert got == _direct(argv, monkeypatch), flags
 
 
 def test_declined_runs_and_options(tmp_path: Path) -> None:
