@@ -41,7 +41,8 @@ def main() -> None:
 
     # Start-up makes many objects and frees few (modules, classes; the quick paths' parsed
     # files), so Python's cycle collector, run every 700 new objects, found nothing to free
-    # and took 8-9 % of `evalwh --help` and `evalwh trec_eval`: it is off until the command runs.
+    # and took 8-9 % of `evalwh --help` and `evalwh trec_eval`: it is off until the CLI runs
+    # the command. (The quick paths run without it: they make no reference cycles.)
     collecting = gc.isenabled()
     gc.disable()
     try:
