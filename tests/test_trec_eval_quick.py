@@ -337,6 +337,34 @@ def test_eval_qrels_quick_equals_the_cli(tmp_path: Path, flags: list[str]) -> No
     assert got == _cli(argv)
 
 
+@pytest.mark.parametrize("seed", range(2))
+def test_eval_qrels_quick_equals_the_cli_on_generated_files(tmp_path: Path, seed: int) -> None:
+    """Generated files (as in test_generated_files_quick_equals_the_direct_path, a topic one run
+    lacks): eval --qrels' quick path prints the CLI's means and per-topic values."""
+    import random
+
+    rng = random.Random(100 + seed)
+    topics = [str(t) for t in rng.sample(range(1, 99), 5)]
+    docs = [f"doc{i}" for i in range(40)]
+    qrels = [(t, d, rng.choice([0, 1, 2, 3])) for t in topics for d in rng.sample(docs, 15)]
+    rng.shuffle(qrels)
+    (tmp_path / "qrels").write_text("".join(f"{t} 0 {d} {g}\n" for t, d, g in qrels))
+    runs = []
+    for r in range(2):
+        lines = [
+            f"{t} Q0 {d} {i} {rng.choice([1.0, 2.0, 2.5])} r{r}\n"
+            for t in topics[r:]
+            for i, d in enumerate(rng.sample(docs, 25), 1)
+        ]
+        (tmp_path / f"run{r}").write_text("".join(lines))
+        runs.append(str(tmp_path / f"run{r}"))
+    base = ["--qrels", str(tmp_path / "qrels"), *runs]
+    for flags in ([], ["-q", "-l", "2", "-m", "nDCG@5", "-m", "Rprec", "-m", "RR"]):
+        got = _quick_eval(base + flags)
+        assert got is not None, flags
+        assert got == _cli(base + flags), flags
+
+
 def test_eval_qrels_declines_the_rest(tmp_path: Path) -> None:
     (tmp_path / "qrels").write_text("1 0 a 1\n1 0 b 0\n")
     (tmp_path / "run").write_text("1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n")
