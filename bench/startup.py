@@ -3,14 +3,18 @@ and the ir_measures provider beside pytrec_eval.
 
 Usage:
     python bench/startup.py calls --qrels ../shared/data/trec8_adhoc/trec8.qrels \\
-        --run RUN [--trec-eval /path/to/trec_eval] [--repeat 7]
+        --run RUN [--trec-eval /path/to/trec_eval] [--repeat 7] [--also /other/venv/bin/evalwh]
     python bench/startup.py provider --trec8 ../shared/data/trec8_adhoc [--repeat 3]
 
 ``calls``: each command runs in a fresh process, ``--repeat`` times; the figures are the
-child's CPU time (user + system, from ``wait4``) and its peak resident memory (``ru_maxrss``),
-median and minimum. The trec_eval binary (built from github.com/usnistgov/trec_eval; not part
+child's CPU time (user + system, from ``wait4``), median and minimum, and its peak resident
+memory, from one more call through ``/usr/bin/time -f %M`` (a child's ``ru_maxrss`` counts the
+memory of the process that started it, about 14 MB of this script, before its ``exec``). The trec_eval binary (built from github.com/usnistgov/trec_eval; not part
 of evalwh) runs in the same loop, so the machine's load weighs on both alike. Python's own
-start (``python -c pass``) and ``import numpy`` are listed as the floor under any evalwh call.
+start (``python -c pass``) is listed as the floor under any evalwh call, and ``import numpy``
+beside it (the quick paths do without it). ``--also`` measures the three targets' commands
+through another installation's ``evalwh`` too (for instance a wheel installed in a venv of its
+own, without the editable install's import hook), with that interpreter's own floor.
 
 ``provider``: ``ir_measures.providers.registry[NAME].calc_aggregate`` for every run, in this
 process, the runs read into DataFrames beforehand (the same frames for every provider): 8
@@ -27,6 +31,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -42,6 +47,15 @@ def _child(argv: list[str], env: dict[str, str], ok: tuple[int, ...] = (0,)) -> 
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
+def _peak(argv: list[str], env: dict[str, str]) -> str:
+    """Peak resident memory of one run of ``argv`` in MB, by ``/usr/bin/time`` ("?" without it)."""
+    if not os.path.exists("/usr/bin/time"):
+        return "?"
+    with tempfile.NamedTemporaryFile("r") as out:
+        _child(["/usr/bin/time", "-f", "%M", "-o", out.name, *argv], env, (0, 2))
+        return f"{int(out.read().split()[-1]) / 1024:.0f}"
+
+
 def calls(args: argparse.Namespace) -> None:
     env = dict(os.environ)
     # an installed package has its bytecode compiled once; a checkout run with
@@ -55,6 +69,11 @@ def calls(args: argparse.Namespace) -> None:
     if args.trec_eval:
         commands.append(("trec_eval QRELS RUN (the C binary)", [args.trec_eval, qrels, run]))
         commands.append(("trec_eval -q QRELS RUN (the C binary)", [args.trec_eval, "-q", qrels, run]))
+    targets = {
+        "evalwh trec_eval QRELS RUN": 0.25,
+        "evalwh eval --qrels QRELS RUN": 0.3,
+        "evalwh --help": 0.1,
+    }
     commands += [
         ("evalwh trec_eval QRELS RUN", [evalwh, "trec_eval", qrels, run]),
         ("evalwh trec_eval -q QRELS RUN", [evalwh, "trec_eval", "-q", qrels, run]),
@@ -67,22 +86,35 @@ def calls(args: argparse.Namespace) -> None:
         ("(floor) python -c pass", [python, "-c", "pass"]),
         ("(floor) python -c 'import numpy'", [python, "-c", "import numpy"]),
     ]
+    for other in args.also or ():
+        where = f" [{other}]"
+        other_python = str(Path(other).parent / "python")
+        commands += [
+            ("evalwh trec_eval QRELS RUN" + where, [other, "trec_eval", qrels, run]),
+            ("evalwh eval --qrels QRELS RUN" + where, [other, "eval", "--qrels", qrels, run]),
+            ("evalwh --help" + where, [other, "--help"]),
+            ("(floor) python -c pass" + where, [other_python, "-c", "pass"]),
+        ]
+        targets.update({name + where: targets[name] for name in list(targets)})
     for _, argv in commands:  # once, to compile the bytecode and warm the page cache
         _child(argv, env, (0, 2))
+    peak = {name: _peak(argv, env) for name, argv in commands}
     load = os.getloadavg()
-    figures: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in commands}
+    figures: dict[str, list[float]] = {name: [] for name, _ in commands}
     for _ in range(args.repeat):  # interleaved: the load weighs on every command alike
         for name, argv in commands:
-            figures[name].append(_child(argv, env, (0, 2)))
+            figures[name].append(_child(argv, env, (0, 2))[0])
     after = os.getloadavg()
     print(f"{args.repeat} calls each, interleaved; load average before {load[0]:.2f}, after {after[0]:.2f}")
     print(f"(CPU: {os.cpu_count()} cores; {Path(run).name}: {Path(run).stat().st_size / 1e6:.1f} MB)\n")
-    print("| command | CPU s (median) | CPU s (min) | peak RSS MB (median) |")
-    print("|---|---:|---:|---:|")
-    for name, values in figures.items():
-        cpu = [c for c, _ in values]
-        rss = [r for _, r in values]
-        print(f"| `{name}` | {statistics.median(cpu):.3f} | {min(cpu):.3f} | {statistics.median(rss):.0f} |")
+    print("| command | CPU s (median) | CPU s (min) | peak RSS MB | target CPU s |")
+    print("|---|---:|---:|---:|---:|")
+    for name, cpu in figures.items():
+        target = f"{targets[name]:g}" if name in targets else ""
+        print(
+            f"| `{name}` | {statistics.median(cpu):.3f} | {min(cpu):.3f} "
+            f"| {peak[name]} | {target} |"
+        )
 
 
 MEASURES = ["AP", "nDCG@10", "P@10", "P@100", "R@100", "RR", "Rprec", "Bpref", "NumRelRet"]
@@ -162,6 +194,7 @@ def main() -> None:
     one.add_argument("--run", type=Path, required=True)
     one.add_argument("--trec-eval", default=shutil.which("trec_eval"))
     one.add_argument("--repeat", type=int, default=7)
+    one.add_argument("--also", action="append", help="another installation's evalwh script")
     two = sub.add_parser("provider")
     two.add_argument("--trec8", type=Path)
     two.add_argument("--repeat", type=int, default=3)

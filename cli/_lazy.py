@@ -175,12 +175,20 @@ class LazyGroup(OneLineGroup):
         return self._load(cmd_name)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
-        _light_rich_layer()
+        import gc
+
+        # (importing Rich and laying out the screen make many objects and free few: no cycle
+        # collection meanwhile, as during the start-up, evalwh.__main__.main)
+        collecting = gc.isenabled()
+        gc.disable()
         self._listing = True
         try:
+            _light_rich_layer()
             super().format_help(ctx, formatter)
         finally:
             self._listing = False
+            if collecting:
+                gc.enable()
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         try:

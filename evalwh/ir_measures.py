@@ -295,7 +295,7 @@ class EvalwhEvaluator(providers.Evaluator):
         shared = [(q, t) for q, t in enumerate(qrels.topics) if t in in_run]
         for j, spec in enumerate(self.quick_specs):
             measure = self.specs[spec]
-            row = values[j].tolist()
+            row = values[j]
             for q, topic in shared:
                 yield Metric(query_id=topic, measure=measure, value=row[q])
 
@@ -391,13 +391,11 @@ class _QuickQrels:
         )
         if table.duplicated(["query_id", "doc_id"]).any():
             return None
-        codes, topics = pd.factorize(table["query_id"], sort=True)
-        qrels = quick.Qrels(
-            topics=[str(t) for t in topics],
-            topic_of=np.asarray(codes, np.int64),
-            docs=[],
-            grades=table["relevance"].to_numpy(np.int64),
-        )
+        by_topic = [
+            (str(topic), sorted(grades.tolist()))
+            for topic, grades in table.groupby("query_id", sort=True)["relevance"]
+        ]
+        qrels = quick.Qrels(topics=[t for t, _ in by_topic], grades=[g for _, g in by_topic])
         return cls(qrels, table)
 
     @staticmethod
@@ -442,10 +440,10 @@ class _QuickQrels:
         topic = pd.Index(run_topics).get_indexer(judged["query_id"])
         return (
             run_topics,
-            counts.to_numpy(np.int64),
-            topic.astype(np.int64),
-            judged["rank"].to_numpy(np.int64),
-            judged["relevance"].to_numpy(np.int64),
+            counts.to_numpy(np.int64).tolist(),
+            topic.astype(np.int64).tolist(),
+            judged["rank"].to_numpy(np.int64).tolist(),
+            judged["relevance"].to_numpy(np.int64).tolist(),
         )
 
 

@@ -117,3 +117,32 @@ def test_the_root_help_from_the_table_is_the_one_from_the_loaded_commands(monkey
     assert lazy.exit_code == loaded.exit_code == 0
     assert "Adjust an unpooled run's mean score" in lazy.stdout
     assert lazy.stdout == loaded.stdout
+
+
+def test_the_cycle_collector_is_back_after_the_start_up_and_the_root_help(monkeypatch):
+    """evalwh.__main__ and the root help switch Python's cycle collector off while they import
+    and lay out (issue #54's start-up): it is on again after, also when they end by an error."""
+    import gc
+
+    import pytest
+    from evalwh.cli import app
+
+    from evalwh.__main__ import main
+
+    class Interrupting:
+        def find_spec(self, name, path=None, target=None):  # type: ignore[no-untyped-def]
+            if name == "evalwh.cli":
+                raise KeyboardInterrupt
+            return None
+
+    assert gc.isenabled()
+    result = CliRunner().invoke(app, ["--help"])
+    assert result.exit_code == 0 and "Commands" in result.output
+    assert gc.isenabled()
+    monkeypatch.delitem(sys.modules, "evalwh.cli", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [Interrupting(), *sys.meta_path])
+    monkeypatch.setattr(sys, "argv", ["evalwh", "--help"])
+    with pytest.raises(SystemExit) as done:
+        main()
+    assert done.value.code == 130
+    assert gc.isenabled()

@@ -1,14 +1,15 @@
-"""trec_eval's common measures from plain files with numpy and the C reader: a shell loop's path.
+"""trec_eval's common measures from plain files with the C reader and Python: a shell loop's path.
 
 ``evalwh trec_eval QRELS RUN`` is often called once per run file, from a shell loop or a
 Makefile, where the start-up of every call counts: pandas and DuckDB alone take most of a
-CPU second and 200 MB to load. When every input is in its plainest form and every measure
-asked for is one of those below, :func:`evaluate` computes the values here, per topic, with
-the run-file reader of the direct path (``evalwh/io/_runlines.c``, which parses, checks and
-ranks each file as the ingest does) and numpy; otherwise it answers None and the caller
-takes the direct path (:mod:`evalwh.measures.direct`), which reads anything the ingest reads
-and names the first bad line of what it refuses. So this path never refuses and never
-differs: it only declines.
+CPU second and 200 MB to load, numpy 0.05 to 0.1 s. When every input is in its plainest
+form and every measure asked for is one of those below, :func:`evaluate` computes the values
+here, per topic, with the run-file reader of the direct path (``evalwh/io/_runlines.c``,
+which parses, checks and ranks each file as the ingest does) and plain Python over the
+judged rows it hands back (a few thousand per run: no array library would repay its own
+start-up); otherwise it answers None and the caller takes the direct path
+(:mod:`evalwh.measures.direct`), which reads anything the ingest reads and names the first
+bad line of what it refuses. So this path never refuses and never differs: it only declines.
 
 It takes:
 
@@ -23,7 +24,7 @@ It takes:
   ``P``, ``recall``, ``ndcg_cut``, ``map_cut``, ``success``, ``ndcg``, ``set_P`` ...).
 
 Each value is computed as trec_eval computes it (its ``m_*.c``): sums in rank order, one
-term after the other (numpy's cumulative sum, not a pairwise sum), the same divisions, and
+term after the other (a Python loop, not a pairwise or compensated sum), the same divisions, and
 C's ``log2`` (``math.log2``) for the discounts, so that the printed digits are trec_eval's.
 """
 
@@ -31,11 +32,12 @@ from __future__ import annotations
 
 import math
 import os
+from array import array
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 _QRELS_BYTES = 256 << 20  # a larger qrels file takes the direct path
 _RUN_BYTES = 256 << 20  # so does a larger run file (read whole here)
@@ -47,23 +49,19 @@ class Qrels:
     """A plain qrels file's judgments with a grade >= 0, topics in sorted (text) order."""
 
     topics: list[str]  # sorted
-    topic_of: np.ndarray  # per judgment: the topic's index
-    docs: list[bytes]
-    grades: np.ndarray  # int64 per judgment
-    # topics' and documents' Arrow string buffers (offsets, bytes), per judgment as in the file
-    buffers: tuple[bytes, bytes, bytes, bytes] | None = None
-    capsule: Any = None  # the C reader's judgments (made once)
+    grades: list[list[int]]  # per topic (in that order): its grades, ascending
+    capsule: Any = None  # the C reader's judgments (read_qrels makes them)
 
 
 @dataclass
 class RunValues:
-    """One run's values: ``values[measure, topic]`` over the qrels topics, and its own topics."""
+    """One run's values: ``values[measure][topic]`` over the qrels topics, and its own topics."""
 
     run_id: str
     present: set[str]
-    values: np.ndarray
+    values: list[list[float]]
     relstrings: dict[str, str] = field(default_factory=dict)
-    other_order: np.ndarray | None = None  # the values in the other tie order, when asked
+    other_order: list[list[float]] | None = None  # the values in the other tie order, when asked
 
 
 def reader() -> Any:
@@ -78,8 +76,16 @@ def reader() -> Any:
 
 
 def read_qrels(path: Path) -> Qrels | None:
-    """The qrels file if it is in the plain form this path takes (see the module), else None."""
+    """The qrels file if it is in the plain form this path takes (see the module), else None.
 
+    Read with bytes' own methods (each a loop in C over the whole file), not line by line:
+    TREC-8's qrels file of 86,830 lines took 59 ms at load 13. The C reader's judgments are made
+    here, which also finds a pair judged twice (declined: the direct path says what it makes
+    of it).
+    """
+    module = reader()
+    if module is None:
+        return None
     text = str(path)
     if text == "-" or text.startswith("irds:") or not path.is_file():
         return None
@@ -91,88 +97,84 @@ def read_qrels(path: Path) -> Qrels | None:
     first = data[: data.find(b"\n")]
     sep = b"\t" if b"\t" in first else b" "
     # printable ASCII, the separator and line breaks only (no CR, control character, other blank)
-    if data.translate(None, _PRINTABLE).replace(sep, b"").replace(b"\n", b""):
+    if data.translate(None, _PRINTABLE + sep + b"\n"):
         return None
     # no empty field: no separator or line break after a separator or line break, or first
     if data[:1] in (sep, b"\n") or sep + sep in data or sep + b"\n" in data or b"\n" + sep in data:
         return None
-    if b"\n\n" in data:
+    lines = data.count(b"\n")
+    # Each line break ends a piece once a separator follows it: the pieces of line i are then
+    # 4i .. 4i + 3 exactly when every line has three separators, i.e. when the pieces that end
+    # with a line break (one per line) are all at 3, 7, 11 ... (and a last, empty piece).
+    pieces = data.replace(b"\n", b"\n" + sep).split(sep)
+    if len(pieces) != 4 * lines + 1:
         return None
-    raw = np.frombuffer(data, np.uint8)
-    ends = np.flatnonzero(raw == 10)
-    seps = np.flatnonzero(raw == sep[0])
-    lines = len(ends)
-    # three separators on every line: the line of each separator, in order, is 0 0 0 1 1 1 ...
-    if len(seps) != 3 * lines or not np.array_equal(
-        np.searchsorted(ends, seps), np.repeat(np.arange(lines), 3)
-    ):
+    grade_text = pieces[3::4]
+    joined = b"".join(grade_text)
+    if joined.count(b"\n") != lines:
         return None
-    at = seps.reshape(lines, 3)
-    starts = np.concatenate([[0], ends[:-1] + 1])
-    topics = _Field.of(raw, starts, at[:, 0])
-    docs = _Field.of(raw, at[:, 1] + 1, at[:, 2])
-    grade_text = _Field.of(raw, at[:, 2] + 1, ends)
-    if topics is None or docs is None or grade_text is None or grade_text.width > 9:
-        return None  # (a grade of ten digits or more, an id of more than 256 characters)
-    grades = grade_text.digits()
-    if grades is None:
-        return None  # (a sign, a fraction: the direct path reads them)
-    names_array, topic_of = np.unique(topics.fixed, return_inverse=True)
-    topic_of = topic_of.astype(np.int64).reshape(-1)
-    if not _increasing(topic_of, docs.fixed):  # (most qrels files are sorted: no sort then)
-        order = np.lexsort((docs.fixed, topic_of))
-        if not _increasing(topic_of[order], docs.fixed[order]):
-            return None  # a pair judged twice: the direct path says what it makes of it
-    return Qrels(
-        topics=[name.decode("ascii") for name in names_array.tolist()],
-        topic_of=topic_of,
-        docs=[],
-        grades=grades,
-        buffers=(*topics.buffers(), *docs.buffers()),
-    )
+    # grades: digits only (no sign, no fraction: the direct path reads those), at most nine
+    if not joined.replace(b"\n", b"").isdigit():
+        return None
+    if len(joined) == 2 * lines:  # (one digit each: "d\n" ...)
+        grades = [digit - 48 for digit in joined[::2]]
+    elif max(map(len, grade_text)) <= 10:
+        grades = list(map(int, grade_text))
+    else:
+        return None
+    topics, docs = pieces[0:-1:4], pieces[2::4]
+    names = sorted(set(topics))
+    by_topic: list[list[int]]
+    if topics == sorted(topics):  # (most qrels files are sorted by topic)
+        bounds = [bisect_left(topics, name) for name in names] + [len(topics)]
+        by_topic = [sorted(grades[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        topic_buffers = _repeated(names, bounds)
+    else:
+        index = {name: i for i, name in enumerate(names)}
+        by_topic = [[] for _ in names]
+        for topic, grade in zip(topics, grades, strict=True):
+            by_topic[index[topic]].append(grade)
+        for topic_grades in by_topic:
+            topic_grades.sort()
+        topic_buffers = _arrow(topics)
+    try:
+        capsule = module.judgments(*topic_buffers, *_arrow(docs), array("i", grades).tobytes())
+    except ValueError:  # (a pair judged twice)
+        return None
+    return Qrels([name.decode("ascii") for name in names], by_topic, capsule)
 
 
-class _Field:
-    """One field of every line: as fixed-width bytes (NUL-padded) and as Arrow string buffers."""
+def _arrow(strings: list[bytes]) -> tuple[bytes, bytes]:
+    """Arrow string buffers of ``strings``: int32 offsets and the bytes, one after another."""
+    return array("i", accumulate(map(len, strings), initial=0)).tobytes(), b"".join(strings)
 
-    def __init__(self, block: np.ndarray, mask: np.ndarray, lengths: np.ndarray) -> None:
-        self.block, self.mask, self.lengths = block, mask, lengths
-        self.width = block.shape[1]
-        self.fixed = np.ascontiguousarray(block).view(f"S{self.width}").reshape(-1)
 
-    @classmethod
-    def of(cls, raw: np.ndarray, begin: np.ndarray, end: np.ndarray) -> _Field | None:
-        """The bytes ``raw[begin[i]:end[i]]`` of every line ``i``; None if one is over 256 long."""
-        lengths = end - begin
-        width = int(lengths.max()) if len(lengths) else 1
-        if width > 256:
-            return None
-        offsets = np.arange(width, dtype=np.int64)
-        mask = offsets[np.newaxis, :] < lengths[:, np.newaxis]
-        block = raw[np.where(mask, begin[:, np.newaxis] + offsets[np.newaxis, :], 0)]
-        block[~mask] = 0
-        return cls(block, mask, lengths)
-
-    def buffers(self) -> tuple[bytes, bytes]:
-        """Arrow string buffers: int32 offsets and the bytes, one after another."""
-        offsets = np.concatenate([[0], np.cumsum(self.lengths)]).astype(np.int32)
-        return offsets.tobytes(), self.block[self.mask].tobytes()
-
-    def digits(self) -> np.ndarray | None:
-        """The field read as a whole number of digits only (int64), or None if one is not."""
-        values = self.block.astype(np.int64) - 48
-        if bool(((values < 0) | (values > 9))[self.mask].any()):
-            return None
-        power = self.lengths[:, np.newaxis] - 1 - np.arange(self.width)[np.newaxis, :]
-        return (np.where(self.mask, values * 10 ** np.maximum(power, 0), 0)).sum(axis=1)
+def _repeated(names: list[bytes], bounds: list[int]) -> tuple[bytes, bytes]:
+    """:func:`_arrow` of ``names[i]`` repeated ``bounds[i + 1] - bounds[i]`` times, each."""
+    offsets, strings, end = array("i", [0]), [], 0
+    for name, a, b in zip(names, bounds[:-1], bounds[1:], strict=True):
+        offsets.extend(range(end + len(name), end + len(name) * (b - a) + 1, len(name)))
+        strings.append(name * (b - a))
+        end += len(name) * (b - a)
+    return offsets.tobytes(), b"".join(strings)
 
 
 def _read(path: Path, limit: int) -> bytes | None:
     """The file's (decompressed) content, or None if it is larger than ``limit`` or unreadable.
 
-    Bounded as every whole-file input is (``formats.read_bounded``): a small ``.gz`` that
-    inflates without end is declined after ``limit`` bytes, and the direct path names it.
+    Bounded as every whole-file input is (``formats.read_bounded``, which reads a ``.gz``
+    here): a small ``.gz`` that inflates without end is declined after ``limit`` bytes, and the
+    direct path names it; a plain file larger than ``limit`` is declined by its size.
     """
+    if path.suffix != ".gz":
+        try:
+            with open(path, "rb") as handle:
+                if os.fstat(handle.fileno()).st_size > limit:
+                    return None
+                data = handle.read(limit + 1)
+        except (OSError, ValueError):
+            return None
+        return data if len(data) <= limit else None
     from evalwh.errors import IngestError
     from evalwh.io import formats
 
@@ -182,101 +184,92 @@ def _read(path: Path, limit: int) -> bytes | None:
         return None
 
 
-def _increasing(topics: np.ndarray, docs: np.ndarray) -> bool:
-    """Whether the (topic, document) pairs strictly increase: sorted, none twice."""
-    later = topics[1:] > topics[:-1]
-    return bool((later | ((topics[1:] == topics[:-1]) & (docs[1:] > docs[:-1]))).all())
-
-
-def _judgments(module: Any, qrels: Qrels) -> Any:
-    """The C reader's judgments of ``qrels`` (made once)."""
-    if qrels.capsule is None:
-        buffers = qrels.buffers  # type: ignore[misc]
-        qrels.capsule = module.judgments(*buffers, qrels.grades.astype(np.int32).tobytes())
-    return qrels.capsule
-
-
-@dataclass
 class _Topic:
     """One topic of one run, as trec_eval's ``res_rels`` sees it."""
 
-    num_ret: int
-    ranks: np.ndarray  # ranks of the judged documents retrieved, ascending
-    grades: np.ndarray  # their grades
-    num_rel: int
-    num_nonrel: int  # judged with a grade below the relevance level
-    ideal: np.ndarray  # the topic's positive grades, highest first
-    rel: int
+    __slots__ = ("grades", "ideal", "num_nonrel", "num_rel", "num_ret", "ranks", "rel", "relevant")
 
-    def relevant_ranks(self) -> np.ndarray:
-        return self.ranks[self.grades >= self.rel]
+    def __init__(
+        self,
+        num_ret: int,
+        ranks: list[int],
+        grades: list[int],
+        num_rel: int,
+        num_nonrel: int,
+        ideal: list[int],
+        rel: int,
+    ) -> None:
+        self.num_ret = num_ret
+        self.ranks = ranks  # ranks of the judged documents retrieved, ascending
+        self.grades = grades  # their grades
+        self.num_rel = num_rel
+        self.num_nonrel = num_nonrel  # judged with a grade below the relevance level
+        self.ideal = ideal  # the topic's positive grades, highest first
+        self.rel = rel
+        self.relevant = [r for r, g in zip(ranks, grades, strict=True) if g >= rel]  # ascending
 
 
 _DISCOUNTS: list[float] = []
 
 
-def _discounts(n: int) -> np.ndarray:
-    """``log2(i + 2)`` for ranks ``i + 1`` = 1 .. n, with C's log2 (math.log2), not numpy's."""
+def _discounts(n: int) -> list[float]:
+    """``log2(i + 2)`` for ranks ``i + 1`` = 1 .. n (at least), with C's log2 (math.log2)."""
     while len(_DISCOUNTS) < n:
         _DISCOUNTS.append(math.log2(len(_DISCOUNTS) + 2))
-    return np.array(_DISCOUNTS[:n])
+    return _DISCOUNTS
 
 
-def _total(terms: np.ndarray) -> float:
+def _total(terms: Any) -> float:
     """The terms summed one after another, as a C loop sums them."""
-    return float(np.cumsum(terms)[-1]) if len(terms) else 0.0
+    total = 0.0
+    for term in terms:
+        total += term
+    return total
 
 
 def _ap(t: _Topic, k: int | None) -> float:
-    ranks = t.relevant_ranks()
-    if k is not None:
-        ranks = ranks[ranks <= k]
+    ranks = t.relevant if k is None else t.relevant[: bisect_right(t.relevant, k)]
     if not t.num_rel:
         return 0.0
-    return _total(np.arange(1, len(ranks) + 1) / ranks) / t.num_rel
+    return _total(i / r for i, r in enumerate(ranks, 1)) / t.num_rel
 
 
 def _bpref(t: _Topic) -> float:
-    relevant = t.grades >= t.rel
-    nonrel_before = np.cumsum(~relevant)[relevant]
-    denominator = float(min(t.num_nonrel, t.num_rel))
-    terms = np.where(
-        nonrel_before > 0,
-        1.0 - np.minimum(nonrel_before, t.num_rel) / (denominator if denominator else 1.0),
-        1.0,
-    )
-    total = _total(terms)
+    denominator = float(min(t.num_nonrel, t.num_rel)) or 1.0
+    nonrel_before, total = 0, 0.0
+    for grade in t.grades:
+        if grade < t.rel:
+            nonrel_before += 1
+        elif nonrel_before:
+            total += 1.0 - min(nonrel_before, t.num_rel) / denominator
+        else:
+            total += 1.0
     return total / t.num_rel if t.num_rel else total
 
 
 def _iprec(t: _Topic, recall: float, legacy: bool) -> float:
-    ranks = t.relevant_ranks()
+    ranks = t.relevant
     found = len(ranks)
     cut = math.floor(recall * t.num_rel + (0.9 if legacy else 0.5))
     if cut > found:
         return 0.0
     best = found / t.num_ret  # trec_eval starts from the precision at the end of the list
-    if cut < 1:
-        precisions = np.arange(1, found + 1) / ranks
-        return float(max(best, precisions.max())) if found else best
-    precisions = np.arange(cut, found + 1) / ranks[cut - 1 :]
-    return float(max(best, precisions.max()))
+    return max([best, *(i / ranks[i - 1] for i in range(max(cut, 1), found + 1))])
 
 
 def _ndcg(t: _Topic, k: int | None) -> float:
-    keep = t.grades > 0
-    if k is not None:
-        keep &= t.ranks <= k
-    ranks, gains = t.ranks[keep], t.grades[keep]
-    dcg = _total(gains / _discounts(int(ranks[-1]))[ranks - 1]) if len(ranks) else 0.0
+    gained = [
+        (r, g) for r, g in zip(t.ranks, t.grades, strict=True) if g > 0 and (k is None or r <= k)
+    ]
     ideal = t.ideal if k is None else t.ideal[:k]
-    best = _total(ideal / _discounts(len(ideal))) if len(ideal) else 0.0
+    discounts = _discounts(max(gained[-1][0] if gained else 0, len(ideal)))
+    dcg = _total(g / discounts[r - 1] for r, g in gained)
+    best = _total(g / discounts[i] for i, g in enumerate(ideal))
     return dcg / best if best > 0.0 else dcg
 
 
 def _count_rel(t: _Topic, k: int | None) -> int:
-    ranks = t.relevant_ranks()
-    return int((ranks <= k).sum()) if k is not None else len(ranks)
+    return bisect_right(t.relevant, k) if k is not None else len(t.relevant)
 
 
 def _rprec(t: _Topic) -> float:
@@ -285,8 +278,7 @@ def _rprec(t: _Topic) -> float:
 
 
 def _rr(t: _Topic) -> float:
-    ranks = t.relevant_ranks()
-    return 1.0 / float(ranks[0]) if len(ranks) else 0.0
+    return 1.0 / float(t.relevant[0]) if t.relevant else 0.0
 
 
 def _set_recall(t: _Topic) -> float:
@@ -314,9 +306,9 @@ METRICS: dict[str, tuple[frozenset[str], Any]] = {
     "Success": (frozenset({"k"}), lambda t, p: 1.0 if _count_rel(t, p["k"]) else 0.0),
     "set_P": (frozenset(), lambda t, p: _count_rel(t, None) / t.num_ret if t.num_ret else 0.0),
     "set_recall": (frozenset(), lambda t, p: _set_recall(t)),
-    "num_nonrel_judged_ret": (frozenset(), lambda t, p: float((t.grades < t.rel).sum())),
+    "num_nonrel_judged_ret": (frozenset(), lambda t, p: float(len(t.grades) - len(t.relevant))),
     # evalwh's own (``evalwh eval``): judged documents in the top k, divided by k
-    "A_p": (frozenset({"k"}), lambda t, p: float((t.ranks <= p["k"]).sum()) / p["k"]),
+    "A_p": (frozenset({"k"}), lambda t, p: float(bisect_right(t.ranks, p["k"])) / p["k"]),
 }
 # parameters that must hold their default for the function above to be trec_eval's
 _FIXED = {"NumRelRet": {"k": None}, "bpref": {"k": None}, "RR": {"k": None}}
@@ -366,8 +358,8 @@ def evaluate(
     qrels = read_qrels(qrels_path)
     if qrels is None:
         return None
-    judgments = _judgments(module, qrels)
-    per_topic = _per_topic(qrels, rel)
+    judgments = qrels.capsule
+    per_topic_ = per_topic(qrels, rel)
     computing = functions(measures)
     runs: list[RunValues] = []
     for path in run_paths:
@@ -378,29 +370,29 @@ def evaluate(
         if run_id in {r.run_id for r in runs}:
             return None
         values = _run_values(
-            qrels, per_topic, result, computing, rel, depth_cap, every_topic, relstring
+            qrels, per_topic_, result, computing, rel, depth_cap, every_topic, relstring
         )
         if values is None:
             return None
         runs.append(RunValues(run_id, *values))
         if other is not None:
             also = _run_values(
-                qrels, per_topic, other, computing, rel, depth_cap, every_topic, None
+                qrels, per_topic_, other, computing, rel, depth_cap, every_topic, None
             )
             runs[-1].other_order = None if also is None else also[1]
     return qrels, runs
 
 
-def _per_topic(qrels: Qrels, rel: int) -> list[tuple[int, int, np.ndarray]]:
-    """Each qrels topic's (num_rel, judged below the level, positive grades highest first)."""
-    order = np.argsort(qrels.topic_of, kind="stable")
-    bounds = np.searchsorted(qrels.topic_of[order], np.arange(len(qrels.topics) + 1))
+def per_topic(qrels: Qrels, rel: int) -> list[tuple[int, int, list[int]]]:
+    """Each qrels topic's (num_rel, judged below ``rel``, positive grades highest first)."""
     out = []
-    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-        grades = qrels.grades[order[a:b]]
-        positive = np.sort(grades[grades > 0])[::-1].astype(np.float64)
-        out.append((int((grades >= rel).sum()), int((grades < rel).sum()), positive))
+    for grades in qrels.grades:  # (ascending)
+        below = bisect_left(grades, rel)
+        out.append((len(grades) - below, below, grades[bisect_right(grades, 0) :][::-1]))
     return out
+
+
+_BLOCK = (b"#", b"\xef")  # how an ir_metadata block (or a byte order mark before one) opens
 
 
 def _rank(
@@ -408,13 +400,14 @@ def _rank(
 ) -> tuple[str, tuple[Any, ...], tuple[Any, ...] | None] | None:
     """The run file ranked by the C reader: its tag and ``rank_file``'s result, or None;
     with ``both``, also its result in the other order (float32 scores or not)."""
-    from evalwh.io import formats
-    from evalwh.io.ir_metadata import skip_block
-
     data = _read(path, _RUN_BYTES)
     if data is None:
         return None
-    start = skip_block(data)
+    start = 0
+    if data[:1] in _BLOCK:
+        from evalwh.io.ir_metadata import skip_block
+
+        start = skip_block(data)
     end = data.find(b"\n", start)
     first = data[start : end if end >= 0 else len(data)]
     fields = first.split()
@@ -425,100 +418,89 @@ def _rank(
         tag = fields[5].decode("ascii")
     except UnicodeDecodeError:
         return None
-    result = module.rank_file(
-        data[start:], delimiter, tag, judgments, rel, float32, True, formats.MAX_LINE
-    )
+    if start:
+        data = data[start:]
+    # (rank_file's longest line is its own default, formats.MAX_LINE)
+    result = module.rank_file(data, delimiter, tag, judgments, rel, float32, True)
     if isinstance(result, str):
         return None
     other = None
     if both:
-        other = module.rank_file(
-            data[start:], delimiter, tag, judgments, rel, not float32, True, formats.MAX_LINE
-        )
+        other = module.rank_file(data, delimiter, tag, judgments, rel, not float32, True)
         if isinstance(other, str):
             return None
     return tag, result, other
 
 
+def _ints(buffer: bytes) -> list[int]:
+    """The C reader's int32 column as a list."""
+    return memoryview(buffer).cast("i").tolist()
+
+
 def _run_values(
     qrels: Qrels,
-    per_topic: list[tuple[int, int, np.ndarray]],
+    per_topic: list[tuple[int, int, list[int]]],
     result: tuple[Any, ...],
     functions: list[tuple[Any, dict[str, Any]]],
     rel: int,
     depth_cap: int | None,
     every_topic: bool,
     relstring: int | None,
-) -> tuple[set[str], np.ndarray, dict[str, str]] | None:
-    offsets = np.frombuffer(result[0], np.int32).tolist()
+) -> tuple[set[str], list[list[float]], dict[str, str]] | None:
+    offsets = _ints(result[0])
     names = result[1]
     run_topics = [
         names[a:b].decode("ascii") for a, b in zip(offsets[:-1], offsets[1:], strict=True)
     ]
-    num_ret = np.frombuffer(result[2], np.int32)
-    topic, rank, grade = (np.frombuffer(result[i], np.int32) for i in (4, 5, 6))
     present = set(run_topics)
     if every_topic and not present.issuperset(qrels.topics):
         return None  # trec_eval -c's stand-in ranking: the direct path's
-    ranked = (run_topics, num_ret, topic, rank, grade)
+    ranked = (run_topics, _ints(result[2]), *(_ints(result[i]) for i in (4, 5, 6)))
     values, relstrings = values_of(qrels, per_topic, *ranked, functions, rel, depth_cap, relstring)
     return present, values, relstrings
 
 
 def values_of(
     qrels: Qrels,
-    per_topic: list[tuple[int, int, np.ndarray]],
+    per_topic: list[tuple[int, int, list[int]]],
     run_topics: list[str],
-    num_ret: np.ndarray,
-    topic: np.ndarray,
-    rank: np.ndarray,
-    grade: np.ndarray,
+    num_ret: list[int],
+    topic: list[int],
+    rank: list[int],
+    grade: list[int],
     functions: list[tuple[Any, dict[str, Any]]],
     rel: int,
     depth_cap: int | None = None,
     relstring: int | None = None,
-) -> tuple[np.ndarray, dict[str, str]]:
-    """Values ``[function, qrels topic]`` of one ranked run (0 where the run lacks the topic).
+) -> tuple[list[list[float]], dict[str, str]]:
+    """Values ``[function][qrels topic]`` of one ranked run (0 where the run lacks the topic).
 
     ``run_topics`` and ``num_ret``: the run's topics and the documents it retrieved for each;
     ``topic`` (an index into ``run_topics``), ``rank`` and ``grade``: its judged documents
     (grade >= 0), ranked in trec_eval's order. ``functions``: :func:`functions` of the measures.
     """
     # judged rows by topic, then rank
-    order = np.lexsort((rank, topic))
-    topic, rank, grade = topic[order], rank[order], grade[order]
-    if depth_cap is not None:
-        keep = rank <= depth_cap
-        topic, rank, grade = topic[keep], rank[keep], grade[keep]
-    bounds = np.searchsorted(topic, np.arange(len(run_topics) + 1))
-    values = np.zeros((len(functions), len(qrels.topics)))
+    rows: list[list[tuple[int, int]]] = [[] for _ in run_topics]
+    for t, r, g in zip(topic, rank, grade, strict=True):
+        if depth_cap is None or r <= depth_cap:
+            rows[t].append((r, g))
+    values = [[0.0] * len(qrels.topics) for _ in functions]
     relstrings: dict[str, str] = {}
-    empty = np.zeros(0, np.int32)
-    rows_of = {
-        name: (int(bounds[i]), int(bounds[i + 1]), int(num_ret[i]))
-        for i, name in enumerate(run_topics)
-    }
+    at = {name: i for i, name in enumerate(run_topics)}
     for q, name in enumerate(qrels.topics):
-        a, b, retrieved = rows_of.get(name, (0, 0, 0))
-        if depth_cap is not None:
-            retrieved = min(retrieved, depth_cap)
-        if name not in rows_of:
+        i = at.get(name)
+        if i is None:
             continue  # (not printed: trec_eval stops at such a topic, or -c was declined above)
+        retrieved = num_ret[i] if depth_cap is None else min(num_ret[i], depth_cap)
+        judged = sorted(rows[i])
+        ranks, grades = [r for r, _ in judged], [g for _, g in judged]
         num_rel, num_nonrel, ideal = per_topic[q]
-        t = _Topic(
-            retrieved,
-            rank[a:b] if b > a else empty,
-            grade[a:b] if b > a else empty,
-            num_rel,
-            num_nonrel,
-            ideal,
-            rel,
-        )
+        t = _Topic(retrieved, ranks, grades, num_rel, num_nonrel, ideal, rel)
         for j, (function, params) in enumerate(functions):
-            values[j, q] = function(t, params)
+            values[j][q] = function(t, params)
         if relstring is not None:
             chars = ["-"] * min(retrieved, relstring)
-            for r, g in zip(t.ranks.tolist(), t.grades.tolist(), strict=True):
+            for r, g in judged:
                 if r <= len(chars):
                     chars[r - 1] = ">" if g > 9 else str(g)
             relstrings[name] = "".join(chars)
@@ -528,8 +510,3 @@ def values_of(
 def functions(measures: list[Any]) -> list[tuple[Any, dict[str, Any]]]:
     """The function computing each measure (one :func:`takes` takes), with its parameters."""
     return [(METRICS[m.metric.name][1], dict(m.params)) for m in measures]
-
-
-def per_topic(qrels: Qrels, rel: int) -> list[tuple[int, int, np.ndarray]]:
-    """Each qrels topic's (num_rel, judged below ``rel``, positive grades highest first)."""
-    return _per_topic(qrels, rel)

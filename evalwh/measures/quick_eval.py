@@ -12,6 +12,7 @@ says every error.
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -123,10 +124,8 @@ def run(
     if done is None:
         return None
     qrels, runs = done
-    import numpy as np
-
-    relevant = np.bincount(qrels.topic_of[qrels.grades >= got["rel"]], minlength=len(qrels.topics))
-    scored = [i for i, count in enumerate(relevant.tolist()) if count > 0]
+    relevant = quick.per_topic(qrels, got["rel"])
+    scored = [i for i, (count, _, _) in enumerate(relevant) if count > 0]
     if not scored:
         return None  # (the CLI says why no topic is left)
     if note is not None and not got["float32"]:
@@ -147,11 +146,11 @@ def run(
         if got["per_query"]:
             for q in scored:
                 rows += [
-                    [run.run_id, qrels.topics[q], m.name, _cell(run.values[j, q])]
+                    [run.run_id, qrels.topics[q], m.name, _cell(run.values[j][q])]
                     for j, m in enumerate(measures)
                 ]
         else:
-            means = run.values[:, scored].mean(axis=1)
+            means = _means(run.values, scored)
             rows += [[run.run_id, m.name, _cell(means[j])] for j, m in enumerate(measures)]
     names = (
         ["run_id", "query_id", "measure", "value"]
@@ -162,15 +161,21 @@ def run(
     return 0
 
 
+def _means(values: list[list[float]], scored: list[int]) -> list[float]:
+    """Each measure's mean over the ``scored`` topics (its sum correctly rounded: math.fsum)."""
+    return [math.fsum(row[q] for q in scored) / len(scored) for row in values]
+
+
 def _changed(run: Any, scored: list[int], per_query: bool) -> int:
     """How many of the run's printed values (``%.4f``) the other tie order changes."""
     if run.other_order is None:
         return 0
-    given, other = run.values[:, scored], run.other_order[:, scored]
-    if not per_query:
-        given, other = given.mean(axis=1), other.mean(axis=1)
-    pairs = zip(given.ravel().tolist(), other.ravel().tolist(), strict=True)
-    return sum(f"{a:.4f}" != f"{b:.4f}" for a, b in pairs)
+    if per_query:
+        given = [row[q] for row in run.values for q in scored]
+        other = [row[q] for row in run.other_order for q in scored]
+    else:
+        given, other = _means(run.values, scored), _means(run.other_order, scored)
+    return sum(f"{a:.4f}" != f"{b:.4f}" for a, b in zip(given, other, strict=True))
 
 
 def _cell(value: float) -> str:
@@ -204,10 +209,10 @@ def _trec(
     if per_query:
         for q in sorted(scored, key=lambda i: topics[i]):
             for j, measure in enumerate(measures):
-                emit(measure.trec_name, topics[q], _value(measure, run.values[j, q]))
+                emit(measure.trec_name, topics[q], _value(measure, run.values[j][q]))
     emit("runid", "all", run.run_id)
     emit("num_q", "all", str(len(scored)))
-    means = run.values[:, scored].mean(axis=1)
+    means = _means(run.values, scored)
     for j, measure in enumerate(measures):
         emit(measure.trec_name, "all", _value(measure, float(means[j])))
     return "\n".join(lines) + "\n"

@@ -120,11 +120,9 @@ def _c_float(value: float) -> str:
     return f"{value:6.4f}"
 
 
-def _cut(recall: float, num_rel: Any, v9: bool) -> Any:
-    """The number of relevant documents a recall level stands for (trec_eval's rounding), per topic."""
-    import numpy as np
-
-    return np.floor(recall * num_rel + (0.9 if v9 else 0.5))
+def _cut(recall: float, num_rel: float, v9: bool) -> int:
+    """The number of relevant documents a recall level stands for (trec_eval's rounding)."""
+    return math.floor(recall * num_rel + (0.9 if v9 else 0.5))
 
 
 def _line(name: str, query: str, text: str) -> str:
@@ -237,7 +235,7 @@ def _say(line: str) -> None:
 def _evaluate_quick(
     request: Request, printed: list[Printed], measures: list[catalog.Measure], relstring: int | None
 ) -> tuple[list[str], _QuickCells, _Extras] | None:
-    """The runs evaluated by :mod:`evalwh.measures.quick` (numpy and the C reader, no warehouse),
+    """The runs evaluated by :mod:`evalwh.measures.quick` (the C reader and Python, no warehouse),
     or None where it declines (then :func:`_evaluate`'s direct path reads them)."""
     from evalwh.measures import quick
 
@@ -256,7 +254,7 @@ def _evaluate_quick(
     if done is None:
         return None
     qrels, runs = done
-    positive = int((qrels.grades >= 1).sum())
+    positive = sum(count for count, _, _ in quick.per_topic(qrels, 1))
     extras = _Extras(qrels_topics=list(qrels.topics), positive_grades=positive)
     for run in runs:
         extras.present[run.run_id] = run.present
@@ -266,7 +264,7 @@ def _evaluate_quick(
 
 
 class _QuickCells:
-    """:class:`_Cells` of :func:`_evaluate_quick`'s values: one matrix per run, [measure, topic]."""
+    """:class:`_Cells` of :func:`_evaluate_quick`'s values: one matrix per run, [measure][topic]."""
 
     def __init__(
         self,
@@ -275,29 +273,22 @@ class _QuickCells:
         measures: list[catalog.Measure],
         printed: list[Printed],
     ) -> None:
-        import numpy as np
-
         self.topics = {t: i for i, t in enumerate(topics)}
         self._runs = {r.run_id: r for r in runs}
         rows = {str(m): i for i, m in enumerate(measures)}
         self.rows = {id(p): rows.get(str(p.measure), -1) for p in printed if p.measure is not None}
         self.num_ret = rows[str(_measure("NumRet"))]
         self.num_rel = rows[str(_measure("NumRel"))]
-        self._shape = (len(measures), len(topics))
-        self._np = np
+        self._measures = len(measures)
 
-    def of(self, run_id: str) -> tuple[Any, Any]:
-        """The run's values and which of them it has (every topic of the run), [measure, topic]."""
-        np = self._np
+    def of(self, run_id: str) -> tuple[list[list[float]], list[list[bool]]]:
+        """The run's values and which of them it has (every topic of the run), [measure][topic]."""
         run = self._runs.get(run_id)
-        known = np.zeros(self._shape, dtype=bool)
+        n = len(self.topics)
         if run is None:
-            return np.full(self._shape, np.nan), known
-        for topic in run.present:
-            at = self.topics.get(topic)
-            if at is not None:
-                known[:, at] = True
-        return run.values, known
+            return [[math.nan] * n] * self._measures, [[False] * n] * self._measures
+        has = [topic in run.present for topic in self.topics]
+        return run.values, [has] * self._measures
 
 
 class _Cells:
@@ -325,8 +316,8 @@ class _Cells:
         self.num_ret = measure_rows.get(str(_measure("NumRet")), -1)
         self.num_rel = measure_rows.get(str(_measure("NumRel")), -1)
 
-    def of(self, run_id: str) -> tuple[Any, Any]:
-        """The run's values and which of them it has, both indexed [measure, topic]."""
+    def of(self, run_id: str) -> tuple[list[list[float]], list[list[bool]]]:
+        """The run's values and which of them it has, both indexed [measure][topic]."""
         import numpy as np
 
         shape = (self._n_measures, len(self.topics))
@@ -336,19 +327,17 @@ class _Cells:
             rows = self._run_rows[index]
             at = (self._measure_codes[rows], self._topic_codes[rows])
             values[at], known[at] = self._values[rows], True
-        return values, known
+        return values.tolist(), known.tolist()
 
 
 def _write_run(
     request: Request,
     printed: list[Printed],
-    cells: _Cells,
+    cells: _Cells | _QuickCells,
     extras: _Extras,
     run_id: str,
     write: Callable[[str], Any],
 ) -> None:
-    import numpy as np
-
     present = extras.present.get(run_id, set())
     if request.v9:
         topics = [q for q in extras.qrels_topics if q in present]
@@ -396,77 +385,92 @@ def _write_run(
             # whatever -l says
             out.append(_line("num_rel", "all", str(extras.positive_grades)))
         else:
-            # summed in topic order, one after another as trec_eval sums (cumsum, not pairwise)
-            series = matrix[:, column[id(item)]]
+            # summed in topic order, one after another as trec_eval sums (not pairwise), with
+            # C's log (math.log) for the geometric means
+            j = column[id(item)]
+            total = 0.0
             if item.form == "gm":
-                logs = np.log(np.maximum(series, MIN_GEO_MEAN))
-                total = float(np.cumsum(logs)[-1]) if len(logs) else 0.0
+                for row in matrix:
+                    total += math.log(max(row[j], MIN_GEO_MEAN))
                 total += (n_queries - len(topics)) * math.log(MIN_GEO_MEAN)
                 result = math.exp(total / n_queries) if n_queries else total
             else:
-                total = float(np.cumsum(series)[-1]) if len(series) else 0.0
+                for row in matrix:
+                    total += row[j]
                 result = total if item.form == "long" or not n_queries else total / n_queries
             out.append(_line(item.name, "all", _format_value(item, result)))
     write("".join(out))
 
 
 def _values(
-    cells: _Cells, run_id: str, valued: list[Printed], topics: list[str], present: set[str], request: Request
-) -> Any:
-    """The values trec_eval prints for ``valued`` items, indexed [topic, item]."""
-    import numpy as np
-
+    cells: _Cells | _QuickCells,
+    run_id: str,
+    valued: list[Printed],
+    topics: list[str],
+    present: set[str],
+    request: Request,
+) -> list[list[float]]:
+    """The values trec_eval prints for ``valued`` items, indexed [topic][item]."""
     run_values, known = cells.of(run_id)
-    at = np.array([cells.topics.get(q, -1) for q in topics], dtype=np.int64)
-    in_run = np.array([q in present for q in topics], dtype=bool)
-    rows = np.array([cells.rows.get(id(item), -1) for item in valued], dtype=np.int64)
-    measured = np.array([item.measure is not None for item in valued], dtype=bool)
+    at = [cells.topics.get(q, -1) for q in topics]
+    in_run = [q in present for q in topics]
+    rows = [cells.rows.get(id(item), -1) if item.measure is not None else None for item in valued]
     num_ret, num_rel = cells.num_ret, cells.num_rel
-    matrix = np.zeros((len(topics), len(valued)))  # an item without a measure prints 0
-    if not len(topics):
+    matrix = [[0.0] * len(valued) for _ in topics]  # an item without a measure prints 0
+    if not topics:
         return matrix
-    wanted = np.concatenate([rows[measured], [num_ret, num_rel]])
-    if (wanted < 0).any() or (at < 0).any() or not known[np.ix_(wanted, at)].all():
+    wanted = [row for row in rows if row is not None] + [num_ret, num_rel]
+    if min(wanted) < 0 or min(at) < 0 or not all(known[w][a] for w in set(wanted) for a in at):
         raise KeyError(f"run {run_id!r} lacks a value trec_eval prints")
-    matrix[:, measured] = run_values[np.ix_(rows[measured], at)].T
+    for j, row in enumerate(rows):
+        if row is not None:
+            values = run_values[row]
+            for line, a in zip(matrix, at, strict=True):
+                line[j] = values[a]
     # trec_eval's interpolated precision starts from 0/0 on an empty list (-J, -M0, -c -J),
     # which stays NaN at every level that stands for 0 relevant documents (a topic the run
     # lacks is a one-document list, unless -J removes that document)
-    empty = (run_values[num_ret, at] == 0) & (in_run | request.judged_only)
-    relevant = run_values[num_rel, at]
+    empty = [
+        run_values[num_ret][a] == 0 and (inside or request.judged_only)
+        for a, inside in zip(at, in_run, strict=True)
+    ]
     for j, item in enumerate(valued):
         if item.name.startswith("utility"):
-            matrix[~in_run, j] = 0.0  # trec_eval zeroes utility for a topic the run lacks (its -c stand-in ranking)
-        if item.recalls and empty.any():
-            stands_for_none = np.zeros(len(topics), dtype=bool)
-            for recall in item.recalls:
-                stands_for_none |= _cut(recall, relevant, request.v9) == 0
-            matrix[empty & stands_for_none, j] = math.nan
+            # trec_eval zeroes utility for a topic the run lacks (its -c stand-in ranking)
+            for line, inside in zip(matrix, in_run, strict=True):
+                if not inside:
+                    line[j] = 0.0
+        if item.recalls and any(empty):
+            for line, a, nothing in zip(matrix, at, empty, strict=True):
+                relevant = run_values[num_rel][a]
+                if nothing and any(_cut(r, relevant, request.v9) == 0 for r in item.recalls):
+                    line[j] = math.nan
     return matrix
 
 
 def _per_query(
-    printed: list[Printed], column: dict[int, int], matrix: Any, topics: list[str], extras: _Extras, run_id: str
+    printed: list[Printed],
+    column: dict[int, int],
+    matrix: list[list[float]],
+    topics: list[str],
+    extras: _Extras,
+    run_id: str,
 ) -> str:
     """The per-topic lines (``-q``): every item but the summary's own, topic by topic."""
-    import numpy as np
-
     shown = [item for item in printed if item.form not in ("runid", "num_q", "gm")]
     # One %-format over all lines, each `name<padded to 22>\tquery\tvalue`: %6.4f and %d print
     # what _format_value prints (%d truncates as int() does), except NaN, put right below.
     specs = {"double": "%6.4f", "long": "%d", "relstring": "'%s'"}
     template = "".join(f"{item.name:<22}".replace("%", "%%") + f"\t%s\t{specs[item.form]}\n" for item in shown)
-    cells = np.empty((len(topics), 2 * len(shown)), dtype=object)
-    cells[:, 0::2] = np.array(topics, dtype=object)[:, np.newaxis]
-    numbers = [j for j, item in enumerate(shown) if item.form != "relstring"]
-    texts = cells[:, 1::2]
-    texts[:, numbers] = matrix[:, [column[id(shown[j])] for j in numbers]]
-    for j, item in enumerate(shown):
-        if item.form == "relstring":
-            texts[:, j] = [extras.relstrings.get((run_id, q), "") for q in topics]
-    lines = (template * len(topics)) % tuple(cells.ravel().tolist())
+    places = [None if item.form == "relstring" else column[id(item)] for item in shown]
+    cells: list[Any] = []
+    for q, line in zip(topics, matrix, strict=True):
+        for place in places:
+            cells.append(q)
+            cells.append(extras.relstrings.get((run_id, q), "") if place is None else line[place])
+    lines = (template * len(topics)) % tuple(cells)
     doubles = [column[id(item)] for item in shown if item.form == "double"]
-    if np.isnan(matrix[:, doubles]).any():
+    if any(line[j] != line[j] for line in matrix for j in doubles):
         # Python prints NaN as `   nan`, glibc's printf as `  -nan`; a query id has no blanks,
         # so the pattern is only ever a value
         lines = lines.replace("\t   nan\n", "\t  -nan\n")
