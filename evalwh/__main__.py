@@ -8,11 +8,55 @@ ends its process at once (:func:`_leave`).
 
 from __future__ import annotations
 
-import atexit
-import contextlib
+# Ctrl-C from here on is one line and exit 130, before anything else is imported. Only modules
+# Python has loaded already (os, sys, the C module _signal; `signal` would add its enum wrappers).
 import os
 import sys
-import threading
+
+import _signal
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    """SIGINT outside a command's own handling: one line on stderr and exit 130, no traceback.
+
+    Inside :func:`evalwh.cli._errors.handle_errors` (its watcher thread calls this handler through
+    ``_thread.interrupt_main``) and the quick paths of :func:`main`, it is Python's own
+    KeyboardInterrupt: they roll back, remove temporary files and say what was committed.
+    Elsewhere (modules importing, typer parsing the command line and importing the command's
+    module, the process's last moments), typer would exit 130 in silence and an import would
+    print a traceback.
+    """
+    here = frame
+    while here is not None:
+        code = here.f_code  # type: ignore[attr-defined]
+        if getattr(code, "co_qualname", code.co_name) in _HANDLED and code.co_filename.endswith(_HANDLED_IN):
+            raise KeyboardInterrupt
+        here = here.f_back  # type: ignore[attr-defined]
+    connection = sys.modules.get("evalwh.store.connection")
+    if connection is not None and connection.Outcome.commits:
+        line = "Interrupted after the command had committed its changes: the warehouse holds them.\n"
+    else:
+        line = "Interrupted; nothing was changed.\n"
+    try:
+        sys.stderr.write(line)
+        sys.stderr.flush()
+    except (AttributeError, OSError, ValueError):  # (no standard error: the exit code says it)
+        pass
+    raise SystemExit(130)
+
+
+_HANDLED = frozenset({"handle_errors.<locals>.wrapper", "wrapper", "_trec_eval", "_eval_qrels"})
+_HANDLED_IN = (os.path.join("cli", "_errors.py"), os.path.join("evalwh", "__main__.py"))
+
+if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler and (
+    __name__ == "__main__"  # python -m evalwh
+    or os.path.basename(sys.argv[0]).removesuffix(".exe").removesuffix("-script.py") == "evalwh"
+):  # (the console script; never in a process that imports evalwh.__main__ for its own use)
+    _signal.signal(_signal.SIGINT, _interrupted)
+
+import atexit  # noqa: E402
+import contextlib  # noqa: E402
+import threading  # noqa: E402
 
 
 class _ClosedOutput:
