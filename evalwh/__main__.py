@@ -17,32 +17,41 @@ import _signal
 
 
 def _interrupted(signum: int, frame: object) -> None:
-    """SIGINT outside a command's own handling: one line on stderr and exit 130, no traceback.
+    """SIGINT outside a command's own handling: one line on stderr and exit 130 at once.
 
     Inside :func:`evalwh.cli._errors.handle_errors` (its watcher thread calls this handler through
     ``_thread.interrupt_main``) and the quick paths of :func:`main`, it is Python's own
     KeyboardInterrupt: they roll back, remove temporary files and say what was committed.
     Elsewhere (modules importing, typer parsing the command line and importing the command's
-    module, the process's last moments), typer would exit 130 in silence and an import would
-    print a traceback.
+    module, handle_errors importing DuckDB, the process's last moments) nothing is under way
+    (a finished command has closed its warehouse and outputs), and an exception would do harm:
+    typer ends a KeyboardInterrupt with exit 130 in silence, an import prints a traceback, a
+    native module's initialisation aborts the process, and one raised in an import lock's
+    callback is ignored, so the command goes on. So the line is written (saying whether the
+    command had committed) and the process ends without unwinding.
     """
     here = frame
     while here is not None:
         code = here.f_code  # type: ignore[attr-defined]
-        if getattr(code, "co_qualname", code.co_name) in _HANDLED and code.co_filename.endswith(_HANDLED_IN):
-            raise KeyboardInterrupt
+        name = getattr(code, "co_qualname", code.co_name)
+        if name in _HANDLED and code.co_filename.endswith(_HANDLED_IN):
+            # (handle_errors takes it once it has imported what decides its message)
+            if "wrapper" not in name or hasattr(sys.modules.get("evalwh.store.connection"), "Outcome"):
+                raise KeyboardInterrupt
+            break
         here = here.f_back  # type: ignore[attr-defined]
     connection = sys.modules.get("evalwh.store.connection")
-    if connection is not None and connection.Outcome.commits:
+    if getattr(getattr(connection, "Outcome", None), "commits", 0):
         line = "Interrupted after the command had committed its changes: the warehouse holds them.\n"
     else:
         line = "Interrupted; nothing was changed.\n"
-    try:
-        sys.stderr.write(line)
-        sys.stderr.flush()
-    except (AttributeError, OSError, ValueError):  # (no standard error: the exit code says it)
-        pass
-    raise SystemExit(130)
+    for stream, text in ((sys.stdout, ""), (sys.stderr, line)):
+        try:  # (what a finished command printed, then the line)
+            stream.write(text)
+            stream.flush()
+        except (AttributeError, OSError, ValueError):  # (closed: the exit code says it)
+            pass
+    os._exit(130)
 
 
 _HANDLED = frozenset({"handle_errors.<locals>.wrapper", "wrapper", "_trec_eval", "_eval_qrels"})
