@@ -9,11 +9,14 @@ ends its process at once (:func:`_leave`).
 from __future__ import annotations
 
 # Ctrl-C from here on is one line and exit 130, before anything else is imported. Only modules
-# Python has loaded already (os, sys, the C module _signal; `signal` would add its enum wrappers).
+# Python has loaded already (the C module _signal, os, sys; `signal` would add enum wrappers).
+import _signal
 import os
 import sys
 
-import _signal
+# the functions that take a KeyboardInterrupt themselves, and their files
+_HANDLED = frozenset({"handle_errors.<locals>.wrapper", "wrapper", "_trec_eval", "_eval_qrels"})
+_HANDLED_IN = (os.path.join("cli", "_errors.py"), os.path.join("evalwh", "__main__.py"))
 
 
 def _interrupted(signum: int, frame: object) -> None:
@@ -36,16 +39,17 @@ def _interrupted(signum: int, frame: object) -> None:
         name = getattr(code, "co_qualname", code.co_name)
         if name in _HANDLED and code.co_filename.endswith(_HANDLED_IN):
             # (handle_errors takes it once it has imported what decides its message)
-            if "wrapper" not in name or hasattr(sys.modules.get("evalwh.store.connection"), "Outcome"):
+            loaded = sys.modules.get("evalwh.store.connection")
+            if "wrapper" not in name or hasattr(loaded, "Outcome"):
                 raise KeyboardInterrupt
             break
         here = here.f_back  # type: ignore[attr-defined]
     connection = sys.modules.get("evalwh.store.connection")
     if getattr(getattr(connection, "Outcome", None), "commits", 0):
-        line = "Interrupted after the command had committed its changes: the warehouse holds them.\n"
+        line = "Interrupted after the command had committed its changes: the warehouse holds them."
     else:
-        line = "Interrupted; nothing was changed.\n"
-    for stream, text in ((sys.stdout, ""), (sys.stderr, line)):
+        line = "Interrupted; nothing was changed."
+    for stream, text in ((sys.stdout, ""), (sys.stderr, line + "\n")):
         try:  # (what a finished command printed, then the line)
             stream.write(text)
             stream.flush()
@@ -53,9 +57,6 @@ def _interrupted(signum: int, frame: object) -> None:
             pass
     os._exit(130)
 
-
-_HANDLED = frozenset({"handle_errors.<locals>.wrapper", "wrapper", "_trec_eval", "_eval_qrels"})
-_HANDLED_IN = (os.path.join("cli", "_errors.py"), os.path.join("evalwh", "__main__.py"))
 
 if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler and (
     __name__ == "__main__"  # python -m evalwh
