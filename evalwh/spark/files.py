@@ -502,33 +502,15 @@ _UNREADABLE = {
 }
 
 
-def _unreadable(
-    spark: Any, kind: str, index: int, line: int, fields: int = RUN_FIELDS, extra: bool = False, first: bool = False
-) -> str:
+def _unreadable(spark: Any, kind: str, index: int, line: int, fields: int = RUN_FIELDS, extra: bool = False, first: bool = False) -> str:  # noqa: E501
     if kind == "utf8":
         # the one message that needs the bytes: where in the line the UTF-8 breaks
         return f"the line is not valid UTF-8 (byte {_utf8_byte(_body_bytes(spark, index, line))})"
-    if kind == "control":
-        return _control(_body_bytes(spark, index, line), fields, extra, first)
+    if kind == "control":  # (named as evalwh ingest names it)
+        from evalwh.io.formats import control_line_problem
+
+        return control_line_problem(_body_bytes(spark, index, line), fields, extra, first)
     return _UNREADABLE[kind]
-
-
-def _control(body: bytes, expected: int, extra: bool, first: bool) -> str:
-    """A line holding a control character (text_lines.sql), as evalwh ingest names it: the field
-    count first (``expected`` fields, more with ``extra``); on a run file's ``first`` data line
-    its tag, which names the run; then the first field holding one, named and escaped."""
-    from evalwh.io import formats
-    from evalwh.io.printable import CONTROL
-
-    fields = [f.decode("utf-8") for f in formats.split_fields(body)]
-    count = formats._field_count_problem(len(fields), expected, extra)
-    if count:
-        return count
-    if first and CONTROL.search(fields[RUN_FIELDS - 1]):
-        tag = fields[RUN_FIELDS - 1]
-        return f"the run tag {tag!r} holds a control character, which a run id may not hold"
-    names = formats._RUN_NAMES if expected == RUN_FIELDS else formats._QRELS_NAMES
-    return formats._control_problem(fields, names) or "the line holds a control character, which an id may not hold"
 
 
 def _locate_run_errors(
@@ -560,7 +542,7 @@ def _locate_run_errors(
             continue
         line, kind = r["line_number"], r["kind"]
         if kind in _UNREADABLE or kind in ("utf8", "control"):
-            first = one_tag and line == r["first_tag_line"]  # (the tag of the first line names the run)
+            first = one_tag and line == r["first_tag_line"]  # (its tag names the run)
             problem = _unreadable(spark, kind, index, line, RUN_FIELDS, ignore_extra_fields, first)
         elif kind == "fields":
             problem = f"expected {RUN_FIELDS} fields, found {r['field_count']}"
