@@ -58,11 +58,19 @@ def _interrupted(signum: int, frame: object) -> None:
     os._exit(130)
 
 
-if _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler and (
-    __name__ == "__main__"  # python -m evalwh
+# the console script or python -m evalwh, never a process importing evalwh.__main__ for its use
+_CLI = (
+    __name__ == "__main__"
     or os.path.basename(sys.argv[0]).removesuffix(".exe").removesuffix("-script.py") == "evalwh"
-):  # (the console script; never in a process that imports evalwh.__main__ for its own use)
+)
+if _CLI and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
     _signal.signal(_signal.SIGINT, _interrupted)
+for _fd, _mode in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)) if _CLI else ():
+    try:
+        os.fstat(_fd)
+    except OSError:  # closed (`evalwh ... >&-`): held by /dev/null, else the first file opened
+        # (the warehouse) would be fd 1 or 2, and any printf to it, a child's too, would write there
+        os.set_inheritable(os.open(os.devnull, _mode), True)
 
 import atexit  # noqa: E402
 import contextlib  # noqa: E402

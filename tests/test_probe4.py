@@ -1076,3 +1076,34 @@ def test_a_writer_whose_standard_output_is_closed_says_what_it_committed(
     assert "\n" not in text and "Traceback" not in text and "unexpected" not in text, text
     assert "standard output" in text, text
     _holds_the_truth(text, writer_db, before)
+
+
+def test_a_closed_standard_output_is_held_so_no_file_takes_its_place(writer_db: Path, tmp_path: Path) -> None:
+    """Issue 52, class 2: with standard output closed (`>&-`) the first file the process opened
+    took descriptor 1, and that was the warehouse (O_RDWR): whatever wrote to standard output
+    below Python (a C library's printf, a child process) wrote into it. The CLI now holds a
+    closed descriptor 0-2 with /dev/null, and standard output still counts as closed."""
+    import os
+    import subprocess
+    import sys
+
+    launcher = tmp_path / "evalwh"  # (as the console script, which evalwh.__main__ recognises)
+    launcher.write_text(
+        "import os, sys\n"
+        "from evalwh.__main__ import main\n"
+        "seen = os.readlink('/proc/self/fd/1') if os.path.exists('/proc/self/fd/1') else 'closed'\n"
+        "sys.stderr.write(seen + '\\n')\n"
+        "main()\n"
+    )
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("no /proc")
+    done = subprocess.run(
+        [sys.executable, str(launcher), "conventions", "-c", "s", "--measures", "AP", "--db", str(writer_db)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=300,
+        preexec_fn=lambda: os.close(1),
+    )  # fmt: skip
+    seen, line = done.stderr.splitlines()
+    assert seen == "/dev/null", seen
+    assert done.returncode == 1 and "standard output is closed" in line and "(it holds them)" in line, line
+    with Warehouse.open_reader(writer_db) as wh:
+        assert wh.df("SELECT measures FROM collection_conventions")["measures"].iloc[0].tolist() == ["AP"]
