@@ -177,8 +177,11 @@ def handle_errors(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from evalwh.store.connection import Outcome
-
+        try:
+            from evalwh.store.connection import Outcome  # (imports DuckDB: a while, the first time)
+        except KeyboardInterrupt:
+            typer.echo(INTERRUPTED, err=True)  # (nothing was done yet)
+            sys.exit(130)
         Outcome.reset()
         try:
             for option in ("output", "figure"):

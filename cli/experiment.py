@@ -126,7 +126,6 @@ def swap_rates(
             experiment_id=experiment_id,
             progress=progress,
         )
-    _note_exclusions(result["exclusion"])
     if bins:
         render(result["rates"], fmt, output, title="swap error rate per bin of |dA|")
     else:
@@ -136,6 +135,7 @@ def swap_rates(
             output,
             title=f"swap rates, {samples} topic-set pairs, seed {seed}",
         )
+    _note_exclusions(result["exclusion"])  # (after the output: an output that fails is one line)
 
 
 @app.command("reduced-qrels")
@@ -180,7 +180,6 @@ def reduced_qrels(
             experiment_id=experiment_id,
             progress=progress,
         )
-    _note_exclusions(result["exclusion"])
     columns = ["measure", "level", "qrels_id", "n_runs", "mean_value", "change_pct", "tau"]
     render(
         result["levels"][columns],
@@ -191,6 +190,7 @@ def reduced_qrels(
     if fmt is OutputFormat.table and output is None:
         render(result["measure_tau"], fmt, title="Kendall tau between measures, full qrels")
         render(result["level_below"], fmt, title="highest level where tau falls below 0.9")
+    _note_exclusions(result["exclusion"])  # (after the output: an output that fails is one line)
 
 
 def _parse_levels(text: str) -> list[int]:
@@ -348,13 +348,9 @@ def budget(
                 strategies=[s.strip() for s in strategies.split(",") if s.strip()], scope=per, depth=depth,
                 runs_from=runs_from, progress=progress, **common,
             )  # fmt: skip
-    typer.echo(f"seeds: {', '.join(map(str, seed_list))}", err=True)  # (after the work: a refusal is one line)
     name = rows.attrs.get("experiment_id", "budget")
     params = rows.attrs.get("params", {})
-    typer.echo(f"experiment: {name}", err=True)
-    for note in [ceiling_note(params), *shortfall_notes(rows, params, rows.attrs.get("reference", reference))]:
-        if note:
-            typer.echo(note, err=True)
+    notes = [ceiling_note(params), *shortfall_notes(rows, params, rows.attrs.get("reference", reference))]
     rows = with_reachable(rows, params)
     summary = with_reachable(summarise(rows), params)
     if figure is not None:
@@ -364,6 +360,12 @@ def budget(
         with atomic_output(figure, "wb") as handle:
             budget_figure(summary, title=f"{name} ({measure})").savefig(handle, format="png", dpi=110)
     render(summary if fmt is OutputFormat.table else rows, fmt, output, title=f"{name}: what a budget buys ({measure})")
+    # the notes after the outputs (and after the work): a refusal, or an output that fails, is one line
+    typer.echo(f"seeds: {', '.join(map(str, seed_list))}", err=True)
+    typer.echo(f"experiment: {name}", err=True)
+    for note in notes:
+        if note:
+            typer.echo(note, err=True)
 
 
 app.command("budget")(budget)

@@ -251,10 +251,10 @@ def report(
 
             write_text(output, text)
             said.append(f"wrote {output} ({len(text.encode()) / 1024:.0f} KiB)")
-    for line in said:
-        typer.echo(line, err=True)
     if output is None:
         typer.echo(text)
+    for line in said:  # (after the report: an output that fails is one line)
+        typer.echo(line, err=True)
 
 
 @contextlib.contextmanager

@@ -8,11 +8,73 @@ ends its process at once (:func:`_leave`).
 
 from __future__ import annotations
 
-import atexit
-import contextlib
+# Ctrl-C from here on is one line and exit 130, before anything else is imported. Only modules
+# Python has loaded already (the C module _signal, os, sys; `signal` would add enum wrappers).
+import _signal
 import os
 import sys
-import threading
+
+# the functions that take a KeyboardInterrupt themselves, and their files
+_HANDLED = frozenset({"handle_errors.<locals>.wrapper", "wrapper", "_trec_eval", "_eval_qrels"})
+_HANDLED_IN = (os.path.join("cli", "_errors.py"), os.path.join("evalwh", "__main__.py"))
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    """SIGINT outside a command's own handling: one line on stderr and exit 130 at once.
+
+    Inside :func:`evalwh.cli._errors.handle_errors` (its watcher thread calls this handler through
+    ``_thread.interrupt_main``) and the quick paths of :func:`main`, it is Python's own
+    KeyboardInterrupt: they roll back, remove temporary files and say what was committed.
+    Elsewhere (modules importing, typer parsing the command line and importing the command's
+    module, handle_errors importing DuckDB, the process's last moments) nothing is under way
+    (a finished command has closed its warehouse and outputs), and an exception would do harm:
+    typer ends a KeyboardInterrupt with exit 130 in silence, an import prints a traceback, a
+    native module's initialisation aborts the process, and one raised in an import lock's
+    callback is ignored, so the command goes on. So the line is written (saying whether the
+    command had committed) and the process ends without unwinding.
+    """
+    here = frame
+    while here is not None:
+        code = here.f_code  # type: ignore[attr-defined]
+        name = getattr(code, "co_qualname", code.co_name)
+        if name in _HANDLED and code.co_filename.endswith(_HANDLED_IN):
+            # (handle_errors takes it once it has imported what decides its message)
+            loaded = sys.modules.get("evalwh.store.connection")
+            if "wrapper" not in name or hasattr(loaded, "Outcome"):
+                raise KeyboardInterrupt
+            break
+        here = here.f_back  # type: ignore[attr-defined]
+    connection = sys.modules.get("evalwh.store.connection")
+    if getattr(getattr(connection, "Outcome", None), "commits", 0):
+        line = "Interrupted after the command had committed its changes: the warehouse holds them."
+    else:
+        line = "Interrupted; nothing was changed."
+    for stream, text in ((sys.stdout, ""), (sys.stderr, line + "\n")):
+        try:  # (what a finished command printed, then the line)
+            stream.write(text)
+            stream.flush()
+        except (AttributeError, OSError, ValueError):  # (closed: the exit code says it)
+            pass
+    os._exit(130)
+
+
+# the console script or python -m evalwh, never a process importing evalwh.__main__ for its use
+_CLI = (
+    __name__ == "__main__"
+    or os.path.basename(sys.argv[0]).removesuffix(".exe").removesuffix("-script.py") == "evalwh"
+)
+if _CLI and _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+    _signal.signal(_signal.SIGINT, _interrupted)
+for _fd, _mode in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)) if _CLI else ():
+    try:
+        os.fstat(_fd)
+    except OSError:  # closed (`evalwh ... >&-`): held by /dev/null, else the first file opened
+        # (the warehouse) would be fd 1 or 2, and any printf to it, a child's too, would write there
+        os.set_inheritable(os.open(os.devnull, _mode), True)
+
+import atexit  # noqa: E402
+import contextlib  # noqa: E402
+import threading  # noqa: E402
 
 
 class _ClosedOutput:

@@ -831,3 +831,280 @@ def test_ir_datasets_log_lines_are_held_back(tmp_path: Path, monkeypatch: pytest
     result = invoke("ingest", "qrels", "irds:nowhere/x", "-c", "c", "--db", tmp_path / "W.duckdb")
     text = one_line(result)
     assert text == "Error: irds:nowhere/x: ir_datasets has no dataset 'nowhere/x' (ir_datasets list names them)"
+
+
+# SIGINT sent by the process to itself when a module is first looked up: a point of the start-up
+# named exactly, not a timer. The launcher is named `evalwh` and does what the console script
+# does (or what `python -m evalwh` does), so that evalwh.__main__ takes the process as the CLI's.
+_LAUNCHER = """\
+import os, signal, sys
+
+class Interrupting:
+    def find_spec(self, name, path=None, target=None):
+        if name == TARGET:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+TARGET = os.environ["EVALWH_PROBE_TARGET"]
+sys.meta_path.insert(0, Interrupting())
+if os.environ.get("EVALWH_PROBE_AS") == "module":
+    import runpy
+    runpy.run_module("evalwh", run_name="__main__", alter_sys=True)
+else:
+    from evalwh.__main__ import main
+    sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize(
+    ("target", "how"),
+    [
+        ("evalwh.cli.eval", "script"),  # typer loads the command's module: it exited 130 in silence
+        ("evalwh.cli.eval", "module"),  # the same through python -m evalwh
+        ("evalwh.store.connection", "script"),  # the command's error handling imports DuckDB
+        ("evalwh.cli._lazy", "script"),  # the CLI's own modules (main's import)
+    ],
+)
+def test_ctrl_c_while_the_cli_starts_is_one_line_at_every_point(tmp_path: Path, target: str, how: str) -> None:
+    """Issue 52, class 8: a Ctrl-C in the first quarter second printed a traceback (while
+    evalwh.__main__'s modules imported) or nothing (exit 130 in silence: typer takes a
+    KeyboardInterrupt while it parses the command line and loads the command's module, before
+    the command's own error handling). Now each is one line and exit code 130."""
+    import os
+    import subprocess
+    import sys
+
+    launcher = tmp_path / "evalwh"
+    launcher.write_text(_LAUNCHER)
+    env = {**os.environ, "EVALWH_PROBE_TARGET": target, "EVALWH_PROBE_AS": how}
+    done = subprocess.run(
+        [sys.executable, str(launcher), "eval", "-c", "c", "-m", "P@10", "--db", str(tmp_path / "none.duckdb")],
+        env=env, capture_output=True, text=True, timeout=300, preexec_fn=_default_sigint,
+    )  # fmt: skip
+    # (the start-up's line, or the command's own where its error handling had begun)
+    lines = ("Interrupted; nothing was changed.\n", "Interrupted; nothing was committed by the interrupted command.\n")
+    assert done.returncode == 130 and done.stderr in lines, (done.returncode, done.stderr)
+    assert not (tmp_path / "none.duckdb").exists()
+
+
+def _default_sigint() -> None:
+    """A child takes Ctrl-C as a user's shell gives it (a test run in the background ignores it)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def test_ctrl_c_inside_a_command_is_still_the_commands() -> None:
+    """Issue 52, class 8: the start-up's handler hands a SIGINT inside a command (the watcher
+    thread's interrupt_main, the quick paths) to the command as KeyboardInterrupt, which says
+    what was committed (outside, it ends the process: the start-up tests above)."""
+    import sys
+
+    from evalwh import __main__ as entry
+    from evalwh.cli._errors import handle_errors
+
+    @handle_errors
+    def command() -> None:
+        entry._interrupted(2, sys._getframe())
+
+    with pytest.raises(SystemExit) as caught:
+        command()
+    assert caught.value.code == 130  # (handle_errors took the KeyboardInterrupt: its line, 130)
+    quick: dict[str, object] = {"entry": entry, "sys": sys}  # a function named as main's quick paths, in its file
+    exec(compile("def _trec_eval():\n    entry._interrupted(2, sys._getframe())\n", entry.__file__, "exec"), quick)
+    with pytest.raises(KeyboardInterrupt):
+        quick["_trec_eval"]()  # type: ignore[operator]
+
+
+# -- class 2, every writer: an output that fails leaves the warehouse as it was or says so ----------
+
+# Every command that writes the warehouse, with an output it writes after (or around) its work.
+# ``{db}`` is the warehouse, ``{files}`` a folder of small inputs (a qrels and a run file of a
+# collection ``x``, an exclusion file, run metadata, an export of collection ``y``), ``{out}`` the
+# output tried. Commands with ``-o`` are tried with an output into a missing folder, /dev/full
+# and the warehouse itself; every command with standard output closed. Readers cannot commit
+# (`Warehouse.open_reader`) and are not listed: agreement, sensitivity, label-uncertainty, meta,
+# qrels diff, pool order, pool export, experiment exclusions, plot, export, ... .
+WRITERS: dict[str, list[str]] = {
+    "eval --store": ["eval", "-c", "s", "-m", "P@10", "--store"],
+    "eval --into": ["eval", "--qrels", "{files}/x.qrels", "{files}/xrun.txt", "-c", "x", "-m", "P@10", "--into", "{db}"],
+    "matrix --store": ["matrix", "-c", "s", "-m", "P", "-d", "5,10", "--store"],
+    "bounds --store": ["bounds", "-c", "s", "--depths", "5,10", "--store"],
+    "adjust": ["adjust", "run3", "-c", "s", "--pool", "p3", "--resamples", "20"],
+    "sql --write": ["sql", "--write", "CREATE TABLE notes AS SELECT 1 AS x; SELECT * FROM notes"],
+    "report (ingesting)": ["report", "--qrels", "{files}/x.qrels", "{files}/xrun.txt", "-c", "x", "-f", "md", "--measures", "P@10"],
+    "experiment swap-rates": ["experiment", "swap-rates", "-c", "s", "-m", "P@10", "-B", "3", "--cap", "10", "--experiment-id", "sw"],
+    "experiment reduced-qrels": ["experiment", "reduced-qrels", "-c", "s", "-m", "P@10", "--levels", "50", "--cap", "10", "--experiment-id", "rq"],
+    "experiment pool-bias": ["experiment", "pool-bias", "-c", "s", "--widths", "2", "--repeats", "2", "--topic-samples", "2",
+                             "--common-topics", "2", "--experiment-id", "pb"],  # fmt: skip
+    "experiment budget": ["experiment", "budget", "-c", "s", "--runs-from", "all", "--depth", "5", "--budgets", "50%",
+                          "--strategies", "depth", "--experiment-id", "b"],  # fmt: skip
+    "pool build": ["pool", "build", "-c", "s", "--depth", "5", "--runs-from", "all", "--pool-id", "p5"],
+    "pool complete": ["pool", "complete", "-c", "s", "--completed-id", "done"],
+    "audit draw": ["audit", "draw", "a1", "-c", "s", "--machine", "llm", "--share", "0.5", "--seed", "1"],
+    "audit declare": ["audit", "declare", "a2", "-c", "s", "--labels", "default", "--machine", "llm"],
+    "demo": ["demo", "--out", "{here}/demo"],
+    "conventions": ["conventions", "-c", "s", "--measures", "P@10"],
+    "exclusions add": ["exclusions", "add", "{files}/excluded.txt", "-c", "s"],
+    "exclusions identical-ids": ["exclusions", "identical-ids", "-c", "s"],
+    "exclusions remove": ["exclusions", "remove", "old.txt", "-c", "s"],
+    "ingest qrels": ["ingest", "qrels", "{files}/x.qrels", "-c", "s", "--qrels-id", "more"],
+    "ingest runs": ["ingest", "runs", "{files}/xrun.txt", "-c", "s", "--run-id", "more"],
+    "ingest run-metadata": ["ingest", "run-metadata", "{files}/meta.tsv", "-c", "s"],
+    "import": ["import", "{files}/exported"],
+}
+# the writers whose output is a file (-o): all but those that print a few lines
+WITH_OUTPUT = [name for name in WRITERS if not name.startswith(("conventions", "exclusions", "ingest", "import", "demo"))]
+# the command's own committed line, and the two lines that say nothing changed
+COMMITTED = ("the command had committed its changes to the warehouse", "(it holds them)")
+
+
+@pytest.fixture(scope="module")
+def writers_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small warehouse each writer can work on (a pool of three runs, a machine's label set, a
+    stored exclusion file) and the folder of inputs the writers read."""
+    from evalwh.methods import budget
+
+    folder = tmp_path_factory.mktemp("writers")
+    files = folder / "files"
+    files.mkdir()
+    (files / "x.qrels").write_text("".join(f"{t} 0 e{t}-{j} {int(j < 2)}\n" for t in range(3) for j in range(5)))
+    (files / "xrun.txt").write_text("".join(f"{t} Q0 e{t}-{j} {j + 1} {5 - j} xr\n" for t in range(3) for j in range(5)))
+    (files / "excluded.txt").write_text("0 d0-1\n1 d1-2\n")
+    (files / "old.txt").write_text("2 d2-3\n")
+    (files / "meta.tsv").write_text("run_id\tgroup\ttype\tpooled\nrun0\tg\tautomatic\ttrue\n")
+    other = _synthetic(n_topics=2, n_runs=2, depth=3, seed=5)
+    other.con.execute("UPDATE runs SET collection_id = 'y'")  # (a collection the warehouse lacks)
+    with Warehouse(folder / "Y.duckdb") as y:
+        y.ingest_qrels(other.df("SELECT query_id, doc_id, relevance FROM qrels"), collection="y")
+        y.ingest_runs(other.df("SELECT run_id, query_id, doc_id, score FROM run_results"), collection="y")
+    other.close()
+    with Warehouse.open_reader(folder / "Y.duckdb", allowed_directories=[files]) as y:
+        y.export(files / "exported")
+    wh = _synthetic(path=folder / "W.duckdb")
+    wh.build_pool(collection="s", depth=5, runs=["run0", "run1", "run2"], pool_id="p3")
+    truth = wh.df("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
+    budget.simulated_judge(truth, bias=1.0, seed=3).to_csv(files / "llm.csv", index=False)
+    wh.ingest_qrels(files / "llm.csv", collection="s", qrels_id="llm", source="llm")
+    wh.add_exclusions(files / "old.txt", collection="s", name="old.txt")
+    wh.close()
+    return folder
+
+
+@pytest.fixture
+def writer_db(writers_template: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    shutil.copy(writers_template / "W.duckdb", tmp_path / "W.duckdb")
+    return tmp_path / "W.duckdb"
+
+
+def _writer_argv(name: str, db: Path, files: Path, *extra: object) -> list[str]:
+    argv = [part.format(db=db, files=files, here=db.parent) for part in WRITERS[name]]
+    return [*argv, *map(str, extra), *([] if "--into" in argv else ["--db", str(db)])]
+
+
+def _holds_the_truth(text: str, db: Path, before: dict[str, str]) -> None:
+    """One line that says what is true: nothing changed (and the warehouse is byte for byte as
+    before), or the command had committed (and the warehouse holds its changes)."""
+    if all(part in text for part in COMMITTED) or "Interrupted after the command had committed" in text:
+        assert _siblings(db) != before, f"says committed, but the warehouse is as it was: {text}"
+    else:
+        assert _siblings(db) == before, f"the warehouse changed, but the line does not say so: {text}"
+
+
+def test_every_writer_works_on_the_fixture(writers_template: Path, writer_db: Path, tmp_path: Path) -> None:
+    """The table's commands succeed as given and change the warehouse (so the cases below try a
+    commit, not a refusal)."""
+    for name in WRITERS:
+        db = tmp_path / f"{len(name)}-{name.replace(' ', '_')}.duckdb"
+        import shutil
+
+        shutil.copy(writer_db, db)
+        before = _siblings(db)
+        result = invoke(*_writer_argv(name, db, writers_template / "files"))
+        assert result.exit_code == 0, (name, result.output)
+        assert {k: v for k, v in _siblings(db).items() if k.startswith(db.name)} != {
+            k: v for k, v in before.items() if k.startswith(db.name)
+        }, name
+
+
+@pytest.mark.parametrize(
+    ("name", "output"),
+    [(name, output) for name in WITH_OUTPUT for output in ("missing", "/dev/full", "warehouse", "wal")]
+    + [("experiment budget", "figure")],  # (the one writer that draws a figure)
+)
+def test_a_writers_failed_output_leaves_the_warehouse_or_says_it_committed(
+    writers_template: Path, writer_db: Path, tmp_path: Path, name: str, output: str
+) -> None:
+    """Issue 52, class 2: for every writer, an output that cannot be written (a missing folder,
+    /dev/full, the warehouse or its WAL, a figure onto the warehouse) gives one line, and the
+    warehouse is byte for byte as before, or the line says the command had committed."""
+    if output == "/dev/full" and not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    option = "--figure" if output == "figure" else "-o"
+    target = {"missing": tmp_path / "missing" / "out.csv", "/dev/full": "/dev/full", "warehouse": writer_db,
+              "wal": f"{writer_db}.wal", "figure": writer_db}[output]  # fmt: skip
+    before = _siblings(writer_db)
+    fmt = [] if output == "figure" else ["-f", "csv"] if not name.startswith("report") else []
+    result = invoke(*_writer_argv(name, writer_db, writers_template / "files", option, target, *fmt))
+    text = one_line(result)
+    if output != "/dev/full":  # refused before any work
+        assert "committed" not in text, text
+        assert _siblings(writer_db) == before, text
+    _holds_the_truth(text, writer_db, before)
+
+
+@pytest.mark.parametrize("name", list(WRITERS))
+def test_a_writer_whose_standard_output_is_closed_says_what_it_committed(
+    writers_template: Path, writer_db: Path, name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 52, class 2: every writer run with standard output closed (`>&-`, which
+    evalwh.__main__ turns into its closed-output stream, as here) gives one line, and the
+    warehouse is byte for byte as before or the line says the command had committed."""
+    import sys
+
+    from evalwh.__main__ import _ClosedOutput
+    from evalwh.cli import app
+
+    before = _siblings(writer_db)
+    monkeypatch.setattr(sys, "stdout", _ClosedOutput())
+    with pytest.raises(SystemExit) as caught:
+        app(_writer_argv(name, writer_db, writers_template / "files"))
+    text = capsys.readouterr().err.strip()
+    assert caught.value.code == 1, (caught.value.code, text)
+    assert "\n" not in text and "Traceback" not in text and "unexpected" not in text, text
+    assert "standard output" in text, text
+    _holds_the_truth(text, writer_db, before)
+
+
+def test_a_closed_standard_output_is_held_so_no_file_takes_its_place(writer_db: Path, tmp_path: Path) -> None:
+    """Issue 52, class 2: with standard output closed (`>&-`) the first file the process opened
+    took descriptor 1, and that was the warehouse (O_RDWR): whatever wrote to standard output
+    below Python (a C library's printf, a child process) wrote into it. The CLI now holds a
+    closed descriptor 0-2 with /dev/null, and standard output still counts as closed."""
+    import os
+    import subprocess
+    import sys
+
+    launcher = tmp_path / "evalwh"  # (as the console script, which evalwh.__main__ recognises)
+    launcher.write_text(
+        "import os, sys\n"
+        "from evalwh.__main__ import main\n"
+        "seen = os.readlink('/proc/self/fd/1') if os.path.exists('/proc/self/fd/1') else 'closed'\n"
+        "sys.stderr.write(seen + '\\n')\n"
+        "main()\n"
+    )
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("no /proc")
+    done = subprocess.run(
+        [sys.executable, str(launcher), "conventions", "-c", "s", "--measures", "AP", "--db", str(writer_db)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=300,
+        preexec_fn=lambda: os.close(1),
+    )  # fmt: skip
+    seen, line = done.stderr.splitlines()
+    assert seen == "/dev/null", seen
+    assert done.returncode == 1 and "standard output is closed" in line and "(it holds them)" in line, line
+    with Warehouse.open_reader(writer_db) as wh:
+        assert wh.df("SELECT measures FROM collection_conventions")["measures"].iloc[0].tolist() == ["AP"]

@@ -73,6 +73,39 @@ def test_every_bad_run_file_class_gets_the_ingest_message(session, tmp_path):  #
     }
 
 
+def test_control_characters_in_ids_are_refused_as_the_ingest_refuses_them(session, tmp_path):  # type: ignore[no-untyped-def]
+    """Issue 52, class 6: Spark's own text reader let an ESC, DEL, C1 character or direction
+    override into topic, document and run ids, which evalwh ingest refuses; now each file gets
+    the ingest's line (file, line, the field and its escaped value), a comment may still hold one."""
+    cases = {
+        "esc_doc.txt": "401 Q0 d1 1 2.5 r\n401 Q0 d\x1b[31m2 2 1.5 r\n",
+        "del_topic.txt": "40\x7f1 Q0 d1 1 2.5 r\n",
+        "c1_doc.txt": "401 Q0 d1 1 2.5 r\n401 Q0 d\u00852 2 1.5 r\n",  # (two UTF-8 bytes)
+        "override_tag.txt": "401 Q0 d1 1 2.5 r\u202e\n",
+        "count_first.txt": "401 Q0 d\x1b1 1 2.5\n",  # (the field count is named first, as ingest does)
+        "topic_and_tag.txt": "40\x1b1 Q0 d1 1 2.5 r\x1b\n",  # (the first line's tag, which names the run)
+    }
+    paths = {write(tmp_path, name, text): name for name, text in cases.items()}
+    comment = write(tmp_path, "comment.txt", "# a comment may hold \x1b and \u202e\n" + RUN)
+    errors = files.check_run_files(session, [*paths, comment])
+    expected = {}
+    for path in paths:
+        with pytest.raises(IngestError) as local, Warehouse(":memory:") as wh:
+            wh.ingest_runs([path], collection="c")
+        expected[str(path)] = str(local.value)
+    assert {label: str(error) for label, error in errors.items()} == expected
+    assert "holds a control character, which an id may not hold" in expected[str(tmp_path / "esc_doc.txt")]
+    assert "\x1b" not in "".join(expected.values())  # (shown escaped, never sent to a terminal)
+    qrels = write(tmp_path, "esc.qrels", "401 0 d1 1\n401 0 d\x1b2 0\n")
+    with pytest.raises(IngestError) as caught:
+        files.load_qrels(session, qrels)
+    with pytest.raises(IngestError) as local, Warehouse(":memory:") as wh:
+        wh.ingest_qrels(qrels, collection="c")
+    assert str(caught.value) == str(local.value) == (
+        f"{qrels}:2: document id 'd\\x1b2' holds a control character, which an id may not hold"
+    )
+
+
 @pytest.mark.parametrize(
     ("case", "message"),
     [

@@ -549,6 +549,23 @@ _RUN_NAMES = ("topic id", "field 2", "document id", "rank", "score", "tag")
 _QRELS_NAMES = ("topic id", "field 2", "document id", "relevance")
 
 
+def control_line_problem(
+    body: bytes, expected: int, extra: bool = False, first: bool = False
+) -> str:
+    """What evalwh ingest says of a run (``expected`` 6) or qrels (4) line holding a control
+    character (Spark's reader, ``queries/spark/text_lines.sql``, finds the line): the field count
+    first (more fields only with ``extra``); on a run file's ``first`` data line its tag, which
+    names the run (``evalwh.store.ingest.files``); then the first field holding one."""
+    from evalwh.io.printable import CONTROL
+
+    fields = [f.decode("utf-8") for f in split_fields(body)]
+    problem = _field_count_problem(len(fields), expected, extra)
+    if problem is None and first and CONTROL.search(tag := fields[RUN_FIELDS - 1]):
+        problem = f"the run tag {tag!r} holds a control character, which a run id may not hold"
+    names = _RUN_NAMES if expected == RUN_FIELDS else _QRELS_NAMES
+    return problem or _control_problem(fields, names) or "the line holds a control character"
+
+
 def _field_count_problem(count: int, expected: int, extra_allowed: bool = False) -> str | None:
     if count < expected or (count > expected and not extra_allowed):
         return f"expected {expected} fields, found {count}"

@@ -502,10 +502,14 @@ _UNREADABLE = {
 }
 
 
-def _unreadable(spark: Any, kind: str, index: int, line: int) -> str:
+def _unreadable(spark: Any, kind: str, index: int, line: int, fields: int = RUN_FIELDS, extra: bool = False, first: bool = False) -> str:  # noqa: E501
     if kind == "utf8":
         # the one message that needs the bytes: where in the line the UTF-8 breaks
         return f"the line is not valid UTF-8 (byte {_utf8_byte(_body_bytes(spark, index, line))})"
+    if kind == "control":  # (named as evalwh ingest names it)
+        from evalwh.io.formats import control_line_problem
+
+        return control_line_problem(_body_bytes(spark, index, line), fields, extra, first)
     return _UNREADABLE[kind]
 
 
@@ -537,8 +541,9 @@ def _locate_run_errors(
             out[index] = IngestError(label, None, "the file was rejected but no bad line was found")
             continue
         line, kind = r["line_number"], r["kind"]
-        if kind in _UNREADABLE or kind == "utf8":
-            problem = _unreadable(spark, kind, index, line)
+        if kind in _UNREADABLE or kind in ("utf8", "control"):
+            first = one_tag and line == r["first_tag_line"]  # (its tag names the run)
+            problem = _unreadable(spark, kind, index, line, RUN_FIELDS, ignore_extra_fields, first)
         elif kind == "fields":
             problem = f"expected {RUN_FIELDS} fields, found {r['field_count']}"
         elif kind == "score":
@@ -600,8 +605,8 @@ def load_qrels(
     if bad:
         r = bad[0]
         label, line, kind = files[r["file_index"]].label, r["line_number"], r["kind"]
-        if kind in ("nul", "cr", "utf8"):
-            raise IngestError(label, line, _unreadable(spark, kind, r["file_index"], line))
+        if kind in ("nul", "cr", "utf8", "control"):
+            raise IngestError(label, line, _unreadable(spark, kind, r["file_index"], line, 4))
         if kind == "fields":
             raise IngestError(label, line, f"expected 4 fields, found {r['field_count']}")
         if kind == "grade":

@@ -10,6 +10,10 @@
 -- a leading byte-order mark is dropped, a line holding NUL, a \r that does not end it, or
 -- invalid UTF-8 is unreadable (first of these wins, as in formats._numbered_lines); '#' as
 -- first character is a comment, whitespace only (space, tab, vertical tab, form feed) blank.
+-- A line that is not a comment and holds a control character no id may hold (C0 but the
+-- separators, DEL, C1, Unicode's direction marks, overrides and isolates, its line and
+-- paragraph separators: evalwh.io.printable.FILE_CONTROL) is 'control' (after the three above):
+-- every field of a legal line is an id, a number or a tag (a comment may hold one).
 -- A file that is not valid UTF-8 is split as ISO-8859-1 (one character per byte) and each
 -- line turned back into its bytes: splitting a string runs through Java strings, which would
 -- replace invalid bytes before they are seen; such a file's lines are handled as bytes
@@ -70,6 +74,9 @@ checked AS (
             WHEN contains(body, chr(0)) THEN 'nul'
             WHEN contains(body, chr(13)) THEN 'cr'
             WHEN NOT utf8 AND NOT is_valid_utf8(body) THEN 'utf8'
+            WHEN NOT startswith(body, '#')
+                AND body RLIKE '[\\x01-\\x08\\x0e-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069\\u2028\\u2029]'
+                THEN 'control'
         END AS problem,
         -- every separator as a space, so that splitting needs no regular expression
         trim(translate(body, concat(chr(9), chr(11), chr(12)), '   ')) AS spaced
