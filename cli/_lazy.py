@@ -3,11 +3,14 @@
 Every command module imports what its command needs (and typer builds each command's
 options from its function's signature), which is most of what a process pays before it
 starts. The root group knows each command's name, the module that registers it and the
-first paragraph of its help (all that the root help screen shows of a command), so that
-``evalwh --help``, ``evalwh`` alone and ``evalwh no-such-command`` import no command module;
+first paragraph of its help (all that the root help screen shows of a command): the table
+:data:`COMMANDS` of :mod:`evalwh.cli._root_help`, which imports no typer, so that ``evalwh
+--help``, ``evalwh`` alone and ``evalwh no-such-command`` import no command module;
 ``evalwh CMD ...`` (and ``evalwh CMD --help``) import the one module that registers ``CMD``.
 Anything that asks for the whole tree (``group.commands``: the docs' CLI reference, the
 tests that walk every command) loads every module, in the order of :data:`COMMANDS`.
+(``evalwh --help`` from the shell is not even typer's: ``evalwh.__main__`` prints
+:mod:`evalwh.cli._root_help`'s plain screen; typer's is what ``app(["--help"])`` draws.)
 
 ``tests/test_cli_lazy.py`` holds :data:`COMMANDS` against the modules (names, order, help)
 and the root help screen against the one drawn from the loaded commands.
@@ -23,66 +26,10 @@ from typing import Any
 import typer
 import typer.core
 from evalwh.cli._errors import OneLineGroup
+from evalwh.cli._help import fold_long_words
+from evalwh.cli._root_help import COMMANDS
 
-# (name, module of evalwh.cli, the first paragraph of its help): the root's commands in the
-# order its help lists them. A module whose name is a command's and has an ``app`` is that
-# command's group (``add_typer``); every other module has ``register(app)``.
-COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("collections", "info", "List the collections: topics, judged and relevant documents, runs, label sets."),
-    ("runs", "info", "List the runs of a collection: topics, documents, depth, source file, sha256, lists float32 reorders."),
-    ("compare", "compare", "Compare runs on any measures: paired tests against baselines or over all pairs."),
-    ("matrix", "compare", "Classify every pair of runs at every depth and print the case proportions."),
-    ("kendall", "compare", "Kendall's tau_b between the run rankings by two measures (MAP against A_p@1000 by default)."),
-    ("eval", "eval", "Evaluate the runs of a collection (one row per run, or per topic with --per-query), or run files directly."),
-    ("metrics", "eval", "List every metric evalwh computes, with parameters, aliases, trec_eval and ir_measures names."),
-    ("unjudged", "eval", "Show how incomplete a collection is: the unjudged share of all runs' documents at each rank."),
-    ("adjust", "pool", "Adjust an unpooled run's mean score for pooling bias (Webber & Park)."),
-    ("sql", "sql", "Run SQL against the warehouse, read-only unless --write; or print it for another engine."),
-    ("schema", "sql", "List the views for ad-hoc SQL and the tables, or the columns of one of them."),
-    ("upgrade", "sql", "Apply the schema steps a warehouse written by an older evalwh lacks (a writer command)."),
-    ("export", "sql", "Write the warehouse's tables as Parquet, partitioned by collection, with manifest.json."),
-    ("import", "sql", "Load an evalwh export into a new or existing warehouse, in one transaction."),
-    ("report", "report", "Evaluate, test and report a collection's runs in one HTML (or Markdown) file."),
-    (
-        "conventions",
-        "report",
-        "Show or set a collection's conventions: the measures, baselines and judged depth reused by\n"
-        "report, plot runs, compare and eval, and the qrels set every command uses when given none\n"
-        "(an option given replaces that convention, the others stay).",
-    ),
-    ("bounds", "bounds", "Lower and upper values per run across depth: P and RBP bounds, AP/nDCG/R scenarios."),
-    (
-        "label-uncertainty",
-        "label_uncertainty",
-        "Score runs with human labels filled by a machine judge, carrying the judge's errors into the scores.",
-    ),
-    ("demo", "demo", "Write a synthetic pooled collection (30 topics, 8 runs, 2 not pooled) and ingest it."),
-    ("trec_eval", "trec_eval", "trec_eval's command line and output, byte for byte (--v9: trec_eval 9.0.8); -h for its flags."),
-    (
-        "agreement",
-        "judgments",
-        "Compare label sets with a reference on the pairs both judged: agreement, Cohen's kappa, Krippendorff's alpha.",
-    ),
-    (
-        "sensitivity",
-        "judgments",
-        "Show how the ranking of the runs moves when the label set changes: tau_b, tau_ap, RBO, rank changes.",
-    ),
-    ("meta", "meta", "Meta-analysis across collections: one system's effect over another, per collection and pooled."),
-    ("ingest", "ingest", "Load qrels, runs and run metadata into the warehouse."),
-    ("experiment", "experiment", "Meta-evaluation of measures under incomplete judgments: swap rates, reduced qrels, tau."),
-    ("spark", "spark", "Evaluate on Spark: run and qrels files read, checked, ranked and scored by Spark."),
-    ("exclusions", "exclusions", "Excluded documents: exclusion files, the identical-id rule, and what they take from each run."),
-    ("qrels", "info", "List a collection's qrels sets; `evalwh qrels diff` compares two of them."),
-    ("plot", "compare", "Draw figures (PNG, PDF or SVG by the file suffix)."),
-    ("pool", "pool", "Build pools, list them, and count unique contributions."),
-    (
-        "audit",
-        "audit",
-        "Random audits: draw pairs or topics for people to judge, then score runs from the machine's labels "
-        "corrected by the audit (prediction-powered inference).",
-    ),
-)
+fold_long_words()  # (before typer formats any help screen: cli/_help.py)
 
 # the modules whose command group is their ``app`` (added under the command's name)
 GROUP_MODULES = frozenset({"ingest", "experiment", "spark", "exclusions"})

@@ -119,6 +119,8 @@ def main() -> None:
             and any(a == "--qrels" or a.startswith("--qrels=") for a in sys.argv)
         ):
             _eval_qrels(sys.argv[2:])
+        if quick and sys.argv[1:] in ([], ["--help"]) and not _completing():
+            _root_help(status=0 if sys.argv[1:] else 2)
         try:
             from evalwh.cli import app
         except KeyboardInterrupt:
@@ -182,6 +184,37 @@ def _eval_qrels(argv: list[str]) -> None:
         return
     _leave(status)
     raise SystemExit(status)
+
+
+def _root_help(status: int) -> None:
+    """``evalwh --help`` (exit 0) and ``evalwh`` alone (exit 2, as typer's ``no_args_is_help``):
+    the root help screen in plain text, without typer, click or Rich (:mod:`evalwh.cli._root_help`).
+
+    Every other help screen and every usage error is typer's, through the CLI.
+    """
+    try:
+        from evalwh.cli import _root_help as screen
+
+        stdout = sys.stdout
+        width, bold = screen.terminal_width(), screen.wants_colour(stdout)
+        stdout.write(screen.render(screen.program_name(), width, bold))
+        stdout.flush()
+    except BrokenPipeError:
+        # (the reader went away, | head: what it did not read is not an error; as _leave ends it)
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        os._exit(status)
+    except KeyboardInterrupt:
+        sys.stderr.write("Interrupted; nothing was changed.\n")
+        raise SystemExit(130) from None
+    _leave(status)
+    raise SystemExit(status)
+
+
+def _completing() -> bool:
+    """Whether a shell asks for completions (click's ``_PROG_COMPLETE`` variable): typer's part."""
+    return any(name.startswith("_") and name.endswith("_COMPLETE") for name in os.environ)
 
 
 def _float32_note(changed: list[tuple[str, int]]) -> None:
