@@ -14,7 +14,8 @@ labels it, and every one of the 129 runs gets a 95% interval for P@10, MAP and n
 :func:`evalwh.stats.ppi.design_estimate` (the pairs design for P@10 only: MAP and nDCG@10 are
 refused there, methods §15.3). Printed per judge, design, size and measure: the share of
 (repetition, run) intervals that hold the run's official score (coverage, averaged over runs,
-and its lowest run; the audit-only interval's beside it), the mean width against the
+with its Monte Carlo standard error over repetitions, and its lowest run; the audit-only
+interval's beside it), the mean width against the
 audit-only interval's, the median effective number of human labels per audited unit, and
 the machine-only score's bias (mean signed and mean absolute error over runs), and the share of
 (repetition, run) intervals wider than the audit-only one. A second judge, with one global
@@ -153,12 +154,16 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
                 machine_error = stack[0, 4]
                 rows.append({"judge": judge, "design": design, "share": share,
                              "units": size if design == "pairs" else topic_count(share, len(topics)),
-                             "measure": m, "coverage": covered.mean(), "lowest run": covered.min(),
+                             "measure": m, "coverage": covered.mean(),
+                             # Monte Carlo standard error of the coverage: the runs share each
+                             # repetition's audit, so the repetitions (not the intervals) are independent
+                             "mc s.e.": stack[:, 0].mean(axis=1).std(ddof=1) / np.sqrt(len(stack)),
+                             "lowest run": covered.min(),
                              "audit-only coverage": stack[:, 5].mean(),
                              "width": stack[:, 1].mean(), "audit-only width": stack[:, 2].mean(),
                              "wider than audit-only": (stack[:, 1] > stack[:, 2] + 1e-12).mean(),
                              "effective n / n": np.median(stack[:, 3]), "machine bias": machine_error.mean(),
-                             "machine |error|": np.abs(machine_error).mean()})  # fmt: skip
+                             "machine abs. error": np.abs(machine_error).mean()})  # fmt: skip
             for m in ("AP", "nDCG@10") if "pairs" in designs else ():
                 rows.append({"judge": judge, "design": "pairs", "share": share, "units": size, "measure": m,
                              "coverage": np.nan})  # fmt: skip

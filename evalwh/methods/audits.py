@@ -609,7 +609,8 @@ def estimate(
             its grades, for a pairs audit.
         level: The intervals' coverage.
         rel: Grades >= rel are relevant.
-        weight: ``tuned`` (PPI++), or a fixed lambda (1: PPI; 0: the audit alone).
+        weight: ``tuned`` (PPI++: one weight for all the runs of a measure, methods §15.4), or a fixed
+            lambda (1: PPI; 0: the audit alone).
         differences: Also estimate the paired differences of runs (the family of
             :func:`evalwh.stats.compare.family_pairs`), with p-values adjusted by ``correction``.
         baselines, all_pairs: The family, as ``evalwh compare`` takes them.
