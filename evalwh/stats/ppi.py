@@ -33,12 +33,13 @@ that estimation; for ``lambda = 0`` the jackknife is the plug-in ``V(0)`` exactl
 prediction-powered and the audit-only intervals use one variance convention. Both take the
 Student t quantile ``t_{df, (1 + level) / 2}`` with ``df = min(n - H, m - 1)``, ``m`` the audited
 units whose ``y`` or ``f`` is not zero (a run's top ten are a few of the audited pairs: its
-variance rests on those). The plug-in ``V(lambda)``, minimised on the very sample, is never above
-``V(0)`` but too small on a few audited units; the jackknife's can exceed ``V(0)`` on a sample
-and is the smaller on average (methods §15.4, §15.6).
+variance rests on those). The plug-in ``V(lambda)``, minimised on the very sample, has its sum
+over the columns never above that of ``V(0)`` but is too small on a few audited units; the
+jackknife's can exceed ``V(0)`` on a sample, and was the smaller on average in the coverage
+bench (methods §15.4, §15.6).
 
 Everything is vectorised over columns: ``y`` and ``f`` are ``(n, R)`` arrays, one column per
-run (or per difference of two runs), each column with its own ``lambda``.
+run (or per difference of two runs), sharing one ``lambda`` (or each its own, ``share_weight=False``).
 """
 
 from __future__ import annotations
