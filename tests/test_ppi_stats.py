@@ -70,6 +70,17 @@ def test_point_estimate_equals_ppi_python() -> None:
         ours = design_estimate(y[sample], f[sample], f.sum(), population=[population], weight=lam)
         theirs = ppi_py.ppi_mean_pointestimate(y[sample], f[sample], f, lam=lam)
         assert ours.estimate[0] / population == pytest.approx(float(np.ravel(theirs)[0]), abs=1e-12)
+    # the weight shared by several columns is ppi-python's "overall" weight (the trace of the
+    # covariance) up to its divisors: covariance over n, the machine's variance pooled with the
+    # unlabeled data, and its factor 1 + n / N (one import of ppi-python for both checks)
+    f4 = rng.random((25, 4))
+    y4 = np.clip(f4 * [1.2, 0.7, 1.0, 0.2] + rng.normal(0, 0.2, (25, 4)), 0, None)
+    unlabeled = rng.random((175, 4))
+    shared = design_estimate(y4, f4, f4.sum(axis=0) * 8, population=[200])
+    theirs = ppi_py.ppi._calc_lam_glm(y4, f4, unlabeled, np.eye(4), coord=None, optim_mode="overall")
+    pooled = np.trace(np.cov(np.concatenate([f4, unlabeled]).T))
+    rescaled = theirs * (1 + 25 / 175) * pooled / np.trace(np.cov(f4.T)) * 25 / 24
+    assert shared.weight[0] == pytest.approx(rescaled, rel=1e-10)
 
 
 def test_tuned_weight_is_the_least_squares_slope() -> None:
@@ -95,9 +106,7 @@ def test_tuned_weight_is_the_least_squares_slope() -> None:
 
 def test_shared_weight_minimises_the_summed_variance() -> None:
     """The shared weight is the minimiser of the columns' summed plug-in variance (scipy's
-    bounded minimiser over lambda, the variances from numpy), and ppi-python's "overall"
-    weight up to its divisors: covariance over n, the machine's variance pooled with the
-    unlabeled data, and its factor 1 + n / N."""
+    bounded minimiser over lambda, the variances from numpy)."""
     from scipy.optimize import minimize_scalar
 
     rng = np.random.default_rng(14)
@@ -111,13 +120,6 @@ def test_shared_weight_minimises_the_summed_variance() -> None:
     best = minimize_scalar(summed, bounds=(-5, 5), method="bounded", options={"xatol": 1e-10}).x
     assert e.weight[0] == pytest.approx(best, abs=1e-6)
     assert summed(e.weight[0]) <= summed(0.0)  # lambda = 0 (the audit alone) is a candidate
-    ppi_py = pytest.importorskip("ppi_py")
-    unlabeled = rng.random((175, 4))
-    theirs = ppi_py.ppi._calc_lam_glm(y, f, unlabeled, np.eye(4), coord=None, optim_mode="overall")
-    n, big = 25, 175
-    pooled = np.trace(np.cov(np.concatenate([f, unlabeled]).T))
-    rescaled = theirs * (1 + n / big) * pooled / np.trace(np.cov(f.T)) * n / (n - 1)
-    assert e.weight[0] == pytest.approx(rescaled, rel=1e-10)
 
 
 def test_human_only_interval_is_the_srs_interval() -> None:
@@ -249,11 +251,11 @@ def test_tuned_interval_is_the_jackknife_t_interval() -> None:
 
 
 def test_coverage_by_enumerating_every_sample() -> None:
-    """Every sample of 4 of 10 topics: the intervals' coverage of the population total, counted
+    """Every sample of 4 of 9 topics: the intervals' coverage of the population total, counted
     against an independent computation (numpy's covariances, a delete-one loop, scipy's t), for
     a machine that tracks the truth with a topic-dependent error."""
     rng = np.random.default_rng(21)
-    big, n = 10, 4
+    big, n = 9, 4
     y = rng.beta(2, 3, (big, 3))
     f = np.clip(0.8 * y + 0.1 + rng.normal(0, 0.08, (big, 3)), 0, 1)
     truth, total = y.sum(axis=0), f.sum(axis=0)
@@ -277,6 +279,6 @@ def test_coverage_by_enumerating_every_sample() -> None:
         np.testing.assert_allclose(e.upper - e.estimate, half, rtol=1e-8)
         ours += (e.lower <= truth) & (truth <= e.upper)
         theirs += np.abs(centre - truth) <= half
-    coverage = ours / 210
+    coverage = ours / 126
     np.testing.assert_array_equal(ours, theirs)
     assert (coverage > 0.9).all(), coverage
