@@ -82,7 +82,7 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
         judges = {"rank, grade and topic bias": biased_judge(truth, truth["best_rank"], seed=seed),
                   "one global bias": simulated_judge(truth, bias=1.0, seed=seed)}  # fmt: skip
         for i, labels in enumerate(judges.values()):
-            qid = f"judge{i}"
+            qid = f"judge{i}_s{seed}"  # the judges depend on the seed: a reused warehouse keeps each seed's
             if fresh or qid not in set(wh.qrels_sets("trec8")["qrels_id"]):
                 path = f"/tmp/ppi_bench_{qid}.csv"
                 labels.to_csv(path, index=False)
@@ -90,7 +90,7 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
         runs = wh.run_ids("trec8")
         per_topic = {
             qid: wh.evaluate(list(MEASURES), collection="trec8", qrels_id=qid, per_query=True)
-            for qid in ("default", "judge0", "judge1")
+            for qid in ("default", f"judge0_s{seed}", f"judge1_s{seed}")
         }
         frame = truth[["query_id", "doc_id"]].copy()
         frame["pair_no"] = np.arange(len(frame))
@@ -123,7 +123,7 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
     for j, (judge, labels) in enumerate(judges.items()):
         if only is not None and j != only:
             continue
-        qid = f"judge{j}"
+        qid = f"judge{j}_s{seed}"
         machine_gain = labels["annotation"].to_numpy(float)
         frame_j = frame.assign(machine_grade=machine_gain)
         keys = frame_j.set_index(["query_id", "doc_id"]).index
