@@ -7,15 +7,18 @@ simulated machine judge labels every pooled pair (:func:`biased_judge`): its evi
 pair is the truth's grade shifted by a bias that depends on the topic (a random effect), on
 how high the runs ranked the document (it is more lenient on documents ranked high) and on
 the grade (it misses more relevant documents than it invents). For each repetition and audit
-size (2, 5, 10 and 20% of the pairs, or of the 50 topics: 2, 3, 5, 10 topics at least 2),
+size (2, 5, 10 and 20% of the pairs, or of the 50 topics: ``ceil(share * 50)`` topics, at least
+3, the smallest audit on which the tuned weight and its jackknife variance exist: 3, 3, 5, 10),
 evalwh's own drawing (:func:`evalwh.methods.audits.draw_sample`) draws an audit, the truth
 labels it, and every one of the 129 runs gets a 95% interval for P@10, MAP and nDCG@10 from
 :func:`evalwh.stats.ppi.design_estimate` (the pairs design for P@10 only: MAP and nDCG@10 are
 refused there, methods §15.3). Printed per judge, design, size and measure: the share of
 (repetition, run) intervals that hold the run's official score (coverage, averaged over runs,
-and its lowest run; the audit-only interval's beside it), the mean width against the
+with its Monte Carlo standard error over repetitions, and its lowest run; the audit-only
+interval's beside it), the mean width against the
 audit-only interval's, the median effective number of human labels per audited unit, and
-the machine-only score's bias (mean signed and mean absolute error over runs). A second judge, with one global
+the machine-only score's bias (mean signed and mean absolute error over runs), and the share of
+(repetition, run) intervals wider than the audit-only one. A second judge, with one global
 bias (``evalwh.methods.budget.simulated_judge``), is run beside it.
 
 Not a timing benchmark. WAREHOUSE (default /tmp/ppi_bench.duckdb) is reused when present;
@@ -79,7 +82,7 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
         judges = {"rank, grade and topic bias": biased_judge(truth, truth["best_rank"], seed=seed),
                   "one global bias": simulated_judge(truth, bias=1.0, seed=seed)}  # fmt: skip
         for i, labels in enumerate(judges.values()):
-            qid = f"judge{i}"
+            qid = f"judge{i}_s{seed}"  # the judges depend on the seed: a reused warehouse keeps each seed's
             if fresh or qid not in set(wh.qrels_sets("trec8")["qrels_id"]):
                 path = f"/tmp/ppi_bench_{qid}.csv"
                 labels.to_csv(path, index=False)
@@ -87,7 +90,7 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
         runs = wh.run_ids("trec8")
         per_topic = {
             qid: wh.evaluate(list(MEASURES), collection="trec8", qrels_id=qid, per_query=True)
-            for qid in ("default", "judge0", "judge1")
+            for qid in ("default", f"judge0_s{seed}", f"judge1_s{seed}")
         }
         frame = truth[["query_id", "doc_id"]].copy()
         frame["pair_no"] = np.arange(len(frame))
@@ -120,7 +123,7 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
     for j, (judge, labels) in enumerate(judges.items()):
         if only is not None and j != only:
             continue
-        qid = f"judge{j}"
+        qid = f"judge{j}_s{seed}"
         machine_gain = labels["annotation"].to_numpy(float)
         frame_j = frame.assign(machine_grade=machine_gain)
         keys = frame_j.set_index(["query_id", "doc_id"]).index
@@ -138,24 +141,29 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
                                         matrix.T @ machine_gain, population=[len(frame)], bound=pair_bound)  # fmt: skip
                     cells.setdefault(("pairs", "P@10"), []).append(_cell(e, true_scores["P@10"]))
                 # topics design, every measure
-                n_topics = max(int(round(share * len(topics))), 2)
+                n_topics = topic_count(share, len(topics))
                 sample, _ = draw_sample(frame_j, "topics", n_topics, seed=draw_seed, presorted=True)
                 chosen = np.searchsorted(topics, sorted(sample["query_id"].unique()))
                 for m in MEASURES:
                     y, f = topic_matrix("default", m), topic_matrix(qid, m)
-                    e = design_estimate(y[chosen], f[chosen], f.sum(axis=0), population=[len(topics)], fallback=False)
+                    e = design_estimate(y[chosen], f[chosen], f.sum(axis=0), population=[len(topics)])
                     cells.setdefault(("topics", m), []).append(_cell(e, true_scores[m]))
             for (design, m), values in cells.items():
                 stack = np.stack(values)  # reps x 5 x runs
                 covered = stack[:, 0].mean(axis=0)
                 machine_error = stack[0, 4]
                 rows.append({"judge": judge, "design": design, "share": share,
-                             "units": size if design == "pairs" else max(int(round(share * len(topics))), 2),
-                             "measure": m, "coverage": covered.mean(), "lowest run": covered.min(),
+                             "units": size if design == "pairs" else topic_count(share, len(topics)),
+                             "measure": m, "coverage": covered.mean(),
+                             # Monte Carlo standard error of the coverage: the runs share each
+                             # repetition's audit, so the repetitions (not the intervals) are independent
+                             "mc s.e.": stack[:, 0].mean(axis=1).std(ddof=1) / np.sqrt(len(stack)),
+                             "lowest run": covered.min(),
                              "audit-only coverage": stack[:, 5].mean(),
                              "width": stack[:, 1].mean(), "audit-only width": stack[:, 2].mean(),
+                             "wider than audit-only": (stack[:, 1] > stack[:, 2] + 1e-12).mean(),
                              "effective n / n": np.median(stack[:, 3]), "machine bias": machine_error.mean(),
-                             "machine |error|": np.abs(machine_error).mean()})  # fmt: skip
+                             "machine abs. error": np.abs(machine_error).mean()})  # fmt: skip
             for m in ("AP", "nDCG@10") if "pairs" in designs else ():
                 rows.append({"judge": judge, "design": "pairs", "share": share, "units": size, "measure": m,
                              "coverage": np.nan})  # fmt: skip
@@ -164,6 +172,12 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
     table = pd.DataFrame(rows)
     print(f"# {reps} repetitions, {len(runs)} runs, seed {seed}; AP and nDCG@10 with a pairs audit: refused\n")
     print(table.to_markdown(index=False, floatfmt=".3f"))
+
+
+def topic_count(share: float, topics: int) -> int:
+    """Topics in a topics audit of ``share`` of the pool: ``ceil(share * topics)``, at least 3 (the
+    jackknife of the tuned weight deletes one topic and needs two left to estimate it)."""
+    return max(int(np.ceil(share * topics - 1e-9)), 3)
 
 
 def _cell(e, truth: np.ndarray) -> np.ndarray:

@@ -183,7 +183,9 @@ def estimate(
     weight: Annotated[
         str,
         typer.Option(
-            "--weight", help="'tuned' (PPI++), or a fixed lambda: 1 is PPI, 0 the audit alone."
+            "--weight",
+            help="'tuned' (PPI++, one weight for all the runs of a measure), or a fixed lambda: "
+            "1 is PPI, 0 the audit alone.",
         ),
     ] = "tuned",
     level: Annotated[

@@ -129,10 +129,10 @@ def test_sample_estimates_differences_and_probabilities(audited) -> None:
         assert row.machine_diff == pytest.approx(
             runs.loc[row.run_a, "machine"] - runs.loc[row.run_b, "machine"]
         )
-    # the tuned interval is never wider than the audit-only one
-    assert (
-        (tuned["ci_high"] - tuned["ci_low"]) <= (tuned["human_high"] - tuned["human_low"]) + 1e-12
-    ).all()
+    # one tuned weight for all runs (PPI++ for a vector of means), and intervals narrower than
+    # the audit's own on average (not on every run: methods §15.4)
+    assert tuned["weight"].nunique() == 1
+    assert (tuned["ci_high"] - tuned["ci_low"]).mean() < (tuned["human_high"] - tuned["human_low"]).mean()
     # with probabilities, the machine's value is the mean over topics of sum(prob_yes in the top 10) / 10
     lara = pd.read_csv(folder / "llm.csv", dtype={"topic_id": str, "doc_id": str})
     with Warehouse.open_reader(db) as wh:

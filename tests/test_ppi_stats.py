@@ -70,15 +70,31 @@ def test_point_estimate_equals_ppi_python() -> None:
         ours = design_estimate(y[sample], f[sample], f.sum(), population=[population], weight=lam)
         theirs = ppi_py.ppi_mean_pointestimate(y[sample], f[sample], f, lam=lam)
         assert ours.estimate[0] / population == pytest.approx(float(np.ravel(theirs)[0]), abs=1e-12)
+    # the weight shared by several columns is ppi-python's "overall" weight (the trace of the
+    # covariance) up to its divisors: covariance over n, the machine's variance pooled with the
+    # unlabeled data, and its factor 1 + n / N (one import of ppi-python for both checks)
+    f4 = rng.random((25, 4))
+    y4 = np.clip(f4 * [1.2, 0.7, 1.0, 0.2] + rng.normal(0, 0.2, (25, 4)), 0, None)
+    unlabeled = rng.random((175, 4))
+    shared = design_estimate(y4, f4, f4.sum(axis=0) * 8, population=[200])
+    theirs = ppi_py.ppi._calc_lam_glm(y4, f4, unlabeled, np.eye(4), coord=None, optim_mode="overall")
+    pooled = np.trace(np.cov(np.concatenate([f4, unlabeled]).T))
+    rescaled = theirs * (1 + 25 / 175) * pooled / np.trace(np.cov(f4.T)) * 25 / 24
+    assert shared.weight[0] == pytest.approx(rescaled, rel=1e-10)
 
 
 def test_tuned_weight_is_the_least_squares_slope() -> None:
     rng = np.random.default_rng(4)
     f = rng.random((30, 3))
     y = 0.3 + 0.8 * f + rng.normal(0, 0.1, (30, 3))
-    e = design_estimate(y, f, f.sum(axis=0) * 10, population=[300])
+    # one weight per column: each column's least-squares slope
+    e = design_estimate(y, f, f.sum(axis=0) * 10, population=[300], share_weight=False)
     slopes = [np.polyfit(f[:, r], y[:, r], 1)[0] for r in range(3)]
     np.testing.assert_allclose(e.weight, slopes, rtol=1e-10)
+    # one weight for all columns (the default): the columns' summed covariance over their summed variance
+    shared = design_estimate(y, f, f.sum(axis=0) * 10, population=[300])
+    pooled = sum(np.cov(y[:, r], f[:, r])[0, 1] for r in range(3)) / sum(np.var(f[:, r], ddof=1) for r in range(3))
+    np.testing.assert_allclose(shared.weight, [pooled] * 3, rtol=1e-10)
     # stratified: the weight pools the strata's moments with their c_h (a weighted regression)
     strata = np.repeat([0, 1], 15)
     s = design_estimate(y[:, 0], f[:, 0], 100 * f[:15, 0].mean() + 40 * f[15:, 0].mean(), strata=strata, population=[100, 40])
@@ -86,6 +102,24 @@ def test_tuned_weight_is_the_least_squares_slope() -> None:
     num = sum(c[h] * np.cov(y[strata == h, 0], f[strata == h, 0])[0, 1] for h in (0, 1))
     den = sum(c[h] * np.var(f[strata == h, 0], ddof=1) for h in (0, 1))
     assert s.weight[0] == pytest.approx(num / den, rel=1e-12)
+
+
+def test_shared_weight_minimises_the_summed_variance() -> None:
+    """The shared weight is the minimiser of the columns' summed plug-in variance (scipy's
+    bounded minimiser over lambda, the variances from numpy)."""
+    from scipy.optimize import minimize_scalar
+
+    rng = np.random.default_rng(14)
+    f = rng.random((25, 4))
+    y = np.clip(f * [1.2, 0.7, 1.0, 0.2] + rng.normal(0, 0.2, (25, 4)), 0, None)
+    e = design_estimate(y, f, f.sum(axis=0) * 8, population=[200])
+
+    def summed(lam: float) -> float:
+        return float(sum(np.var(y[:, r] - lam * f[:, r], ddof=1) for r in range(4)))
+
+    best = minimize_scalar(summed, bounds=(-5, 5), method="bounded", options={"xatol": 1e-10}).x
+    assert e.weight[0] == pytest.approx(best, abs=1e-6)
+    assert summed(e.weight[0]) <= summed(0.0)  # lambda = 0 (the audit alone) is a candidate
 
 
 def test_human_only_interval_is_the_srs_interval() -> None:
@@ -101,14 +135,18 @@ def test_human_only_interval_is_the_srs_interval() -> None:
     )
 
 
-def test_tuned_never_wider_than_human_only() -> None:
+def test_audit_only_variance_is_its_jackknife() -> None:
+    """At lambda = 0 the delete-one jackknife (by hand) is the plug-in variance: the two intervals
+    use one variance convention, and the audit-only one is scipy's t interval."""
     rng = np.random.default_rng(6)
-    for _ in range(200):
-        n = int(rng.integers(3, 20))
-        y, f = rng.random((n, 4)), rng.random((n, 4))  # a judge unrelated to the truth
-        e = design_estimate(y, f, f.sum(axis=0), population=[n * 3])
-        assert (e.upper - e.lower <= e.human_upper - e.human_lower + 1e-12).all()
-        assert (e.effective_n >= n - 1e-9).all()
+    for _ in range(20):
+        n = int(rng.integers(3, 15))
+        y, f = rng.random((n, 2)), rng.random((n, 2))
+        e = design_estimate(y, f, f.sum(axis=0), population=[n * 3], weight=0.0)
+        deleted = np.array([(n * 3) * np.delete(y, i, axis=0).mean(axis=0) for i in range(n)])
+        jack = (1 - 1 / 3) * (n - 1) / n * ((deleted - deleted.mean(axis=0)) ** 2).sum(axis=0)
+        np.testing.assert_allclose(e.human_se**2, jack, rtol=1e-10)
+        np.testing.assert_allclose(e.se, e.human_se, rtol=1e-12)
 
 
 def test_census_has_no_variance() -> None:
@@ -137,33 +175,33 @@ def test_jackknife_of_the_tuned_estimate_is_the_brute_force_one() -> None:
     strata = np.array([0] * 5 + [1] * 6)
     sizes, sampled = np.array([20.0, 30.0]), np.array([5.0, 6.0])
     total = f.sum(axis=0) * 3
-    fast = jackknife_tuned(y, f, strata, sizes, sampled, total)
-    # by hand: drop each unit, re-estimate lambda and the total, then Wolter's stratified jackknife
-    variance = np.zeros(2)
-    for h in (0, 1):
-        members = np.flatnonzero(strata == h)
-        thetas = []
-        for i in members:
-            keep = np.setdiff1d(np.arange(11), [i])
-            population = sizes.copy()
-            e = design_estimate(y[keep], f[keep], total, strata=strata[keep], population=population)
-            lam = []
-            for r in range(2):  # the tuned weight by the formula, from numpy's covariances
-                num = den = 0.0
-                for g in (0, 1):
-                    part = keep[strata[keep] == g]
-                    c = sizes[g] ** 2 * (1 - len(part) / sizes[g]) / len(part)
-                    num += c * np.cov(y[part, r], f[part, r])[0, 1]
-                    den += c * np.var(f[part, r], ddof=1)
-                lam.append(num / den)
-            fixed = [design_estimate(y[keep, r], f[keep, r], total[r], strata=strata[keep], population=population,
-                                     weight=lam[r]).estimate[0] for r in range(2)]  # fmt: skip
-            del e
-            thetas.append(fixed)
-        thetas = np.asarray(thetas)
-        n_h = len(members)
-        variance += (1 - n_h / sizes[h]) * (n_h - 1) / n_h * ((thetas - thetas.mean(axis=0)) ** 2).sum(axis=0)
-    np.testing.assert_allclose(fast, variance, rtol=1e-10)
+    for shared in (True, False):
+        fast = jackknife_tuned(y, f, strata, sizes, sampled, total, shared)
+        # by hand: drop each unit, re-estimate lambda and the total, then Wolter's stratified jackknife
+        variance = np.zeros(2)
+        for h in (0, 1):
+            members = np.flatnonzero(strata == h)
+            thetas = []
+            for i in members:
+                keep = np.setdiff1d(np.arange(11), [i])
+                nums, dens = [], []
+                for r in range(2):  # the tuned weight by the formula, from numpy's covariances
+                    num = den = 0.0
+                    for g in (0, 1):
+                        part = keep[strata[keep] == g]
+                        c = sizes[g] ** 2 * (1 - len(part) / sizes[g]) / len(part)
+                        num += c * np.cov(y[part, r], f[part, r])[0, 1]
+                        den += c * np.var(f[part, r], ddof=1)
+                    nums.append(num)
+                    dens.append(den)
+                lam = [sum(nums) / sum(dens)] * 2 if shared else [nums[r] / dens[r] for r in range(2)]
+                fixed = [design_estimate(y[keep, r], f[keep, r], total[r], strata=strata[keep], population=sizes,
+                                         weight=lam[r]).estimate[0] for r in range(2)]  # fmt: skip
+                thetas.append(fixed)
+            thetas = np.asarray(thetas)
+            n_h = len(members)
+            variance += (1 - n_h / sizes[h]) * (n_h - 1) / n_h * ((thetas - thetas.mean(axis=0)) ** 2).sum(axis=0)
+        np.testing.assert_allclose(fast, variance, rtol=1e-10)
 
 
 def test_the_floor_is_one_audited_unit_at_the_bound() -> None:
@@ -181,9 +219,19 @@ def test_the_floor_is_one_audited_unit_at_the_bound() -> None:
     assert (free.se, free.human_se) == (floored.se, floored.human_se)
 
 
-def test_without_fallback_the_tuned_weight_and_jackknife_are_always_used() -> None:
-    """``fallback=False`` (the topics design): lambda is numpy's least-squares slope with FPC
-    weights, the variance the jackknife's, df one less than the audit's, even where wider."""
+def test_the_floor_only_where_fewer_than_two_units_carry_a_column() -> None:
+    # two audited units carry the column: its own variance (below the floor) is kept
+    y = np.r_[0.01, 0.012, np.zeros(8)]
+    e = design_estimate(y, y, y.sum() * 5, population=[50], bound=[1.0], weight=0.0)
+    assert e.human_se[0] == pytest.approx(50 * np.sqrt(1 - 10 / 50) * stats.sem(y), rel=1e-12)
+    # one unit carries it: no degree of freedom, the floor
+    one = design_estimate(np.r_[0.01, np.zeros(9)], np.zeros(10), 0.0, population=[50], bound=[1.0], weight=0.0)
+    assert one.human_se[0] == pytest.approx(50 * np.sqrt(1 - 10 / 50) * np.sqrt(1 / 10) / np.sqrt(10), rel=1e-12)
+
+
+def test_tuned_interval_is_the_jackknife_t_interval() -> None:
+    """The tuned interval: the shared weight, the jackknife's variance and scipy's t quantile with
+    n - 1 degrees of freedom, the audit-only interval's; it may be the wider on a sample."""
     from evalwh.stats.ppi import jackknife_tuned
 
     rng = np.random.default_rng(12)
@@ -191,13 +239,46 @@ def test_without_fallback_the_tuned_weight_and_jackknife_are_always_used() -> No
     for _ in range(50):
         n = int(rng.integers(4, 12))
         y, f = rng.random((n, 3)), rng.random((n, 3))  # a judge unrelated to the truth
-        e = design_estimate(y, f, f.sum(axis=0), population=[n * 4], fallback=False)
-        slope = np.array([np.cov(y[:, r], f[:, r])[0, 1] / np.var(f[:, r], ddof=1) for r in range(3)])
-        np.testing.assert_allclose(e.weight, slope, rtol=1e-10)
+        e = design_estimate(y, f, f.sum(axis=0), population=[n * 4])
         jack = jackknife_tuned(y, f, np.zeros(n, dtype=np.int64), np.array([n * 4.0]), np.array([float(n)]),
                                f.sum(axis=0))  # fmt: skip
         np.testing.assert_allclose(e.se**2, jack, rtol=1e-10)
-        q = stats.t.ppf(0.975, n - 2)
+        q = stats.t.ppf(0.975, n - 1)
         np.testing.assert_allclose(e.upper - e.estimate, q * np.sqrt(jack), rtol=1e-10)
+        np.testing.assert_allclose(e.human_upper - e.human, q * e.human_se, rtol=1e-10)
         wider += int((e.upper - e.lower > e.human_upper - e.human_lower).any())
-    assert wider > 0  # the case the fallback would have replaced by the audit alone
+    assert wider > 0
+
+
+def test_coverage_by_enumerating_every_sample() -> None:
+    """Every sample of 4 of 9 topics: the intervals' coverage of the population total, counted
+    against an independent computation (numpy's covariances, a delete-one loop, scipy's t), for
+    a machine that tracks the truth with a topic-dependent error."""
+    rng = np.random.default_rng(21)
+    big, n = 9, 4
+    y = rng.beta(2, 3, (big, 3))
+    f = np.clip(0.8 * y + 0.1 + rng.normal(0, 0.08, (big, 3)), 0, 1)
+    truth, total = y.sum(axis=0), f.sum(axis=0)
+    q = stats.t.ppf(0.975, n - 1)
+
+    def reference(idx: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        def estimate(rows: list[int]) -> np.ndarray:
+            lam = sum(np.cov(y[rows, r], f[rows, r])[0, 1] for r in range(3)) / sum(
+                np.var(f[rows, r], ddof=1) for r in range(3))
+            return lam * total + big * (y[rows] - lam * f[rows]).mean(axis=0)
+        deleted = np.array([estimate([j for j in idx if j != i]) for i in idx])
+        var = (1 - n / big) * (n - 1) / n * ((deleted - deleted.mean(axis=0)) ** 2).sum(axis=0)
+        return estimate(idx), q * np.sqrt(var)
+
+    ours = theirs = 0
+    for sample in itertools.combinations(range(big), n):
+        idx = list(sample)
+        e = design_estimate(y[idx], f[idx], total, population=[big])
+        centre, half = reference(idx)
+        np.testing.assert_allclose(e.estimate, centre, rtol=1e-10)
+        np.testing.assert_allclose(e.upper - e.estimate, half, rtol=1e-8)
+        ours += (e.lower <= truth) & (truth <= e.upper)
+        theirs += np.abs(centre - truth) <= half
+    coverage = ours / 126
+    np.testing.assert_array_equal(ours, theirs)
+    assert (coverage > 0.9).all(), coverage

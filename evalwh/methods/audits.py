@@ -609,7 +609,8 @@ def estimate(
             its grades, for a pairs audit.
         level: The intervals' coverage.
         rel: Grades >= rel are relevant.
-        weight: ``tuned`` (PPI++), or a fixed lambda (1: PPI; 0: the audit alone).
+        weight: ``tuned`` (PPI++: one weight for all the runs of a measure, methods §15.4), or a fixed
+            lambda (1: PPI; 0: the audit alone).
         differences: Also estimate the paired differences of runs (the family of
             :func:`evalwh.stats.compare.family_pairs`), with p-values adjusted by ``correction``.
         baselines, all_pairs: The family, as ``evalwh compare`` takes them.
@@ -698,9 +699,6 @@ def estimate(
     every = family_pairs(run_ids, all_pairs=True) if ranks else []
     index = {r: i for i, r in enumerate(run_ids)}
     out_runs, out_pairs, out_ranks = [], [], []
-    # a topics audit is a few units: choosing lambda 0 where its interval is the narrower on the
-    # same sample undercovers there, so the tuned weight is always kept (methods §15.4)
-    fallback = record["design"] == "pairs"
 
     def paired(m: catalog.Measure, y: np.ndarray, f: np.ndarray, total: np.ndarray, bound: np.ndarray | None,
                pairs: list[tuple[str, str]]) -> pd.DataFrame:  # fmt: skip
@@ -709,7 +707,7 @@ def estimate(
         alpha = interval_alpha("t", correction, 1 - level, len(pairs))
         d = design_estimate(y[:, a] - y[:, b], f[:, a] - f[:, b], total[a] - total[b], strata=unit_strata,
                             population=population, weight=weight, level=1 - alpha,
-                            bound=None if bound is None else bound[a] + bound[b], fallback=fallback)  # fmt: skip
+                            bound=None if bound is None else bound[a] + bound[b])  # fmt: skip
         adjusted = adjust_p(d.p_value, correction)
         return pd.DataFrame({
             "measure": str(m), "run_a": [p[0] for p in pairs], "run_b": [p[1] for p in pairs],
@@ -728,7 +726,7 @@ def estimate(
                 wh, collection, record, m, run_ids, frame, units, gain, human_id, rel
             )
             e = design_estimate(y, f, total, strata=unit_strata, population=population, weight=weight, level=level,
-                                bound=bound, fallback=fallback)  # fmt: skip
+                                bound=bound)  # fmt: skip
             out_runs.append(pd.DataFrame({
                 "measure": str(m), "run_id": run_ids, "design": record["design"], "estimate": e.estimate,
                 "ci_low": e.lower, "ci_high": e.upper, "se": e.se, "human": e.human, "human_low": e.human_lower,

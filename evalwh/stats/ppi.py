@@ -20,24 +20,26 @@ the difference and regression estimators):
     V(lambda) = sum_h c_h * s2_h(e),      c_h = N_h^2 * (1 - n_h / N_h) / n_h,
 
 with ``s2_h`` the sample variance (divisor ``n_h - 1``) in stratum ``h``. It is unbiased for any
-fixed ``lambda``. The tuned weight minimises ``V``:
+fixed ``lambda``. The tuned weight minimises ``V``; for ``R`` runs estimated together (a vector of
+means) PPI++ takes one weight for all of them, the one that minimises the sum of their variances:
 
-    lambda = sum_h c_h * s_h(y, f) / sum_h c_h * s2_h(f),
+    lambda = sum_r sum_h c_h * s_h(y_r, f_r) / sum_r sum_h c_h * s2_h(f_r)
 
-so ``V(lambda) <= V(0)``, the variance of the human-only estimate (``lambda = 0``), on every
-sample: a poor judge is given a small weight and cannot widen the interval. ``lambda = 1`` is
-the original PPI. The interval is ``theta_hat +- t_{df, (1 + level) / 2} * sqrt(V)``. The
-human-only interval has ``df = min(n - H, m - 1)``, ``m`` the audited units whose ``y`` or ``f``
-is not zero (a run's top ten are a few of the audited pairs: its variance rests on those). A
-tuned ``lambda`` costs one more degree of freedom, and its variance is the delete-one
-jackknife's (:func:`jackknife_tuned`), which carries the estimation of ``lambda`` (the plug-in
-``V(lambda)``, minimised on the very sample, is too small on a few audited topics); where that
-makes the interval no narrower than the human-only one, ``lambda = 0`` is used, so the
-interval is never wider (``fallback=True``, the pairs design's; the topics design keeps the
-tuned weight, as a choice made on a few topics undercovers).
+(``share_weight=False``: one weight per column, the same formula without the sums over ``r``).
+``lambda = 1`` is the original PPI, ``lambda = 0`` the audit alone. Because ``lambda`` is
+estimated on the audit itself, its variance is the delete-one jackknife's
+(:func:`jackknife_tuned`: the weight re-estimated without each audited unit), which carries
+that estimation; for ``lambda = 0`` the jackknife is the plug-in ``V(0)`` exactly, so the
+prediction-powered and the audit-only intervals use one variance convention. Both take the
+Student t quantile ``t_{df, (1 + level) / 2}`` with ``df = min(n - H, m - 1)``, ``m`` the audited
+units whose ``y`` or ``f`` is not zero (a run's top ten are a few of the audited pairs: its
+variance rests on those). The plug-in ``V(lambda)``, minimised on the very sample, has its sum
+over the columns never above that of ``V(0)`` but is too small on a few audited units; the
+jackknife's can exceed ``V(0)`` on a sample, and was the smaller on average in the coverage
+bench (methods §15.4, §15.6).
 
 Everything is vectorised over columns: ``y`` and ``f`` are ``(n, R)`` arrays, one column per
-run (or per difference of two runs), each column with its own ``lambda``.
+run (or per difference of two runs), sharing one ``lambda`` (or each its own, ``share_weight=False``).
 """
 
 from __future__ import annotations
@@ -118,6 +120,7 @@ def jackknife_tuned(
     sizes: NDArray[np.float64],
     sampled: NDArray[np.float64],
     total: NDArray[np.float64],
+    shared: bool = True,
 ) -> NDArray[np.float64]:
     """The delete-one jackknife variance of the tuned estimate, ``lambda`` re-estimated each time.
 
@@ -125,7 +128,9 @@ def jackknife_tuned(
     ``V = sum_h (1 - n_h / N_h) (n_h - 1) / n_h sum_{i in h} (theta_(i) - mean_h theta_(.))^2``
     (Wolter, *Introduction to variance estimation*, 2007, chapter 4). Unlike the plug-in variance it
     carries the estimation of ``lambda``, which on a few audited topics is far from its best
-    value. Every unit's deletion is computed at once from the strata's sums.
+    value. With ``shared`` the weight is one for all columns (their summed covariance over their
+    summed variance), re-estimated so at each deletion. Every unit's deletion is computed at once
+    from the strata's sums.
     """
     strata = len(sizes)
     one_hot = np.zeros((strata, len(groups)))
@@ -155,6 +160,8 @@ def jackknife_tuned(
             c_less = np.where(less > 0, big**2 * (1 - less / big) / np.maximum(less, 1), 0.0)
         var_f = total_ff - full[h, None] * v_ff[h] + c_less * d_ff
         cov = total_yf - full[h, None] * v_yf[h] + c_less * d_yf
+        if shared:
+            cov, var_f = cov.sum(axis=1, keepdims=True), var_f.sum(axis=1, keepdims=True)
         lam = np.divide(cov, var_f, out=np.zeros_like(cov), where=var_f > 0)
         est_y = expand_y - big * m_y[h] + big * d_y
         est_f = expand_f - big * m_f[h] + big * d_f
@@ -185,7 +192,7 @@ def design_estimate(
     weight: float | str = "tuned",
     level: float = 0.95,
     bound: ArrayLike | None = None,
-    fallback: bool = True,
+    share_weight: bool = True,
 ) -> DesignEstimate:
     """Estimate ``sum_i y_i`` over a population from an audited sample and the machine's ``f``.
 
@@ -197,14 +204,13 @@ def design_estimate(
         population: ``(H,)`` units per stratum ``N_h`` (one stratum: ``[N]``).
         weight: ``"tuned"`` (PPI++) or a fixed ``lambda`` (1: PPI, 0: the audit alone).
         level: The intervals' coverage.
-        bound: ``(R,)``: the largest ``|y|`` a unit can have (None: no floor). The variance is
-            then at least ``sum_h c_h * bound^2 / n_h``, what one audited unit at the bound and
-            the others at 0 would give: an audit that saw nothing of a run (every residual 0)
-            does not make its interval a point.
-        fallback: With ``weight="tuned"``: where the tuned interval is no narrower than the
-            audit's own, use ``lambda = 0`` (never wider). False: always the tuned ``lambda``,
-            PPI++ as published, with the jackknife variance; the choice between two intervals
-            on the same sample undercovers when the sample is a few units (methods §15.4).
+        bound: ``(R,)``: the largest ``|y|`` a unit can have (None: no floor). Where fewer than
+            two audited units carry a column (``y`` or ``f`` not zero), its sample variance has no
+            degree of freedom; the variance is then ``sum_h c_h * bound^2 / n_h``, what one
+            audited unit at the bound and the others at 0 would give: an audit that saw nothing
+            of a run does not make its interval a point.
+        share_weight: With ``weight="tuned"``: one weight for all columns (PPI++ for a vector of
+            means, the default), or one per column.
 
     Raises:
         MetricParamError: for shapes, non-finite values or a level outside (0, 1).
@@ -215,7 +221,7 @@ def design_estimate(
         >>> y = [1, 0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0]; f = [1, 0, 1, 1, 0, 1, 0, 1, 1, 1, 1, 0]
         >>> e = design_estimate(y, f, [28.0], population=[50])
         >>> [round(float(x[0]), 4) for x in (e.human, e.weight, e.estimate, e.se, e.human_se)], e.df.tolist()
-        ([29.1667, 0.875, 24.5, 3.123, 6.4794], [6.0])
+        ([29.1667, 0.875, 24.5, 3.123, 6.4794], [7.0])
     """
     if not 0 < level < 1:
         raise MetricParamError(f"prediction-powered estimate: level {level} must lie in (0, 1)")
@@ -271,23 +277,26 @@ def design_estimate(
     if bound is not None:  # one audited unit at the bound, the others at 0: s2_h = bound^2 / n_h
         per_unit = float(coef @ (1 / np.maximum(sampled, 1)))
         least = per_unit * np.broadcast_to(np.abs(np.asarray(bound, dtype=float)), (columns,)) ** 2
+        least = np.where(active < 2, least, 0.0)  # only where the sample's variance has no df
     var_human = np.maximum(v_yy, least)
-    q_human = stats.t.ppf((1 + level) / 2, base)
     if weight == "tuned":
-        lam = np.divide(v_yf, v_ff, out=np.zeros(columns), where=v_ff > 0)
-        tuned_df = np.maximum(base - 1, 1)
-        residual = np.maximum(jackknife_tuned(ys, fs, groups, sizes, sampled, total), least)
-        q_tuned = stats.t.ppf((1 + level) / 2, tuned_df)
-        # lambda costs a degree of freedom; where that makes the interval no narrower than
-        # the audit's own, the audit alone is used (lambda 0)
-        use = (base > 1) & ((q_tuned * np.sqrt(residual) < q_human * np.sqrt(var_human)) | (not fallback))
-        lam = np.where(use, lam, 0.0)
-        var_ppi = np.where(use, residual, var_human)
-        dof = np.where(use, tuned_df, base)
+        if share_weight:
+            together = float(v_ff.sum())
+            lam = np.full(columns, float(v_yf.sum()) / together if together > 0 else 0.0)
+        else:
+            lam = np.divide(v_yf, v_ff, out=np.zeros(columns), where=v_ff > 0)
+        # lambda estimated on the audit: the jackknife carries it; with fewer than 3 units the
+        # deletions leave no variance to estimate a weight from, and the audit alone is used
+        if n - int(kept.sum()) >= 2:
+            var_ppi = np.maximum(jackknife_tuned(ys, fs, groups, sizes, sampled, total, share_weight), least)
+        else:
+            lam = np.zeros(columns)
+            var_ppi = var_human
     else:
         lam = np.full(columns, float(weight))
         var_ppi = np.maximum(v_yy - 2 * lam * v_yf + lam**2 * v_ff, least)
-        dof = base
+    dof = base
+    q_human = stats.t.ppf((1 + level) / 2, base)
     human = (expand * sampled) @ mean_y
     sample_f = (expand * sampled) @ mean_f
     estimate = human + lam * (total - sample_f)
