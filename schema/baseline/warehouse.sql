@@ -92,10 +92,10 @@ CREATE TABLE run_topics (
     list_key      INTEGER NOT NULL
 );
 
--- One row per (collection, topic, document) a run retrieved, with its key.
+-- One row per (collection, document) a run retrieved, with its key (026_document_keys: a
+-- line's topic is its list's; the (topic, document) pair is derived, not stored).
 CREATE TABLE documents (
     collection_id VARCHAR NOT NULL,
-    query_id      VARCHAR NOT NULL,
     doc_id        VARCHAR NOT NULL,
     doc_key       BIGINT NOT NULL
 );
@@ -896,4 +896,5 @@ INSERT INTO schema_migrations (name) VALUES
     ('022_float32_ranking'),
     ('023_conventions_qrels'),
     ('024_exclusions'),
-    ('025_audits');
+    ('025_audits'),
+    ('026_document_keys');
