@@ -403,29 +403,29 @@ fail:
     return NULL;
 }
 
-/* -- documents: (topic, document) -> key -------------------------------------------------- */
+/* -- documents: document -> key, or (topic, document) -> key ------------------------------ */
 
-/* The collection's (topic, document) pairs and their keys (documents.doc_key), grown while
- * run files are read: the ingest stores a key per run line instead of the document id. As
- * the judgments, every topic has its own table (a run file is read topic by topic); a slot
- * (32 bits) holds where a record is in the topic's record array (offset + 1), and a table is
- * at most two thirds full. A record is the id's length (one byte; 255 and four more bytes
- * from 255 on), its key (8 bytes), then the id's bytes, unpadded: 21 bytes for an id of 12,
- * so that a collection's pairs take about 33 bytes each in memory (a record, the slack of its
- * array, a slot and a half), not 62 as with padded records and 64-bit slots; L's 6.9 M pairs
- * fit in memory (DICTIONARY_BYTES). A probe reads the record it points to, asked for ahead of
- * time (key_rows). A lock makes one read_run at a time add to it.
+/* The dictionary the ingest keys run lines in: a collection's documents and their keys
+ * (documents.doc_key, schema/026_document_keys.sql), grown while run files are read: the
+ * ingest stores a key per run line instead of the document id. Its tables are kept as a
+ * dictionary of (topic, document) pairs keeps them (the judgments as grades use one, below),
+ * each "topic" its own table; keyed by document, the topics are DOC_BUCKETS buckets of ids by
+ * hash (doc_bucket). A slot (32 bits) holds where a record is in the table's record array
+ * (offset + 1), and a table is at most two thirds full. A record is the id's length (one
+ * byte; 255 and four more bytes from 255 on), its key (8 bytes), then the id's bytes,
+ * unpadded: 21 bytes for an id of 12, so that an entry takes about 33 bytes in memory (a
+ * record, the slack of its array, a slot and a half). A probe reads the record it points to,
+ * asked for ahead of time (key_rows). A lock makes one read_run at a time add to it.
  *
- * A collection's pairs can outgrow memory (the shared bench's XL, 100 M run lines of 5,000 topics,
- * holds 33.9 M pairs, 1.3 GB), so the dictionary keeps at most `budget` bytes of topics' tables in
- * memory when it has a spill file: past that, the topic used last goes to the file and is freed,
- * and comes back when a file has lines of it again (a run file is keyed topic by topic, in the
- * same order file after file, so the topics that were in memory when the budget was reached stay
- * there and the others take turns). Records only grow, so only those added since it was last
- * written go to the file, after the others in the topic's region (a region has room for twice the
- * records it was made for; a topic that outgrows it gets a new one); the table is not written but
- * made again from the records when the topic comes back. Without a spill file everything stays in
- * memory, as for any collection below the budget. */
+ * A dictionary can outgrow memory (the shared bench's XL holds 33.9 M (topic, document) pairs,
+ * 1.3 GB, though only 528,155 documents, 22 MB), so it keeps at most `budget` bytes of tables in
+ * memory when it has a spill file: past that, the table used last goes to the file and is freed,
+ * and comes back when a batch needs it again (a run file is keyed a bucket, or a topic, at a
+ * time, so that each is read back at most once a file). Records only grow, so only those added
+ * since it was last written go to the file, after the others in the table's region (a region
+ * has room for twice the records it was made for; a table that outgrows it gets a new one); the
+ * slots are not written but made again from the records when the table comes back. Without a
+ * spill file everything stays in memory, as for any dictionary below the budget. */
 
 typedef struct {
     char *text; /* the topic id (own copy) */

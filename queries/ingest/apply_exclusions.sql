@@ -108,7 +108,7 @@ SELECT
     e.doc_key IS NOT NULL AS excluded
 FROM (
     -- lists without removed rows keep their ranks (no count per row: most lists, first time)
-    SELECT r.list_key, r.doc_key, r.score, r.rank, coalesce(r.rank_given, CAST(r.rank AS VARCHAR)) AS given
+    SELECT r.list_key, r.doc_key, r.score, r.rank, coalesce(r.given_text, CAST(coalesce(r.given_rank, r.rank) AS VARCHAR)) AS given
     FROM run_rows AS r
     SEMI JOIN ex_lists USING (list_key)
     ANTI JOIN ex_gaps USING (list_key)
@@ -118,7 +118,7 @@ FROM (
         r.doc_key,
         r.score,
         CAST(r.rank + coalesce(g.removed_above, 0) AS INTEGER) AS rank,
-        coalesce(r.rank_given, CAST(r.rank AS VARCHAR)) AS given
+        coalesce(r.given_text, CAST(coalesce(r.given_rank, r.rank) AS VARCHAR)) AS given
     FROM (
         SELECT r.* FROM run_rows AS r
         SEMI JOIN ex_lists USING (list_key)
@@ -138,9 +138,19 @@ DELETE FROM run_exclusions AS x
 USING ex_lists AS l
 WHERE x.collection_id = $collection_id AND x.run_id = l.run_id AND x.query_id = l.query_id;
 
--- The kept rows ranked 1, 2, ... again; rank_given NULL where the rank column says the rank.
-INSERT INTO run_rows (list_key, doc_key, score, rank, rank_given)
-SELECT list_key, doc_key, score, rank, CASE WHEN given = CAST(rank AS VARCHAR) THEN NULL ELSE given END
+-- The kept rows ranked 1, 2, ... again; the rank as written kept where it is not the rank's
+-- own decimal: as an integer where it is another integer's, else as text.
+INSERT INTO run_rows (list_key, doc_key, score, rank, given_rank, given_text)
+SELECT
+    list_key,
+    doc_key,
+    score,
+    rank,
+    CASE
+        WHEN given <> CAST(rank AS VARCHAR) AND CAST(TRY_CAST(given AS INTEGER) AS VARCHAR) = given
+        THEN CAST(given AS INTEGER)
+    END,
+    CASE WHEN CAST(TRY_CAST(given AS INTEGER) AS VARCHAR) IS DISTINCT FROM given THEN given END
 FROM (
     SELECT
         list_key,

@@ -26,13 +26,20 @@ SELECT
 FROM (SELECT DISTINCT collection_id, doc_id FROM staged_results) AS s
 ANTI JOIN documents AS d USING (collection_id, doc_id);
 
-INSERT INTO run_rows (list_key, doc_key, score, rank, rank_given)
+-- The rank as written is kept only where it is not the rank's own decimal: as an integer
+-- where it is another integer's own decimal, else as text (schema/026_document_keys.sql).
+INSERT INTO run_rows (list_key, doc_key, score, rank, given_rank, given_text)
 SELECT
     t.list_key,
     d.doc_key,
     r.score,
     r.rank,
-    CASE WHEN r.rank_given <> CAST(r.rank AS VARCHAR) THEN r.rank_given END
+    CASE
+        WHEN r.rank_given <> CAST(r.rank AS VARCHAR)
+         AND CAST(TRY_CAST(r.rank_given AS INTEGER) AS VARCHAR) = r.rank_given
+        THEN CAST(r.rank_given AS INTEGER)
+    END,
+    CASE WHEN CAST(TRY_CAST(r.rank_given AS INTEGER) AS VARCHAR) IS DISTINCT FROM r.rank_given THEN r.rank_given END
 FROM staged_results AS r
 JOIN run_topics AS t USING (collection_id, run_id, query_id)
 JOIN documents AS d USING (collection_id, doc_id);
