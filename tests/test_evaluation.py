@@ -181,7 +181,8 @@ def test_migration_013_keys_the_results_of_an_old_warehouse(tmp_path, db):
     con.close()
     with Warehouse(old) as wh:
         assert wh.con.execute("SELECT * FROM run_results ORDER BY ALL").fetchall() == sorted(changed)
-        assert wh.con.execute("SELECT count(*) FROM run_rows WHERE rank_given IS NOT NULL").fetchall() == [(1,)]
+        assert wh.con.execute("SELECT count(*) FROM run_rows WHERE given_text = '07' AND given_rank IS NULL").fetchall() == [(1,)]
+        assert wh.con.execute("SELECT count(*) FROM run_rows WHERE given_rank IS NOT NULL").fetchall() == [(0,)]
         got = wh.evaluate(measures, collection="c", per_query=True)
         # the cache was dropped by the migration and rebuilt by this (writable) evaluation
         assert wh.con.execute("SELECT count(*) FROM judged_builds").fetchall() == [(1,)]

@@ -56,7 +56,7 @@ def _graded(judged: list[tuple[str, str, int]], batch: int, spill, budget: int):
     )
     batches = [table.slice(at, batch) for at in range(0, len(kept), batch)]
     fd = spill.fileno() if spill is not None else -1
-    return runreader.documents(_runlines, batches, 0, spill_fd=fd, budget=budget)
+    return runreader.pairs(_runlines, batches, spill_fd=fd, budget=budget)
 
 
 def _text(pairs: list[tuple[str, str]], seed: int, blocks: bool) -> str:

@@ -70,12 +70,12 @@ def test_pieces_give_what_whole_files_give(tmp_path_factory, monkeypatch, runs, 
             wh.ingest_qrels(folder / "qrels", collection="c")
             wh.ingest_runs(paths, collection="c")
             states.append(_state(wh))
-            # every line's pair is in documents, once
+            # every line's document is in documents, once
             assert wh.con.execute(
                 "SELECT count(*) FROM run_rows AS r ANTI JOIN documents AS d USING (doc_key)"
             ).fetchall() == [(0,)]
             assert wh.con.execute(
-                "SELECT count(*) = count(DISTINCT (collection_id, query_id, doc_id)) FROM documents"
+                "SELECT count(*) = count(DISTINCT (collection_id, doc_id)) FROM documents"
             ).fetchall() == [(True,)]
     assert states[0] == states[1]
 

@@ -1,13 +1,14 @@
-"""The reader's dictionary of (topic, document) pairs gives the same keys when it spills.
+"""The reader's dictionary of a collection's documents gives the same keys when it spills.
 
-Past ``evalwh.store.ingest.keyed.DICTIONARY_BYTES`` of tables in memory, the dictionary
-(``_runlines.documents``) writes the topics it used longest ago to a temporary file and reads
-them back when a file has lines of them again, so that memory does not grow with the
-collection's pairs. Here the budget is made zero (every topic but the one being keyed waits
-in the file): on random stored pairs and runs, the keys and new pairs are those of a
-dictionary wholly in memory, and ingests over several commands (stored pairs loaded a few at
-a time, a general-path file in between, large files read in pieces) leave the warehouse as
-the ingest with the dictionary in memory does.
+The dictionary (``_runlines.documents``, keyed by document: schema/026_document_keys.sql)
+spreads its ids over buckets; past ``evalwh.store.ingest.keyed.DICTIONARY_BYTES`` of tables
+in memory, it writes the buckets it used longest ago to a temporary file and reads them back
+when a file has lines of them again, so that memory does not grow with the collection's
+documents. Here the budget is made zero (every bucket but the one being keyed waits in the
+file): on random stored documents and runs, the keys and new documents are those of a
+dictionary wholly in memory (and of a Python dict), and ingests over several commands (stored
+documents loaded a few at a time, a general-path file in between, large files read in pieces)
+leave the warehouse as the ingest with the dictionary in memory does.
 """
 
 from __future__ import annotations
@@ -28,22 +29,22 @@ from evalwh.warehouse import Warehouse
 _TOPIC = st.sampled_from(["401", "402", "7", "8", "10"])
 _DOC = st.text(alphabet="abc09-", min_size=1, max_size=12)
 _PAIRS = st.lists(st.tuples(_TOPIC, _DOC), max_size=60, unique=True)
+_DOCS = st.lists(_DOC, max_size=60, unique=True)
 
 
-def _stored(pairs: list[tuple[str, str]], batch: int) -> list[pa.Table]:
-    """Stored pairs with keys 1, 2, ..., in batches of ``batch`` rows."""
+def _stored(documents: list[str], batch: int) -> list[pa.Table]:
+    """Stored documents with keys 1, 2, ..., in batches of ``batch`` rows."""
     table = pa.table(
         {
-            "query_id": pa.array([t for t, _ in pairs], pa.string()),
-            "doc_id": pa.array([d for _, d in pairs], pa.string()),
-            "doc_key": pa.array(range(1, len(pairs) + 1), pa.int64()),
+            "doc_id": pa.array(documents, pa.string()),
+            "doc_key": pa.array(range(1, len(documents) + 1), pa.int64()),
         }
     )
-    return [table.slice(at, batch) for at in range(0, len(pairs), batch)]
+    return [table.slice(at, batch) for at in range(0, len(documents), batch)]
 
 
 def _keyed(documents, pairs: list[tuple[str, str]]) -> tuple[list[int], list[tuple]]:
-    """The keys read_run gives a file of these pairs, and the pairs it added."""
+    """The keys read_run gives a file of these pairs, and the documents it added."""
     text = "".join(f"{t} Q0 {d} {i} {i} r\n" for i, (t, d) in enumerate(pairs))
     ranked = runreader.read_run(
         _runlines,
@@ -61,7 +62,7 @@ def _keyed(documents, pairs: list[tuple[str, str]]) -> tuple[list[int], list[tup
 
 @settings(max_examples=60, deadline=None)
 @given(
-    stored=_PAIRS,
+    stored=_DOCS,
     files=st.lists(_PAIRS.filter(bool), min_size=1, max_size=4),
     batch=st.integers(1, 7),
     budget=st.sampled_from([0, 300, 5000]),
@@ -78,18 +79,24 @@ def test_a_spilled_dictionary_gives_the_keys_of_one_in_memory(stored, files, bat
         )
     for pairs in files:
         assert _keyed(spilled, pairs) == _keyed(whole, pairs)
-        pairs_whole, topics, *_ = _runlines.documents_info(whole)
-        pairs_spilled, topics_spilled, in_memory, held, _ = _runlines.documents_info(spilled)
-        assert (pairs_spilled, topics_spilled) == (pairs_whole, topics)
-        if budget == 0:  # every topic but at most the last one used waits in the file
+        documents_whole, buckets, *_ = _runlines.documents_info(whole)
+        documents_spilled, buckets_spilled, in_memory, held, _ = _runlines.documents_info(spilled)
+        assert (documents_spilled, buckets_spilled) == (documents_whole, buckets)
+        if budget == 0:  # every bucket but at most the last one used waits in the file
             assert in_memory <= 1
         assert held <= budget or in_memory <= 1
 
 
-def test_a_pair_stored_twice_is_refused():
+def test_a_document_stored_twice_is_refused():
     with tempfile.TemporaryFile() as spill, pytest.raises(ValueError, match="stored twice"):
-        stored = _stored([("1", "a"), ("2", "a"), ("1", "a")], 1)
+        stored = _stored(["a", "b", "a"], 1)
         runreader.documents(_runlines, stored, 9, spill_fd=spill.fileno(), budget=0)
+
+
+def test_a_dictionary_of_pairs_does_not_key_run_lines():
+    """read_run keys lines by document only: a dictionary of pairs (the graded judgments') is refused."""
+    with pytest.raises(ValueError, match="dictionary of documents"):
+        _keyed(runreader.pairs(_runlines, []), [("1", "a")])
 
 
 def _text(rows: list[tuple[str, str]], tag: str, seed: int, blocks: bool) -> str:
@@ -106,18 +113,16 @@ def _state(wh: Warehouse) -> tuple[list[tuple], ...]:
         "SELECT collection_id, qrels_id, run_id, query_id, rank, gain, judged_so_far,"
         " relevant_so_far FROM judged_cache ORDER BY ALL"
     ).fetchall()
-    pairs = wh.con.execute(
-        "SELECT collection_id, query_id, doc_id FROM documents ORDER BY ALL"
-    ).fetchall()
-    # every line's pair is in documents, once, and every key is one pair's
+    documents = wh.con.execute("SELECT collection_id, doc_id FROM documents ORDER BY ALL").fetchall()
+    # every line's document is in documents, once, and every key is one document's
     assert wh.con.execute(
         "SELECT count(*) FROM run_rows ANTI JOIN documents USING (doc_key)"
     ).fetchall() == [(0,)]
     assert wh.con.execute(
-        "SELECT count(*) = count(DISTINCT (collection_id, query_id, doc_id)),"
+        "SELECT count(*) = count(DISTINCT (collection_id, doc_id)),"
         " count(*) = count(DISTINCT doc_key) FROM documents"
     ).fetchall() == [(True, True)]
-    return lines, cache, pairs
+    return lines, cache, documents
 
 
 # 8 examples (was 12; each ~1.5 CPU s, two warehouses) of 1-3 commands of 1-3 files: both
@@ -151,11 +156,11 @@ def test_ingests_with_the_dictionary_spilled_store_what_in_memory_ones_do(
             path.write_text(("# general\n" if general else "") + text)
             paths[-1].append(path)
     states = []
-    settings_in_memory = (keyed.DICTIONARY_BYTES, keyed.PIECE_BYTES, keyed.LOAD_PAIRS)
+    settings_in_memory = (keyed.DICTIONARY_BYTES, keyed.PIECE_BYTES, keyed.LOAD_DOCUMENTS)
     for budget, piece, batch in (settings_in_memory, (0, 60, 2)):
         monkeypatch.setattr(keyed, "DICTIONARY_BYTES", budget)
         monkeypatch.setattr(keyed, "PIECE_BYTES", piece)
-        monkeypatch.setattr(keyed, "LOAD_PAIRS", batch)
+        monkeypatch.setattr(keyed, "LOAD_DOCUMENTS", batch)
         with Warehouse(":memory:") as wh:
             wh.ingest_qrels(folder / "qrels", collection="c")
             for command in paths:
@@ -168,7 +173,7 @@ def test_a_bad_file_with_the_dictionary_spilled_leaves_the_warehouse_as_it_was(
     tmp_path, monkeypatch
 ):
     monkeypatch.setattr(keyed, "DICTIONARY_BYTES", 0)
-    monkeypatch.setattr(keyed, "LOAD_PAIRS", 3)
+    monkeypatch.setattr(keyed, "LOAD_DOCUMENTS", 3)
     for name, doc in (("a", "d"), ("b", "e")):
         lines = [f"{t} Q0 {doc}{i} {i} {9 - i} {name}\n" for t in "123" for i in range(5)]
         (tmp_path / name).write_text("".join(lines))
@@ -183,7 +188,7 @@ def test_a_bad_file_with_the_dictionary_spilled_leaves_the_warehouse_as_it_was(
         assert str(error.value).startswith(f"{tmp_path / 'c'}:13:")
         assert _state(wh) == before
         wh.ingest_runs([tmp_path / "b"], collection="c")  # the keys go on after the stored ones
-        assert len(_state(wh)[2]) == 30
+        assert len(_state(wh)[2]) == 10  # d0-d4 and e0-e4, each once for its three topics
 
 
 # ids around the record's one-byte length (255 and more take a length of four bytes more)
@@ -192,21 +197,30 @@ _ANY_DOC = st.one_of(
     st.builds(lambda c, n: c * n, st.sampled_from("ab"), st.sampled_from([254, 255, 256, 300, 1000])),
 )
 _ANY_PAIRS = st.lists(st.tuples(_TOPIC, _ANY_DOC), max_size=40, unique=True)
+_ANY_DOCS = st.lists(_ANY_DOC, max_size=40, unique=True)
 
 
 @settings(max_examples=30, deadline=None)
-@given(stored=_ANY_PAIRS, file=_ANY_PAIRS.filter(bool), budget=st.sampled_from([0, 1 << 30]))
-def test_the_dictionary_gives_stored_pairs_their_keys_and_new_pairs_new_ones(stored, file, budget):
-    """Held to a dict: a stored pair's key is its own, new pairs get keys from next_key, one each."""
+@given(stored=_ANY_DOCS, file=_ANY_PAIRS.filter(bool), budget=st.sampled_from([0, 1 << 30]))
+def test_the_dictionary_gives_stored_documents_their_keys_and_new_ones_new_ones(stored, file, budget):
+    """Held to a dict: every line gets its document's key, whatever its topic; a stored
+    document's key is its own, new documents get keys from next_key, one each."""
     next_key = len(stored) + 1
     with tempfile.TemporaryFile() as spill:
         documents = runreader.documents(
             _runlines, _stored(stored, 3), next_key, spill_fd=spill.fileno(), budget=budget
         )
-    known = {pair: key for key, pair in enumerate(stored, start=1)}
+    known = {doc: key for key, doc in enumerate(stored, start=1)}
     rows, added = _keyed(documents, file)
-    keys = sorted(row["doc_key"] for row in rows)
-    new = [pair for pair in file if pair not in known]
-    assert keys == sorted([known[pair] for pair in file if pair in known] + [key for *_, key in added])
-    assert sorted((topic, doc) for topic, doc, _ in added) == sorted(new)
-    assert sorted(key for *_, key in added) == list(range(next_key, next_key + len(new)))
+    new = sorted({doc for _, doc in file} - known.keys())
+    assert sorted(doc for doc, _ in added) == new
+    assert sorted(key for _, key in added) == list(range(next_key, next_key + len(new)))
+    key_of = {**known, **dict(added)}
+    # the rows come topic by topic (first seen first), each by score descending (line i scores i)
+    topics = list(dict.fromkeys(topic for topic, _ in file))
+    expected = [
+        (topic, key_of[doc])
+        for topic in topics
+        for _, doc in sorted(((i, d) for i, (t, d) in enumerate(file) if t == topic), reverse=True)
+    ]
+    assert [(row["query_id"], row["doc_key"]) for row in rows] == expected

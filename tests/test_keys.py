@@ -102,16 +102,16 @@ def test_keys_give_back_every_line_as_ingested(tmp_path_factory, runs, seed, dat
             "SELECT count(*) FROM run_results AS r JOIN trec_ranked('run_results', false) AS t"
             " USING (collection_id, run_id, query_id, doc_id) WHERE r.rank <> t.rank"
         ).fetchall() == [(0,)]
-        # one key per pair and per list, and back
+        # one key per document of a collection and per list, and back
         assert wh.con.execute(
             "SELECT count(*) = count(DISTINCT doc_key),"
-            " count(*) = count(DISTINCT (collection_id, query_id, doc_id)) FROM documents"
+            " count(*) = count(DISTINCT (collection_id, doc_id)) FROM documents"
         ).fetchall() == [(True, True)]
         assert wh.con.execute(
             "SELECT count(*) = count(DISTINCT list_key),"
             " count(*) = count(DISTINCT (collection_id, run_id, query_id)) FROM run_topics"
         ).fetchall() == [(True, True)]
-        # no line without its list or pair, and no pair without a line
+        # no line without its list or document, and no document without a line
         assert wh.con.execute("SELECT count(*) FROM run_rows").fetchall() == [(len(stored),)]
         assert wh.con.execute(
             "SELECT count(*) FROM documents ANTI JOIN run_rows USING (doc_key)"
@@ -133,8 +133,8 @@ def test_keys_give_back_every_line_as_ingested(tmp_path_factory, runs, seed, dat
             pd.testing.assert_frame_equal(again[keep], values[keep])
 
 
-def test_replacing_a_run_drops_only_the_pairs_no_line_refers_to(tmp_path):
-    """--replace drops the replaced run's own pairs, keeps those another run shares."""
+def test_replacing_a_run_drops_only_the_documents_no_line_refers_to(tmp_path):
+    """--replace drops the replaced run's own documents, keeps those another run shares."""
     shared = [("1", "d2", "0", "1"), ("2", "d9", "0", "1")]
     for how in ("reader", "general", "frame"):
         with Warehouse(tmp_path / f"{how}.duckdb") as wh:
@@ -142,8 +142,8 @@ def test_replacing_a_run_drops_only_the_pairs_no_line_refers_to(tmp_path):
             _ingest(wh, tmp_path, "b", shared, "reader", "c", replace=True)
             second = [("1", "d3", "0", "2"), ("1", "d2", "1", "1")]
             _ingest(wh, tmp_path, "a", second, how, "c", replace=True)
-            pairs = wh.con.execute("SELECT query_id, doc_id FROM documents ORDER BY ALL")
-            assert pairs.fetchall() == [("1", "d2"), ("1", "d3"), ("2", "d9")], how
+            documents = wh.con.execute("SELECT doc_id FROM documents ORDER BY ALL")
+            assert documents.fetchall() == [("d2",), ("d3",), ("d9",)], how
             lines = wh.con.execute("SELECT run_id, query_id, doc_id FROM run_results ORDER BY ALL")
             assert lines.fetchall() == [
                 ("a", "1", "d2"), ("a", "1", "d3"), ("b", "1", "d2"), ("b", "2", "d9")

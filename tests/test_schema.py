@@ -294,7 +294,8 @@ def test_a_new_file_copied_from_the_process_empty_warehouse_equals_one_the_ddl_m
 # transaction (Warehouse._migrate), so it is never half applied; a second run finds the new
 # layout. tests/test_evaluation.py upgrades an old warehouse through it.
 # 015 adds the provenance columns of qrels_sets and marks the sets already there: once.
-_ONE_WAY = {"013_keyed_results", "014_judged_spans", "015_judgment_provenance"}
+# 026 gives documents new keys and moves the lines to them: once.
+_ONE_WAY = {"013_keyed_results", "014_judged_spans", "015_judgment_provenance", "026_document_keys"}
 
 
 def test_schema_files_are_idempotent():

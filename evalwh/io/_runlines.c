@@ -43,20 +43,24 @@
  *       without judgments), then per row in (topic, rank) order the document id (Arrow
  *       string buffers), the rank field as written (Arrow string buffers and a validity
  *       bitmap: NULL where it is the rank's own decimal), the score (float64), the topic's
- *       index and the rank (int32). With documents (a documents() capsule), each row gets
- *       the key of its (topic, document) pair instead of its id, once the whole file is
- *       accepted: keys (int64 per row); added (int32), the rows whose pair was new and got
- *       the next key; the document ids are then those of the added rows only. Without,
- *       keys and added are None. float32_lists: the topics where two adjacent rows have
+ *       index and the rank (int32). With documents (a documents() capsule keyed by
+ *       document), each row gets the key of its document instead of its id, once the whole
+ *       file is accepted: keys (int64 per row); added (int32), the rows whose document was
+ *       new and got the next key; the document ids are then those of the added rows only.
+ *       Without, keys and added are None. float32_lists: the topics where two adjacent rows have
  *       scores that differ as doubles, are equal as floats, and doc_ids ascending (their
  *       order under trec_eval 9's float32 scores is the other); float32_first: the best rank
  *       of the second row of such a pair (0: none). The ingest stores both with the run.
- *   documents(next_key[, spill_fd, budget]) -> capsule
- *       The dictionary read_run keys rows in, empty: a new pair gets next_key, then the next.
- *       With a spill file (a descriptor of a file to read and write, duplicated), at most
- *       budget bytes of its topics' tables stay in memory, the others in the file.
+ *   documents(next_key[, spill_fd, budget[, by_document]]) -> capsule
+ *       A dictionary, empty: a new entry gets next_key, then the next. by_document: keyed by
+ *       document id alone (read_run's: a collection's documents are stored once), else by
+ *       (topic, document) pair (the judgments as grades, below). With a spill file (a
+ *       descriptor of a file to read and write, duplicated), at most budget bytes of its
+ *       tables stay in memory, the others in the file.
  *   documents_add(capsule, topic_offsets, topic_bytes, doc_offsets, doc_bytes, keys)
- *       The pairs stored so far and their int64 keys into the dictionary, a batch at a time.
+ *       Pairs and their int64 keys into a dictionary of pairs, a batch at a time.
+ *   documents_add_ids(capsule, doc_offsets, doc_bytes, keys)
+ *       The documents stored so far and their int64 keys into a dictionary of documents.
  *   documents_info(capsule) -> (pairs, topics, topics in memory, bytes in memory, spill bytes)
  *   Where rank_file and read_run take judgments, a documents() capsule whose keys are grades
  *   (>= 0) serves as well: the ingest's judgments, held within a budget as the dictionary is
@@ -399,29 +403,29 @@ fail:
     return NULL;
 }
 
-/* -- documents: (topic, document) -> key -------------------------------------------------- */
+/* -- documents: document -> key, or (topic, document) -> key ------------------------------ */
 
-/* The collection's (topic, document) pairs and their keys (documents.doc_key), grown while
- * run files are read: the ingest stores a key per run line instead of the document id. As
- * the judgments, every topic has its own table (a run file is read topic by topic); a slot
- * (32 bits) holds where a record is in the topic's record array (offset + 1), and a table is
- * at most two thirds full. A record is the id's length (one byte; 255 and four more bytes
- * from 255 on), its key (8 bytes), then the id's bytes, unpadded: 21 bytes for an id of 12,
- * so that a collection's pairs take about 33 bytes each in memory (a record, the slack of its
- * array, a slot and a half), not 62 as with padded records and 64-bit slots; L's 6.9 M pairs
- * fit in memory (DICTIONARY_BYTES). A probe reads the record it points to, asked for ahead of
- * time (key_rows). A lock makes one read_run at a time add to it.
+/* The dictionary the ingest keys run lines in: a collection's documents and their keys
+ * (documents.doc_key, schema/026_document_keys.sql), grown while run files are read: the
+ * ingest stores a key per run line instead of the document id. Its tables are kept as a
+ * dictionary of (topic, document) pairs keeps them (the judgments as grades use one, below),
+ * each "topic" its own table; keyed by document, the topics are DOC_BUCKETS buckets of ids by
+ * hash (doc_bucket). A slot (32 bits) holds where a record is in the table's record array
+ * (offset + 1), and a table is at most two thirds full. A record is the id's length (one
+ * byte; 255 and four more bytes from 255 on), its key (8 bytes), then the id's bytes,
+ * unpadded: 21 bytes for an id of 12, so that an entry takes about 33 bytes in memory (a
+ * record, the slack of its array, a slot and a half). A probe reads the record it points to,
+ * asked for ahead of time (key_rows). A lock makes one read_run at a time add to it.
  *
- * A collection's pairs can outgrow memory (the shared bench's XL, 100 M run lines of 5,000 topics,
- * holds 33.9 M pairs, 1.3 GB), so the dictionary keeps at most `budget` bytes of topics' tables in
- * memory when it has a spill file: past that, the topic used last goes to the file and is freed,
- * and comes back when a file has lines of it again (a run file is keyed topic by topic, in the
- * same order file after file, so the topics that were in memory when the budget was reached stay
- * there and the others take turns). Records only grow, so only those added since it was last
- * written go to the file, after the others in the topic's region (a region has room for twice the
- * records it was made for; a topic that outgrows it gets a new one); the table is not written but
- * made again from the records when the topic comes back. Without a spill file everything stays in
- * memory, as for any collection below the budget. */
+ * A dictionary can outgrow memory (the shared bench's XL holds 33.9 M (topic, document) pairs,
+ * 1.3 GB, though only 528,155 documents, 22 MB), so it keeps at most `budget` bytes of tables in
+ * memory when it has a spill file: past that, the table used last goes to the file and is freed,
+ * and comes back when a batch needs it again (a run file is keyed a bucket, or a topic, at a
+ * time, so that each is read back at most once a file). Records only grow, so only those added
+ * since it was last written go to the file, after the others in the table's region (a region
+ * has room for twice the records it was made for; a table that outgrows it gets a new one); the
+ * slots are not written but made again from the records when the table comes back. Without a
+ * spill file everything stays in memory, as for any dictionary below the budget. */
 
 typedef struct {
     char *text; /* the topic id (own copy) */
@@ -450,6 +454,7 @@ typedef struct {
     int error;              /* errno of a failed read or write of the spill file */
     size_t *queue;          /* the topics in memory, the one read or made last at the end (a ring) */
     size_t queue_head, queue_len, queue_cap;
+    int by_document;        /* keyed by document alone: the "topics" are DOC_BUCKETS buckets of ids */
 } Documents;
 
 static inline size_t doc_record_size(uint32_t len) { return (len < 255 ? 1 : 5) + 8 + (size_t)len; }
@@ -651,6 +656,36 @@ static size_t doc_topic(Documents *d, const char *text, uint32_t len) {
 
 static inline const char *doc_record(const DocTopic *t, uint32_t entry) { return t->records + (entry - 1); }
 
+/* A dictionary keyed by document alone (documents(..., by_document=1), the ingest's: a
+ * collection's document names are stored once, schema/026_document_keys.sql) has no topics:
+ * its ids are spread over DOC_BUCKETS tables by the top bits of their hash (the slots use the
+ * low bits), each a "topic" whose id is one byte, the bucket's number. The buckets are what
+ * the budget spills and reads back, as a pair dictionary's topics: a batch of ids is sorted
+ * into buckets first (doc_buckets), so that each bucket it needs is in memory once. XL's
+ * 528,155 documents take about 22 MB, far below the budget; a collection whose documents
+ * outgrow it still stays within it. */
+#define DOC_BUCKET_BITS 6
+#define DOC_BUCKETS (1u << DOC_BUCKET_BITS)
+
+static inline unsigned doc_bucket_of(uint64_t hash) { return (unsigned)(hash >> (64 - DOC_BUCKET_BITS)); }
+
+/* bucket b's table, in memory (made if new); SIZE_MAX on failure */
+static size_t doc_bucket(Documents *d, unsigned b) {
+    char text = (char)b;
+    return doc_topic(d, &text, 1);
+}
+
+/* the n items' positions sorted by bucket into order (n entries), and each bucket's first
+ * position into start (DOC_BUCKETS + 1 entries): a counting sort, stable */
+static void doc_buckets(const uint64_t *hashes, size_t n, uint32_t *order, size_t *start) {
+    size_t fill[DOC_BUCKETS];
+    memset(start, 0, (DOC_BUCKETS + 1) * sizeof(size_t));
+    for (size_t i = 0; i < n; i++) start[doc_bucket_of(hashes[i]) + 1]++;
+    for (unsigned b = 0; b < DOC_BUCKETS; b++) start[b + 1] += start[b];
+    memcpy(fill, start, sizeof fill);
+    for (size_t i = 0; i < n; i++) order[fill[doc_bucket_of(hashes[i])]++] = (uint32_t)i;
+}
+
 /* the key of a document of topic t (in memory; hash: hash_bytes(doc, len, 0)); -1 if absent */
 static int64_t doc_key_of(const DocTopic *t, const char *doc, uint32_t len, uint64_t hash) {
     size_t slot = hash & t->mask;
@@ -762,14 +797,15 @@ static int graded_unpin(Documents *d, size_t at) {
     return ok;
 }
 
-/* documents(next_key[, spill_fd, budget]) -> capsule: an empty dictionary whose new pairs get
- * keys from next_key; with a spill file (a descriptor, duplicated), at most budget bytes of
- * tables in memory. */
+/* documents(next_key[, spill_fd, budget[, by_document]]) -> capsule: an empty dictionary whose
+ * new entries get keys from next_key; with a spill file (a descriptor, duplicated), at most
+ * budget bytes of tables in memory. by_document: keyed by document alone (read_run's), else by
+ * (topic, document) pair (the judgments as grades). */
 static PyObject *documents(PyObject *self, PyObject *args) {
     long long next_key;
-    int fd = -1;
+    int fd = -1, by_document = 0;
     Py_ssize_t budget = 0;
-    if (!PyArg_ParseTuple(args, "L|in:documents", &next_key, &fd, &budget)) return NULL;
+    if (!PyArg_ParseTuple(args, "L|inp:documents", &next_key, &fd, &budget, &by_document)) return NULL;
     if (fd >= 0 && budget < 0) {
         PyErr_SetString(PyExc_ValueError, "the budget must not be negative");
         return NULL;
@@ -789,6 +825,7 @@ static PyObject *documents(PyObject *self, PyObject *args) {
     d->topic_mask = 255;
     d->next_key = next_key;
     d->budget = (size_t)budget;
+    d->by_document = by_document;
     PyObject *result = PyCapsule_New(d, "evalwh.io._runlines.documents", documents_free);
     if (result == NULL) documents_release(d);
     return result;
@@ -809,6 +846,10 @@ static PyObject *documents_add(PyObject *self, PyObject *args) {
     size_t n = (size_t)buffers[4].len / sizeof(int64_t);
     const int64_t *keys = buffers[4].buf;
     if (d == NULL) goto out;
+    if (d->by_document) {
+        PyErr_SetString(PyExc_ValueError, "a dictionary of documents takes documents_add_ids");
+        goto out;
+    }
     if (!arrow_strings_ok(&buffers[0], &buffers[1], n) || !arrow_strings_ok(&buffers[2], &buffers[3], n)) {
         PyErr_SetString(PyExc_ValueError, "the id buffers do not match the keys");
         goto out;
@@ -850,6 +891,78 @@ static PyObject *documents_add(PyObject *self, PyObject *args) {
         Py_INCREF(Py_None), result = Py_None;
 out:
     for (int i = 0; i < 5; i++) PyBuffer_Release(&buffers[i]);
+    return result;
+}
+
+/* documents_add_ids(capsule, doc_offsets, doc_bytes, keys) -> None: stored documents (Arrow
+ * string buffers with int32 offsets, int64 keys) into a dictionary of documents, a batch at a
+ * time, bucket by bucket; a document already in it is an error. */
+static PyObject *documents_add_ids(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    Py_buffer buffers[3];
+    memset(buffers, 0, sizeof buffers);
+    if (!PyArg_ParseTuple(args, "Oy*y*y*:documents_add_ids", &capsule, &buffers[0], &buffers[1], &buffers[2]))
+        return NULL;
+    PyObject *result = NULL;
+    uint64_t *hashes = NULL;
+    uint32_t *order = NULL;
+    Documents *d = documents_of(capsule);
+    size_t n = (size_t)buffers[2].len / sizeof(int64_t);
+    const int64_t *keys = buffers[2].buf;
+    if (d == NULL) goto out;
+    if (!d->by_document) {
+        PyErr_SetString(PyExc_ValueError, "a dictionary of pairs takes documents_add");
+        goto out;
+    }
+    if (!arrow_strings_ok(&buffers[0], &buffers[1], n) || n > UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "the id buffers do not match the keys");
+        goto out;
+    }
+    if ((hashes = malloc((n ? n : 1) * sizeof(uint64_t))) == NULL || (order = malloc((n ? n : 1) * sizeof(uint32_t))) == NULL) {
+        PyErr_NoMemory();
+        goto out;
+    }
+    int ok = 1, twice = 0;
+    Py_BEGIN_ALLOW_THREADS
+    size_t start[DOC_BUCKETS + 1];
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b;
+        const char *doc = arrow_string(&buffers[0], &buffers[1], i, &b);
+        hashes[i] = hash_bytes(doc, b, 0);
+    }
+    doc_buckets(hashes, n, order, start);
+    PyThread_acquire_lock(d->lock, WAIT_LOCK);
+    for (unsigned bucket = 0; bucket < DOC_BUCKETS && ok && !twice; bucket++) {
+        if (start[bucket] == start[bucket + 1]) continue;
+        size_t at = doc_bucket(d, bucket);
+        if (at == SIZE_MAX) {
+            ok = 0;
+            break;
+        }
+        for (size_t j = start[bucket]; j < start[bucket + 1]; j++) {
+            size_t i = order[j];
+            uint32_t b;
+            const char *doc = arrow_string(&buffers[0], &buffers[1], i, &b);
+            if (doc_key_of(&d->topics[at], doc, b, hashes[i]) >= 0) {
+                twice = 1;
+                break;
+            }
+            if (!(ok = doc_add(d, &d->topics[at], doc, b, hashes[i], keys[i]))) break;
+        }
+        if (ok && !twice) ok = doc_trim(d, SIZE_MAX);
+    }
+    PyThread_release_lock(d->lock);
+    Py_END_ALLOW_THREADS
+    if (twice)
+        PyErr_SetString(PyExc_ValueError, "a document is stored twice");
+    else if (!ok)
+        documents_failed(d);
+    else
+        Py_INCREF(Py_None), result = Py_None;
+out:
+    free(hashes);
+    free(order);
+    for (int i = 0; i < 3; i++) PyBuffer_Release(&buffers[i]);
     return result;
 }
 
@@ -1396,47 +1509,59 @@ done:
     return ok;
 }
 
-/* Give every row (read_run's order) the key of its (topic, document) pair in w->documents,
- * adding the pairs it lacks with the next keys (their rows into w->added). Called only once
- * the file is accepted whole: every key given is of a pair the ingest then stores. The
- * lines' hashes are rank_topics'; the dictionary's tables are far away in memory, so a
- * row's slot is asked for 2 * PREFETCH_AHEAD rows ahead and its record PREFETCH_AHEAD ahead.
- * Returns 0 on memory failure. */
+/* Give every row (read_run's order) the key of its document in w->documents (a dictionary of
+ * documents), adding the documents it lacks with the next keys (their rows into w->added).
+ * Called only once the file is accepted whole: every key given is of a document the ingest
+ * then stores. The rows are taken bucket by bucket (doc_buckets; the lines' hashes are
+ * rank_topics'), so that a bucket is in memory once per file; its table is far away in
+ * memory, so a row's slot is asked for 2 * PREFETCH_AHEAD rows ahead and its record
+ * PREFETCH_AHEAD ahead. Returns 0 on memory failure. */
 static int key_rows(Work *w) {
     Documents *d = w->documents;
+    size_t n = w->line_count, start[DOC_BUCKETS + 1];
+    uint64_t *hashes = malloc((n ? n : 1) * sizeof(uint64_t));
+    uint32_t *order = malloc((n ? n : 1) * sizeof(uint32_t));
+    if (hashes == NULL || order == NULL) {
+        free(hashes);
+        free(order);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) hashes[i] = w->order[i]->hash;
+    doc_buckets(hashes, n, order, start);
+    free(hashes);
     int ok = 1;
-    size_t first = 0;
     PyThread_acquire_lock(d->lock, WAIT_LOCK);
-    for (size_t t = 0; t < w->topic_count && ok; t++) {
-        size_t count = w->topics[t].count, at = doc_topic(d, w->topics[t].text, w->topics[t].len);
+    for (unsigned bucket = 0; bucket < DOC_BUCKETS && ok; bucket++) {
+        size_t from = start[bucket], to = start[bucket + 1];
+        if (from == to) continue;
+        size_t at = doc_bucket(d, bucket);
         if (at == SIZE_MAX) {
             ok = 0;
             break;
         }
         DocTopic *here = &d->topics[at]; /* (only doc_topic moves d->topics) */
-        Line *const *group = w->order + first;
-        for (size_t i = 0; i < count; i++) {
-            if (i + 2 * PREFETCH_AHEAD < count) PREFETCH(here->slots + (group[i + 2 * PREFETCH_AHEAD]->hash & here->mask));
-            if (i + PREFETCH_AHEAD < count) {
-                uint32_t entry = here->slots[group[i + PREFETCH_AHEAD]->hash & here->mask];
+        for (size_t j = from; j < to; j++) {
+            if (j + 2 * PREFETCH_AHEAD < to) PREFETCH(here->slots + (w->order[order[j + 2 * PREFETCH_AHEAD]]->hash & here->mask));
+            if (j + PREFETCH_AHEAD < to) {
+                uint32_t entry = here->slots[w->order[order[j + PREFETCH_AHEAD]]->hash & here->mask];
                 if (entry) PREFETCH(doc_record(here, entry));
             }
-            const Line *line = group[i];
+            size_t i = order[j];
+            const Line *line = w->order[i];
             int64_t key = doc_key_of(here, line->doc, line->doc_len, line->hash);
             if (key < 0) {
                 key = d->next_key++;
-                if (!doc_add(d, here, line->doc, line->doc_len, line->hash, key) ||
-                    !ints_push(&w->added, (int32_t)(first + i))) {
+                if (!doc_add(d, here, line->doc, line->doc_len, line->hash, key) || !ints_push(&w->added, (int32_t)i)) {
                     ok = 0;
                     break;
                 }
             }
-            w->out_key[first + i] = key;
+            w->out_key[i] = key;
         }
-        first += count;
-        if (ok) ok = doc_trim(d, SIZE_MAX); /* (past the budget, the topics loaded longest ago go) */
+        if (ok) ok = doc_trim(d, SIZE_MAX); /* (past the budget, the buckets used longest ago go) */
     }
     PyThread_release_lock(d->lock);
+    free(order);
     return ok;
 }
 
@@ -1597,6 +1722,10 @@ static PyObject *read_run(PyObject *self, PyObject *args) {
     }
     if (capsule != Py_None && (w.documents = PyCapsule_GetPointer(capsule, "evalwh.io._runlines.documents")) == NULL)
         goto out;
+    if (w.documents != NULL && !w.documents->by_document) {
+        PyErr_SetString(PyExc_ValueError, "read_run keys rows in a dictionary of documents (by_document)");
+        goto out;
+    }
     w.all_rows = 1;
     int ok;
     Py_BEGIN_ALLOW_THREADS
@@ -1821,11 +1950,15 @@ static PyMethodDef methods[] = {
      "read_run(data, delimiter, tag, judgments | None, rel, float32, extra_fields[, max_line[, documents]]) "
      "-> tuple | str."},
     {"documents", documents, METH_VARARGS,
-     "documents(next_key[, spill_fd, budget]) -> capsule: an empty dictionary of (topic, document) pairs; "
-     "next_key: the first new key; with a spill file, at most budget bytes of its tables in memory."},
+     "documents(next_key[, spill_fd, budget[, by_document]]) -> capsule: an empty dictionary of documents "
+     "(by_document) or of (topic, document) pairs; next_key: the first new key; with a spill file, at most "
+     "budget bytes of its tables in memory."},
     {"documents_add", documents_add, METH_VARARGS,
      "documents_add(capsule, topic_offsets, topic_bytes, doc_offsets, doc_bytes, keys) -> None: stored pairs "
-     "and their int64 keys, from Arrow string buffers, into the dictionary."},
+     "and their int64 keys, from Arrow string buffers, into a dictionary of pairs."},
+    {"documents_add_ids", documents_add_ids, METH_VARARGS,
+     "documents_add_ids(capsule, doc_offsets, doc_bytes, keys) -> None: stored documents and their int64 keys, "
+     "from Arrow string buffers, into a dictionary of documents."},
     {"documents_info", documents_info, METH_O,
      "documents_info(capsule) -> (pairs, topics, topics in memory, bytes in memory, spill file bytes)."},
     {"split_topics", split_topics, METH_VARARGS,

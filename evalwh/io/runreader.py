@@ -3,8 +3,8 @@
 Each run file is parsed, checked and ranked once, by ``evalwh/io/_runlines.c`` (C, one file a
 call, without the GIL). The ingest takes every line ranked (:func:`read_run`: the rows that
 ``run_rows`` stores, already in trec_eval's order, so DuckDB neither parses nor sorts
-them), each keyed by its (topic, document) pair (in the dictionary of :func:`documents`,
-once the file is accepted) and, when the collection has judgments, the judged rows with their
+them), each keyed by its document (in the dictionary of :func:`documents`: a collection's
+document names are stored once, schema/026_document_keys.sql; keyed once the file is accepted) and, when the collection has judgments, the judged rows with their
 running counts that the evaluation cache (``judged_results``) holds; the direct evaluation takes only the
 judged rows (``rank_file``, :mod:`evalwh.measures.direct`). Both share the C code that splits,
 checks and ranks, so both give a file the same verdict and the same ranks.
@@ -93,8 +93,8 @@ def graded(
 ) -> Any:
     """The stored judgments of a qrels set with a grade >= 0, as a dictionary whose keys are grades.
 
-    :func:`judgments`'s lookups for :func:`read_run`, held as :func:`documents` holds the
-    (topic, document) pairs: loaded ``batch`` judgments at a time (no table of them all, and
+    :func:`judgments`'s lookups for :func:`read_run`, held as :func:`documents` holds a
+    collection's documents, but by (topic, document) pair: loaded ``batch`` judgments at a time (no table of them all, and
     no second copy while built) and, with a spill file, at most ``budget`` bytes of topics'
     tables in memory, the others in the file. They come in the order DuckDB scans them (a
     qrels file's order, mostly topic by topic); a topic met again in a later batch is read
@@ -105,7 +105,7 @@ def graded(
         " WHERE collection_id = $collection AND qrels_id = $qrels_id AND relevance >= 0",
         params={"collection": collection, "qrels_id": qrels_id},
     ).to_arrow_reader(batch)
-    return documents(module, stored, 0, spill_fd=spill_fd, budget=budget)
+    return pairs(module, stored, spill_fd=spill_fd, budget=budget)
 
 
 @dataclass
@@ -123,8 +123,8 @@ class Ranked:
         judged: ``query_id, rank, gain, judged_so_far, relevant_so_far`` of the judged
             lines (relevant ones first, each part by rank), or None without judgments.
         relevant: How many of the judged lines, the first ones, are relevant (grade >= 1).
-        added: Read with a dictionary, the (topic, document) pairs the file added to it:
-            ``query_id, doc_id, doc_key``; else None.
+        added: Read with a dictionary, the documents the file added to it: ``doc_id,
+            doc_key``; else None.
         float32_lists: The topics where two adjacent rows trade places when scores are
             rounded to float32 (trec_eval <= 9.0.8), as ``float32_order.sql`` finds them.
         float32_first: The best rank where that happens (0: nowhere).
@@ -163,8 +163,8 @@ def read_run(
             rows, or None.
         ignore_extra_fields: Accept lines of more than six fields.
         digest: Compute the text's SHA-256 (not for a piece of a file: the caller hashes it).
-        documents: A dictionary of (topic, document) pairs (:func:`documents`): every line
-            gets its pair's key, new pairs the next ones, once the file is accepted.
+        documents: A dictionary of documents (:func:`documents`): every line gets its
+            document's key, new documents the next ones, once the file is accepted.
         skip: Bytes at the top the reader leaves (an ir_metadata block); the digest is of all.
     """
     import pyarrow as pa
@@ -213,12 +213,8 @@ def read_run(
         document_name = "doc_key"
         rows_added = ints(added_rows)
         added = pa.Table.from_arrays(
-            [
-                names.take(topic_index.take(rows_added)),
-                strings(doc_offsets, doc_bytes),
-                documents_column.take(rows_added),
-            ],
-            names=["query_id", "doc_id", "doc_key"],
+            [strings(doc_offsets, doc_bytes), documents_column.take(rows_added)],
+            names=["doc_id", "doc_key"],
         )
     rows = pa.Table.from_arrays(
         [
@@ -257,31 +253,54 @@ def documents(
     spill_fd: int = -1,
     budget: int = 0,
 ) -> Any:
-    """The reader's dictionary of (topic, document) pairs: ``query_id, doc_id, doc_key`` stored.
+    """The reader's dictionary of a collection's documents: ``doc_id, doc_key`` stored.
 
-    ``batches``: the stored pairs, a batch at a time (grouped by topic, a topic's tables are
-    built once). ``next_key``: the first key a new pair gets (keys are unique across the
-    warehouse). ``spill_fd``: a file the dictionary may write its topics' tables to while
-    they hold more than ``budget`` bytes (it keeps a duplicate of the descriptor), so that
-    memory holds ``budget`` whatever the collection's number of pairs.
+    ``batches``: the stored documents, a batch at a time, in any order. ``next_key``: the
+    first key a new document gets (keys are unique across the warehouse). ``spill_fd``: a
+    file the dictionary may write its tables to while they hold more than ``budget`` bytes
+    (it keeps a duplicate of the descriptor), so that memory holds ``budget`` whatever the
+    collection's number of documents.
     """
+    capsule = module.documents(next_key, spill_fd, budget, True)
+    for stored in batches:
+        if stored.num_rows == 0:
+            continue
+        keys = np.ascontiguousarray(arrays.numbers(stored["doc_key"]), dtype=np.int64)
+        module.documents_add_ids(capsule, *_string_buffers(stored["doc_id"]), keys)
+    return capsule
+
+
+def pairs(
+    module: Any,
+    batches: Iterable[pa.Table | pa.RecordBatch],
+    *,
+    spill_fd: int = -1,
+    budget: int = 0,
+) -> Any:
+    """A dictionary of (topic, document) pairs: ``query_id, doc_id, doc_key`` stored.
+
+    :func:`graded`'s, whose keys are grades. ``batches``, ``spill_fd`` and ``budget`` as for
+    :func:`documents`; a topic's tables are built once when its pairs come together.
+    """
+    capsule = module.documents(0, spill_fd, budget)
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        topics, documents_ = batch["query_id"], batch["doc_id"]
+        keys = np.ascontiguousarray(arrays.numbers(batch["doc_key"]), dtype=np.int64)
+        module.documents_add(capsule, *_string_buffers(topics), *_string_buffers(documents_), keys)
+    return capsule
+
+
+def _string_buffers(ids: Any) -> list[Any]:
+    """A column of ids as an Arrow string array's offsets and bytes (int32 offsets)."""
     import pyarrow as pa
 
-    capsule = module.documents(next_key, spill_fd, budget)
-    for pairs in batches:
-        if pairs.num_rows == 0:  # (combining no chunks makes an array from a list)
-            continue
-        buffers: list[Any] = []
-        for name in ("query_id", "doc_id"):
-            ids = pairs[name]
-            ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids
-            if ids.type != pa.string():
-                ids = ids.cast(pa.string())
-            _, offsets, data = ids.buffers()
-            buffers += [offsets.slice(ids.offset * 4), data if data is not None else b""]
-        keys = np.ascontiguousarray(arrays.numbers(pairs["doc_key"]), dtype=np.int64)
-        module.documents_add(capsule, *buffers, keys)
-    return capsule
+    ids = ids.combine_chunks() if isinstance(ids, pa.ChunkedArray) else ids  # (not empty here)
+    if ids.type != pa.string():
+        ids = ids.cast(pa.string())
+    _, offsets, data = ids.buffers()
+    return [offsets.slice(ids.offset * 4), data if data is not None else b""]
 
 
 def judged_by_topic(judged: pa.Table) -> pa.Table:

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 DEFAULT_DB = "evalwh.duckdb"
 DEFAULT_QRELS = "default"
+# DuckDB's memory limit while schema steps are applied to an existing warehouse (Store._migrate)
+MIGRATION_MEMORY = "1GiB"
 _INGEST = "evalwh.queries.ingest"
 _REPORTS = "evalwh.queries.reports"
 
@@ -441,14 +443,25 @@ class Store:
             with _Transaction(self, counts=False):
                 self.con.execute("UPDATE schema_migrations SET applied_at = current_timestamp")
             self.upgraded.extend(files)
-        for name, file in files.items():
-            if name in applied:
-                continue
-            # (the schema of a file created here is not a change to report: see Outcome)
-            with _Transaction(self, counts=not self.created):
-                self.con.execute(file.text)
-                self.con.execute("INSERT INTO schema_migrations (name) VALUES (?)", [name])
-            self.upgraded.append(name)
+        missing = [name for name in files if name not in applied]
+        if not missing:
+            return
+        # A step that moves the rows of a large warehouse (026 rewrites every run line) joins
+        # and sorts them all: DuckDB's default limit, most of the machine's memory, let the
+        # shared XL's upgrade reach 7.4 GiB; within MIGRATION_MEMORY it spills to the file's
+        # temporary folder instead.
+        # (set on a connection just opened, whose limit is DuckDB's default: RESET puts it back)
+        self.con.execute("SET memory_limit = $value", {"value": MIGRATION_MEMORY})
+        try:
+            for name in missing:
+                # (the schema of a file created here is not a change to report: see Outcome)
+                with _Transaction(self, counts=not self.created):
+                    self.con.execute(files[name].text)
+                    self.con.execute("INSERT INTO schema_migrations (name) VALUES (?)", [name])
+                self.upgraded.append(name)
+        finally:
+            with contextlib.suppress(duckdb.Error):  # (a failed step's error is the one to see)
+                self.con.execute("RESET memory_limit")
 
     def _refuse_newer(self, files: dict[str, sql.SqlFile], applied: set[str]) -> None:
         """Refuse a warehouse a newer evalwh wrote: it records schema steps this one does not ship.

@@ -1,5 +1,5 @@
 -- name: delete_collection_runs
--- description: Delete the run results of whole collections (import --replace): lines, lists, pairs and cache, by key.
+-- description: Delete the run results of whole collections (import --replace): lines, lists, documents and cache, by key.
 -- params: collections VARCHAR[]
 DELETE FROM run_rows
 WHERE list_key IN (SELECT list_key FROM run_topics WHERE list_contains($collections, collection_id));

@@ -1,8 +1,8 @@
 -- name: delete_run
 -- description: Delete one stored run (ingest --replace): its rows and cached rows by key, its lists, builds, losses to exclusions and entry.
 -- params: collection_id VARCHAR, run_id VARCHAR
--- The (topic, document) pairs its lines referred to are noted in dropped_pairs first: other
--- runs may share them, so drop_unused_pairs.sql, once the command's deletions are done,
+-- The documents its lines referred to are noted in dropped_pairs first: other runs may
+-- share them, so drop_unused_pairs.sql, once the command's deletions are done,
 -- drops only those no line refers to any more.
 CREATE TEMP TABLE IF NOT EXISTS dropped_pairs (doc_key BIGINT);
 

@@ -1,12 +1,12 @@
 -- name: drop_unused_pairs
--- description: Drop the (topic, document) pairs of deleted runs that no stored line refers to any more.
+-- description: Drop the documents of deleted runs that no stored line refers to any more.
 -- params:
--- delete_run.sql noted the pairs the deleted runs' lines referred to (dropped_pairs); a pair
--- another run's line still refers to stays, with its key. The stored lines' keys are probed
--- against the noted pairs (DuckDB builds the anti join's table on them: a right anti join),
+-- delete_run.sql noted the documents the deleted runs' lines referred to (dropped_pairs); a
+-- document another run's line still refers to stays, with its key. The stored lines' keys are
+-- probed against the noted ones (DuckDB builds the anti join's table on them: a right anti join),
 -- so the cost is one scan of run_rows' keys whatever the number of runs replaced (0.3 s on
 -- 25 M lines). Run once per command, after its deletions and before any new key is given:
--- a dropped pair's key is then never read again, and the next new pair may take it.
+-- a dropped document's key is then never read again, and the next new document may take it.
 DELETE FROM documents
 WHERE doc_key IN (
     SELECT p.doc_key

@@ -28,9 +28,9 @@ COMMENT ON TABLE pool_bias_samples IS 'One row per (collection, experiment, hand
 COMMENT ON TABLE pool_bias_summary IS 'One row per (collection, experiment, handling, pool width): bias quartiles and errors before and after adjustment; filled by `evalwh experiment pool-bias`.';
 COMMENT ON TABLE pool_common_topics IS 'One row per (collection, experiment, handling, pool width): errors of the common-topics adjustments; filled by `evalwh experiment pool-bias`.';
 COMMENT ON TABLE pool_adjustments IS 'One row per (collection, run, pool, measure, method): a pooling-bias adjusted score; filled by `evalwh adjust` (stores unless --no-store).';
-COMMENT ON TABLE documents IS 'One row per (collection, topic, document) a run retrieved, with its key (doc_key).';
+COMMENT ON TABLE documents IS 'One row per (collection, document) a run retrieved, with its key (doc_key); a line''s topic is its list''s (run_topics).';
 COMMENT ON TABLE run_topics IS 'One row per (collection, run, topic) retrieved, with num_ret and its key (list_key).';
-COMMENT ON TABLE run_rows IS 'One row per run line, by keys: list_key, doc_key, score, rank in trec_eval order.';
+COMMENT ON TABLE run_rows IS 'One row per run line, by keys: list_key, doc_key, score, rank in trec_eval order, and the rank column as written where it is not the rank (given_rank, or given_text where it is no integer''s own decimal).';
 COMMENT ON TABLE judged_builds IS 'Cache: one row per (collection, qrels set, run) build, with what it was built from.';
 COMMENT ON TABLE judged_results IS 'Cache: per build (qrels set, run) and list, one row per judged document, or per stretch of span consecutive ranks below judged_spans_from() judged with grade 0; with running counts.';
 COMMENT ON TABLE judgment_prompts IS 'One row per distinct judging prompt, keyed by the sha256 of its text; qrels_sets.prompt_sha256 refers to it.';

@@ -92,21 +92,24 @@ CREATE TABLE run_topics (
     list_key      INTEGER NOT NULL
 );
 
--- One row per (collection, topic, document) a run retrieved, with its key.
+-- One row per (collection, document) a run retrieved, with its key (026_document_keys: a
+-- line's topic is its list's; the (topic, document) pair is derived, not stored).
 CREATE TABLE documents (
     collection_id VARCHAR NOT NULL,
-    query_id      VARCHAR NOT NULL,
     doc_id        VARCHAR NOT NULL,
     doc_key       BIGINT NOT NULL
 );
 
--- One row per run line, by keys; rank in trec_eval order.
+-- One row per run line, by keys; rank in trec_eval order. The rank column as the file wrote
+-- it is kept only where it is not the rank's own decimal (026_document_keys): as an integer
+-- where it is another integer's own decimal, else as text.
 CREATE TABLE run_rows (
     list_key   INTEGER NOT NULL,
     doc_key    BIGINT NOT NULL,
     score      DOUBLE NOT NULL,
     rank       INTEGER NOT NULL,
-    rank_given VARCHAR            -- NULL: the rank column said CAST(rank AS VARCHAR)
+    given_rank INTEGER,           -- the rank column, where it is another integer's own decimal
+    given_text VARCHAR            -- the rank column, where it is no integer's own decimal
 );
 
 -- One row per (collection, run, topic, document); rank_given is the file's own rank column,
@@ -118,7 +121,7 @@ SELECT
     t.query_id,
     d.doc_id,
     r.score,
-    coalesce(r.rank_given, CAST(r.rank AS VARCHAR)) AS rank_given,
+    coalesce(r.given_text, CAST(coalesce(r.given_rank, r.rank) AS VARCHAR)) AS rank_given,
     r.rank
 FROM run_rows AS r
 JOIN run_topics AS t USING (list_key)
@@ -896,4 +899,5 @@ INSERT INTO schema_migrations (name) VALUES
     ('022_float32_ranking'),
     ('023_conventions_qrels'),
     ('024_exclusions'),
-    ('025_audits');
+    ('025_audits'),
+    ('026_document_keys');

@@ -1,7 +1,7 @@
 """The keyed store of a run ingest: the files the reader ranked, staged, stored by key.
 
 Step 3 of a run ingest (:mod:`evalwh.store.ingest`): :class:`Stored` gives every line the key
-of its (topic, document) pair, every ranked list and cache build theirs, stages each file the
+of its document, every ranked list and cache build theirs, stages each file the
 reader ranked (:class:`Prepared`; a large plain file a piece of whole topics at a time) and
 stores what is staged a few million lines at a time, in the background while the next files
 are read.
@@ -65,15 +65,14 @@ STAGE_BYTES = 384 << 20
 # (27 of them: 3.5-3.8 s and 0.45 GiB, in memory 4.0-4.6 s and 0.56; 41 of them: 5.0-5.3 s
 # and 0.55 GiB, in memory 5.5-6.1 s and 0.68).
 STAGE_FILE_BYTES = 4 << 20
-# The reader's dictionary of (topic, document) pairs keeps at most this much of its tables in
-# memory; past it, the topics used longest ago wait in a temporary file, and each run file
-# reads back those it has lines of (a cost per file, so the budget is set above the shared
-# bench's L: 6.9 M pairs, 265 MiB at about 40 bytes a pair, ingest without spilling; XL's
-# 33.9 M pairs keep 1,436 of 5,000 topics in memory, 1.2 GiB in the file, and cost its
-# ingest 4-7 s of 51-55). Stored pairs are loaded LOAD_PAIRS at a time.
+# The reader's dictionary of the collection's documents (schema/026_document_keys.sql: a
+# document's name is stored once per collection, not once per topic that retrieved it) keeps
+# at most this much of its tables in memory; past it, the buckets used longest ago wait in a
+# temporary file. The shared bench's L and XL hold 528,153 and 528,155 documents, about 22 MB
+# (their 6.9 M and 33.9 M (topic, document) pairs took 265 MiB and 1.3 GB when those were the
+# keys, XL's mostly in the file). Stored documents are loaded LOAD_DOCUMENTS at a time.
 DICTIONARY_BYTES = 320 << 20
-PAIR_BYTES = 40
-LOAD_PAIRS = 1 << 20
+LOAD_DOCUMENTS = 1 << 20
 
 
 def _text_bytes(file: RunFile) -> int:
@@ -112,11 +111,11 @@ class Stored:
     """Stores the files the reader ranked under their keys, staged until one insert.
 
     The warehouse keeps run lines by key (schema/013_keyed_results.sql): each ranked list a
-    new ``list_key``, each (topic, document) pair its ``doc_key``, each cache build its
-    ``build_key``. The pairs already stored for the collection are loaded into the reader's
-    dictionary (``_runlines.documents``), which gives every line its key and new pairs the
-    next ones. :meth:`prepare` (in a worker thread, one per file read at a time) stages a
-    file's rows, new pairs and judged rows, all numbers but the new pairs' ids: in memory
+    new ``list_key``, each document of the collection its ``doc_key`` (schema/026), each cache
+    build its ``build_key``. The documents already stored for the collection are loaded into
+    the reader's dictionary (``_runlines.documents``), which gives every line its key and new
+    documents the next ones. :meth:`prepare` (in a worker thread, one per file read at a time) stages a
+    file's rows, new documents and judged rows, all numbers but the new documents' ids: in memory
     as Arrow tables when the ingest is small and so are its files (``in_memory``: at most
     STAGE_BYTES of text, STAGE_FILE_BYTES a file on average), else as Parquet files in the
     spill folder, so memory holds the files being read
@@ -164,27 +163,22 @@ class Stored:
     def load(self) -> None:
         """Load the dictionary and the next keys from the warehouse (before files are read).
 
-        The stored pairs come a batch at a time, and the dictionary keeps at most
+        The stored documents come a batch at a time, and the dictionary keeps at most
         DICTIONARY_BYTES of its tables in memory (the others in an anonymous temporary file),
-        so that memory does not grow with the collection's pairs. When they would not fit,
-        they come sorted by topic, so that each topic's table is built once.
+        so that memory does not grow with the collection's documents.
         """
         import tempfile
 
-        ((next_key, next_list, next_build, self.spans_from, pairs),) = self.wh.con.execute(
+        ((next_key, next_list, next_build, self.spans_from),) = self.wh.con.execute(
             "SELECT (SELECT coalesce(max(doc_key), 0) + 1 FROM documents),"
             " (SELECT coalesce(max(list_key), 0) + 1 FROM run_topics),"
             " (SELECT coalesce(max(build_key), 0) + 1 FROM judged_builds),"
-            " judged_spans_from(),"  # the cache's stretches begin below it (schema/014)
-            " (SELECT count(*) FROM documents WHERE collection_id = $collection)",
-            {"collection": self.collection},
+            " judged_spans_from()"  # the cache's stretches begin below it (schema/014)
         ).fetchall()
-        order = " ORDER BY query_id" if pairs * PAIR_BYTES > DICTIONARY_BYTES else ""
         stored = self.wh.con.sql(
-            "SELECT query_id, doc_id, doc_key FROM documents"
-            " WHERE collection_id = $collection" + order,
+            "SELECT doc_id, doc_key FROM documents WHERE collection_id = $collection",
             params={"collection": self.collection},
-        ).to_arrow_reader(LOAD_PAIRS)
+        ).to_arrow_reader(LOAD_DOCUMENTS)
         self.documents = None  # (the dictionary before, and its spill file, are freed first)
         with tempfile.TemporaryFile() as spill:  # the dictionary keeps its own descriptor
             self.documents = runreader.documents(
@@ -272,7 +266,7 @@ class Stored:
         file whose topics are not together (a topic in two pieces) has its lines sorted into
         pieces by topic first (:func:`evalwh.io.runreader.topic_pieces`); None if a topic is
         in two pieces even then (the file is read whole). What the pieces staged is dropped
-        then, but for their new (topic, document) pairs: a key, once given, is stored.
+        then, but for their new documents: a key, once given, is stored.
         """
         build_key = self.build() if self.cache.primary is not None else None
         delimiter = file.delimiter.encode()
@@ -308,7 +302,7 @@ class Stored:
                 return ranked
             topics = ranked.topics["query_id"].to_pylist()
             if not seen.isdisjoint(topics):
-                # (the reader keyed this piece too: its new pairs stay staged with the others')
+                # (the reader keyed this piece too: its new documents stay staged with the others')
                 self.discard([*done, self.prepare(ranked, build_key)])
                 return None
             seen.update(topics)
@@ -358,8 +352,8 @@ class Stored:
     def discard(self, prepared: Prepared | str | None | list[Prepared]) -> None:
         """Drop what was staged for a file (or pieces) that is read again or goes the general way.
 
-        Its new (topic, document) pairs stay staged: the dictionary gave their keys, which
-        other files read at the same time may have used.
+        Its new documents stay staged: the dictionary gave their keys, which other files read
+        at the same time may have used.
         """
         for item in prepared if isinstance(prepared, list) else [prepared]:
             if not isinstance(item, Prepared):
