@@ -17,13 +17,21 @@ whichever reader read a file.
 
 The function shipped to the executors (:func:`mapper`) is a closure, pickled by value: an
 executor without evalwh runs it too, and reports every file as not read (``reason``) rather
-than failing the job.
+than failing the job; so does an executor whose environment sets ``EVALWH_NO_READER`` (as
+the direct path's reader, :func:`evalwh.io.runreader.reader`). An executor whose Python
+cannot run the function at all (no pyarrow there) fails the job, and
+:func:`evalwh.spark.files.load_runs` then has Spark SQL read every file.
+
+It is the default reader of ``evalwh spark eval`` on run files (``--reader evalwh``); on a
+local master, whose executors are this machine and this interpreter, :func:`reader_here`
+tells before the session starts whether it can be used.
 
 May import: :mod:`evalwh.io` (and pyarrow, numpy inside functions).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +45,27 @@ SCHEMA = (
     "query_id STRING, num_ret INT, rank INT, gain INT, judged_so_far INT, relevant_so_far INT"
 )
 NOT_INSTALLED = "evalwh's run-file reader is not installed on this executor"
+SWITCHED_OFF = "EVALWH_NO_READER is set on this executor"
+WITHOUT_READER = (NOT_INSTALLED, SWITCHED_OFF)
+"""The reasons that are the executor's, not the file's: it has no evalwh reader to read with."""
+NO_READER = "EVALWH_NO_READER"
+"""An environment variable that, set (to anything but the empty string), leaves the C reader
+unused, here and on an executor whose environment has it (``spark.executorEnv.EVALWH_NO_READER``)."""
+
+
+def reader_here() -> bool:
+    """Whether this process can use evalwh's C reader: built, importable, not switched off.
+
+    For a local master the executors' Python workers run this interpreter with this
+    environment (:mod:`evalwh.spark.session`), so this says what they would find.
+    """
+    if os.environ.get(NO_READER):
+        return False
+    try:
+        import evalwh.io._runlines  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def judgments_table(qrels: Any) -> pa.Table | None:
@@ -92,16 +121,20 @@ def mapper(
     def read(batches: Iterator[Any]) -> Iterator[Any]:
         import gzip
         import hashlib
+        import importlib
+        import os
 
         import numpy as np
         import pyarrow as pa
 
-        import importlib
-
-        try:
-            module = importlib.import_module("evalwh.io._runlines")
-        except ImportError:  # evalwh (or its compiled reader) is not on this executor
-            module = None
+        without = None
+        if os.environ.get(NO_READER):
+            module, without = None, SWITCHED_OFF
+        else:
+            try:
+                module = importlib.import_module("evalwh.io._runlines")
+            except ImportError:  # evalwh (or its compiled reader) is not on this executor
+                module, without = None, NOT_INSTALLED
         names = [field.split()[0] for field in SCHEMA.split(", ")]
         types = {"INT": pa.int32(), "STRING": pa.string(), "BIGINT": pa.int64()}
         schema = pa.schema([(f.split()[0], types[f.split()[1]]) for f in SCHEMA.split(", ")])
@@ -118,7 +151,7 @@ def mapper(
             contents = batch.column("content")
             for at, index in enumerate(indexes):
                 if module is None:
-                    yield file_row(index, NOT_INSTALLED)
+                    yield file_row(index, without)
                     continue
                 if capsule is None:
                     table = pa.ipc.open_stream(judgments.value).read_all()

@@ -17,7 +17,8 @@ master given. What it sets, and why:
   collector, not to the data (docs/spark.md, "Settings"). Unless the configuration names
   them, a local session therefore runs without the web UI and its JVM with
   :data:`LOCAL_JAVA_OPTIONS`, unless the JVM itself goes through every line (Spark SQL's
-  reader, or an export of :data:`SECOND_TIER_ROWS` ranked rows or more read as Parquet),
+  reader, asked for or where evalwh's cannot be used, or an export of
+  :data:`SECOND_TIER_ROWS` ranked rows or more read as Parquet),
   where the second JIT tier pays for its compiler (``lean_jvm=False``). A cluster's master keeps Spark's defaults (long-lived
   executors, a UI to watch); the same options can be given there with ``--conf``.
 * **Python on the executors.** A local session's executors are this machine: their Python
@@ -266,21 +267,26 @@ def session_settings(
     return settings
 
 
-def lean_for(reader: str, export_rows: int | None = None) -> bool:
+def lean_for(reader: str, export_rows: int | None = None, *, c_reader: bool = True) -> bool:
     """Whether a local session's JVM runs lean (:data:`LOCAL_JAVA_OPTIONS`) for this input.
 
     ``reader`` is ``evalwh`` (the C reader on the executors hands the JVM only the judged
     rows and each list's length: lean) or ``spark`` (Spark SQL's reader: the JVM parses,
-    checks and ranks every line itself: Spark's default JVM); ``export_rows``, for an export
-    read as Parquet, is its ranked rows: lean below :data:`SECOND_TIER_ROWS`.
+    checks and ranks every line itself: Spark's default JVM); ``c_reader`` says whether the
+    C reader can be used at all (a local master's executors are this interpreter:
+    :func:`evalwh.spark.executors.reader_here`; not with excluded documents), else Spark SQL
+    reads every line after all; ``export_rows``, for an export read as Parquet, is its
+    ranked rows: lean below :data:`SECOND_TIER_ROWS`.
 
     Examples:
         >>> lean_for("evalwh"), lean_for("spark"), lean_for("spark", 6_000_000), lean_for("spark", 25_000_000)
         (True, False, True, False)
+        >>> lean_for("evalwh", c_reader=False)
+        False
     """
     if export_rows is not None:
         return export_rows < SECOND_TIER_ROWS
-    return reader == "evalwh"
+    return reader == "evalwh" and c_reader
 
 
 def is_local(master: str | None) -> bool:
