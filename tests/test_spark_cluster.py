@@ -151,7 +151,7 @@ def test_spark_submit_with_evalwh_shipped_to_the_executors_prints_what_eval_prin
     assert len(said) == 1, result.stdout
     assert said[0] == (
         "evalwh's reader read 3 of 4 run files on the executors; Spark SQL read the others "
-        f"(not in the reader's plain form; the first, {runs[-1]}: a comment)\n"
+        f"(not in the reader's plain form; the first, {runs[-1]}: a comment (first line))\n"
     )
     assert "".join(line for line in lines if line not in said) == direct.stdout
     assert "\nRBP@10 " in result.stdout  # RBP(p=0.8)@10: p = 0.8 is the default, not repeated in the name

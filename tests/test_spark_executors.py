@@ -113,6 +113,7 @@ def test_files_the_reader_does_not_take_come_back_with_a_reason(monkeypatch: pyt
     heads = {r["file_index"]: r for r in out if r["kind"] == executors.FILE}
     assert sorted(heads) == [0, 1, 2, 3, 4]
     assert all(heads[i]["reason"] for i in range(4)) and heads[4]["reason"] is None
+    assert heads[0]["reason"] == "a comment (first line)"
     assert {r["file_index"] for r in out if r["kind"] != executors.FILE} == {4}
     # an executor whose environment switches the reader off (spark.executorEnv.EVALWH_NO_READER):
     # every file comes back, and this process says as much for a local master's executors

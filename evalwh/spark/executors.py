@@ -180,7 +180,14 @@ def mapper(
                 delimiter = b"\t" if b"\t" in first else b" "
                 fields = first.split(delimiter)
                 if len(fields) < 6 or not first.isascii():
-                    yield file_row(index, "not the reader's plain form (first line)")
+                    # (in the C reader's words: the reader's line, LoadedRuns.reader_line, names it)
+                    kind = (
+                        "a byte other than printable ASCII" if not first.isascii()
+                        else "a comment" if first.lstrip().startswith(b"#")
+                        else "a blank line" if not first.strip()
+                        else "a line of other than six fields"
+                    )
+                    yield file_row(index, f"{kind} (first line)")
                     continue
                 tag = fields[5].decode("ascii")
                 result = module.rank_file(text, delimiter.decode(), tag, capsule, rel, float32, extra_fields, max_line)
