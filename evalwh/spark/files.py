@@ -32,7 +32,8 @@ array limit) decompressed; the listing uses the classic session's JVM (not Spark
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
@@ -195,10 +196,11 @@ class LoadedRuns:
         """One line saying who read the run files, and why Spark SQL read any that evalwh's
         reader was asked to (``evalwh spark eval`` prints it on standard error)."""
         total = len(self.files)
+        every = "the run file" if total == 1 else f"the {total:,} run files"
         if self.reader == "spark":
-            return f"Spark SQL read the {total:,} run files (--reader spark)"
+            return f"Spark SQL read {every} (--reader spark)"
         if self.spark_sql_reason is not None:
-            return f"Spark SQL read the {total:,} run files: {self.spark_sql_reason}"
+            return f"Spark SQL read {every}: {self.spark_sql_reason}"
         line = f"evalwh's reader read {self.by_reader:,} of {total:,} run files on the executors"
         if self.without_reader:
             line += (
@@ -481,20 +483,21 @@ def _read_on_executors(
     before = spark.conf.get(key, None)
     spark.conf.set(key, "1")
     try:
-        rows = (
-            spark.read.format("binaryFile")
-            .load([f.uri for _, f in readable])
-            .select(
-                F.element_at(index, uri).cast("int").alias("file_index"),
-                F.col("path").endswith(".gz").alias("gz"),
-                "content",
+        with _quiet_task_failures(spark):
+            rows = (
+                spark.read.format("binaryFile")
+                .load([f.uri for _, f in readable])
+                .select(
+                    F.element_at(index, uri).cast("int").alias("file_index"),
+                    F.col("path").endswith(".gz").alias("gz"),
+                    "content",
+                )
+                .mapInArrow(
+                    executors.mapper(shared, rel, float32_ties, ignore_extra_fields, formats.MAX_LINE),
+                    executors.SCHEMA,
+                )
+                .localCheckpoint(eager=True)
             )
-            .mapInArrow(
-                executors.mapper(shared, rel, float32_ties, ignore_extra_fields, formats.MAX_LINE),
-                executors.SCHEMA,
-            )
-            .localCheckpoint(eager=True)
-        )
     except (Py4JJavaError, PySparkException) as error:
         # the executors could not run the reader's function at all (their Python without
         # pyarrow, another Python than the driver's, a worker that died): Spark SQL reads every
@@ -520,6 +523,46 @@ def _read_on_executors(
     if note:
         note(f"read {len(taken):,} run files with evalwh's reader on the executors")
     return taken, digests, missing, None, (formed[0], reasons[formed[0]]) if formed else None
+
+
+# Spark's loggers that report a failed task on the driver's standard error (a local master's
+# executor is the driver's JVM): the task's stack trace, the task set's abort, a lost worker
+_TASK_FAILURE_LOGGERS = (
+    "org.apache.spark.executor.Executor",
+    "org.apache.spark.scheduler.TaskSetManager",
+    "org.apache.spark.scheduler.TaskSchedulerImpl",
+    "org.apache.spark.api.python.PythonRunner",
+)
+
+
+@contextmanager
+def _quiet_task_failures(spark: Any) -> Iterator[None]:
+    """Spark's own log lines of a failed task kept off while the reader's job runs, where the
+    session logs errors only (evalwh's quiet default): a failure of that job is said in one
+    line (:attr:`LoadedRuns.reader_line`), not with a Java stack trace. Loggers configured by
+    name, and sessions that log more (``--verbose``), are left as they are; the temporary
+    logger settings are removed after the job."""
+    jvm = spark.sparkContext._jvm
+    log4j = jvm.org.apache.logging.log4j
+    context = log4j.LogManager.getContext(False)
+    config = context.getConfiguration()
+    configured = config.getLoggers()
+    added = [
+        name for name in _TASK_FAILURE_LOGGERS
+        if not configured.containsKey(name)
+        and config.getLoggerConfig(name).getLevel().isMoreSpecificThan(log4j.Level.ERROR)
+    ]  # fmt: skip
+    for name in added:
+        config.addLogger(name, log4j.core.config.LoggerConfig(name, log4j.Level.OFF, True))
+    if added:
+        context.updateLoggers()
+    try:
+        yield
+    finally:
+        for name in added:
+            config.removeLogger(name)
+        if added:
+            context.updateLoggers()
 
 
 def _cause(error: BaseException) -> str:
