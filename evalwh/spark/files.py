@@ -32,8 +32,7 @@ array limit) decompressed; the listing uses the classic session's JVM (not Spark
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
@@ -294,8 +293,8 @@ READERS = ("evalwh", "spark")
 with Spark SQL's for the files it leaves and wherever it cannot be used (``evalwh spark
 eval``'s default), and Spark SQL's alone (needs nothing on the executors)."""
 # Why Spark SQL reads every run file although evalwh's reader was asked for (LoadedRuns.reader_line)
+# (and executors.GRADES, executors' job failing: evalwh.spark.executors.read_files)
 EXCLUDING = "excluded documents leave the runs before ranking, which evalwh's reader cannot do (methods §17)"
-GRADES = "the qrels hold negative or fractional grades, which evalwh's reader does not take"
 NOT_HERE = "evalwh's C reader is not available here (not built, or EVALWH_NO_READER set)"
 
 
@@ -363,9 +362,14 @@ def load_runs(
     digests: dict[int, str] = {}
     missing, left = 0, None
     if reader == "evalwh" and why is None:
-        taken, digests, missing, why, left = _read_on_executors(
-            spark, files, ignore_extra_fields, rel, float32_ties, progress
-        )
+        if not spark.catalog.tableExists("qrels"):
+            raise IngestError("runs", None, "evalwh's reader looks the lines up in the judgments: load the qrels first")
+        read = executors.read_files(
+            spark, [(i, f.uri, _normal_uri(f.uri)) for i, f in enumerate(files) if f.size != 0],
+            ignore_extra_fields, rel, float32_ties, progress,
+        )  # fmt: skip
+        taken = {i: _FileCheck(tag, True, lines, 0, 0, False, 0) for i, (tag, lines) in read.taken.items()}
+        digests, missing, why, left = read.digests, read.missing, read.why, read.left
     if why is not None and progress:
         progress(f"Spark SQL reads every run file: {why}")
     rest = [i for i in range(len(files)) if i not in taken]
@@ -430,7 +434,7 @@ def load_runs(
         # (apply_exclusions.sql; 08_pairs.sql reads it as a topic the run did not return)
         spark.table("run_topics").unionByName(emptied).createOrReplaceTempView("run_topics")
     if taken:
-        _register_reader_rows(spark, collection, run_ids, rel, float32_ties)
+        executors.register_rows(spark, collection, run_ids, rel, float32_ties)
     return LoadedRuns(
         run_ids, files, line_counts, len(taken), missing, excluded, reader, why,
         None if left is None else (files[left[0]].label, left[1]),
@@ -442,159 +446,6 @@ def load_exclusions(spark: Any, paths: Sequence[str | os.PathLike[str]]) -> int:
     from evalwh.spark import exclusions
 
     return exclusions.load_exclusions(spark, paths)
-
-
-def _read_on_executors(
-    spark: Any,
-    files: list[SparkFile],
-    ignore_extra_fields: bool,
-    rel: int,
-    float32_ties: bool,
-    note: Progress | None,
-) -> tuple[dict[int, _FileCheck], dict[int, str], int, str | None, tuple[int, str] | None]:
-    """The files evalwh's C reader takes on the executors: their checks (all good) and digests.
-
-    Its rows (kind 0 per file, 1 per topic, 2 per judged line) are materialised once as
-    ``spark_reader``; the files it leaves are not in the result (Spark SQL reads them).
-    Also returned: how many files executors without the reader handed back, why the reader
-    read none (the qrels' grades, its job failing; else None), and the first file it left
-    for its form with the reason (file index, reason; or None).
-    """
-    from py4j.protocol import Py4JJavaError
-    from pyspark.errors import PySparkException
-    from pyspark.sql import functions as F
-
-    from evalwh.io import formats
-    from evalwh.spark import executors
-
-    if not spark.catalog.tableExists("qrels"):
-        raise IngestError("runs", None, "evalwh's reader looks the lines up in the judgments: load the qrels first")
-    judgments = executors.judgments_table(spark.table("qrels"))
-    readable = [(i, f) for i, f in enumerate(files) if f.size != 0]
-    if judgments is None:
-        return {}, {}, 0, GRADES, None
-    if not readable:  # (empty files only: Spark SQL says they hold no run lines)
-        return {}, {}, 0, None, None
-    shared = spark.sparkContext.broadcast(executors.serialise(judgments))
-    index = F.create_map(*[item for i, f in readable for item in (F.lit(_normal_uri(f.uri)), F.lit(i))])
-    uri = F.regexp_replace(F.col("path"), "^file:///", "file:/")
-    # one file a batch into the reader's function (a batch of many would hold them all at once)
-    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
-    before = spark.conf.get(key, None)
-    spark.conf.set(key, "1")
-    try:
-        with _quiet_task_failures(spark):
-            rows = (
-                spark.read.format("binaryFile")
-                .load([f.uri for _, f in readable])
-                .select(
-                    F.element_at(index, uri).cast("int").alias("file_index"),
-                    F.col("path").endswith(".gz").alias("gz"),
-                    "content",
-                )
-                .mapInArrow(
-                    executors.mapper(shared, rel, float32_ties, ignore_extra_fields, formats.MAX_LINE),
-                    executors.SCHEMA,
-                )
-                .localCheckpoint(eager=True)
-            )
-    except (Py4JJavaError, PySparkException) as error:
-        # the executors could not run the reader's function at all (their Python without
-        # pyarrow, another Python than the driver's, a worker that died): Spark SQL reads every
-        # file, and fails in turn, with its own message, where a file cannot be read at all
-        return {}, {}, 0, f"evalwh's reader failed on the executors ({_cause(error)})", None
-    finally:
-        if before is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, before)
-    rows.createOrReplaceTempView("spark_reader")
-    taken, digests, reasons = {}, {}, {}
-    for r in spark.sql(
-        f"SELECT file_index, reason, tag, sha256, line_count FROM spark_reader WHERE kind = {executors.FILE}"
-    ).collect():
-        if r["reason"] is not None:
-            reasons[r["file_index"]] = r["reason"]
-            continue
-        taken[r["file_index"]] = _FileCheck(r["tag"], True, int(r["line_count"]), 0, 0, False, 0)
-        digests[r["file_index"]] = r["sha256"]
-    missing = sum(1 for reason in reasons.values() if reason in executors.WITHOUT_READER)
-    formed = sorted(i for i, reason in reasons.items() if reason not in executors.WITHOUT_READER)
-    if note:
-        note(f"read {len(taken):,} run files with evalwh's reader on the executors")
-    return taken, digests, missing, None, (formed[0], reasons[formed[0]]) if formed else None
-
-
-# Spark's loggers that report a failed task on the driver's standard error (a local master's
-# executor is the driver's JVM): the task's stack trace, the task set's abort, a lost worker
-_TASK_FAILURE_LOGGERS = (
-    "org.apache.spark.executor.Executor",
-    "org.apache.spark.scheduler.TaskSetManager",
-    "org.apache.spark.scheduler.TaskSchedulerImpl",
-    "org.apache.spark.api.python.PythonRunner",
-)
-
-
-@contextmanager
-def _quiet_task_failures(spark: Any) -> Iterator[None]:
-    """Spark's own log lines of a failed task kept off while the reader's job runs, where the
-    session logs errors only (evalwh's quiet default): a failure of that job is said in one
-    line (:attr:`LoadedRuns.reader_line`), not with a Java stack trace. Loggers configured by
-    name, and sessions that log more (``--verbose``), are left as they are; the temporary
-    logger settings are removed after the job."""
-    jvm = spark.sparkContext._jvm
-    log4j = jvm.org.apache.logging.log4j
-    context = log4j.LogManager.getContext(False)
-    config = context.getConfiguration()
-    configured = config.getLoggers()
-    added = [
-        name for name in _TASK_FAILURE_LOGGERS
-        if not configured.containsKey(name)
-        and config.getLoggerConfig(name).getLevel().isMoreSpecificThan(log4j.Level.ERROR)
-    ]  # fmt: skip
-    for name in added:
-        config.addLogger(name, log4j.core.config.LoggerConfig(name, log4j.Level.OFF, True))
-    if added:
-        context.updateLoggers()
-    try:
-        yield
-    finally:
-        for name in added:
-            config.removeLogger(name)
-        if added:
-            context.updateLoggers()
-
-
-def _cause(error: BaseException) -> str:
-    """A failed Spark job's cause in one line: the Python exception a worker raised (the last
-    ``...Error: ...`` line of its traceback), else the first line of the message."""
-    import re
-
-    text = str(getattr(error, "java_exception", None) or error)
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    raised = [line for line in lines if re.match(r"^[\w.]+(Error|Exception|Exit|Interrupt)\b", line)]
-    found = (raised[-1] if raised else lines[0]) if lines else type(error).__name__
-    return found if len(found) <= 200 else found[:199] + "…"
-
-
-def _register_reader_rows(spark: Any, collection: str, run_ids: list[str], rel: int, float32_ties: bool) -> None:
-    """run_topics with the reader's topics added; spark_reader_judged: its judged rows by run."""
-    from evalwh.spark import executors, reader_rows
-
-    spark.createDataFrame(
-        [(i, r) for i, r in enumerate(run_ids)], "file_index INT, run_id STRING"
-    ).hint(BROADCAST).createOrReplaceTempView("spark_reader_runs")
-    spark.sql(
-        "SELECT t.collection_id, t.run_id, t.query_id, t.num_ret FROM run_topics AS t "
-        "UNION ALL SELECT CAST(:collection AS STRING) AS collection_id, i.run_id, r.query_id, r.num_ret "
-        f"FROM spark_reader AS r JOIN spark_reader_runs AS i USING (file_index) WHERE r.kind = {executors.TOPIC}",
-        args={"collection": collection},
-    ).createOrReplaceTempView("run_topics")
-    spark.sql(
-        "SELECT i.run_id, r.query_id, r.rank, r.gain, r.judged_so_far, r.relevant_so_far "
-        f"FROM spark_reader AS r JOIN spark_reader_runs AS i USING (file_index) WHERE r.kind = {executors.JUDGED}"
-    ).createOrReplaceTempView("spark_reader_judged")
-    reader_rows[id(spark)] = (rel, float32_ties)
 
 
 def _utf8_byte(body: bytes) -> int:

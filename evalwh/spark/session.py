@@ -8,6 +8,8 @@ master given. What it sets, and why:
   driver JVM is therefore started with the log4j2 configuration shipped beside this module
   (errors only), and the three lines the JVM prints past log4j (its incubator modules, the
   shell's default level and how to change it) are dropped from its standard error. ``verbose=True`` keeps Spark's own defaults and every line.
+  A failed task's log lines (:func:`quiet_task_failures`) are kept off where a failure is
+  expected and said otherwise (evalwh's reader's job, which Spark SQL's reader then replaces).
 * **Shuffle partitions.** Spark's default of 200 shuffle partitions turns every aggregate of
   a small cluster into hundreds of tiny tasks; unless the configuration names a number, it is
   three per core the session has (at least four), and adaptive execution coalesces further.
@@ -182,6 +184,49 @@ def _filtered_stderr(verbose: bool) -> Iterator[None]:
         # this process writes to its own standard error again; the JVM keeps the pipe
         os.dup2(restore, 2)
         os.close(restore)
+
+
+# Spark's loggers that report a failed task on the driver's standard error (a local master's
+# executor is the driver's JVM): the task's stack trace, the task set's abort, a lost worker
+_TASK_FAILURE_LOGGERS = (
+    "org.apache.spark.executor.Executor",
+    "org.apache.spark.scheduler.TaskSetManager",
+    "org.apache.spark.scheduler.TaskSchedulerImpl",
+    "org.apache.spark.api.python.PythonRunner",
+)
+
+
+@contextmanager
+def quiet_task_failures(spark: Any) -> Iterator[None]:
+    """Spark's own log lines of a failed task kept off for a block, where the session logs
+    errors only (evalwh's quiet default).
+
+    The block is evalwh's reader's job on the executors (:func:`evalwh.spark.files.load_runs`),
+    whose failure is said in one line (:attr:`evalwh.spark.files.LoadedRuns.reader_line`),
+    not with a Java stack trace. Loggers configured by name, and sessions that log more
+    (``--verbose``), are left as they are; the temporary logger settings are removed after.
+    """
+    jvm = spark.sparkContext._jvm
+    log4j = jvm.org.apache.logging.log4j
+    context = log4j.LogManager.getContext(False)
+    config = context.getConfiguration()
+    configured = config.getLoggers()
+    added = [
+        name for name in _TASK_FAILURE_LOGGERS
+        if not configured.containsKey(name)
+        and config.getLoggerConfig(name).getLevel().isMoreSpecificThan(log4j.Level.ERROR)
+    ]  # fmt: skip
+    for name in added:
+        config.addLogger(name, log4j.core.config.LoggerConfig(name, log4j.Level.OFF, True))
+    if added:
+        context.updateLoggers()
+    try:
+        yield
+    finally:
+        for name in added:
+            config.removeLogger(name)
+        if added:
+            context.updateLoggers()
 
 
 def start(
