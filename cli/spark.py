@@ -38,9 +38,10 @@ ReaderOption = Annotated[
     str,
     typer.Option(
         "--reader",
-        help="Who reads the run files: spark (Spark SQL, needs nothing on the executors) or evalwh "
-        "(evalwh's C reader on the executors, evalwh installed there: docs/spark.md; the files it "
-        "leaves, Spark SQL reads). Same rules, messages and values.",
+        help="Who reads the run files: evalwh (the default: evalwh's C reader on the executors, evalwh "
+        "installed there, docs/spark.md; Spark SQL reads the files it leaves, and every file where it "
+        "cannot be used, said in one line on standard error) or spark (Spark SQL alone, needs nothing "
+        "on the executors). Same rules, messages and values.",
     ),
 ]
 
@@ -66,7 +67,7 @@ def evaluate(
     collection: Annotated[
         str | None, typer.Option("--collection", "-c", help="With --runs-parquet: the export's collection (if it holds several).")
     ] = None,
-    reader: ReaderOption = "spark",
+    reader: ReaderOption = "evalwh",
     measure: Annotated[
         list[str] | None,
         typer.Option("--measure", "-m", help="Measure spec (P@10, AP, nDCG@10, 'RBP(p=0.8)@10', A_p@100, all_trec); reported as typed; repeatable."),
@@ -113,8 +114,9 @@ def evaluate(
     from evalwh.cli.eval import DEFAULT_MEASURES, _depths
     from evalwh.errors import MetricParamError
     from evalwh.spark import export_rows
-    from evalwh.spark.session import lean_for
+    from evalwh.spark.executors import reader_here
     from evalwh.spark.files import READERS
+    from evalwh.spark.session import is_local, lean_for
     from evalwh.store.context import Averaging, Unjudged
 
     if runs_parquet is not None and runs:
@@ -147,8 +149,11 @@ def evaluate(
         depths=_depths(depths), rel=rel, unjudged=unjudged_mode, depth_cap=depth_cap,
         float32_ties=float32_ties, averaging=averaging_mode, typed_names=True,
     )
-    # what the JVM itself goes through (every line, or only the judged rows) chooses its options
-    lean = lean_for(reader, None if runs_parquet is None else export_rows(runs_parquet, collection))
+    # what the JVM itself goes through (every line, or only the judged rows) chooses its options:
+    # Spark SQL reads every line where the C reader cannot be used (excluded documents; a local
+    # master, whose executors are this interpreter, without it)
+    c_reader = not (exclude or exclude_identical_ids) and (not is_local(master) or reader_here())
+    lean = lean_for(reader, None if runs_parquet is None else export_rows(runs_parquet, collection), c_reader=c_reader)
     with _spark(master, conf, verbose, lean) as (session, progress):
         from evalwh.spark import build_context, evaluate, measure_values, parse_options
         from evalwh.spark.files import load_qrels, load_runs
@@ -167,8 +172,7 @@ def evaluate(
                 session, runs, collection=name, ignore_extra_fields=ignore_extra_fields, progress=progress,
                 reader=reader, rel=rel, float32_ties=float32_ties, identical_ids=exclude_identical_ids,
             )  # fmt: skip
-            if reader == "evalwh":
-                _say_reader(loaded)
+            typer.echo(loaded.reader_line, err=True)  # (who read the run files, and why)
             for run_id, lost in loaded.excluded.items():
                 typer.echo(f"note: exclusions removed {lost:,} lines from run {run_id}", err=True)
         if fmt == "parquet":
@@ -258,19 +262,6 @@ def ingest(
         f"collection {collection!r} to {output}; load them with: evalwh import {output}",
         err=True,
     )
-
-
-def _say_reader(loaded: object) -> None:
-    """One line on stderr: how many files evalwh's reader took on the executors (the fast
-    path asked for), and why the others went to Spark SQL where that is not the file's form."""
-    total = len(loaded.files)  # type: ignore[attr-defined]
-    taken, missing = loaded.by_reader, loaded.without_reader  # type: ignore[attr-defined]
-    line = f"evalwh's reader read {taken:,} of {total:,} run files on the executors"
-    if missing:
-        line += f"; {missing:,} went to Spark SQL because their executor has no evalwh reader (docs/spark.md: --archives)"
-    elif taken < total:
-        line += "; Spark SQL read the others (not in the reader's plain form, or negative or fractional grades)"
-    typer.echo(line, err=True)
 
 
 def _load_export(session: object, directory: str, collection: str | None, qrels: str | None, progress: Callable[[str], None]) -> str:

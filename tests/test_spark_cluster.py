@@ -115,11 +115,11 @@ def _cut(source: Path, target: Path) -> Path:
 
 
 def test_spark_submit_with_evalwh_shipped_to_the_executors_prints_what_eval_prints(cluster, tmp_path):  # type: ignore[no-untyped-def]
-    """spark-submit --archives evalwh_pkg.tar.gz ... eval --reader evalwh: evalwh eval's trec layout.
+    """spark-submit --archives evalwh_pkg.tar.gz ... eval: evalwh eval's trec layout.
 
     Three TREC-8 runs (gzip-compressed, as shipped) and the qrels cut to five topics, and a
     small run file the reader leaves (Spark SQL reads it), x the five measures, per topic,
-    byte for byte; the executors read with evalwh's C reader from the shipped archive. (All
+    byte for byte; the executors read with evalwh's C reader (the default) from the shipped archive. (All
     129 runs and 50 topics on the cluster: bench/spark.py --master cluster.)
     """
     from evalwh.cli import spark_submit
@@ -141,7 +141,7 @@ def test_spark_submit_with_evalwh_shipped_to_the_executors_prints_what_eval_prin
          "--conf", "spark.executorEnv.PYTHONPATH=evalwh_pkg",
          "--conf", f"spark.pyspark.python={_executor_python()}",
          "--conf", f"spark.pyspark.driver.python={sys.executable}",
-         spark_submit.__file__, "eval", "--reader", "evalwh", *common, *runs],
+         spark_submit.__file__, "eval", *common, *runs],
         capture_output=True, text=True, env=_environment(), check=False,
     )
     assert result.returncode == 0, result.stderr
@@ -149,7 +149,10 @@ def test_spark_submit_with_evalwh_shipped_to_the_executors_prints_what_eval_prin
     lines = result.stdout.splitlines(keepends=True)
     said = [line for line in lines if line.startswith("evalwh's reader read")]
     assert len(said) == 1, result.stdout
-    assert said[0].startswith("evalwh's reader read 3 of 4 run files on the executors; Spark SQL read the others")
+    assert said[0] == (
+        "evalwh's reader read 3 of 4 run files on the executors; Spark SQL read the others "
+        f"(not in the reader's plain form; the first, {runs[-1]}: a comment (first line))\n"
+    )
     assert "".join(line for line in lines if line not in said) == direct.stdout
     assert "\nRBP@10 " in result.stdout  # RBP(p=0.8)@10: p = 0.8 is the default, not repeated in the name
     # standard error is Spark's own log under spark-submit (its log4j2 configuration, not

@@ -113,11 +113,22 @@ def test_files_the_reader_does_not_take_come_back_with_a_reason(monkeypatch: pyt
     heads = {r["file_index"]: r for r in out if r["kind"] == executors.FILE}
     assert sorted(heads) == [0, 1, 2, 3, 4]
     assert all(heads[i]["reason"] for i in range(4)) and heads[4]["reason"] is None
+    assert heads[0]["reason"] == "a comment (first line)"
     assert {r["file_index"] for r in out if r["kind"] != executors.FILE} == {4}
+    # an executor whose environment switches the reader off (spark.executorEnv.EVALWH_NO_READER):
+    # every file comes back, and this process says as much for a local master's executors
+    assert executors.reader_here()
+    monkeypatch.setenv(executors.NO_READER, "1")
+    out = _run(contents, qrels).to_pylist()
+    assert [r["reason"] for r in out] == [executors.SWITCHED_OFF] * len(contents)
+    assert not executors.reader_here()
+    monkeypatch.delenv(executors.NO_READER)
     # an executor without evalwh: every file comes back, none fails the task
     monkeypatch.setitem(sys.modules, "evalwh.io._runlines", None)
     out = _run(contents, qrels).to_pylist()
     assert [r["reason"] for r in out] == [executors.NOT_INSTALLED] * len(contents)
+    assert not executors.reader_here()
+    assert set(executors.WITHOUT_READER) == {executors.NOT_INSTALLED, executors.SWITCHED_OFF}
 
 
 def test_negative_or_fractional_grades_leave_every_file_to_spark_sql() -> None:

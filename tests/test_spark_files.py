@@ -16,6 +16,7 @@ import json
 import math
 import os
 import random
+from contextlib import contextmanager
 from urllib.parse import unquote
 
 import numpy as np
@@ -106,22 +107,29 @@ def test_control_characters_in_ids_are_refused_as_the_ingest_refuses_them(sessio
     )
 
 
+# the cases that reach the files' contents, read by each reader; the others fail while the
+# files are listed, before either reader (once: each evalwh case reads the qrels first)
+_READ_CASES = [
+    ("bad among good", "{bad}:2: score 'high' is not a finite number"),
+    ("bad first line first", "{first}:1: expected 6 fields, found 5"),
+    ("same tag", "{b}: run 'r' is also in {a}; run ids must be unique (the tag of the first line names the run)"),
+]
+_LIST_CASES = [
+    ("missing", "{missing}: no such file"),
+    ("directory", "{directory}: is a directory, not a file"),
+    ("pipe", "{pipe}: is not a regular file (a device, pipe or socket); Spark reads regular files"),
+    ("device", "/dev/zero: is not a regular file (a device, pipe or socket); Spark reads regular files"),
+    ("twice", "{a}: the file is given twice"),
+    ("glob without match", "{nothing}: no such file"),
+    ("nothing", "runs: no run files given"),
+]
+
+
 @pytest.mark.parametrize(
-    ("case", "message"),
-    [
-        ("bad among good", "{bad}:2: score 'high' is not a finite number"),
-        ("bad first line first", "{first}:1: expected 6 fields, found 5"),
-        ("same tag", "{b}: run 'r' is also in {a}; run ids must be unique (the tag of the first line names the run)"),
-        ("missing", "{missing}: no such file"),
-        ("directory", "{directory}: is a directory, not a file"),
-        ("pipe", "{pipe}: is not a regular file (a device, pipe or socket); Spark reads regular files"),
-        ("device", "/dev/zero: is not a regular file (a device, pipe or socket); Spark reads regular files"),
-        ("twice", "{a}: the file is given twice"),
-        ("glob without match", "{nothing}: no such file"),
-        ("nothing", "runs: no run files given"),
-    ],
+    ("case", "message", "reader"),
+    [(*case, reader) for case in _READ_CASES for reader in files.READERS]
+    + [(*case, "evalwh") for case in _LIST_CASES],
 )
-@pytest.mark.parametrize("reader", ["spark", "evalwh"])
 def test_run_file_lists_fail_as_ingest_does(session, tmp_path, case, message, reader):  # type: ignore[no-untyped-def]
     a = write(tmp_path, "a.txt", RUN)
     b = write(tmp_path, "b.txt", RUN.replace("2.5", "3.5"))
@@ -146,7 +154,7 @@ def test_run_file_lists_fail_as_ingest_does(session, tmp_path, case, message, re
         "glob without match": [names["nothing"]],
         "nothing": [],
     }
-    if reader == "evalwh":
+    if reader == "evalwh" and case not in dict(_LIST_CASES):
         files.load_qrels(session, write(tmp_path, "qrels.txt", QRELS))
     with pytest.raises(IngestError) as caught:
         files.load_runs(session, calls[case], reader=reader)
@@ -316,7 +324,14 @@ def assert_same_values(duck: pd.DataFrame, other: pd.DataFrame) -> None:
 
 
 def test_spark_eval_command_prints_what_evalwh_eval_prints(session, tmp_path):  # type: ignore[no-untyped-def]
-    """trec_eval's layout, per topic and means, from Spark and from the direct evaluation."""
+    """trec_eval's layout, per topic and means, from Spark and from the direct evaluation.
+
+    The default reader (evalwh's on the executors) where it cannot be used: executors whose
+    Python cannot import pyarrow fail its job, and Spark SQL reads every file (one line says
+    so); executors without evalwh's reader (EVALWH_NO_READER in their environment, as
+    spark.executorEnv gives it) hand every file back, and Spark SQL reads them. The values
+    are the direct evaluation's all the same; a bad file gets its message from either reader.
+    """
     from typer.testing import CliRunner
 
     from evalwh.cli import app
@@ -330,15 +345,48 @@ def test_spark_eval_command_prints_what_evalwh_eval_prints(session, tmp_path):  
     common = ["--qrels", str(qrels), "-m", "P@2", "-m", "AP", "-m", "nDCG@10", "--format", "trec", "--per-query"]
     direct = runner.invoke(app, ["eval", *common, *map(str, runs)])
     assert direct.exit_code == 0, direct.output
-    result = runner.invoke(app, ["spark", "eval", *common, str(tmp_path / "[ab].txt*")])
+    broken = tmp_path / "no-pyarrow" / "pyarrow"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('no pyarrow on this executor')\n")
+    with executor_environment(session, PYTHONPATH=str(broken.parent)):
+        result = runner.invoke(app, ["spark", "eval", *common, str(tmp_path / "[ab].txt*")])
     assert result.exit_code == 0, result.output
     assert result.stdout == direct.stdout
     assert "runid                 \tall\ta" in result.stdout
+    said = result.stderr.strip()
+    assert said.startswith("Spark SQL read the 2 run files: evalwh's reader failed on the executors ("), said
+    assert "no pyarrow on this executor" in said and "\n" not in said
+    # (the qrels the command read are still the session's)
+    with executor_environment(session, EVALWH_NO_READER="1"):
+        loaded = files.load_runs(session, runs, reader="evalwh")
+    assert (loaded.by_reader, loaded.without_reader) == (0, 2)
+    assert loaded.reader_line == (
+        "evalwh's reader read 0 of 2 run files on the executors; 2 went to Spark SQL because their executor "
+        "has no evalwh reader (not installed there, or EVALWH_NO_READER set; docs/spark.md: --archives)"
+    )
 
     bad = write(tmp_path, "bad.run", "401 Q0 d1 1 2 x\n401 Q0 d1 2 1 x\n")
     failed = runner.invoke(app, ["spark", "eval", "--qrels", str(qrels), str(bad)])
     assert failed.exit_code == 1
     assert failed.stderr.strip() == f"Error: {bad}:2: document 'd1' appears twice for topic '401' (first on line 1)"
+
+
+@contextmanager
+def executor_environment(session, **variables: str):  # type: ignore[no-untyped-def]
+    """Environment variables of the executors' Python workers for one block (as a cluster's
+    spark.executorEnv.* gives them): pyspark hands SparkContext.environment to each Python
+    function, and starts its workers' daemon anew for another environment."""
+    environment = session.sparkContext.environment
+    before = {key: environment.get(key) for key in variables}
+    environment.update(variables)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                environment.pop(key, None)
+            else:
+                environment[key] = value
 
 
 # -- Parquet run tables ---------------------------------------------------------------------
@@ -517,8 +565,8 @@ def test_every_catalog_measure_keeps_the_name_evalwh_eval_gives_it(session, tmp_
     args = ["--qrels", str(qrels), str(run), *[a for m in specs for a in ("-m", m)], "--per-query", "--format", "csv"]
     direct = CliRunner().invoke(app, ["eval", *args])
     assert direct.exit_code == 0, direct.output
-    # (evalwh's reader on the executors: every measure from the judged rows it gives)
-    other = CliRunner().invoke(app, ["spark", "eval", "--reader", "evalwh", *args])
+    # (the default reader, evalwh's on the executors: every measure from the judged rows it gives)
+    other = CliRunner().invoke(app, ["spark", "eval", *args])
     assert other.exit_code == 0, other.output
     assert other.stderr.strip() == "evalwh's reader read 1 of 1 run files on the executors"
     a = pd.read_csv(io.StringIO(direct.stdout), dtype={"query_id": str})
@@ -544,8 +592,14 @@ def test_excluded_documents_leave_the_runs_before_ranking(session, tmp_path, rea
             exclusions=[folder / "excluded.txt"], identical_ids=True, reader=reader,
         )  # fmt: skip
         _same(frame, _pytrec(made["ref"], RUNS))
-        loaded = files.load_runs(session, [str(folder / n) for n in RUNS], identical_ids=True)
+        loaded = files.load_runs(session, [str(folder / n) for n in RUNS], identical_ids=True, reader=reader)
         assert sum(loaded.excluded.values()) == sum(made["lost"].values())
+        assert loaded.by_reader == 0  # (evalwh's reader ranks what it reads: it cannot drop lines first)
+        if reader == "evalwh":
+            assert loaded.reader_line == (
+                f"Spark SQL read the {len(RUNS)} run files: excluded documents leave the runs before ranking, "
+                "which evalwh's reader cannot do (methods §17)"
+            )
     finally:  # (the shared session's later tests read runs without these exclusions)
         session.catalog.dropTempView("spark_excluded")
 

@@ -58,8 +58,10 @@ def test_a_local_session_gets_the_lean_jvm_and_no_ui_a_cluster_keeps_sparks_defa
 def test_a_local_jvm_that_goes_through_every_line_itself_keeps_the_second_jit_tier() -> None:
     """Spark SQL's reader, or an export of SECOND_TIER_ROWS ranked rows or more read as
     Parquet: Spark's default JVM, quiet; evalwh's reader (the judged rows only) or a smaller
-    export: the lean one. A configured JVM option wins either way."""
+    export: the lean one, unless the C reader cannot be used (Spark SQL reads every line
+    then). A configured JVM option wins either way."""
     assert lean_for("evalwh") and not lean_for("spark")
+    assert not lean_for("evalwh", c_reader=False)
     assert lean_for("spark", SECOND_TIER_ROWS - 1) and not lean_for("spark", SECOND_TIER_ROWS)
     assert session_settings("local[2]", lean_jvm=True)["spark.driver.extraJavaOptions"] == f"{LOCAL_JAVA_OPTIONS} {QUIET}"
     many = session_settings("local[2]", lean_jvm=False)

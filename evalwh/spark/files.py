@@ -17,6 +17,10 @@ Hadoop's codec) one row per file, so that a line's number is its position in its
   lines (score descending, doc_id descending byte-wise) into ``run_results`` and
   ``run_topics``.
 
+Run files are read that way when asked (``reader="spark"``), when evalwh's C reader on the
+executors (:mod:`evalwh.spark.executors`, ``reader="evalwh"``, the default of ``evalwh spark
+eval``) cannot be used, and for each file it leaves (:data:`READERS`, :func:`load_runs`).
+
 Qrels go through ``text_lines.sql`` and ``queries/spark/qrels_fields.sql``. The results are
 registered as the temporary views the evaluation context reads (``runs, run_results,
 run_topics, qrels``), so :func:`evalwh.spark.evaluate` runs on them unchanged.
@@ -179,6 +183,35 @@ class LoadedRuns:
     """How many files went to Spark SQL because an executor had no evalwh reader."""
     excluded: dict[str, int] = field(default_factory=dict)
     """Lines the excluded documents took from each run (methods §17), runs that lost any."""
+    reader: str = "spark"
+    """The reader asked for (:data:`READERS`)."""
+    spark_sql_reason: str | None = None
+    """Why Spark SQL read every file although evalwh's reader was asked for (None: it was used)."""
+    first_left: tuple[str, str] | None = None
+    """The first file evalwh's reader left for its form, and its reason (Spark SQL read it)."""
+
+    @property
+    def reader_line(self) -> str:
+        """One line saying who read the run files, and why Spark SQL read any that evalwh's
+        reader was asked to (``evalwh spark eval`` prints it on standard error)."""
+        total = len(self.files)
+        every = "the run file" if total == 1 else f"the {total:,} run files"
+        if self.reader == "spark":
+            return f"Spark SQL read {every} (--reader spark)"
+        if self.spark_sql_reason is not None:
+            return f"Spark SQL read {every}: {self.spark_sql_reason}"
+        line = f"evalwh's reader read {self.by_reader:,} of {total:,} run files on the executors"
+        if self.without_reader:
+            line += (
+                f"; {self.without_reader:,} went to Spark SQL because their executor has no evalwh reader "
+                "(not installed there, or EVALWH_NO_READER set; docs/spark.md: --archives)"
+            )
+        formed = total - self.by_reader - self.without_reader
+        if formed and self.first_left is not None:
+            label, reason = self.first_left
+            others = f"the {formed:,} others" if self.without_reader else "the others"
+            line += f"; Spark SQL read {others} (not in the reader's plain form; the first, {label}: {reason})"
+        return line
 
 
 @dataclass(frozen=True)
@@ -255,9 +288,14 @@ def check_run_files(
     return errors
 
 
-READERS = ("spark", "evalwh")
-"""The run-file readers: Spark SQL's (needs nothing on the executors) and evalwh's C reader
-on the executors (:mod:`evalwh.spark.executors`), with Spark SQL's for the files it leaves."""
+READERS = ("evalwh", "spark")
+"""The run-file readers: evalwh's C reader on the executors (:mod:`evalwh.spark.executors`),
+with Spark SQL's for the files it leaves and wherever it cannot be used (``evalwh spark
+eval``'s default), and Spark SQL's alone (needs nothing on the executors)."""
+# Why Spark SQL reads every run file although evalwh's reader was asked for (LoadedRuns.reader_line)
+# (and executors.GRADES, executors' job failing: evalwh.spark.executors.read_files)
+EXCLUDING = "excluded documents leave the runs before ranking, which evalwh's reader cannot do (methods §17)"
+NOT_HERE = "evalwh's C reader is not available here (not built, or EVALWH_NO_READER set)"
 
 
 def load_runs(
@@ -286,14 +324,20 @@ def load_runs(
     float32 scores with ``float32_ties``) and each topic's line count, against the qrels
     registered before (:func:`load_qrels`); the files it leaves, Spark SQL reads, with the
     same rules and messages. Such runs have no ``run_results`` rows (the evaluation reads
-    their judged rows): for a write-back (:mod:`evalwh.spark.writeback`), read with Spark SQL.
+    their judged rows): for a write-back (:mod:`evalwh.spark.writeback`), read with Spark SQL
+    (``reader="spark"``, the default here). Spark SQL reads every file instead when the reader
+    cannot be used: excluded documents (below), qrels with negative or fractional grades, a
+    local master where this process cannot import it (:func:`evalwh.spark.executors.reader_here`),
+    or its job failing on the executors (their Python without pyarrow, say); and each file an
+    executor without it hands back. :attr:`LoadedRuns.reader_line` says which, in one line.
 
     Excluded documents (methods §17): the pairs :func:`load_qrels` and :func:`load_exclusions`
     registered (``spark_excluded``), and with ``identical_ids`` every document whose id is its
     topic's id, leave the checked lines before they are ranked, so the ranks close up as
     the warehouse's do; every file is then read by Spark SQL.
     """
-    from evalwh.spark import exclusions, ingest_selects, reader_rows
+    from evalwh.spark import exclusions, executors, ingest_selects, reader_rows
+    from evalwh.spark.session import is_local
 
     if reader not in READERS:
         raise IngestError("runs", None, f"reader {reader!r}: expected one of {', '.join(READERS)}")
@@ -309,15 +353,25 @@ def load_runs(
         spark.table("spark_exclusion_sources").where("origin <> 'rule'").localCheckpoint(eager=True) \
             .createOrReplaceTempView("spark_exclusion_sources")  # fmt: skip
     excluding = identical_ids or spark.catalog.tableExists("spark_excluded")
-    if excluding and reader == "evalwh":
-        reader = "spark"  # (the C reader ranks what it reads: exclusions go before ranking)
-        if progress:
-            progress("excluded documents leave the runs before ranking: Spark SQL reads every run file")
+    why: str | None = None  # why Spark SQL reads every file, evalwh's reader asked for
+    if reader == "evalwh" and excluding:
+        why = EXCLUDING  # (the C reader ranks what it reads: exclusions go before ranking)
+    elif reader == "evalwh" and is_local(spark.sparkContext.master) and not executors.reader_here():
+        why = NOT_HERE  # (a local master's executors are this interpreter: no job to find it out)
     taken: dict[int, _FileCheck] = {}
     digests: dict[int, str] = {}
-    missing = 0
-    if reader == "evalwh":
-        taken, digests, missing = _read_on_executors(spark, files, ignore_extra_fields, rel, float32_ties, progress)
+    missing, left = 0, None
+    if reader == "evalwh" and why is None:
+        if not spark.catalog.tableExists("qrels"):
+            raise IngestError("runs", None, "evalwh's reader looks the lines up in the judgments: load the qrels first")
+        read = executors.read_files(
+            spark, [(i, f.uri, _normal_uri(f.uri)) for i, f in enumerate(files) if f.size != 0],
+            ignore_extra_fields, rel, float32_ties, progress,
+        )  # fmt: skip
+        taken = {i: _FileCheck(tag, True, lines, 0, 0, False, 0) for i, (tag, lines) in read.taken.items()}
+        digests, missing, why, left = read.digests, read.missing, read.why, read.left
+    if why is not None and progress:
+        progress(f"Spark SQL reads every run file: {why}")
     rest = [i for i in range(len(files)) if i not in taken]
     checks = _stage_runs(spark, files, ignore_extra_fields, progress, only=rest if taken else None)
     checks.update(taken)
@@ -380,8 +434,11 @@ def load_runs(
         # (apply_exclusions.sql; 08_pairs.sql reads it as a topic the run did not return)
         spark.table("run_topics").unionByName(emptied).createOrReplaceTempView("run_topics")
     if taken:
-        _register_reader_rows(spark, collection, run_ids, rel, float32_ties)
-    return LoadedRuns(run_ids, files, line_counts, len(taken), missing, excluded)
+        executors.register_rows(spark, collection, run_ids, rel, float32_ties)
+    return LoadedRuns(
+        run_ids, files, line_counts, len(taken), missing, excluded, reader, why,
+        None if left is None else (files[left[0]].label, left[1]),
+    )  # fmt: skip
 
 
 def load_exclusions(spark: Any, paths: Sequence[str | os.PathLike[str]]) -> int:
@@ -389,95 +446,6 @@ def load_exclusions(spark: Any, paths: Sequence[str | os.PathLike[str]]) -> int:
     from evalwh.spark import exclusions
 
     return exclusions.load_exclusions(spark, paths)
-
-
-def _read_on_executors(
-    spark: Any,
-    files: list[SparkFile],
-    ignore_extra_fields: bool,
-    rel: int,
-    float32_ties: bool,
-    note: Progress | None,
-) -> tuple[dict[int, _FileCheck], dict[int, str], int]:
-    """The files evalwh's C reader takes on the executors: their checks (all good) and digests.
-
-    Its rows (kind 0 per file, 1 per topic, 2 per judged line) are materialised once as
-    ``spark_reader``; the files it leaves are not in the result (Spark SQL reads them).
-    """
-    from pyspark.sql import functions as F
-
-    from evalwh.io import formats
-    from evalwh.spark import executors
-
-    if not spark.catalog.tableExists("qrels"):
-        raise IngestError("runs", None, "evalwh's reader looks the lines up in the judgments: load the qrels first")
-    judgments = executors.judgments_table(spark.table("qrels"))
-    readable = [(i, f) for i, f in enumerate(files) if f.size != 0]
-    if judgments is None or not readable:
-        if note:
-            note("the qrels hold negative or fractional grades: Spark SQL reads every run file")
-        return {}, {}, 0
-    shared = spark.sparkContext.broadcast(executors.serialise(judgments))
-    index = F.create_map(*[item for i, f in readable for item in (F.lit(_normal_uri(f.uri)), F.lit(i))])
-    uri = F.regexp_replace(F.col("path"), "^file:///", "file:/")
-    # one file a batch into the reader's function (a batch of many would hold them all at once)
-    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
-    before = spark.conf.get(key, None)
-    spark.conf.set(key, "1")
-    try:
-        rows = (
-            spark.read.format("binaryFile")
-            .load([f.uri for _, f in readable])
-            .select(
-                F.element_at(index, uri).cast("int").alias("file_index"),
-                F.col("path").endswith(".gz").alias("gz"),
-                "content",
-            )
-            .mapInArrow(
-                executors.mapper(shared, rel, float32_ties, ignore_extra_fields, formats.MAX_LINE),
-                executors.SCHEMA,
-            )
-            .localCheckpoint(eager=True)
-        )
-    finally:
-        if before is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, before)
-    rows.createOrReplaceTempView("spark_reader")
-    taken, digests, reasons = {}, {}, {}
-    for r in spark.sql(
-        f"SELECT file_index, reason, tag, sha256, line_count FROM spark_reader WHERE kind = {executors.FILE}"
-    ).collect():
-        if r["reason"] is not None:
-            reasons[r["file_index"]] = r["reason"]
-            continue
-        taken[r["file_index"]] = _FileCheck(r["tag"], True, int(r["line_count"]), 0, 0, False, 0)
-        digests[r["file_index"]] = r["sha256"]
-    missing = sum(1 for reason in reasons.values() if reason == executors.NOT_INSTALLED)
-    if note:
-        note(f"read {len(taken):,} run files with evalwh's reader on the executors")
-    return taken, digests, missing
-
-
-def _register_reader_rows(spark: Any, collection: str, run_ids: list[str], rel: int, float32_ties: bool) -> None:
-    """run_topics with the reader's topics added; spark_reader_judged: its judged rows by run."""
-    from evalwh.spark import executors, reader_rows
-
-    spark.createDataFrame(
-        [(i, r) for i, r in enumerate(run_ids)], "file_index INT, run_id STRING"
-    ).hint(BROADCAST).createOrReplaceTempView("spark_reader_runs")
-    spark.sql(
-        "SELECT t.collection_id, t.run_id, t.query_id, t.num_ret FROM run_topics AS t "
-        "UNION ALL SELECT CAST(:collection AS STRING) AS collection_id, i.run_id, r.query_id, r.num_ret "
-        f"FROM spark_reader AS r JOIN spark_reader_runs AS i USING (file_index) WHERE r.kind = {executors.TOPIC}",
-        args={"collection": collection},
-    ).createOrReplaceTempView("run_topics")
-    spark.sql(
-        "SELECT i.run_id, r.query_id, r.rank, r.gain, r.judged_so_far, r.relevant_so_far "
-        f"FROM spark_reader AS r JOIN spark_reader_runs AS i USING (file_index) WHERE r.kind = {executors.JUDGED}"
-    ).createOrReplaceTempView("spark_reader_judged")
-    reader_rows[id(spark)] = (rel, float32_ties)
 
 
 def _utf8_byte(body: bytes) -> int:
@@ -654,7 +622,7 @@ def evaluate_files(
     collection: str = "spark",
     ignore_extra_fields: bool = False,
     progress: Progress | None = None,
-    reader: str = "spark",
+    reader: str = "evalwh",
     exclusions: Sequence[str | os.PathLike[str]] = (),
     identical_ids: bool = False,
     exclusion_labels: bool = True,
@@ -662,8 +630,9 @@ def evaluate_files(
 ) -> pd.DataFrame:
     """Evaluate run files against qrels file(s) entirely on Spark; per-topic values.
 
-    Reads and checks the files (:func:`load_qrels`, :func:`load_runs` with ``reader``: Spark
-    SQL's, or ``"evalwh"``, evalwh's C reader on the executors), then runs the evaluation
+    Reads and checks the files (:func:`load_qrels`, :func:`load_runs` with ``reader``:
+    ``"evalwh"``, evalwh's C reader on the executors where it can be used, Spark SQL's
+    elsewhere, or ``"spark"``, Spark SQL's alone), then runs the evaluation
     context and the metric SQL (:func:`evalwh.spark.evaluate`; ``options`` are its options:
     ``depths, rel, unjudged, depth_cap, float32_ties, averaging, typed_names``).
     ``progress`` is told each stage as it ends. Excluded documents (methods §17): qrels

@@ -8,6 +8,8 @@ master given. What it sets, and why:
   driver JVM is therefore started with the log4j2 configuration shipped beside this module
   (errors only), and the three lines the JVM prints past log4j (its incubator modules, the
   shell's default level and how to change it) are dropped from its standard error. ``verbose=True`` keeps Spark's own defaults and every line.
+  A failed task's log lines (:func:`quiet_task_failures`) are kept off where a failure is
+  expected and said otherwise (evalwh's reader's job, which Spark SQL's reader then replaces).
 * **Shuffle partitions.** Spark's default of 200 shuffle partitions turns every aggregate of
   a small cluster into hundreds of tiny tasks; unless the configuration names a number, it is
   three per core the session has (at least four), and adaptive execution coalesces further.
@@ -17,7 +19,8 @@ master given. What it sets, and why:
   collector, not to the data (docs/spark.md, "Settings"). Unless the configuration names
   them, a local session therefore runs without the web UI and its JVM with
   :data:`LOCAL_JAVA_OPTIONS`, unless the JVM itself goes through every line (Spark SQL's
-  reader, or an export of :data:`SECOND_TIER_ROWS` ranked rows or more read as Parquet),
+  reader, asked for or where evalwh's cannot be used, or an export of
+  :data:`SECOND_TIER_ROWS` ranked rows or more read as Parquet),
   where the second JIT tier pays for its compiler (``lean_jvm=False``). A cluster's master keeps Spark's defaults (long-lived
   executors, a UI to watch); the same options can be given there with ``--conf``.
 * **Python on the executors.** A local session's executors are this machine: their Python
@@ -183,6 +186,49 @@ def _filtered_stderr(verbose: bool) -> Iterator[None]:
         os.close(restore)
 
 
+# Spark's loggers that report a failed task on the driver's standard error (a local master's
+# executor is the driver's JVM): the task's stack trace, the task set's abort, a lost worker
+_TASK_FAILURE_LOGGERS = (
+    "org.apache.spark.executor.Executor",
+    "org.apache.spark.scheduler.TaskSetManager",
+    "org.apache.spark.scheduler.TaskSchedulerImpl",
+    "org.apache.spark.api.python.PythonRunner",
+)
+
+
+@contextmanager
+def quiet_task_failures(spark: Any) -> Iterator[None]:
+    """Spark's own log lines of a failed task kept off for a block, where the session logs
+    errors only (evalwh's quiet default).
+
+    The block is evalwh's reader's job on the executors (:func:`evalwh.spark.files.load_runs`),
+    whose failure is said in one line (:attr:`evalwh.spark.files.LoadedRuns.reader_line`),
+    not with a Java stack trace. Loggers configured by name, and sessions that log more
+    (``--verbose``), are left as they are; the temporary logger settings are removed after.
+    """
+    jvm = spark.sparkContext._jvm
+    log4j = jvm.org.apache.logging.log4j
+    context = log4j.LogManager.getContext(False)
+    config = context.getConfiguration()
+    configured = config.getLoggers()
+    added = [
+        name for name in _TASK_FAILURE_LOGGERS
+        if not configured.containsKey(name)
+        and config.getLoggerConfig(name).getLevel().isMoreSpecificThan(log4j.Level.ERROR)
+    ]  # fmt: skip
+    for name in added:
+        config.addLogger(name, log4j.core.config.LoggerConfig(name, log4j.Level.OFF, True))
+    if added:
+        context.updateLoggers()
+    try:
+        yield
+    finally:
+        for name in added:
+            config.removeLogger(name)
+        if added:
+            context.updateLoggers()
+
+
 def start(
     master: str | None = None,
     *,
@@ -266,21 +312,26 @@ def session_settings(
     return settings
 
 
-def lean_for(reader: str, export_rows: int | None = None) -> bool:
+def lean_for(reader: str, export_rows: int | None = None, *, c_reader: bool = True) -> bool:
     """Whether a local session's JVM runs lean (:data:`LOCAL_JAVA_OPTIONS`) for this input.
 
     ``reader`` is ``evalwh`` (the C reader on the executors hands the JVM only the judged
     rows and each list's length: lean) or ``spark`` (Spark SQL's reader: the JVM parses,
-    checks and ranks every line itself: Spark's default JVM); ``export_rows``, for an export
-    read as Parquet, is its ranked rows: lean below :data:`SECOND_TIER_ROWS`.
+    checks and ranks every line itself: Spark's default JVM); ``c_reader`` says whether the
+    C reader can be used at all (a local master's executors are this interpreter:
+    :func:`evalwh.spark.executors.reader_here`; not with excluded documents), else Spark SQL
+    reads every line after all; ``export_rows``, for an export read as Parquet, is its
+    ranked rows: lean below :data:`SECOND_TIER_ROWS`.
 
     Examples:
         >>> lean_for("evalwh"), lean_for("spark"), lean_for("spark", 6_000_000), lean_for("spark", 25_000_000)
         (True, False, True, False)
+        >>> lean_for("evalwh", c_reader=False)
+        False
     """
     if export_rows is not None:
         return export_rows < SECOND_TIER_ROWS
-    return reader == "evalwh"
+    return reader == "evalwh" and c_reader
 
 
 def is_local(master: str | None) -> bool:
