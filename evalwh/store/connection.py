@@ -17,21 +17,15 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from evalwh import sql
-from evalwh.errors import (
-    EvalWhError,
-    NotFoundError,
-    QueryError,
-    SchemaError,
-    WarehouseLockedError,
-)
+from evalwh.errors import EvalWhError, NotFoundError, QueryError, SchemaError
+from evalwh.errors import WarehouseLockedError
 
 if TYPE_CHECKING:
     import pandas as pd
 
 DEFAULT_DB = "evalwh.duckdb"
 DEFAULT_QRELS = "default"
-# DuckDB's memory limit while schema steps are applied to an existing warehouse (Store._migrate)
-MIGRATION_MEMORY = "1GiB"
+MIGRATION_MEMORY = "1GiB"  # DuckDB's memory limit while steps are applied to a file (_migrate)
 _INGEST = "evalwh.queries.ingest"
 _REPORTS = "evalwh.queries.reports"
 
@@ -39,9 +33,8 @@ _REPORTS = "evalwh.queries.reports"
 _CONNECT_CONFIG = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
 
 
-# Every open warehouse, so that Ctrl-C can interrupt the query one of them is running
-# (see evalwh.cli._errors); a DuckDB query does not return to Python to notice a signal.
-# (evalwh.__main__ also asks it whether every warehouse is closed before a quick exit.)
+# Every open warehouse, so that Ctrl-C can interrupt the query one of them runs (evalwh.cli._errors:
+# a DuckDB query does not return to Python to notice a signal); evalwh.__main__ asks it too.
 OPEN: weakref.WeakSet[Store] = weakref.WeakSet()
 
 
@@ -446,15 +439,11 @@ class Store:
         missing = [name for name in files if name not in applied]
         if not missing:
             return
-        # A step that moves the rows of a large warehouse (026 rewrites every run line) joins
-        # and sorts them all: DuckDB's default limit, most of the machine's memory, let the
-        # shared XL's upgrade reach 7.4 GiB; within MIGRATION_MEMORY it spills to the file's
-        # temporary folder instead.
-        # (set on a connection just opened, whose limit is DuckDB's default: RESET puts it back)
+        # 026 moves every run line: under DuckDB's default limit the shared XL's upgrade took
+        # 7.4 GiB, within MIGRATION_MEMORY it spills (a new connection's limit: RESET restores it)
         self.con.execute("SET memory_limit = $value", {"value": MIGRATION_MEMORY})
         try:
-            for name in missing:
-                # (the schema of a file created here is not a change to report: see Outcome)
+            for name in missing:  # (a file created here reports no change: see Outcome)
                 with _Transaction(self, counts=not self.created):
                     self.con.execute(files[name].text)
                     self.con.execute("INSERT INTO schema_migrations (name) VALUES (?)", [name])
