@@ -251,6 +251,31 @@ def test_negative_grades_are_unjudged_and_judgments_must_be_unique():
         _judgments([("1", "a", 1), ("1", "a", 0)])
 
 
+def test_many_topics_and_full_tables_find_every_judgment():
+    """3,000 topics (the table of topics grows from 1,024 slots three times), judgments of topics
+    interleaved, a topic of 1,000 judgments (its table 2/3 full): every judged line gets its
+    grade from the qrels, no unjudged line is kept, and a duplicate is still found."""
+    rng = np.random.default_rng(5)
+    qrels = {(str(t), f"d{t}-{k}"): int(rng.integers(0, 3)) for t in range(3000) for k in range(3)}
+    qrels |= {("big", f"b{k}"): int(rng.integers(0, 3)) for k in range(1000)}
+    rows = [(t, d, g) for (t, d), g in qrels.items()]
+    order = rng.permutation(len(rows))
+    judgments = _judgments([rows[i] for i in order])
+    lines = [
+        f"{t} Q0 {d} 1 {3 - k} r" for t in range(3000) for k, d in enumerate([f"d{t}-1", f"x{t}"])
+    ]
+    lines += [f"big Q0 b{k} 1 {2000 - k} r" for k in range(0, 1000, 3)] + ["big Q0 nope 1 0 r"]
+    ranked = _rows(_rank("\n".join(lines) + "\n", judgments))
+    assert sorted((t, g) for t, _, g, _, _ in ranked if t != "big") == sorted(
+        (str(t), qrels[(str(t), f"d{t}-1")]) for t in range(3000)
+    )
+    assert sorted(g for t, _, g, _, _ in ranked if t == "big") == sorted(
+        qrels[("big", f"b{k}")] for k in range(0, 1000, 3)
+    )
+    with pytest.raises(ValueError, match="topic 2999, document d2999-2 is judged twice"):
+        _judgments([*rows, ("2999", "d2999-2", 1)])
+
+
 @settings(max_examples=500, deadline=None)
 @given(
     data=st.one_of(

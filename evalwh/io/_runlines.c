@@ -184,7 +184,11 @@ static size_t table_size(size_t n) { /* a power of two of at least 2n (and 16) *
  * few kilobytes (one big table cost a cache miss per line). A slot holds the upper half of
  * the document's hash and where its record is (offset / 8 + 1), so a probe touches a record
  * only when the hashes agree. A record is the doc id's length and grade, then its bytes,
- * padded to 8: one cache line to fetch, which rank_topics asks for ahead of time. */
+ * padded to 8: one cache line to fetch, which rank_topics asks for ahead of time. A topic's
+ * table is at most two thirds full (judged_table_size) and the table of topics grows with the
+ * topics: on 2.7 M judgments of 5,000 topics (the shared bench's XL) the tables take 39 MiB
+ * instead of the 77 MiB (and 32 MiB of topics' slots) of tables half empty or more, sized
+ * by the number of judgments. */
 
 typedef struct {
     const char *doc;
@@ -244,6 +248,27 @@ static const JudgedTopic *judged_topic(const Judgments *j, const char *text, uin
 }
 
 static inline size_t record_size(uint32_t len) { return 8 + (((size_t)len + 7) & ~(size_t)7); }
+
+static size_t judged_table_size(size_t n) { /* a power of two of at least 3n/2 (and 16) */
+    size_t size = 16;
+    while (size < n + n / 2) size <<= 1;
+    return size;
+}
+
+/* the table of topics twice as large, once it is half full (0 if out of memory) */
+static int judged_topics_grow(Judgments *j) {
+    size_t size = 2 * (j->topic_mask + 1);
+    uint32_t *old = j->topic_slots;
+    if ((j->topic_slots = calloc(size, sizeof(uint32_t))) == NULL) {
+        j->topic_slots = old;
+        return 0;
+    }
+    j->topic_mask = size - 1;
+    for (size_t t = 0; t < j->topic_count; t++)
+        j->topic_slots[topic_slot(j, j->topics[t].text, j->topics[t].len)] = (uint32_t)(t + 1);
+    free(old);
+    return 1;
+}
 
 static inline const char *record_at(const Judgments *j, uint64_t entry) {
     return j->records + (size_t)((uint32_t)entry - 1) * 8;
@@ -314,7 +339,7 @@ static PyObject *build_judgments(const Py_buffer *topic_offsets, const Py_buffer
                                  const Py_buffer *doc_offsets, const Py_buffer *doc_data, const int32_t *grade_at,
                                  size_t n) {
     size_t bytes = (size_t)topic_data->len;
-    size_t size = table_size((size_t)n);
+    size_t size = 1024; /* topics' slots, grown (judged_topics_grow) */
     Judgments *j = calloc(1, sizeof(Judgments));
     uint32_t *topic_of = malloc(sizeof(uint32_t) * ((size_t)n + 1));
     Judgment *unsorted = malloc(sizeof(Judgment) * ((size_t)n + 1));
@@ -335,6 +360,13 @@ static PyObject *build_judgments(const Py_buffer *topic_offsets, const Py_buffer
         int32_t grade = grade_at[i];
         if (grade < 0) continue; /* a negative grade counts as unjudged */
         size_t slot = topic_slot(j, topic, a);
+        if (j->topic_slots[slot] == 0 && 2 * (j->topic_count + 1) > j->topic_mask + 1) {
+            if (!judged_topics_grow(j)) {
+                PyErr_NoMemory();
+                goto fail;
+            }
+            slot = topic_slot(j, topic, a);
+        }
         if (j->topic_slots[slot] == 0) {
             JudgedTopic *t = &j->topics[j->topic_count];
             memcpy(at, topic, (size_t)a);
@@ -356,7 +388,7 @@ static PyObject *build_judgments(const Py_buffer *topic_offsets, const Py_buffer
         topic->record0 = records;
         records += topic_bytes;
         topic->slot0 = slots;
-        topic->mask = table_size(topic->count) - 1;
+        topic->mask = judged_table_size(topic->count) - 1;
         slots += topic->mask + 1;
     }
     if (records / 8 >= UINT32_MAX) {

@@ -295,10 +295,10 @@ class _Reader:
     in memory, and those of all files are held once, compressed.
     """
 
-    _PIECE = 12 << 20  # bytes of a plain file read and ranked at a time (measured: 8-16 MB)
+    _PIECE = 8 << 20  # bytes read and ranked at a time (8-16 MB as fast; 8 lowers XL's peak)
     _AHEAD = 6  # files read or ranked but not yet stored
     _STORE_ROWS = 1 << 20  # judged rows stored in one statement
-    _CHECKPOINT_ROWS = 1 << 21  # rows stored uncompressed before a checkpoint compresses them
+    _CHECKPOINT_ROWS = 1 << 20  # rows stored uncompressed before a checkpoint compresses them
 
     def __init__(
         self, files: list[ingest.RunFile], options: Options, ignore_extra_fields: bool
@@ -396,6 +396,12 @@ class _Reader:
         if self.module is None or pooled or _fractional_grades(wh) or _excluding(wh):
             self.judgments.set_result(None)
             return sorted(self.files, key=lambda f: order[f.label])
+        # The qrels table stays for the metrics (01_qrels.sql). A checkpoint compresses it (an
+        # in-memory database's tables are compressed only then) and gives back what its ingest
+        # held on to, before the reader's judgments and files take their part: on the shared
+        # XL (2.7 M judgments) the table's 175 MiB become about 23, and the direct path's peak
+        # about 0.8 GiB instead of 1 GiB (bench/results/2026-12-07-direct-peak.md).
+        wh.con.execute("CHECKPOINT")
         self.judgments.set_result(runreader.judgments(self.module, wh.con, COLLECTION, "default"))
         numbered = wh.con.execute("SELECT topic, query_id FROM ev_files.topics").fetchall()
         numbers = {name.encode(): number for number, name in numbered}
