@@ -57,8 +57,10 @@ own ``ru_maxrss`` (from ``wait4``). Per data set:
   only plain files, so a gzipped run is decompressed to a file first, within the step.
 
 With ``--baseline`` (a source tree of an earlier evalwh, e.g. ``git archive`` of a commit with
-its C reader built in place) the warehouse steps and the direct path also run on that code,
-in the same rounds, for the data sets named by ``--baseline-sets``; the tree is laid out as
+its C reader built in place) the warehouse steps, the direct path and ``--into`` also run on
+that code, in the same rounds (which code goes first alternates from round to round), for the
+data sets named by ``--baseline-sets``; ``--no-reference SETS`` leaves pytrec_eval out there
+(the ratios to the direct path are what a before/after round compares); the tree is laid out as
 installed first (:func:`as_installed`), so that its command line, SQL and schema are used.
 
 Measures: P@10, P@100, AP, AP@100, nDCG@10, bpref, A_p@10, A_p@100 (pytrec_eval and ranx:
@@ -176,18 +178,27 @@ def one_round(
     trec_eval: str | None,
     warehouse_only: bool = False,
     peers: tuple[str, ...] = (),
+    *,
+    reference: bool = True,
+    baseline_first: bool = False,
 ) -> dict[str, object]:
-    """Every step once for one data set (and on the baseline code, if given)."""
+    """Every step once for one data set (and on the baseline code, if given).
+
+    ``reference``: run pytrec_eval (the ratios' reference; without it, ratios are to the
+    direct path only). ``baseline_first``: the baseline's steps before this code's (rounds
+    alternate which code goes first, so that neither always meets a warmer page cache).
+    """
     db = workdir / f"{name}.duckdb"
     args = [str(p) for p in files]
     out: dict[str, object] = {}
     measures = [a for m in MEASURES for a in ("-m", m)]
-    if not warehouse_only:
-        for peer in ("pytrec_eval", *(p for p in peers if p != "pytrec_eval")):
+    if not warehouse_only and (reference or peers):
+        for peer in (*(("pytrec_eval",) if reference else ()), *(p for p in peers if p != "pytrec_eval")):
             out[peer] = run(
                 [sys.executable, str(HERE / "eval.py"), "--child", peer, str(qrels), str(files[0].parent), str(db)]
             )
-    for prefix, code in [("", None)] + ([("before_", baseline)] if baseline else []):
+    codes = [("", None)] + ([("before_", baseline)] if baseline else [])
+    for prefix, code in reversed(codes) if baseline_first else codes:
         for stale in workdir.glob(f"{name}.duckdb*"):
             stale.unlink()
         ingest = [*CLI, "ingest"]
@@ -206,11 +217,14 @@ def one_round(
         out[prefix + "warm_eval"] = run([*evaluate, "-c", "bench", "--db", str(db)], code)
         if not warehouse_only:
             out[prefix + "direct"] = run([*evaluate, "--qrels", str(qrels), *args], code)
-        if not warehouse_only and not prefix:  # (a baseline before --into has only the three commands)
+        if not warehouse_only:
             # the fast way: qrels, runs and the first evaluation in one process, on a fresh file
             into = workdir / f"{name}-into.duckdb"
-            out["into"] = run([*evaluate, "--qrels", str(qrels), *args, "--into", str(into), "-c", "bench"])
-            out["into_gib"] = into.stat().st_size / 2**30
+            for stale in workdir.glob(f"{name}-into.duckdb*"):
+                stale.unlink()
+            command = [*evaluate, "--qrels", str(qrels), *args, "--into", str(into), "-c", "bench"]
+            out[prefix + "into"] = run(command, code)
+            out[prefix + "into_gib"] = into.stat().st_size / 2**30
             into.unlink()
     if trec_eval and not warehouse_only:
         plain = workdir / f"{name}.run"
@@ -259,7 +273,7 @@ def table(results: dict[str, list[dict[str, object]]], lines: dict[str, int]) ->
         else:  # (--warehouse-only: no ratios)
             reference = reference_cpu = float("nan")
         steps = [*PEERS, "trec_eval", "ingest_qrels", "ingest_runs", "first_eval", "warm_eval", "direct", "into"]
-        for step in steps + ["before_" + s for s in steps[len(PEERS) + 1 : -1]]:
+        for step in steps + ["before_" + s for s in steps[len(PEERS) + 1 :]]:
             if step not in rounds[0]:
                 continue
             wall, cpu = median(name, step, "wall"), median(name, step, "cpu")
@@ -320,6 +334,9 @@ def main() -> None:
         "--peers", default=",".join(PEERS), help=f"peers to run beside pytrec_eval (of {', '.join(PEERS)})"
     )
     parser.add_argument("--no-peers", default="", help="data sets where only pytrec_eval runs of the peers")
+    parser.add_argument(
+        "--no-reference", default="", help="data sets where not even pytrec_eval runs (ratios to the direct path only)"
+    )
     args = parser.parse_args()
     args.workdir = args.workdir.resolve()
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -354,7 +371,9 @@ def main() -> None:
                 baseline,
                 args.trec_eval,
                 name in only,
-                () if name in args.no_peers.split(",") else peers,
+                () if name in args.no_peers.split(",") + args.no_reference.split(",") else peers,
+                reference=name not in args.no_reference.split(","),
+                baseline_first=number % 2 == 1,
             )
             results[name].append(outcome)
             lines.setdefault(name, int(outcome.get("lines", 0)))  # type: ignore[call-overload]
