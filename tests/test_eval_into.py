@@ -319,6 +319,7 @@ def test_a_failing_insert_of_staged_tables_names_its_own_error():
             "score": [1.0, 0.5],
             "rank": pa.array([1, 2], pa.int32()),
             "rank_given": pa.array([None, None], pa.string()),
+            "given_rank": pa.array([None, None], pa.int32()),
         }
     )
     insert = sql.query("evalwh.queries.ingest", "insert_rows")

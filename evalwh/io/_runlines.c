@@ -38,11 +38,12 @@
  *   read_run(data, delimiter, tag, judgments | None, rel, float32, extra_fields[, max_line[,
  *            documents]])
  *       -> (judged, doc_offsets, doc_bytes, given_offsets, given_bytes, score, topic, rank,
- *           given_valid, keys, added, float32_lists, float32_first) | str
+ *           given_valid, keys, added, float32_lists, float32_first, given_rank, given_rank_valid) | str
  *       Every line ranked, for the ingest: judged is rank_file's tuple (its judged lines; none
  *       without judgments), then per row in (topic, rank) order the document id (Arrow
  *       string buffers), the rank field as written (Arrow string buffers and a validity
- *       bitmap: NULL where it is the rank's own decimal), the score (float64), the topic's
+ *       bitmap: NULL where it is the rank's own decimal or another integer's, then in
+ *       given_rank: int32 values and their validity), the score (float64), the topic's
  *       index and the rank (int32). With documents (a documents() capsule keyed by
  *       document), each row gets the key of its document instead of its id, once the whole
  *       file is accepted: keys (int64 per row); added (int32), the rows whose document was
@@ -1171,7 +1172,10 @@ typedef struct {
     size_t doc_bytes, given_bytes; /* totals over all lines, for read_run's buffers */
     /* read_run's rows, in (topic, rank) order, written into buffers made before ranking */
     int32_t *out_doc_offsets, *out_given_offsets, *out_topic, *out_rank;
-    uint8_t *out_given_valid; /* Arrow validity of rank_given: set where it differs from the rank */
+    uint8_t *out_given_valid; /* Arrow validity of rank_given: set where it differs from the rank
+                               * and is no integer's own decimal (those go to out_given_rank) */
+    int32_t *out_given_rank;         /* the rank as given where it differs and is an integer's own decimal */
+    uint8_t *out_given_rank_valid;   /* ... and where it is (Arrow validity) */
     char *out_doc, *out_given; /* out_doc NULL: the rows are keyed instead (key_rows) */
     double *out_score;
     Documents *documents; /* read_run's dictionary of (topic, document) pairs, or NULL */
@@ -1353,6 +1357,23 @@ done:
     return ok;
 }
 
+/* Whether n bytes at s are an int32's own decimal (as C's printf("%d") writes it: no sign but a
+ * minus, no leading zero, no "-0"), its value into *out: what run_rows keeps as given_rank
+ * (schema/026_document_keys.sql; SQL's CAST(TRY_CAST(s AS INTEGER) AS VARCHAR) = s). */
+static int integer_text(const char *s, uint32_t n, int32_t *out) {
+    uint32_t i = (n > 0 && s[0] == '-') ? 1 : 0;
+    if (i >= n || n - i > 10 || (s[i] == '0' && (n - i > 1 || i == 1))) return 0;
+    int64_t value = 0;
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return 0;
+        value = value * 10 + (s[i] - '0');
+    }
+    if (s[0] == '-') value = -value;
+    if (value < INT32_MIN || value > INT32_MAX) return 0;
+    *out = (int32_t)value;
+    return 1;
+}
+
 /* the decimal digits of v into out (no sign, no terminator); their number */
 static int decimal_of(uint32_t v, char *out) {
     char digits[12];
@@ -1506,14 +1527,21 @@ static int rank_topics(Work *w) {
                     memcpy(w->out_doc + doc_at, line->doc, line->doc_len);
                     w->out_doc_offsets[row + 1] = doc_at + (int32_t)line->doc_len;
                 }
-                /* the rank as given only where it is not the rank's own decimal (else NULL) */
+                /* the rank as given only where it is not the rank's own decimal (else NULL): as
+                 * an integer where it is another integer's own decimal, else as text */
                 const char *given = line->doc + line->doc_len + 1;
                 char decimal[12];
                 int decimal_len = decimal_of((uint32_t)(i + 1), decimal);
                 if ((int)line->given_len != decimal_len || memcmp(given, decimal, (size_t)decimal_len) != 0) {
-                    memcpy(w->out_given + given_at, given, line->given_len);
-                    given_at += (int32_t)line->given_len;
-                    w->out_given_valid[row >> 3] |= (uint8_t)(1u << (row & 7));
+                    int32_t number;
+                    if (integer_text(given, line->given_len, &number)) {
+                        w->out_given_rank[row] = number;
+                        w->out_given_rank_valid[row >> 3] |= (uint8_t)(1u << (row & 7));
+                    } else {
+                        memcpy(w->out_given + given_at, given, line->given_len);
+                        given_at += (int32_t)line->given_len;
+                        w->out_given_valid[row >> 3] |= (uint8_t)(1u << (row & 7));
+                    }
                 }
                 w->out_given_offsets[row + 1] = given_at;
                 w->out_score[row] = line->key;
@@ -1746,7 +1774,7 @@ static PyObject *read_run(PyObject *self, PyObject *args) {
     Py_ssize_t max_line = MAX_LINE;
     Work w;
     memset(&w, 0, sizeof w);
-    PyObject *result = NULL, *out[10] = {NULL};
+    PyObject *result = NULL, *out[12] = {NULL};
     if (!work_args(&w, args, "O!s#s#Olpp|nO:read_run", &data, &max_line, &capsule)) goto out;
     if (w.float32) {
         PyErr_SetString(PyExc_ValueError, "read_run keeps scores as they are: float32 is not for it");
@@ -1777,15 +1805,21 @@ static PyObject *read_run(PyObject *self, PyObject *args) {
     }
     size_t n = w.line_count;
     /* doc offsets, doc bytes (both made after keying, when keyed), given offsets, given bytes,
-     * scores, topics, ranks, given validity, keys (when keyed) */
+     * scores, topics, ranks, given validity, keys (when keyed), (9: added, below), given ranks
+     * and their validity */
     int keyed = w.documents != NULL;
-    size_t sizes[9] = {(n + 1) * 4, w.doc_bytes, (n + 1) * 4, w.given_bytes, n * 8, n * 4, n * 4, (n + 7) / 8, n * 8};
-    for (int k = 0; k < 9; k++) {
-        if (keyed ? k < 2 : k == 8) continue;
+    size_t sizes[12] = {(n + 1) * 4, w.doc_bytes, (n + 1) * 4, w.given_bytes, n * 8, n * 4, n * 4, (n + 7) / 8, n * 8,
+                        0, n * 4, (n + 7) / 8};
+    for (int k = 0; k < 12; k++) {
+        if ((keyed ? k < 2 : k == 8) || k == 9) continue;
         if ((out[k] = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)sizes[k])) == NULL) goto out;
     }
     w.out_given_valid = (uint8_t *)PyBytes_AS_STRING(out[7]);
     memset(w.out_given_valid, 0, sizes[7]);
+    w.out_given_rank = (int32_t *)PyBytes_AS_STRING(out[10]);
+    memset(w.out_given_rank, 0, sizes[10]);
+    w.out_given_rank_valid = (uint8_t *)PyBytes_AS_STRING(out[11]);
+    memset(w.out_given_rank_valid, 0, sizes[11]);
     if (!keyed) {
         w.out_doc_offsets = (int32_t *)PyBytes_AS_STRING(out[0]);
         w.out_doc = PyBytes_AS_STRING(out[1]);
@@ -1827,11 +1861,11 @@ static PyObject *read_run(PyObject *self, PyObject *args) {
         Py_INCREF(Py_None);
         out[9] = Py_None;
     }
-    result = Py_BuildValue("(NNNNNNNNNNNnn)", judged, out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7],
-                           out[8], out[9], (Py_ssize_t)w.float32_lists, (Py_ssize_t)w.float32_first);
-    for (int k = 0; k < 10; k++) out[k] = NULL; /* the tuple holds them, or they are released */
+    result = Py_BuildValue("(NNNNNNNNNNNnnNN)", judged, out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7],
+                           out[8], out[9], (Py_ssize_t)w.float32_lists, (Py_ssize_t)w.float32_first, out[10], out[11]);
+    for (int k = 0; k < 12; k++) out[k] = NULL; /* the tuple holds them, or they are released */
 out:
-    for (int k = 0; k < 10; k++) Py_XDECREF(out[k]);
+    for (int k = 0; k < 12; k++) Py_XDECREF(out[k]);
     work_free(&w);
     return result;
 }

@@ -115,9 +115,11 @@ class Ranked:
     Attributes:
         sha256: Of the file's (decompressed) content.
         lines: The number of run lines.
-        rows: ``query_id, doc_id, score, rank_given, rank`` of every line, in (topic, rank)
-            order; query_id as a dictionary over the file's topics; rank_given NULL where
-            the file's rank field is the rank's own decimal (as ``run_rows`` stores it).
+        rows: ``query_id, doc_id, score, rank_given, rank, given_rank`` of every line, in
+            (topic, rank) order; query_id as a dictionary over the file's topics; the file's
+            rank field where it is not the rank's own decimal (else both NULL), as ``run_rows``
+            stores it: ``given_rank`` (int32) where it is another integer's own decimal, else
+            the text in ``rank_given``.
             Read with a dictionary (``documents``), ``doc_key`` (int64) in place of doc_id.
         topics: ``query_id, num_ret`` per topic.
         judged: ``query_id, rank, gain, judged_so_far, relevant_so_far`` of the judged
@@ -189,6 +191,8 @@ def read_run(
         added_rows,
         float32_lists,
         float32_first,
+        given_rank,
+        given_rank_valid,
     ) = result
     topic_offsets, topic_bytes, num_ret, relevant, *judged_columns = judged_part
     n_topics = len(topic_offsets) // 4 - 1
@@ -227,8 +231,9 @@ def read_run(
                 [pa.py_buffer(given_valid), pa.py_buffer(given_offsets), pa.py_buffer(given_bytes)],
             ),
             ints(rank),
+            pa.Array.from_buffers(pa.int32(), n, [pa.py_buffer(given_rank_valid), pa.py_buffer(given_rank)]),
         ],
-        names=["query_id", document_name, "score", "rank_given", "rank"],
+        names=["query_id", document_name, "score", "rank_given", "rank", "given_rank"],
     )
     topics = pa.Table.from_arrays([names, ints(num_ret)], names=["query_id", "num_ret"])
     judged = None
