@@ -17,26 +17,14 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 import pytest
-from small_collection import fill
+from small_collection import catalog_specs, fill
 
 from evalwh import Warehouse, sql
-from evalwh.measures import catalog
-
-REQUIRED = {"recall": "0.5", "mult": "2", "max_rel": "3"}
 
 
 def _specs() -> list[str]:
     """Every registered measure at depth 5, and whole-list where k is optional."""
-    specs = []
-    for metric in catalog.metrics():
-        given = [f"{p.name}={REQUIRED[p.name]}" for p in metric.params if p.required and p.name != "k"]
-        name = metric.name + (f"({','.join(given)})" if given else "")
-        k = metric.param("k")
-        if k is None:
-            specs.append(name)
-        else:
-            specs += [f"{name}@5"] + ([name] if not k.required else [])
-    return specs
+    return catalog_specs()
 
 
 def _today(path: Path, tmp_path: Path) -> None:
@@ -45,7 +33,11 @@ def _today(path: Path, tmp_path: Path) -> None:
     with Warehouse(path) as wh:
         fill(wh, collection="small")
         fill(wh, collection="other", seed=3, runs=2, topics=4)
-        lines = [f"q{t} Q0 d{i:03d} {i + 1 if i != 2 else 7} {9 - (i % 4)} filed\n" for t in range(3) for i in range(12)]
+        lines = [
+            f"q{t} Q0 d{i:03d} {i + 1 if i != 2 else 7} {9 - (i % 4)} filed\n"
+            for t in range(3)
+            for i in range(12)
+        ]
         (tmp_path / "filed").write_text("".join(lines))
         wh.ingest_runs([tmp_path / "filed"], collection="small")
         wh.evaluate(["AP", "nDCG@5"], collection="small")  # (the cache, built and stored)
@@ -53,7 +45,9 @@ def _today(path: Path, tmp_path: Path) -> None:
 
 def _by_steps(con: duckdb.DuckDBPyConnection, until: str) -> None:
     """The shipped steps up to and including ``until``, each recorded as a writer records it."""
-    con.execute("CREATE TABLE schema_migrations (name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)")
+    con.execute(
+        "CREATE TABLE schema_migrations (name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL DEFAULT current_timestamp)"
+    )
     for name, file in sql.load_package("evalwh.schema").items():
         con.execute(file.text)
         con.execute("INSERT INTO schema_migrations (name) VALUES (?)", [name])
@@ -66,14 +60,30 @@ def _old(path: Path, today: Path, until: str) -> None:
     con = duckdb.connect(str(path))
     _by_steps(con, until)
     con.execute(f"ATTACH '{today}' AS today (READ_ONLY)")
-    tables = con.execute("SELECT table_name FROM duckdb_tables() WHERE database_name = 'old' OR database_name = current_database()").fetchall()
+    tables = con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = 'old' OR database_name = current_database()"
+    ).fetchall()
     for (table,) in tables:
         if table in {"schema_migrations", "documents", "run_rows"}:
             continue
-        ours = [c for (c,) in con.execute("SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND table_name = ?", [table]).fetchall()]
-        theirs = {c for (c,) in con.execute("SELECT column_name FROM duckdb_columns() WHERE database_name = 'today' AND table_name = ?", [table]).fetchall()}
+        ours = [
+            c
+            for (c,) in con.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND table_name = ?",
+                [table],
+            ).fetchall()
+        ]
+        theirs = {
+            c
+            for (c,) in con.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE database_name = 'today' AND table_name = ?",
+                [table],
+            ).fetchall()
+        }
         listed = ", ".join(sql.identifier(c) for c in ours if c in theirs)
-        con.execute(f"INSERT INTO {sql.identifier(table)} ({listed}) SELECT {listed} FROM today.{sql.identifier(table)}")
+        con.execute(
+            f"INSERT INTO {sql.identifier(table)} ({listed}) SELECT {listed} FROM today.{sql.identifier(table)}"
+        )
     # the layout of 013-025: a key per (collection, topic, document) pair
     con.execute(
         "CREATE TEMP TABLE pairs AS SELECT collection_id, query_id, doc_id,"
@@ -100,9 +110,13 @@ def today(tmp_path_factory):  # type: ignore[no-untyped-def]
     _today(path, folder)
     with Warehouse(path, read_only=True) as wh:
         lines = wh.con.execute("SELECT * FROM run_results ORDER BY ALL").fetchall()
-        values = {c: wh.evaluate(_specs(), collection=c, per_query=True) for c in ("small", "other")}
+        values = {
+            c: wh.evaluate(_specs(), collection=c, per_query=True) for c in ("small", "other")
+        }
         cache = wh.con.execute("SELECT * FROM judged_cache ORDER BY ALL").fetchall()
-        documents = wh.con.execute("SELECT collection_id, doc_id FROM documents ORDER BY ALL").fetchall()
+        documents = wh.con.execute(
+            "SELECT collection_id, doc_id FROM documents ORDER BY ALL"
+        ).fetchall()
     return path, lines, values, cache, documents
 
 
@@ -119,7 +133,10 @@ def test_a_warehouse_keyed_by_pair_migrates_with_every_line_and_value_kept(today
     with Warehouse(old) as wh:
         assert wh.upgrade() == shipped[shipped.index(until) + 1 :]
         assert wh.con.execute("SELECT * FROM run_results ORDER BY ALL").fetchall() == lines
-        assert wh.con.execute("SELECT collection_id, doc_id FROM documents ORDER BY ALL").fetchall() == documents
+        assert (
+            wh.con.execute("SELECT collection_id, doc_id FROM documents ORDER BY ALL").fetchall()
+            == documents
+        )
         # one key per (collection, document), every line's document stored, no other
         assert wh.con.execute(
             "SELECT count(DISTINCT doc_key) = count(*), count(DISTINCT (collection_id, doc_id)) = count(*),"
@@ -151,10 +168,20 @@ def test_the_rank_as_written_is_kept_as_an_integer_or_as_text_and_reads_back_as_
         (tmp_path / how).write_text(text)
         with Warehouse(":memory:") as wh:
             wh.ingest_runs([tmp_path / how], collection="c")
-            back = wh.con.execute("SELECT doc_id, rank_given, rank FROM run_results ORDER BY rank").fetchall()
+            back = wh.con.execute(
+                "SELECT doc_id, rank_given, rank FROM run_results ORDER BY rank"
+            ).fetchall()
             assert back == [(f"d{i}", g, i + 1) for i, g in enumerate(given)], how
-            stored = wh.con.execute("SELECT rank, given_rank, given_text FROM run_rows ORDER BY rank").fetchall()
+            stored = wh.con.execute(
+                "SELECT rank, given_rank, given_text FROM run_rows ORDER BY rank"
+            ).fetchall()
             assert stored == [
-                (1, None, None), (2, 21, None), (3, -3, None), (4, None, "07"), (5, None, "+4"),
-                (6, None, "1.0"), (7, None, "99999999999"), (8, None, "x"),
+                (1, None, None),
+                (2, 21, None),
+                (3, -3, None),
+                (4, None, "07"),
+                (5, None, "+4"),
+                (6, None, "1.0"),
+                (7, None, "99999999999"),
+                (8, None, "x"),
             ], how

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 import numpy as np
 import pytest
-from small_collection import fill
+from small_collection import catalog_specs, fill
 
 from evalwh import Warehouse, spark
 from evalwh.measures import catalog
@@ -26,33 +26,10 @@ pytestmark = [
 ]
 
 
-# values for the parameters some metrics require besides k
-REQUIRED = {"recall": "0.5", "mult": "2", "max_rel": "3"}
-
-
 def _specs(condensed: bool) -> list[str]:
-    """Every registered metric: at depth 5, and also whole-list where k is optional.
-
-    Under the condensed option set, at depth 5 only: a metric's SQL is the same text under
-    every option set (the options change only the context views it reads), and its
-    whole-list form (k = NULL) agrees under the default set.
-    """
-    specs = []
-    for metric in catalog.metrics():
-        if condensed and not metric.condensable:
-            continue
-        if "ev_judged_sources" in metric.file.text:
-            continue  # the judged share by source reads provenance (qrels_sets): not on Spark
-        given = [f"{p.name}={REQUIRED[p.name]}" for p in metric.params if p.required and p.name != "k"]
-        name = metric.name + (f"({','.join(given)})" if given else "")
-        k = metric.param("k")
-        if k is None:
-            specs.append(name)
-        else:
-            specs.append(f"{name}@5")
-            if not k.required and not condensed:
-                specs.append(name)
-    return specs
+    """Every registered metric Spark evaluates (small_collection.catalog_specs, without the
+    judged share by source)."""
+    return catalog_specs(condensed=condensed, sources=False)
 
 
 @pytest.fixture(scope="module")

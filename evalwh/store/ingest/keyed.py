@@ -114,11 +114,11 @@ class Stored:
     new ``list_key``, each document of the collection its ``doc_key`` (schema/026), each cache
     build its ``build_key``. The documents already stored for the collection are loaded into
     the reader's dictionary (``_runlines.documents``), which gives every line its key and new
-    documents the next ones. :meth:`prepare` (in a worker thread, one per file read at a time) stages a
-    file's rows, new documents and judged rows, all numbers but the new documents' ids: in memory
-    as Arrow tables when the ingest is small and so are its files (``in_memory``: at most
-    STAGE_BYTES of text, STAGE_FILE_BYTES a file on average), else as Parquet files in the
-    spill folder, so memory holds the files being read
+    documents the next ones. :meth:`prepare` (in a worker thread, one per file read at a time)
+    stages a file's rows, new documents and judged rows, all numbers but the new documents'
+    ids: in memory as Arrow tables when the ingest is small and so are its files
+    (``in_memory``: at most STAGE_BYTES of text, STAGE_FILE_BYTES a file on average), else
+    as Parquet files in the spill folder, so memory holds the files being read
     whatever their number. :meth:`flush` then stores everything with one INSERT per table,
     reading the tables or the files as one relation
     (:func:`~evalwh.store.ingest.cache.staged_relation`). (Rows appended by many statements
