@@ -77,8 +77,23 @@ def test_a_spilled_dictionary_gives_the_keys_of_one_in_memory(stored, files, bat
             spill_fd=spill.fileno(),
             budget=budget,
         )
+    # each dictionary's documents by key: new documents may take the same keys in another
+    # order (one wholly in memory keys rows in their order, a spilled one bucket by bucket)
+    doc_of = [dict(enumerate(stored, start=1)), dict(enumerate(stored, start=1))]
     for pairs in files:
-        assert _keyed(spilled, pairs) == _keyed(whole, pairs)
+        keyed_as = []
+        for known, dictionary in zip(doc_of, (spilled, whole), strict=True):
+            rows, added = _keyed(dictionary, pairs)
+            assert not known.keys() & {key for _, key in added}  # new keys, each for one document
+            known.update({key: doc for doc, key in added})
+            keyed_as.append(
+                (
+                    [(row["query_id"], known[row["doc_key"]]) for row in rows],
+                    sorted(doc for doc, _ in added),
+                    sorted(key for _, key in added),
+                )
+            )
+        assert keyed_as[0] == keyed_as[1]
         documents_whole, buckets, *_ = _runlines.documents_info(whole)
         documents_spilled, buckets_spilled, in_memory, held, _ = _runlines.documents_info(spilled)
         assert (documents_spilled, buckets_spilled) == (documents_whole, buckets)
