@@ -90,3 +90,47 @@ def test_a_bad_line_in_a_later_piece_is_named(tmp_path, monkeypatch):
     assert str(error.value).startswith(f"{tmp_path / 'run'}:10:")
     with Warehouse(":memory:") as wh:
         assert wh.con.execute("SELECT count(*) FROM documents").fetchall() == [(0,)]
+
+
+def test_a_piece_with_nulls_its_file_lacked_starts_another_parquet_file(tmp_path, monkeypatch):
+    """Staged as Parquet files (a large ingest), the pieces of a file join one file a kind, a
+    row group each (keyed.Staging); a piece whose rank column holds text where the earlier
+    pieces held each line's own rank (rank_given NULL there) starts another file of rows.
+    The warehouse holds what reading the file whole does, ranks as written included."""
+    from evalwh.store.ingest import runs
+
+    monkeypatch.setattr(runs, "STAGE_BYTES", 0)  # (Parquet, however small the ingest)
+    ranks = {"1": lambda i: str(i + 1), "2": lambda i: str(i + 1), "3": lambda i: "x", "4": lambda i: str(i + 7)}
+    lines = [f"{t} Q0 d{i} {ranks[t](i)} {10 - i} r\n" for t in "1234" for i in range(4)]
+    (tmp_path / "run").write_text("".join(lines))
+    (tmp_path / "qrels").write_text("1 0 d0 1\n1 0 d2 0\n3 0 d1 2\n4 0 d3 1\n")
+    made: list[str] = []
+    new_name = keyed.Stored.new_name
+
+    def spied(self):
+        made.append(new_name(self))
+        return made[-1]
+
+    monkeypatch.setattr(keyed.Stored, "new_name", spied)
+    states = []
+    for piece, files in ((keyed.PIECE_BYTES, 8), (30, 10)):
+        monkeypatch.setattr(keyed, "PIECE_BYTES", piece)
+        with Warehouse(":memory:") as wh:
+            wh.ingest_qrels(tmp_path / "qrels", collection="c")
+            made.clear()
+            wh.ingest_runs([tmp_path / "run"], collection="c")
+            states.append(_state(wh))
+            given = wh.con.execute(
+                "SELECT query_id, list(rank_given ORDER BY rank) FROM run_results GROUP BY ALL ORDER BY ALL"
+            ).fetchall()
+        assert given == [
+            ("1", ["1", "2", "3", "4"]),
+            ("2", ["1", "2", "3", "4"]),
+            ("3", ["x", "x", "x", "x"]),
+            ("4", ["7", "8", "9", "10"]),
+        ]
+        # whole: a file a kind (rows, new documents, six parts of judged rows); in pieces (a
+        # topic each): the rows start again at topic 3 (text where 1 and 2 had NULLs) and 4
+        # (NULLs where 3 had text, and integers where it had NULLs)
+        assert len(made) == files
+    assert states[0] == states[1]

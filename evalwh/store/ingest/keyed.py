@@ -196,10 +196,14 @@ class Stored:
             self.next_build += 1
             return self.next_build - 1
 
-    def prepare(self, ranked: runreader.Ranked, build_key: int | None = None) -> Prepared:
+    def prepare(
+        self, ranked: runreader.Ranked, build_key: int | None = None, staging: Staging | None = None
+    ) -> Prepared:
         """Stage one ranked and keyed file, or piece of one (thread-safe).
 
         ``build_key``: its judged rows' build (a piece's is its file's), by default a new one.
+        ``staging``: the Parquet files of the piece's file, which its tables join (the
+        Prepared then names no files: :meth:`Staging.close` does).
         """
         import pyarrow as pa
 
@@ -226,8 +230,12 @@ class Stored:
                 "build_key", arrays.int32s(np.full(len(judged), build_key, np.int32))
             )
             tables.update(_judged_parts(judged, ranked.relevant, self.spans_from))
-        if self.in_memory:
-            files: dict[str, list[Any]] = {kind: [table] for kind, table in tables.items()}
+        if staging is not None:
+            for kind, table in tables.items():
+                staging.add(kind, table)
+            files: dict[str, list[Any]] = {}
+        elif self.in_memory:
+            files = {kind: [table] for kind, table in tables.items()}
         else:
             files = {kind: [self._write(table)] for kind, table in tables.items()}
         return Prepared(
@@ -241,22 +249,16 @@ class Stored:
 
     def _write(self, table: Any) -> str:
         """Stage one table as a Parquet file in the spill folder; its name."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        with self.lock:
-            name = str(self.spill.new(".parquet"))
-        # read back once: no dictionary, no compression, no statistics, and no definition
-        # levels where a column has no NULL (they cost as much as the numbers)
-        schema = pa.schema([f.with_nullable(table[f.name].null_count > 0) for f in table.schema])
-        pq.write_table(
-            table.cast(schema),
-            name,
-            compression="none",
-            use_dictionary=False,
-            write_statistics=False,
-        )
+        name = self.new_name()
+        writer = _parquet_writer(name, _staged_schema(table))
+        with writer:
+            writer.write_table(table.cast(writer.schema))
         return name
+
+    def new_name(self) -> str:
+        """A new Parquet file's name in the spill folder (thread-safe)."""
+        with self.lock:
+            return str(self.spill.new(".parquet"))
 
     def prepare_pieces(self, file: RunFile, read: Callable[[bytes], runreader.Ranked | str]) -> Prepared | str | None:
         """A large plain file read, ranked, keyed and staged a piece of whole topics at a time.
@@ -292,24 +294,41 @@ class Stored:
         """Stage the pieces ``texts`` gives (see :meth:`prepare_pieces`); ``hashed``: they update ``digest``."""
         seen: set[str] = set()
         done: list[Prepared] = []
-        for piece in texts:
-            if not hashed:
-                digest.update(piece)
-            ranked = read(piece)
-            del piece
-            if isinstance(ranked, str):
-                self.discard(done)
-                return ranked
-            topics = ranked.topics["query_id"].to_pylist()
-            if not seen.isdisjoint(topics):
-                # (the reader keyed this piece too: its new documents stay staged with the others')
-                self.discard([*done, self.prepare(ranked, build_key)])
-                return None
-            seen.update(topics)
-            done.append(self.prepare(ranked, build_key))
-        if not done:
-            return "no lines"
-        files = {kind: [n for p in done for n in p.files.get(kind, [])] for kind in done[0].files}
+        staging = None if self.in_memory else Staging(self)
+        try:
+            for piece in texts:
+                if not hashed:
+                    digest.update(piece)
+                ranked = read(piece)
+                del piece
+                if isinstance(ranked, str):
+                    self.discard(self._whole(done, staging, digest, build_key))
+                    return ranked
+                topics = ranked.topics["query_id"].to_pylist()
+                if not seen.isdisjoint(topics):
+                    # (the reader keyed this piece too: its new documents stay staged with the others')
+                    done.append(self.prepare(ranked, build_key, staging))
+                    self.discard(self._whole(done, staging, digest, build_key))
+                    return None
+                seen.update(topics)
+                done.append(self.prepare(ranked, build_key, staging))
+            if not done:
+                return "no lines"
+            return self._whole(done, staging, digest, build_key)
+        finally:
+            if staging is not None:
+                staging.abandon()  # (after an error: its files are deleted with the spill folder)
+
+    @staticmethod
+    def _whole(
+        done: list[Prepared], staging: Staging | None, digest: Any, build_key: int | None
+    ) -> Prepared:
+        """A file's staged pieces as one Prepared (its Parquet files closed)."""
+        if staging is not None:
+            files = staging.close()
+        else:
+            kinds = done[0].files if done else {}
+            files = {kind: [n for p in done for n in p.files.get(kind, [])] for kind in kinds}
         firsts = [p.float32[1] for p in done if p.float32[1]]
         return Prepared(
             digest.hexdigest(),
@@ -425,6 +444,66 @@ class Stored:
             self.cache.add(builds, [staged[part] for part in JUDGED_PARTS])
         for parts in staged.values():
             _remove(parts)
+
+
+class Staging:
+    """The Parquet files one file read in pieces is staged in: one a kind, a row group a piece.
+
+    A file a piece and a kind cost the shared bench's XL 3,800 files (1.5 ms of CPU each to
+    make, write and close); one a kind for the whole file, 160. A piece whose table needs
+    another schema than the file's so far (a column with NULLs where the earlier pieces had
+    none) starts another file of that kind.
+    """
+
+    def __init__(self, stored: Stored) -> None:
+        self.stored = stored
+        self.writers: dict[str, Any] = {}  # kind: the open writer
+        self.files: dict[str, list[str]] = {}  # kind: its files, in order
+
+    def add(self, kind: str, table: Any) -> None:
+        """Append a piece's table of this kind."""
+        schema = _staged_schema(table)
+        writer = self.writers.get(kind)
+        if writer is not None and not writer.schema.equals(schema):
+            writer.close()
+            writer = None
+        if writer is None:
+            name = self.stored.new_name()
+            self.files.setdefault(kind, []).append(name)
+            writer = self.writers[kind] = _parquet_writer(name, schema)
+        if len(table):
+            writer.write_table(table.cast(schema))
+
+    def close(self) -> dict[str, list[str]]:
+        """Close every file; the files of each kind."""
+        writers, self.writers = self.writers, {}
+        for writer in writers.values():
+            writer.close()
+        return self.files
+
+    def abandon(self) -> None:
+        """Close what is still open (after an error), leaving the files to the spill folder."""
+        for writer in self.writers.values():
+            with suppress(Exception):
+                writer.close()
+        self.writers = {}
+
+
+def _staged_schema(table: Any) -> Any:
+    """A staged table's schema as written: no definition levels where a column has no NULL
+    (they cost as much as the numbers)."""
+    import pyarrow as pa
+
+    return pa.schema([f.with_nullable(table[f.name].null_count > 0) for f in table.schema])
+
+
+def _parquet_writer(name: str, schema: Any) -> Any:
+    """A Parquet file read back once: no dictionary, no compression, no statistics."""
+    import pyarrow.parquet as pq
+
+    return pq.ParquetWriter(
+        name, schema, compression="none", use_dictionary=False, write_statistics=False
+    )
 
 
 @contextmanager
