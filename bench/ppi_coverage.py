@@ -32,6 +32,7 @@ import glob
 import os
 import sys
 import time
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -68,8 +69,21 @@ def biased_judge(truth: pd.DataFrame, best_rank: pd.Series, *, seed: int = 0) ->
                          "annotation": (prob >= 0.5).astype(int), "prob_yes": prob, "prob_no": 1 - prob})  # fmt: skip
 
 
-def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
-         designs: tuple[str, ...] = ("pairs", "topics")) -> None:
+class Setting(NamedTuple):
+    """What the coverage benches share: the truth, the two judges and the runs' values."""
+
+    judges: dict[str, pd.DataFrame]  # name -> the judge's labels of every pooled pair, pair order
+    runs: list[str]
+    topics: list[str]
+    frame: pd.DataFrame  # query_id, doc_id, pair_no of every pooled pair
+    matrix: Any  # sparse (pairs, runs): a pair's P@10 weight in a run's score, 0 outside its top ten
+    human_gain: np.ndarray  # the truth's P@10 gain of every pair
+    matrices: dict[tuple[str, str], np.ndarray]  # (qrels id, measure) -> (topics, runs) score / topics
+
+
+def load_setting(trec8: str, seed: int, db: str) -> Setting:
+    """TREC-8's truth and runs in the warehouse ``db`` (reused when present), the seed's two judges
+    stored beside them (``judge0_s{seed}``, ``judge1_s{seed}``), and each run's per-topic scores."""
     fresh = not os.path.exists(db)
     with Warehouse(db) as wh:
         if fresh:
@@ -111,6 +125,12 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
         return table.reindex(index=topics, columns=runs).fillna(0.0).to_numpy(float) / len(topics)
 
     matrices = {(qid, m): pivot(qid, m) for qid in per_topic for m in MEASURES}
+    return Setting(judges, runs, topics, frame, matrix, human_gain, matrices)
+
+
+def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
+         designs: tuple[str, ...] = ("pairs", "topics")) -> None:
+    judges, runs, topics, frame, matrix, human_gain, matrices = load_setting(trec8, seed, db)
 
     def topic_matrix(qid: str, measure: str) -> np.ndarray:
         return matrices[(qid, measure)]

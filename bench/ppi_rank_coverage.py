@@ -1,0 +1,102 @@
+"""Coverage of the rank intervals under prediction-powered estimates on TREC-8 (methods §15.5).
+
+Usage: python bench/ppi_rank_coverage.py TREC8_DIR [REPS] [SEED] [WAREHOUSE] [REPLICATES]
+
+The setting of ``bench/ppi_coverage.py`` (TREC-8's official qrels as the truth, the same two
+simulated judges as the machine, evalwh's own ``draw_sample`` drawing audits of 2, 5, 10 and 20%
+of the pairs or of the 50 topics), but what is checked is each run's rank interval from
+:func:`evalwh.stats.ppi.rank_intervals` (a percentile interval of bootstrap ranks, 95%), against
+the run's rank under the official scores (competition ranks, 1 the best, over the 129 runs).
+Printed per judge, design, size and measure: the share of (repetition, run) intervals that hold
+the official rank, averaged over runs, with its Monte Carlo standard error over repetitions
+(the runs share each repetition's audit) and its lowest run; the mean length of an interval in
+ranks (``high - low + 1``); and the same two for the audit-only intervals (``lambda = 0``, the
+same bootstrap draws). The weight is the one :func:`evalwh.stats.ppi.design_estimate` tunes
+(shared by the runs). Pairs audits for P@10 only (MAP and nDCG@10 are refused there).
+
+Not a timing benchmark. WAREHOUSE (default /tmp/ppi_bench.duckdb) is reused when present, as
+``ppi_coverage.py`` leaves it; REPLICATES (default 1000) is the bootstrap's size.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+from ppi_coverage import MEASURES, SHARES, load_setting, topic_count
+
+from evalwh.methods.audits import draw_sample
+from evalwh.stats.ppi import design_estimate, rank_intervals
+from evalwh.stats.rank_intervals import competition_ranks
+
+
+def main(trec8: str, reps: int, seed: int, db: str, replicates: int) -> None:
+    judges, runs, topics, frame, matrix, human_gain, matrices = load_setting(trec8, seed, db)
+
+    def topic_matrix(qid: str, measure: str) -> np.ndarray:
+        return matrices[(qid, measure)]
+
+    true_rank = {m: competition_ranks(topic_matrix("default", m).sum(axis=0)) for m in MEASURES}
+    np.testing.assert_array_equal(true_rank["P@10"], competition_ranks(matrix.T @ human_gain))
+    rows = []
+    started = time.perf_counter()
+    for j, (judge, labels) in enumerate(judges.items()):
+        qid = f"judge{j}_s{seed}"
+        machine_gain = labels["annotation"].to_numpy(float)
+        frame_j = frame.assign(machine_grade=machine_gain)
+        keys = frame_j.set_index(["query_id", "doc_id"]).index
+        for share in SHARES:
+            cells: dict[tuple[str, str], list[np.ndarray]] = {}
+            for rep in range(reps):
+                draw_seed = seed * 1_000_003 + rep * 101 + int(share * 1000)  # ppi_coverage.py's audits
+                size = int(round(share * len(frame)))
+                sample, _ = draw_sample(frame_j, "pairs", size, seed=draw_seed, presorted=True)
+                idx = keys.get_indexer(pd.MultiIndex.from_frame(sample[["query_id", "doc_id"]]))
+                w = matrix[idx].toarray()
+                y, f, total = w * human_gain[idx, None], w * machine_gain[idx, None], matrix.T @ machine_gain
+                lam = design_estimate(y, f, total, population=[len(frame)]).weight
+                cells.setdefault(("pairs", "P@10"), []).append(_cell(
+                    [rank_intervals(y, f, total, weight, design="pairs", population=[len(frame)],
+                                    replicates=replicates, seed=draw_seed) for weight in (lam, 0 * lam)],
+                    true_rank["P@10"]))  # fmt: skip
+                sample, _ = draw_sample(frame_j, "topics", topic_count(share, len(topics)), seed=draw_seed,
+                                        presorted=True)  # fmt: skip
+                chosen = np.searchsorted(topics, sorted(sample["query_id"].unique()))
+                rest = np.setdiff1d(np.arange(len(topics)), chosen)
+                for m in MEASURES:
+                    ys, fs = topic_matrix("default", m), topic_matrix(qid, m)
+                    lam = design_estimate(ys[chosen], fs[chosen], fs.sum(axis=0), population=[len(topics)]).weight
+                    cells.setdefault(("topics", m), []).append(_cell(
+                        [rank_intervals(ys[chosen], fs[chosen], fs.sum(axis=0), weight, design="topics",
+                                        unaudited=fs[rest], replicates=replicates, seed=draw_seed)
+                         for weight in (lam, 0 * lam)], true_rank[m]))  # fmt: skip
+            for (design, m), values in cells.items():
+                stack = np.stack(values)  # reps x 4 x runs
+                covered = stack[:, 0].mean(axis=0)
+                rows.append({"judge": judge, "design": design, "share": share,
+                             "units": size if design == "pairs" else topic_count(share, len(topics)),
+                             "measure": m, "coverage": covered.mean(),
+                             "mc s.e.": stack[:, 0].mean(axis=1).std(ddof=1) / np.sqrt(len(stack)),
+                             "lowest run": covered.min(), "length": stack[:, 1].mean(),
+                             "audit-only coverage": stack[:, 2].mean(), "audit-only length": stack[:, 3].mean()})  # fmt: skip
+            print(f"{judge}, {share:.0%}: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+    print(f"# {reps} repetitions, {len(runs)} runs, seed {seed}, {replicates} bootstrap replicates\n")
+    print(pd.DataFrame(rows).to_markdown(index=False, floatfmt=".3f"))
+
+
+def _cell(found, truth: np.ndarray) -> np.ndarray:
+    """Per run: covered and length of the tuned interval, then of the audit-only one."""
+    out = []
+    for r in found:
+        out += [(r.low <= truth) & (truth <= r.high), r.high - r.low + 1]
+    return np.stack(out).astype(float)
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    if not args:
+        sys.exit(__doc__)
+    main(args[0], int(args[1]) if len(args) > 1 else 100, int(args[2]) if len(args) > 2 else 1,
+         args[3] if len(args) > 3 else "/tmp/ppi_bench.duckdb", int(args[4]) if len(args) > 4 else 1000)  # fmt: skip
