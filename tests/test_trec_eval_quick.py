@@ -28,7 +28,7 @@ SUITE = SHARED / "trec_eval_test"
 # every trec_eval measure the quick path computes (the "official" set and these)
 QUICK_MEASURES = (
     "official recall ndcg_cut map_cut success ndcg set_P set_recall num_nonrel_judged_ret "
-    "gm_bpref relstring"
+    "gm_bpref relstring set_F"
 ).split()
 # what no quick evaluation may import
 HEAVY = ("pandas", "duckdb", "pyarrow", "typer", "click", "rich", "scipy", "sqlglot", "matplotlib")

@@ -285,6 +285,16 @@ def _set_recall(t: _Topic) -> float:
     return _count_rel(t, None) / t.num_rel if t.num_rel else 0.0
 
 
+def _set_f(t: _Topic, beta: float) -> float:
+    """queries/metrics/set_f.sql's F, its operations in the same order (the same double)."""
+    found = _count_rel(t, None)
+    if found == 0:
+        return 0.0
+    set_p = found / t.num_ret if t.num_ret else 0.0
+    set_r = found / t.num_rel if t.num_rel else 0.0
+    return (beta + 1.0) * set_p * set_r / (beta * set_p + set_r)
+
+
 # evalwh's metric -> (its parameters here, the value of one topic)
 METRICS: dict[str, tuple[frozenset[str], Any]] = {
     "NumRet": (frozenset(), lambda t, p: float(t.num_ret)),
@@ -306,6 +316,7 @@ METRICS: dict[str, tuple[frozenset[str], Any]] = {
     "Success": (frozenset({"k"}), lambda t, p: 1.0 if _count_rel(t, p["k"]) else 0.0),
     "set_P": (frozenset(), lambda t, p: _count_rel(t, None) / t.num_ret if t.num_ret else 0.0),
     "set_recall": (frozenset(), lambda t, p: _set_recall(t)),
+    "set_F": (frozenset({"beta"}), lambda t, p: _set_f(t, float(p["beta"]))),
     "num_nonrel_judged_ret": (frozenset(), lambda t, p: float(len(t.grades) - len(t.relevant))),
     # evalwh's own (``evalwh eval``): judged documents in the top k, divided by k
     "A_p": (frozenset({"k"}), lambda t, p: float(bisect_right(t.ranks, p["k"])) / p["k"]),
