@@ -226,7 +226,7 @@ class EvalwhEvaluator(providers.Evaluator):
     """Evaluates each run as it comes, the qrels read once.
 
     The measures :mod:`evalwh.measures.quick` computes (trec_eval's: AP, P, R, nDCG, RR,
-    Rprec, Bpref, Success, SetP, SetR, NumRet, NumRel, IPrec, at the default relevance level)
+    Rprec, Bpref, Success, SetP, SetR, SetF, NumRet, NumRel, IPrec, at the default relevance level)
     are computed there, from the run ranked here in numpy (no warehouse: as fast as pytrec_eval
     on 8 runs of 30 topics x 1,000, docs/benchmarks.md). The others, and every measure where
     the qrels hold a negative or fractional grade, go through an in-memory warehouse holding
