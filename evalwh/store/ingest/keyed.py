@@ -462,8 +462,10 @@ class Staging:
 
     def add(self, kind: str, table: Any) -> None:
         """Append a piece's table of this kind."""
-        schema = _staged_schema(table)
         writer = self.writers.get(kind)
+        if writer is not None and not len(table):
+            return  # (an empty piece has no NULLs: its schema would start a file for nothing)
+        schema = _staged_schema(table)
         if writer is not None and not writer.schema.equals(schema):
             writer.close()
             writer = None
