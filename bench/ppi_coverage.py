@@ -150,20 +150,17 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
         for share in SHARES:
             cells: dict[tuple[str, str], list[np.ndarray]] = {}
             for rep in range(reps):
-                draw_seed = seed * 1_000_003 + rep * 101 + int(share * 1000)
+                drawn = draw_audits(frame_j, keys, topics, share, rep, seed, pairs="pairs" in designs)
                 size = int(round(share * len(frame)))
                 if "pairs" in designs:
                     # pairs design, P@10
-                    sample, _ = draw_sample(frame_j, "pairs", size, seed=draw_seed, presorted=True)
-                    idx = keys.get_indexer(pd.MultiIndex.from_frame(sample[["query_id", "doc_id"]]))
+                    idx = drawn.pair_rows
                     w = matrix[idx].toarray()
                     e = design_estimate(w * human_gain[idx, None], w * machine_gain[idx, None],
                                         matrix.T @ machine_gain, population=[len(frame)], bound=pair_bound)  # fmt: skip
                     cells.setdefault(("pairs", "P@10"), []).append(_cell(e, true_scores["P@10"]))
                 # topics design, every measure
-                n_topics = topic_count(share, len(topics))
-                sample, _ = draw_sample(frame_j, "topics", n_topics, seed=draw_seed, presorted=True)
-                chosen = np.searchsorted(topics, sorted(sample["query_id"].unique()))
+                chosen = drawn.topic_rows
                 for m in MEASURES:
                     y, f = topic_matrix("default", m), topic_matrix(qid, m)
                     e = design_estimate(y[chosen], f[chosen], f.sum(axis=0), population=[len(topics)])
@@ -192,6 +189,28 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
     table = pd.DataFrame(rows)
     print(f"# {reps} repetitions, {len(runs)} runs, seed {seed}; AP and nDCG@10 with a pairs audit: refused\n")
     print(table.to_markdown(index=False, floatfmt=".3f"))
+
+
+class Audits(NamedTuple):
+    """A repetition's two audits of one share, as rows: of the frame (pairs) and of the topics."""
+
+    seed: int  # the draw's seed, ``seed * 1_000_003 + rep * 101 + int(share * 1000)``
+    pair_rows: np.ndarray  # the pairs audit (empty when not drawn)
+    topic_rows: np.ndarray  # the topics audit, sorted
+
+
+def draw_audits(frame: pd.DataFrame, keys: pd.MultiIndex, topics: list[str], share: float, rep: int, seed: int,
+                *, pairs: bool = True) -> Audits:  # fmt: skip
+    """The audits of repetition ``rep`` at ``share``, drawn by evalwh's own :func:`draw_sample` from
+    ``frame`` (the judge's pairs in pair order, ``keys`` its (query_id, doc_id) index): ``share`` of
+    the pairs, and :func:`topic_count` topics. Every coverage bench draws them so, and so the same."""
+    draw_seed = seed * 1_000_003 + rep * 101 + int(share * 1000)
+    rows = np.empty(0, dtype=np.int64)
+    if pairs:
+        sample, _ = draw_sample(frame, "pairs", int(round(share * len(frame))), seed=draw_seed, presorted=True)
+        rows = keys.get_indexer(pd.MultiIndex.from_frame(sample[["query_id", "doc_id"]]))
+    sample, _ = draw_sample(frame, "topics", topic_count(share, len(topics)), seed=draw_seed, presorted=True)
+    return Audits(draw_seed, rows, np.searchsorted(topics, sorted(sample["query_id"].unique())))
 
 
 def topic_count(share: float, topics: int) -> int:

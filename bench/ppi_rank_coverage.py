@@ -10,9 +10,13 @@ the run's rank under the official scores (competition ranks, 1 the best, over th
 Printed per judge, design, size and measure: the share of (repetition, run) intervals that hold
 the official rank, averaged over runs, with its Monte Carlo standard error over repetitions
 (the runs share each repetition's audit) and its lowest run; the mean length of an interval in
-ranks (``high - low + 1``); and the same two for the audit-only intervals (``lambda = 0``, the
-same bootstrap draws). The weight is the one :func:`evalwh.stats.ppi.design_estimate` tunes
-(shared by the runs). Pairs audits for P@10 only (MAP and nDCG@10 are refused there).
+ranks (``high - low + 1``); the median over repetitions of the bootstrap's scale ``kappa``
+(:func:`evalwh.stats.ppi.rank_scale`, widening it to the score intervals); and the coverage and
+length of two other intervals from the same bootstrap draws: the tuned estimates' unwidened
+(``kappa = 1``) and the audit-only estimates' (``lambda = 0``) widened to their own intervals.
+The weight is the one :func:`evalwh.stats.ppi.design_estimate` tunes (shared by the runs), and
+the standard errors and degrees of freedom its. Pairs audits for P@10 only (MAP and nDCG@10 are
+refused there).
 
 Not a timing benchmark. WAREHOUSE (default /tmp/ppi_bench.duckdb) is reused when present, as
 ``ppi_coverage.py`` leaves it; REPLICATES (default 1000) is the bootstrap's size.
@@ -25,10 +29,9 @@ import time
 
 import numpy as np
 import pandas as pd
-from ppi_coverage import MEASURES, SHARES, load_setting, topic_count
+from ppi_coverage import MEASURES, SHARES, draw_audits, load_setting, topic_count
 
-from evalwh.methods.audits import draw_sample
-from evalwh.stats.ppi import design_estimate, rank_intervals
+from evalwh.stats.ppi import design_estimate, rank_intervals, rank_scale
 from evalwh.stats.rank_intervals import competition_ranks
 
 
@@ -42,6 +45,7 @@ def main(trec8: str, reps: int, seed: int, db: str, replicates: int) -> None:
     np.testing.assert_array_equal(true_rank["P@10"], competition_ranks(matrix.T @ human_gain))
     rows = []
     started = time.perf_counter()
+    bound = np.asarray(abs(matrix).max(axis=0).todense()).ravel()  # a position's weight, gain 1
     for j, (judge, labels) in enumerate(judges.items()):
         qid = f"judge{j}_s{seed}"
         machine_gain = labels["annotation"].to_numpy(float)
@@ -50,48 +54,53 @@ def main(trec8: str, reps: int, seed: int, db: str, replicates: int) -> None:
         for share in SHARES:
             cells: dict[tuple[str, str], list[np.ndarray]] = {}
             for rep in range(reps):
-                draw_seed = seed * 1_000_003 + rep * 101 + int(share * 1000)  # ppi_coverage.py's audits
-                size = int(round(share * len(frame)))
-                sample, _ = draw_sample(frame_j, "pairs", size, seed=draw_seed, presorted=True)
-                idx = keys.get_indexer(pd.MultiIndex.from_frame(sample[["query_id", "doc_id"]]))
+                draw_seed, idx, chosen = draw_audits(frame_j, keys, topics, share, rep, seed)  # ppi_coverage.py's
+                size = len(idx)
                 w = matrix[idx].toarray()
                 y, f, total = w * human_gain[idx, None], w * machine_gain[idx, None], matrix.T @ machine_gain
-                lam = design_estimate(y, f, total, population=[len(frame)]).weight
-                cells.setdefault(("pairs", "P@10"), []).append(_cell(
-                    [rank_intervals(y, f, total, weight, design="pairs", population=[len(frame)],
-                                    replicates=replicates, seed=draw_seed) for weight in (lam, 0 * lam)],
-                    true_rank["P@10"]))  # fmt: skip
-                sample, _ = draw_sample(frame_j, "topics", topic_count(share, len(topics)), seed=draw_seed,
-                                        presorted=True)  # fmt: skip
-                chosen = np.searchsorted(topics, sorted(sample["query_id"].unique()))
-                rest = np.setdiff1d(np.arange(len(topics)), chosen)
+                e = design_estimate(y, f, total, population=[len(frame)], bound=bound)
+                cells.setdefault(("pairs", "P@10"), []).append(
+                    _cell(_three(y, f, total, e, [len(frame)], replicates, draw_seed), true_rank["P@10"]))
                 for m in MEASURES:
                     ys, fs = topic_matrix("default", m), topic_matrix(qid, m)
-                    lam = design_estimate(ys[chosen], fs[chosen], fs.sum(axis=0), population=[len(topics)]).weight
+                    e = design_estimate(ys[chosen], fs[chosen], fs.sum(axis=0), population=[len(topics)])
                     cells.setdefault(("topics", m), []).append(_cell(
-                        [rank_intervals(ys[chosen], fs[chosen], fs.sum(axis=0), weight, design="topics",
-                                        unaudited=fs[rest], replicates=replicates, seed=draw_seed)
-                         for weight in (lam, 0 * lam)], true_rank[m]))  # fmt: skip
+                        _three(ys[chosen], fs[chosen], fs.sum(axis=0), e, [len(topics)], replicates, draw_seed),
+                        true_rank[m]))  # fmt: skip
             for (design, m), values in cells.items():
-                stack = np.stack(values)  # reps x 4 x runs
+                stack = np.stack(values)  # reps x 7 x runs
                 covered = stack[:, 0].mean(axis=0)
                 rows.append({"judge": judge, "design": design, "share": share,
                              "units": size if design == "pairs" else topic_count(share, len(topics)),
                              "measure": m, "coverage": covered.mean(),
                              "mc s.e.": stack[:, 0].mean(axis=1).std(ddof=1) / np.sqrt(len(stack)),
                              "lowest run": covered.min(), "length": stack[:, 1].mean(),
-                             "audit-only coverage": stack[:, 2].mean(), "audit-only length": stack[:, 3].mean()})  # fmt: skip
+                             "scale": np.median(stack[:, 6, 0]),
+                             "unwidened coverage": stack[:, 2].mean(), "unwidened length": stack[:, 3].mean(),
+                             "audit-only coverage": stack[:, 4].mean(), "audit-only length": stack[:, 5].mean()})  # fmt: skip
             print(f"{judge}, {share:.0%}: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
     print(f"# {reps} repetitions, {len(runs)} runs, seed {seed}, {replicates} bootstrap replicates\n")
     print(pd.DataFrame(rows).to_markdown(index=False, floatfmt=".3f"))
 
 
-def _cell(found, truth: np.ndarray) -> np.ndarray:
-    """Per run: covered and length of the tuned interval, then of the audit-only one."""
+def _three(y, f, total, e, population, replicates: int, seed: int) -> tuple[list, float]:  # type: ignore[no-untyped-def]
+    """The rank intervals of the tuned estimates widened to their intervals (evalwh's), unwidened
+    (``scale = 1``), and of the audit-only estimates widened to theirs (the same bootstrap
+    draws); and the tuned intervals' scale."""
+    common = {"population": population, "replicates": replicates, "seed": seed}
+    found = [rank_intervals(y, f, total, e.weight, se=e.se, df=e.df, **common),
+             rank_intervals(y, f, total, e.weight, **common),
+             rank_intervals(y, f, total, 0 * e.weight, se=e.human_se, df=e.df, **common)]  # fmt: skip
+    return found, rank_scale(y, f, e.weight, e.se, e.df, population=population)
+
+
+def _cell(three: tuple[list, float], truth: np.ndarray) -> np.ndarray:
+    """Per run: covered and length of each of :func:`_three`'s intervals, in its order, then the scale."""
+    found, kappa = three
     out = []
     for r in found:
         out += [(r.low <= truth) & (truth <= r.high), r.high - r.low + 1]
-    return np.stack(out).astype(float)
+    return np.stack([*out, np.full(len(truth), kappa)]).astype(float)
 
 
 if __name__ == "__main__":

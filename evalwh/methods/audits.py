@@ -545,12 +545,11 @@ class AuditEstimates:
 def _unit_matrices(
     wh: Store, collection: str, record: dict[str, Any], measure: catalog.Measure, run_ids: list[str],
     frame: pd.DataFrame, audited: pd.DataFrame, machine_gain: np.ndarray | None, human_id: str, rel: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:  # fmt: skip
-    """``(y, f, F, bound, rest)``: the audited units' human and machine values per run, the machine's
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
+    """``(y, f, F, bound)``: the audited units' human and machine values per run, the machine's
     totals, and for a pairs audit the largest value a pair can have per run (its largest weight
     times the largest gain: the variance floor of :func:`evalwh.stats.ppi.design_estimate`, for
-    a run of whose positions the audit saw nothing), None for a topics audit; for a topics
-    audit the machine's values of the unaudited topics (for the rank bootstrap), else None."""
+    a run of whose positions the audit saw nothing), None for a topics audit."""
     topics = frame["query_id"].nunique()
     if record["design"] == "pairs":
         k = measure.params.get("k")
@@ -570,7 +569,7 @@ def _unit_matrices(
         largest = max(float(np.abs(f_gain).max(initial=0.0)), float(np.abs(h_gain).max(initial=0.0)), 1.0)
         bound = np.asarray(abs(matrix).max(axis=0).todense()).ravel() * largest
         y, f = sample * h_gain[:, None], sample * f_gain[rows][:, None]
-        return y, f, np.asarray(matrix.T @ f_gain).ravel(), bound, None
+        return y, f, np.asarray(matrix.T @ f_gain).ravel(), bound
     from evalwh.measures.evaluation import evaluate
 
     def per_topic(qrels_id: str) -> pd.DataFrame:
@@ -586,8 +585,7 @@ def _unit_matrices(
     machine = per_topic(record["machine_id"]).reindex(index=all_topics, columns=run_ids).fillna(0.0)
     human = per_topic(human_id).reindex(index=sampled, columns=run_ids).fillna(0.0)
     f = machine.loc[sampled].to_numpy(float) / topics
-    rest = machine.drop(index=sampled).to_numpy(float) / topics
-    return human.to_numpy(float) / topics, f, machine.to_numpy(float).sum(axis=0) / topics, None, rest
+    return human.to_numpy(float) / topics, f, machine.to_numpy(float).sum(axis=0) / topics, None
 
 
 def estimate(
@@ -722,7 +720,7 @@ def estimate(
                 if machine_probs is None
                 else expected_gains(m, machine_probs["probs"].tolist(), rel)
             )
-            y, f, total, bound, rest = _unit_matrices(
+            y, f, total, bound = _unit_matrices(
                 wh, collection, record, m, run_ids, frame, units, gain, human_id, rel
             )
             e = design_estimate(y, f, total, strata=unit_strata, population=population, weight=weight, level=level,
@@ -738,8 +736,8 @@ def estimate(
             if ranks:
                 every_pairs = out_pairs[-1] if family == every else paired(m, y, f, total, bound, every)
                 found = rank_intervals(
-                    y, f, total, e.weight, design=record["design"], strata=unit_strata, population=population,
-                    unaudited=rest, confidence=level, replicates=replicates, seed=seed,
+                    y, f, total, e.weight, strata=unit_strata, population=population, se=e.se, df=e.df,
+                    confidence=level, replicates=replicates, seed=seed,
                 )  # fmt: skip
                 table = pd.DataFrame({
                     "measure": str(m), "run_id": run_ids, "estimate": e.estimate, "rank": found.rank,
@@ -763,10 +761,10 @@ def estimate(
     rank_table = None
     if ranks:
         rank_table = pd.concat(out_ranks, ignore_index=True)
+        unit = "topic" if record["design"] == "topics" else "pair, within its stratum"
         resampled = (
-            "of the collection's topics, audited and unaudited apart"
-            if record["design"] == "topics"
-            else "of the audit within its strata, Rao and Wu's rescaling, the machine's totals fixed"
+            f"(a Gaussian multiplier on each audited {unit}, the machine's totals fixed), widened to the "
+            "estimates' intervals"
         )
         named = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg", "by": "Benjamini-Yekutieli"}
         over = "no correction" if correction == "none" else f"{named.get(correction, correction)} over all pairs"

@@ -318,28 +318,8 @@ def design_estimate(
 
 # -- ranks under the prediction-powered estimates (methods §15.5) -----------------------------
 
-# replicates per chunk of the resampled means: keeps the (chunk, units) count matrix near 32 MB
+# replicates per chunk of the bootstrap: keeps the (chunk, units) multipliers near 32 MB
 _CHUNK_CELLS = 4_000_000
-
-
-def _resampled_means(values: NDArray[np.float64], draws: NDArray[np.int64]) -> NDArray[np.float64]:
-    """``(B, R)``: per row of ``draws`` (``B x m`` row numbers of ``values``), the mean of the rows drawn.
-
-    A draw's mean is its count of each row times the row, over ``m``: one matrix product per
-    chunk of replicates, no loop over replicates or units.
-    """
-    units = values.shape[0]
-    replicates, size = draws.shape
-    out = np.empty((replicates, values.shape[1]))
-    chunk = max(1, _CHUNK_CELLS // max(units, 1))
-    for start in range(0, replicates, chunk):
-        part = draws[start : start + chunk]
-        rows = len(part)
-        counts = np.bincount(
-            (np.arange(rows)[:, None] * units + part).ravel(), minlength=rows * units
-        ).reshape(rows, units)
-        out[start : start + rows] = counts @ values / size
-    return out
 
 
 def bootstrap_totals(
@@ -348,76 +328,122 @@ def bootstrap_totals(
     machine_total: ArrayLike,
     weight: ArrayLike,
     *,
-    design: str,
     strata: ArrayLike | None = None,
     population: ArrayLike | None = None,
-    unaudited: ArrayLike | None = None,
+    scale: float = 1.0,
     replicates: int = 2000,
     seed: int | None = 0,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """``(observed, replicates)``: the estimates ``lambda F + sum_h N_h mean_h(y - lambda f)`` and their bootstrap.
 
-    ``y``, ``f`` are the audited units' values ``(n, R)`` (one column per run), ``weight`` the
-    columns' ``lambda`` (held at its value on the audit in every replicate). The same units are
-    drawn for every column, so the columns (runs) stay paired. All draws come from
-    ``rng = numpy.random.default_rng(seed)``:
+    ``y``, ``f`` are the audited units' values ``(n, R)`` (one column per run; a unit is a pair
+    or a topic), ``weight`` the columns' ``lambda`` (held at its value on the audit). The
+    machine's total ``F`` is held fixed and the audit's part is redrawn by a Gaussian multiplier
+    bootstrap: with ``g = numpy.random.default_rng(seed).standard_normal((B, n))`` (one row per
+    replicate, one column per audited unit, in ``y``'s order), a replicate is
 
-    * ``design="topics"``: the collection's topics drawn again, audited and unaudited apart, in
-      the audit's share: ``rng.integers(0, n, (B, n))`` of the audited topics, then
-      ``rng.integers(0, T - n, (B, T - n))`` of the unaudited ones, whose machine values are
-      ``unaudited`` (``(T - n, R)``). A replicate is
-      ``lambda F* + T mean*(y - lambda f)``, ``F*`` the machine's total over the replicate's
-      topics. With every topic audited it is the replicate's mean of ``y`` (times ``T``): the
-      topic bootstrap of :func:`evalwh.stats.rank_intervals.bootstrap_ranks`, same draws.
-    * ``design="pairs"``: the audit drawn again within each stratum, the machine's total ``F``
-      held fixed: the rescaling bootstrap of Rao and Wu (JASA 83, 1988), ``n_h - 1`` units of
-      stratum ``h`` drawn with replacement (``rng.integers(0, n_h, (B, n_h - 1))``, strata in
-      order) and the stratum's mean moved by ``sqrt(1 - n_h / N_h)`` times the draw's departure
-      from it. Its variance over all draws is exactly ``V(lambda)`` (methods §15.4), zero for a
-      census; strata with fewer than two audited units, or audited whole, stay as they are.
+        observed + scale * sum_h sqrt(c_h / (n_h - 1)) sum_{i in h} g_i (e_i - mean_h e),
+
+    ``e = y - lambda f``, ``c_h = N_h^2 (1 - n_h / N_h) / n_h``. The same multipliers move every
+    column, so the replicates are normal with the design's covariance of the runs' estimates:
+    with ``scale = 1`` a column's variance is exactly ``V(lambda)`` of :func:`design_estimate`
+    (methods §15.4), and two columns' covariance the same formula's (zero for a census). Strata
+    with fewer than two audited units, or audited whole, do not move. The multipliers are drawn
+    in chunks of replicates, which gives the same numbers as one draw of ``(B, n)``.
 
     Examples:
         >>> y = np.array([[0.2, 0.1], [0.4, 0.3], [0.3, 0.3]]); f = y + 0.05
-        >>> obs, reps = bootstrap_totals(y, f, f.sum(axis=0), [0.0, 0.0], design="topics", replicates=4)
+        >>> obs, reps = bootstrap_totals(y, f, f.sum(axis=0), [0.0, 0.0], population=[10], replicates=4)
         >>> obs.round(6).tolist(), reps.shape
-        ([0.9, 0.7], (4, 2))
+        ([3.0, 2.333333], (4, 2))
     """
     ys, fs = _columns(y, "y"), _columns(f, "f")
     if ys.shape != fs.shape:
         raise MetricParamError(f"prediction-powered ranks: y {ys.shape} and f {fs.shape} differ in shape")
     if replicates < 1:
         raise MetricParamError(f"prediction-powered ranks: replicates must be at least 1, got {replicates}")
+    if not np.isfinite(scale) or scale < 0:
+        raise MetricParamError(f"prediction-powered ranks: scale must be finite and not negative, got {scale}")
     n, columns = ys.shape
     lam = np.broadcast_to(np.asarray(weight, dtype=float), (columns,))
     total = np.broadcast_to(np.asarray(machine_total, dtype=float), (columns,))
-    residual = ys - lam * fs
+    groups, sizes, sampled, deviation = _strata_deviations(ys - lam * fs, strata, population)
+    means = _stratum_means(ys - lam * fs, groups, sampled)
+    observed = lam * total + sizes @ means
+    moving = (sampled >= 2) & (sampled < sizes)
+    per_unit = np.where(
+        moving, sizes * np.sqrt((1 - sampled / sizes) / np.maximum(sampled, 1) / np.maximum(sampled - 1, 1)), 0.0
+    )  # fmt: skip
+    loads = scale * per_unit[groups, None] * deviation  # (n, R): a unit's move per unit of its multiplier
     rng = np.random.default_rng(seed)
-    if design == "topics":
-        rest = np.zeros((0, columns)) if unaudited is None else _columns(unaudited, "unaudited")
-        if rest.shape[1] != columns:
-            raise MetricParamError("prediction-powered ranks: unaudited must have a column per run")
-        topics = n + len(rest)
-        observed = lam * total + topics * residual.mean(axis=0)
-        drawn = rng.integers(0, n, (replicates, n))
-        f_star = n * _resampled_means(fs, drawn)
-        if len(rest):
-            f_star += len(rest) * _resampled_means(rest, rng.integers(0, len(rest), (replicates, len(rest))))
-        return observed, lam * f_star + topics * _resampled_means(residual, drawn)
-    if design != "pairs":
-        raise MetricParamError(f"prediction-powered ranks: design {design!r} must be 'pairs' or 'topics'")
+    out = np.empty((replicates, columns))
+    chunk = max(1, _CHUNK_CELLS // max(n, 1))
+    for start in range(0, replicates, chunk):  # chunks of replicates, not a loop over them
+        rows = min(chunk, replicates - start)
+        out[start : start + rows] = observed + rng.standard_normal((rows, n)) @ loads
+    return observed, out
+
+
+def _stratum_means(
+    values: NDArray[np.float64], groups: NDArray[np.int64], sampled: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """``(H, R)``: each stratum's mean of ``values`` over its audited units (0 for an empty one)."""
+    one_hot = np.zeros((len(sampled), len(groups)))
+    one_hot[groups, np.arange(len(groups))] = 1.0
+    return one_hot @ values / np.maximum(sampled, 1)[:, None]
+
+
+def _strata_deviations(
+    residual: NDArray[np.float64], strata: ArrayLike | None, population: ArrayLike | None
+) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """``(groups, N_h, n_h, deviations)``: the units' strata, the strata's sizes and audited counts,
+    and each unit's residual less its stratum's mean."""
+    n = residual.shape[0]
     groups = np.zeros(n, dtype=np.int64) if strata is None else np.asarray(strata, dtype=np.int64)
     sizes = np.asarray([n] if population is None else population, dtype=float)
     sampled = np.bincount(groups, minlength=len(sizes)).astype(float)
-    one_hot = np.zeros((len(sizes), n))
-    one_hot[groups, np.arange(n)] = 1.0
-    means = one_hot @ residual / np.maximum(sampled, 1)[:, None]
-    observed = lam * total + sizes @ means
-    out = np.broadcast_to(observed, (replicates, columns)).copy()
-    for h in np.flatnonzero((sampled >= 2) & (sampled < sizes)):  # strata, not replicates
-        size = int(sampled[h])
-        star = _resampled_means(residual[groups == h], rng.integers(0, size, (replicates, size - 1)))
-        out += sizes[h] * np.sqrt(1.0 - size / sizes[h]) * (star - means[h])
-    return observed, out
+    return groups, sizes, sampled, residual - _stratum_means(residual, groups, sampled)[groups]
+
+
+def rank_scale(
+    y: ArrayLike,
+    f: ArrayLike,
+    weight: ArrayLike,
+    se: ArrayLike,
+    df: ArrayLike,
+    *,
+    strata: ArrayLike | None = None,
+    population: ArrayLike | None = None,
+    confidence: float = 0.95,
+) -> float:
+    """``kappa``: the factor that gives the bootstrap of the totals the prediction-powered intervals' width.
+
+    ``kappa^2 = sum_r (t_{df_r, q} se_r)^2 / sum_r (z_q^2 V_r(lambda))``, ``q = (1 + confidence) / 2``:
+    the half-widths of the score intervals (the jackknife's standard errors, which carry the
+    tuning of ``lambda``, and Student's quantile) over the normal half-widths of
+    :func:`bootstrap_totals` at scale 1 (whose variance is the plug-in ``V(lambda)``), summed
+    over the runs, so that one factor moves every run and their differences alike. 1 where the
+    bootstrap has no variance.
+
+    Examples:
+        >>> y = np.array([[0.2, 0.1], [0.4, 0.3], [0.3, 0.3], [0.1, 0.2], [0.5, 0.2]])
+        >>> f = np.array([[0.3, 0.1], [0.3, 0.4], [0.2, 0.3], [0.1, 0.1], [0.4, 0.3]])
+        >>> e = design_estimate(y, f, [11.0, 9.0], population=[40])
+        >>> round(rank_scale(y, f, e.weight, e.se, e.df, population=[40]), 4)
+        1.4901
+    """
+    ys, fs = _columns(y, "y"), _columns(f, "f")
+    columns = ys.shape[1]
+    lam = np.broadcast_to(np.asarray(weight, dtype=float), (columns,))
+    groups, sizes, sampled, dev = _strata_deviations(ys - lam * fs, strata, population)
+    moving = (sampled >= 2) & (sampled < sizes)
+    coef = np.where(moving, sizes**2 * (1 - sampled / sizes) / np.maximum(sampled, 1), 0.0)
+    plug_in = coef @ (_stratum_means(dev * dev, groups, sampled) * (sampled / np.maximum(sampled - 1, 1))[:, None])
+    q = (1 + confidence) / 2
+    wanted = float(((stats.t.ppf(q, np.broadcast_to(np.asarray(df, dtype=float), (columns,)))
+                     * np.broadcast_to(np.asarray(se, dtype=float), (columns,))) ** 2).sum())  # fmt: skip
+    have = float(stats.norm.ppf(q) ** 2 * plug_in.sum())
+    return float(np.sqrt(wanted / have)) if have > 0 else 1.0
 
 
 def rank_intervals(
@@ -426,31 +452,37 @@ def rank_intervals(
     machine_total: ArrayLike,
     weight: ArrayLike,
     *,
-    design: str,
     strata: ArrayLike | None = None,
     population: ArrayLike | None = None,
-    unaudited: ArrayLike | None = None,
+    se: ArrayLike | None = None,
+    df: ArrayLike | None = None,
     confidence: float = 0.95,
     replicates: int = 2000,
     seed: int | None = 0,
 ) -> RankIntervals:
     """Each run's rank under its prediction-powered estimate and the percentile interval of its bootstrap ranks.
 
-    The replicates are :func:`bootstrap_totals`'s; ranks are competition ranks (1 the highest,
-    ties share the best) and the interval the ``ceil(B q)``-th smallest replicate rank, as
-    :func:`evalwh.stats.rank_intervals.rank_intervals` takes it.
+    The replicates are :func:`bootstrap_totals`'s; with the score intervals' ``se`` and ``df``
+    (a :class:`DesignEstimate`'s) their departures are scaled by :func:`rank_scale`, so that the
+    bootstrap is as wide as the score intervals; without them the scale is 1. Ranks are
+    competition ranks (1 the highest, ties share the best) and the interval the ``ceil(B q)``-th
+    smallest replicate rank, as :func:`evalwh.stats.rank_intervals.rank_intervals` takes it.
 
     Examples:
-        >>> y = np.array([[0.20, 0.10, 0.15], [0.40, 0.30, 0.10], [0.30, 0.32, 0.05], [0.25, 0.3, 0.1]]) / 4
-        >>> out = rank_intervals(y, y, y.sum(axis=0), [0.0, 0.0, 0.0], design="topics")
+        >>> y = np.array([[0.20, 0.10, 0.15], [0.40, 0.30, 0.10], [0.30, 0.32, 0.05], [0.25, 0.3, 0.1]]) / 20
+        >>> out = rank_intervals(y, y, y.sum(axis=0) * 5, [0.0, 0.0, 0.0], population=[20])
         >>> out.rank.tolist(), out.low.tolist(), out.high.tolist()
         ([1, 2, 3], [1, 1, 3], [2, 2, 3])
     """
     if not 0.0 < confidence < 1.0:
         raise MetricParamError(f"prediction-powered ranks: confidence must lie in (0, 1), got {confidence}")
+    if (se is None) != (df is None):
+        raise MetricParamError("prediction-powered ranks: give both se and df, or neither")
+    scale = 1.0 if se is None else rank_scale(y, f, weight, se, df, strata=strata, population=population,
+                                                confidence=confidence)  # fmt: skip
     observed, totals = bootstrap_totals(
-        y, f, machine_total, weight, design=design, strata=strata, population=population, unaudited=unaudited,
-        replicates=replicates, seed=seed,
+        y, f, machine_total, weight, strata=strata, population=population, scale=scale, replicates=replicates,
+        seed=seed,
     )  # fmt: skip
     if totals.shape[1] < 2:
         raise InsufficientDataError("prediction-powered ranks need at least 2 runs")
