@@ -99,6 +99,31 @@ def test_eval_store_keeps_results(db):
     ]
 
 
+def test_stored_means_are_the_evaluations_own(db):
+    """The stored topic-``all`` rows are the means the evaluation returns: the geometric mean
+    for gm_map (not the arithmetic one), the sum for counts, with or without per-topic output."""
+    import math
+
+    with Warehouse(db) as wh:
+        means = wh.evaluate(["gm_map", "AP", "num_rel_ret"], collection="c", store=True)
+        stored = wh.query("SELECT run_id, measure, value, n_topics FROM results WHERE query_id = 'all' "
+                          "ORDER BY run_id, measure")  # fmt: skip
+        per_topic = wh.evaluate(["AP", "num_rel_ret"], collection="c", per_query=True)
+        wh.evaluate(["gm_map"], collection="c", store=True, per_query=True)
+        again = wh.query("SELECT run_id, value FROM results WHERE query_id = 'all' AND measure = 'gm_map' "
+                         "ORDER BY run_id")  # fmt: skip
+    got = {(r.run_id, r.measure): (r.value, r.n_topics) for r in stored.itertuples()}
+    assert got == {(r.run_id, r.measure): (r.value, r.n_topics) for r in means.itertuples()}
+    for run, rows in per_topic.groupby("run_id"):
+        ap = rows.loc[rows["measure"] == "AP", "value"].tolist()
+        # trec_eval's gm_map: exp of the mean log of max(AP, 0.00001)
+        assert got[(run, "gm_map")][0] == pytest.approx(math.exp(sum(math.log(max(v, 1e-5)) for v in ap) / len(ap)))
+        assert got[(run, "AP")][0] == pytest.approx(sum(ap) / len(ap))
+        assert got[(run, "NumRelRet")][0] == rows.loc[rows["measure"] == "NumRelRet", "value"].sum()
+    assert got[("r1", "gm_map")][0] < got[("r1", "AP")][0]  # a topic with AP 0: the two means differ
+    assert dict(again.values.tolist()) == {run: value for (run, m), (value, _) in got.items() if m == "gm_map"}
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

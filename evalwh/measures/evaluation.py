@@ -326,13 +326,18 @@ def _restore_options(wh: Store, options: Options) -> None:
 
 
 def _store(wh: Store, collection: str, values: Any, means: pd.DataFrame | None, options: Options) -> None:
-    """Replace stored results for the same collection, runs, measures and options."""
+    """Replace stored results for the same collection, runs, measures and options: the per-topic
+    values and, as topic ``all``, the means the evaluation gives (computed here for a per-topic one)."""
     wh.con.register("ev_values", values)
     try:
+        if means is None:
+            means = wh.df(sql.query(_REPORTS, "means"))
+        wh.con.register("ev_means", means)
         params = {"collection_id": collection, **options.columns()}
         wh.run(sql.query(_REPORTS, "store_results"), params)
     finally:
         wh.con.unregister("ev_values")
+        wh.con.unregister("ev_means")
 
 
 def unjudged_share(

@@ -1,7 +1,9 @@
 -- name: store_results
 -- description: Keep an evaluation's per-topic values and means in the results table, replacing the same (run, measure, options).
 -- params: collection_id VARCHAR, qrels_id VARCHAR, rel INTEGER, unjudged VARCHAR, depth_cap INTEGER, float32_ties BOOLEAN, averaging VARCHAR
--- ev_values holds measure, aggregate, run_id, query_id, value of this evaluation.
+-- ev_values holds measure, aggregate, run_id, query_id, value of this evaluation; ev_means its means
+-- (means.sql: the mean, the sum for counts, the geometric mean for gm_map and gm_bpref), stored as
+-- the rows of topic 'all'.
 DELETE FROM results AS r
 WHERE r.collection_id = $collection_id
   AND r.qrels_id = $qrels_id
@@ -24,9 +26,6 @@ SELECT
 FROM ev_values
 UNION ALL
 SELECT
-    $collection_id, run_id, 'all', measure,
-    CASE WHEN any_value(aggregate) = 'sum' THEN sum(value) ELSE avg(value) END,
-    count(value), count(*) - count(value),
+    $collection_id, run_id, 'all', measure, value, n_topics, n_undefined,
     $qrels_id, $rel, $unjudged, $depth_cap, $float32_ties, $averaging
-FROM ev_values
-GROUP BY run_id, measure;
+FROM ev_means;
