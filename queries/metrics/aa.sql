@@ -7,7 +7,7 @@
 -- reference: Baillie, Azzopardi & Ruthven, ECIR 2007; methods §2.4
 -- AP with "relevant" replaced by "judged": the denominator is |A| = R + N (methods §9.2).
 WITH sums AS (
-    SELECT run_id, query_id, sum(judged_so_far / rank) AS precision_sum
+    SELECT run_id, query_id, sum(judged_so_far / rank ORDER BY rank) AS precision_sum
     FROM ev_judged
     WHERE $k IS NULL OR rank <= $k
     GROUP BY run_id, query_id

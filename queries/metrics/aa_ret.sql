@@ -5,7 +5,7 @@
 -- unjudged: nonrelevant
 -- reference: methods §2.4 (the literal reading, offered as a variant); NULL when none is judged
 WITH sums AS (
-    SELECT run_id, query_id, sum(judged_so_far / rank) AS precision_sum, count(*) AS judged
+    SELECT run_id, query_id, sum(judged_so_far / rank ORDER BY rank) AS precision_sum, count(*) AS judged
     FROM ev_judged
     WHERE $k IS NULL OR rank <= $k
     GROUP BY run_id, query_id

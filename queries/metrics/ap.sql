@@ -9,7 +9,7 @@
 -- documents the run did not return within k count as zero precision (trec_eval map_cut).
 WITH precision_sums AS (
     -- precision at the rank of each relevant document: relevant_so_far / rank
-    SELECT run_id, query_id, sum(relevant_so_far / rank) AS precision_sum
+    SELECT run_id, query_id, sum(relevant_so_far / rank ORDER BY rank) AS precision_sum
     FROM ev_judged
     WHERE is_rel AND ($k IS NULL OR rank <= $k)
     GROUP BY run_id, query_id

@@ -5,7 +5,7 @@
 -- reference: methods §1.2 (offered under its own name only)
 WITH precision_sums AS (
     -- precision at the rank of each relevant document: relevant_so_far / rank
-    SELECT run_id, query_id, sum(relevant_so_far / rank) AS precision_sum
+    SELECT run_id, query_id, sum(relevant_so_far / rank ORDER BY rank) AS precision_sum
     FROM ev_judged
     WHERE is_rel AND rank <= $k
     GROUP BY run_id, query_id

@@ -6,7 +6,7 @@
 -- reference: trec_eval m_binG.c (experimental); G with binary gains
 -- The discount grows with the non-relevant documents above, not with the rank itself.
 WITH terms AS (
-    SELECT run_id, query_id, sum(1.0 / log2(2 + rank - relevant_so_far)) AS term_sum
+    SELECT run_id, query_id, sum(1.0 / log2(2 + rank - relevant_so_far) ORDER BY rank) AS term_sum
     FROM ev_judged
     WHERE is_rel
     GROUP BY run_id, query_id

@@ -8,7 +8,7 @@ WITH terms AS (
     SELECT
         j.run_id,
         j.query_id,
-        sum(1.0 - least(j.nonrelevant_above, p.num_rel) / p.num_rel) AS term_sum
+        sum(1.0 - least(j.nonrelevant_above, p.num_rel) / p.num_rel ORDER BY j.rank) AS term_sum
     FROM ev_judged AS j
     JOIN ev_pairs AS p USING (run_id, query_id)
     WHERE j.is_rel AND ($k IS NULL OR j.rank <= $k)

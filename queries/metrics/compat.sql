@@ -61,7 +61,7 @@ placed AS (
     JOIN grades AS g USING (query_id, gain)
 ),
 overlap AS (
-    SELECT pl.run_id, pl.query_id, sum(d_s.s - m_s.s) AS rbo_sum
+    SELECT pl.run_id, pl.query_id, sum(d_s.s - m_s.s ORDER BY pl.rank) AS rbo_sum
     FROM placed AS pl
     JOIN depths AS d USING (run_id, query_id)
     JOIN series AS d_s ON d_s.n = d.depth

@@ -34,7 +34,7 @@ ideal AS (
     WHERE coalesce(m.gain, trunc(q.gain)) > 0
 ),
 gains_sum AS (
-    SELECT run_id, query_id, sum(gain / log2(rank + 1)) AS dcg
+    SELECT run_id, query_id, sum(gain / log2(rank + 1) ORDER BY rank) AS dcg
     FROM judged
     WHERE gain <> 0
     GROUP BY run_id, query_id

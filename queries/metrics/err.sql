@@ -42,7 +42,7 @@ SELECT
     coalesce(e.err, 0.0) AS value
 FROM ev_pairs AS p
 LEFT JOIN (
-    SELECT run_id, query_id, sum(r * reach / rank) AS err
+    SELECT run_id, query_id, sum(r * reach / rank ORDER BY rank) AS err
     FROM cascade
     GROUP BY run_id, query_id
 ) AS e USING (run_id, query_id)

@@ -37,7 +37,9 @@ ideal_prefix AS (
         pos,
         sum(greatest(gain, 1.0)) OVER (PARTITION BY query_id ORDER BY pos ROWS UNBOUNDED PRECEDING) AS cost,
         count(*) OVER (PARTITION BY query_id) AS ideal_length,
-        sum(gain) OVER (PARTITION BY query_id) AS ideal_gain
+        sum(gain) OVER (
+            PARTITION BY query_id ORDER BY pos ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING
+        ) AS ideal_gain
     FROM ideal
 ),
 ideal_total AS (
@@ -63,6 +65,7 @@ terms AS (
             r.gain / log2(
                 2 + coalesce(i.cost, 0.0) + greatest(r.rank - coalesce(t.ideal_length, 0), 0) - r.gain_so_far
             )
+            ORDER BY r.rank
         ) AS term_sum
     FROM running AS r
     LEFT JOIN ideal_total AS t USING (query_id)

@@ -14,6 +14,7 @@ WITH terms AS (
                 WHEN j.nonrelevant_above = 0 THEN 1.0
                 ELSE 1.0 - least(j.nonrelevant_above, p.num_rel) / least(p.num_rel, p.num_nonrel)
             END
+            ORDER BY j.rank
         ) AS term_sum
     FROM ev_judged AS j
     JOIN ev_pairs AS p USING (run_id, query_id)

@@ -9,7 +9,7 @@
 -- The per-topic value is AP (trec_eval prints gm_map only for all topics). The floor of
 -- 0.00001 keeps a topic with AP = 0 from making the mean 0 (trec_eval's MIN_GEO_MEAN).
 WITH precision_sums AS (
-    SELECT run_id, query_id, sum(relevant_so_far / rank) AS precision_sum
+    SELECT run_id, query_id, sum(relevant_so_far / rank ORDER BY rank) AS precision_sum
     FROM ev_judged
     WHERE is_rel
     GROUP BY run_id, query_id

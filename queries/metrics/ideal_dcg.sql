@@ -32,7 +32,7 @@ ideal AS (
     WHERE coalesce(m.gain, trunc(q.gain)) > 0
 ),
 ideal_sum AS (
-    SELECT query_id, sum(gain / log2(pos + 1)) AS idcg
+    SELECT query_id, sum(gain / log2(pos + 1) ORDER BY pos) AS idcg
     FROM ideal
     GROUP BY query_id
 )

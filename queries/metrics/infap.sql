@@ -45,6 +45,7 @@ terms AS (
                     * ((r.relevant_so_far - 1 + r.nonrelevant_above + coalesce(u.unjudged, 0)) / (r.rank - 1.0))
                     * ((r.relevant_so_far - 1 + 0.00001) / (r.relevant_so_far - 1 + r.nonrelevant_above + 2 * 0.00001))
             END
+            ORDER BY r.rank
         ) AS term_sum
     FROM relevant AS r
     LEFT JOIN unjudged_above AS u USING (run_id, query_id, rank)

@@ -9,7 +9,7 @@
 -- negative grades give 0. The ideal list holds every judged document of the topic sorted by
 -- grade, cut at k; nDCG is 0 when the ideal gain is 0.
 WITH gains AS (
-    SELECT run_id, query_id, sum(gain / log2(rank + 1)) AS dcg
+    SELECT run_id, query_id, sum(gain / log2(rank + 1) ORDER BY rank) AS dcg
     FROM ev_judged
     WHERE gain > 0 AND ($k IS NULL OR rank <= $k)
     GROUP BY run_id, query_id
@@ -24,7 +24,7 @@ ideal_ranks AS (
     WHERE q.gain > 0
 ),
 ideal AS (
-    SELECT query_id, sum(gain / log2(ideal_rank + 1)) AS idcg
+    SELECT query_id, sum(gain / log2(ideal_rank + 1) ORDER BY ideal_rank) AS idcg
     FROM ideal_ranks
     WHERE $k IS NULL OR ideal_rank <= $k
     GROUP BY query_id

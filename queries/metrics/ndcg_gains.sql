@@ -24,7 +24,7 @@ gains AS (
     SELECT
         run_id,
         query_id,
-        sum(CASE WHEN $dcg = 'exp-log2' THEN pow(2, g) - 1 ELSE g END / log2(rank + 1)) AS dcg
+        sum(CASE WHEN $dcg = 'exp-log2' THEN pow(2, g) - 1 ELSE g END / log2(rank + 1) ORDER BY rank) AS dcg
     FROM judged_gains
     WHERE g <> 0
     GROUP BY run_id, query_id
@@ -44,7 +44,7 @@ ideal_ranks AS (
 ideal AS (
     SELECT
         query_id,
-        sum(CASE WHEN $dcg = 'exp-log2' THEN pow(2, g) - 1 ELSE g END / log2(ideal_rank + 1)) AS idcg
+        sum(CASE WHEN $dcg = 'exp-log2' THEN pow(2, g) - 1 ELSE g END / log2(ideal_rank + 1) ORDER BY ideal_rank) AS idcg
     FROM ideal_ranks
     WHERE $k IS NULL OR ideal_rank <= $k
     GROUP BY query_id

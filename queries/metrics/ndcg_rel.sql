@@ -58,7 +58,7 @@ ideal_total AS (
 ),
 at_relevant AS (
     -- dcg / ideal dcg at each retrieved document with a positive gain
-    SELECT r.run_id, r.query_id, sum(r.dcg / i.idcg) AS ratio_sum, count(*) AS found
+    SELECT r.run_id, r.query_id, sum(r.dcg / i.idcg ORDER BY r.rank) AS ratio_sum, count(*) AS found
     FROM running AS r
     JOIN ideal_total AS t USING (query_id)
     JOIN ideal_prefix AS i ON i.query_id = r.query_id AND i.pos = least(r.rank, t.ideal_length)
@@ -66,7 +66,7 @@ at_relevant AS (
     GROUP BY r.run_id, r.query_id
 ),
 whole AS (
-    SELECT run_id, query_id, sum(gain / log2(rank + 1)) AS dcg
+    SELECT run_id, query_id, sum(gain / log2(rank + 1) ORDER BY rank) AS dcg
     FROM judged
     WHERE gain <> 0
     GROUP BY run_id, query_id

@@ -42,7 +42,7 @@ cuts AS (
 SELECT
     c.run_id,
     c.query_id,
-    avg(coalesce(i.precision, 0.0)) AS value
+    sum(coalesce(i.precision, 0.0) ORDER BY c.cut DESC) / count(*) AS value
 FROM cuts AS c
 LEFT JOIN interpolated AS i
     ON i.run_id = c.run_id AND i.query_id = c.query_id AND i.relevant_so_far = c.cut

@@ -8,7 +8,7 @@
 -- [RBP, RBP_upper] that holds the value of every completion of the judgments. Binary
 -- relevance (grade >= threshold); trec_eval's rbp (p = 0.9 there) rescales graded gains.
 WITH weights AS (
-    SELECT run_id, query_id, sum(pow($p, rank - 1)) AS weight
+    SELECT run_id, query_id, sum(pow($p, rank - 1) ORDER BY rank) AS weight
     FROM ev_judged
     WHERE is_rel AND ($k IS NULL OR rank <= $k)
     GROUP BY run_id, query_id

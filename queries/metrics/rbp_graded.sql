@@ -25,6 +25,7 @@ weights AS (
                 WHEN 'max' THEN j.gain / s.qrels_max
                 ELSE CASE WHEN s.topic_max > 1 THEN j.gain / s.topic_max ELSE j.gain END
             END
+            ORDER BY j.rank
         ) AS weight
     FROM ev_judged AS j
     JOIN scales AS s USING (query_id)

@@ -8,7 +8,7 @@
 -- are needed. Missing positions past the end of a short run count as unknown. Unlike
 -- trec_eval's rbp_resid this is not set to 0 when the list has no unjudged document.
 WITH judged_weights AS (
-    SELECT run_id, query_id, sum(pow($p, rank - 1)) AS weight
+    SELECT run_id, query_id, sum(pow($p, rank - 1) ORDER BY rank) AS weight
     FROM ev_judged
     WHERE $k IS NULL OR rank <= $k
     GROUP BY run_id, query_id

@@ -6,7 +6,7 @@
 -- w_i = (1-p)·p^(i-1) / (1 - p^k); with rescale=false the plain truncation (1-p)·p^(i-1),
 -- whose maximum is 1 - p^k. The two differ by a constant factor only.
 WITH weights AS (
-    SELECT run_id, query_id, sum(pow($p, rank - 1)) AS weight
+    SELECT run_id, query_id, sum(pow($p, rank - 1) ORDER BY rank) AS weight
     FROM ev_judged
     WHERE is_rel AND rank <= $k
     GROUP BY run_id, query_id

@@ -5,7 +5,7 @@
 -- reference: Moffat & Zobel, TOIS 2008; methods §1.5, §3.3
 -- base + resid = 1 - (1-p)·Σ_{judged non-relevant k <= d} p^(k-1).
 WITH nonrelevant_weights AS (
-    SELECT run_id, query_id, sum(pow($p, rank - 1)) AS weight
+    SELECT run_id, query_id, sum(pow($p, rank - 1) ORDER BY rank) AS weight
     FROM ev_judged
     WHERE NOT is_rel AND ($k IS NULL OR rank <= $k)
     GROUP BY run_id, query_id

@@ -56,21 +56,21 @@ ideal_total AS (
 ),
 dcg_at AS (
     -- the run's dcg to each boundary depth
-    SELECT j.run_id, j.query_id, b.depth, sum(j.gain / log2(j.rank + 1)) AS dcg
+    SELECT j.run_id, j.query_id, b.depth, sum(j.gain / log2(j.rank + 1) ORDER BY j.rank) AS dcg
     FROM judged AS j
     JOIN boundaries AS b ON b.query_id = j.query_id AND j.rank <= b.depth
     WHERE j.gain <> 0
     GROUP BY j.run_id, j.query_id, b.depth
 ),
 at_boundaries AS (
-    SELECT p.run_id, p.query_id, sum(coalesce(d.dcg, 0.0) / b.idcg) AS ratio_sum
+    SELECT p.run_id, p.query_id, sum(coalesce(d.dcg, 0.0) / b.idcg ORDER BY b.depth) AS ratio_sum
     FROM ev_pairs AS p
     JOIN boundaries AS b USING (query_id)
     LEFT JOIN dcg_at AS d ON d.run_id = p.run_id AND d.query_id = p.query_id AND d.depth = b.depth
     GROUP BY p.run_id, p.query_id
 ),
 whole AS (
-    SELECT run_id, query_id, sum(gain / log2(rank + 1)) AS dcg
+    SELECT run_id, query_id, sum(gain / log2(rank + 1) ORDER BY rank) AS dcg
     FROM judged
     WHERE gain <> 0
     GROUP BY run_id, query_id

@@ -10,13 +10,13 @@ WITH gains AS (
     SELECT
         run_id,
         query_id,
-        sum((least(greatest(gain, $min_rel), $max_rel) - $min_rel) / ($max_rel - $min_rel) / log2(rank + 1)) AS dcg
+        sum((least(greatest(gain, $min_rel), $max_rel) - $min_rel) / ($max_rel - $min_rel) / log2(rank + 1) ORDER BY rank) AS dcg
     FROM ev_judged
     WHERE rank <= $k
     GROUP BY run_id, query_id
 ),
 scale AS (
-    SELECT sum(1 / log2(i + 1)) AS dcg_max
+    SELECT sum(1 / log2(i + 1) ORDER BY i) AS dcg_max
     FROM (SELECT unnest(generate_series(1, $k)) AS i) AS positions
 )
 SELECT

@@ -33,13 +33,13 @@ ideal AS (
     WHERE coalesce(m.gain, trunc(q.gain)) > 0
 ),
 gains_sum AS (
-    SELECT run_id, query_id, sum(gain / log2(rank + 1)) AS dcg
+    SELECT run_id, query_id, sum(gain / log2(rank + 1) ORDER BY rank) AS dcg
     FROM judged
     WHERE gain <> 0
     GROUP BY run_id, query_id
 ),
 ideal_sum AS (
-    SELECT query_id, sum(gain / log2(pos + 1)) AS idcg
+    SELECT query_id, sum(gain / log2(pos + 1) ORDER BY pos) AS idcg
     FROM ideal
     GROUP BY query_id
 )

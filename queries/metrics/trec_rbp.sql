@@ -52,7 +52,7 @@ scaled AS (
     JOIN bounds AS b USING (query_id)
 ),
 weights AS (
-    SELECT j.run_id, j.query_id, sum(s.gain * pow($p, j.rank - 1)) AS weight
+    SELECT j.run_id, j.query_id, sum(s.gain * pow($p, j.rank - 1) ORDER BY j.rank) AS weight
     FROM ev_judged AS j
     JOIN scaled AS s ON s.query_id = j.query_id AND s.level = trunc(j.gain)
     WHERE s.gain <> 0

@@ -8,7 +8,7 @@
 -- tail p^m unknown, which RBP_resid reports and this does not. Otherwise equal to
 -- RBP_resid(p) without depth: 1 - (1 - p)·Σ over judged documents of p^(rank - 1).
 WITH judged_weights AS (
-    SELECT run_id, query_id, sum(pow($p, rank - 1)) AS weight, count(*) AS judged
+    SELECT run_id, query_id, sum(pow($p, rank - 1) ORDER BY rank) AS weight, count(*) AS judged
     FROM ev_judged
     GROUP BY run_id, query_id
 )

@@ -6,7 +6,7 @@
 -- reference: trec_eval m_yaap.c (Robertson's log-odds form of AP)
 -- A mean over topics of log-odds; not bounded to [0, 1]. Not in trec_eval's all_trec.
 WITH precision_sums AS (
-    SELECT run_id, query_id, sum(relevant_so_far / rank) AS precision_sum
+    SELECT run_id, query_id, sum(relevant_so_far / rank ORDER BY rank) AS precision_sum
     FROM ev_judged
     WHERE is_rel
     GROUP BY run_id, query_id

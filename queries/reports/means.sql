@@ -7,10 +7,10 @@ SELECT
     measure,
     run_id,
     CASE any_value(aggregate)
-        WHEN 'sum' THEN sum(value)
+        WHEN 'sum' THEN sum(value ORDER BY query_id)
         -- the geometric mean of max(value, 0.00001) (GMAP, trec_eval's gm_map)
-        WHEN 'gmean' THEN exp(avg(ln(greatest(value, 0.00001))))
-        ELSE avg(value)
+        WHEN 'gmean' THEN exp(avg(ln(greatest(value, 0.00001)) ORDER BY query_id))
+        ELSE avg(value ORDER BY query_id)
     END AS value,
     count(value) AS n_topics,
     count(*) - count(value) AS n_undefined
