@@ -3,12 +3,15 @@
 The metric queries (``queries/metrics``) and the evaluation context (``queries/context``) are
 written in DuckDB SQL. Here each file is parsed with sqlglot, its ``$name`` parameters are
 replaced by typed literals *in the syntax tree* (never by string formatting), and the tree is
-written in the target dialect. Two rewrites make the values agree with DuckDB's:
+written in the target dialect. Three rewrites make the values agree with DuckDB's:
 
 * DuckDB reads ``1.0`` as a DECIMAL but divides decimals in DOUBLE; Spark keeps DECIMAL and
   rounds ``1.0 / 3`` to 6 digits. Every non-integer literal is therefore cast to DOUBLE.
 * A parameter that is NULL (``k`` = whole list, ``runs`` = all runs) becomes a NULL cast to
   the type its header declares, so the engine can type ``array_contains(NULL, ...)``.
+* Spark has no ordered aggregate: ``sum(x ORDER BY rank)`` (the metric SQL adds in trec_eval's
+  order, methods §0.4) becomes the terms collected with their keys, sorted and added in that
+  order (:func:`_ordered_sums`), so Spark adds them in the warehouse's order too.
 
 :func:`evaluate` runs the whole path on a SparkSession over the warehouse's tables as views
 (an evalwh Parquet export, :func:`register_export`, or files read by :mod:`.files`): every
@@ -197,6 +200,28 @@ def _element_at(node: exp.Expression) -> exp.Expression:
     return node
 
 
+def _ordered_sums(node: exp.Expression) -> exp.Expression:
+    """``sum(x ORDER BY k)`` (the metric SQL's sums in trec_eval's order, methods §0.4) where the
+    engine has no ordered aggregate (Spark): the non-NULL terms collected with their keys, sorted,
+    and added from the first, ``aggregate(array_sort(collect_list(struct(k, x))), 0D, (acc, e) ->
+    acc + e.x)`` (reversed for ``DESC``), NULL where there is no term, as ``sum`` gives."""
+    if not isinstance(node, exp.Sum) or not isinstance(node.this, exp.Order):
+        return node
+    term = node.this.this
+    (key,) = node.this.expressions
+    pair = exp.Anonymous(this="struct", expressions=[
+        exp.alias_(key.this.copy(), "k"), exp.alias_(term.copy(), "v")])  # fmt: skip
+    kept = exp.Case(ifs=[exp.If(this=exp.Not(this=exp.Is(this=term.copy(), expression=exp.Null())), true=pair)])
+    ordered = exp.Anonymous(this="array_sort", expressions=[exp.Anonymous(this="collect_list", expressions=[kept])])
+    if key.args.get("desc"):
+        ordered = exp.Anonymous(this="reverse", expressions=[ordered])
+    added = sqlglot.parse_one("aggregate(terms, CAST(0 AS DOUBLE), (acc, e) -> acc + e.v)", read="spark")
+    added.set("this", ordered)
+    found = exp.Count(this=term.copy())
+    return exp.Case(ifs=[exp.If(this=exp.EQ(this=found, expression=exp.Literal.number(0)), true=exp.Null())],
+                    default=added)  # fmt: skip
+
+
 def transpile(
     file: sql.SqlFile,
     params: dict[str, Any],
@@ -223,7 +248,7 @@ def transpile(
         if dialect != "duckdb":
             tree = tree.transform(_expand_macros).transform(_double_literals)
         if dialect in _ELEMENT_AT_DIALECTS:
-            tree = tree.transform(_element_at)
+            tree = tree.transform(_element_at).transform(_ordered_sums)
         out.append(tree)
     return out
 
