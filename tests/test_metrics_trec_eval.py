@@ -360,7 +360,7 @@ def test_trec8_evaluating_again_gives_the_same_bits(trec8: Warehouse) -> None:
     measures = ["infAP", "ERR@20", "nDCG", "AP", "bpref", "RBP(p=0.8)", "pt11_avg", "binG", "gm_map"]
     first = trec8.evaluate(measures, collection="trec8", per_query=True)
     first_means = trec8.evaluate(measures, collection="trec8")
-    for _ in range(3):
+    for _ in range(2):
         again = trec8.evaluate(measures, collection="trec8", per_query=True)
         assert (again["value"].to_numpy() == first["value"].to_numpy()).all()
         assert again[["run_id", "query_id", "measure"]].equals(first[["run_id", "query_id", "measure"]])
