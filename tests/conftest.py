@@ -6,7 +6,6 @@ import functools
 import os
 import shlex
 import shutil
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -296,6 +295,7 @@ LOCAL_SPARK = (
     "tests/test_spark.py::",
     "tests/test_spark_files.py::",
     "tests/test_transfer.py::test_export_opens_in_spark",
+    "tests/test_spark_settings.py::test_a_local_session_started_by_evalwh_runs_its_jvm_with_those_options",
 )
 _SHARED_BY_UNIT = pytest.StashKey[bool]()
 
@@ -439,16 +439,29 @@ def trec8_copy(trec8_ingest, tmp_path: Path) -> Path:
     return copy
 
 
+# The shared local session's settings for the tests' small inputs: few shuffle partitions, no
+# adaptive planning. They name neither the driver's JVM options nor the UI, which evalwh's
+# start() chooses (test_spark_settings.py checks them on this session's JVM).
+SPARK_TEST_SETTINGS = {
+    "spark.sql.shuffle.partitions": "1",
+    "spark.default.parallelism": "2",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.memory": "2g",
+}
+
+
 @pytest.fixture(scope="session")
 def spark_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """ONE local Spark session (2 threads) for every Spark test of the session.
 
-    Starting a JVM costs 10-30 s, so all Spark tests share it. Tuned for small inputs: few
-    shuffle partitions, no adaptive planning, no UI; tests that read more (TREC-8) raise
-    the shuffle partitions for their own duration only (runtime SQL settings). Under -n its
-    tests go to one worker (share_unit); a second worker that starts one fails instead.
+    Starting a JVM costs 10-30 s, so all Spark tests share it: started by evalwh's own
+    :func:`evalwh.spark.session.start` (its JVM options, no UI, quiet logging) with
+    :data:`SPARK_TEST_SETTINGS`; tests that read more (TREC-8) raise the shuffle partitions
+    for their own duration only (runtime SQL settings). Under -n its tests go to one worker
+    (share_unit); a second worker that starts one fails instead.
     """
-    pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is in the test extra")
+    pytest.importorskip("pyspark.sql", reason="pyspark is in the test extra")
     needs_java()
     if getattr(request.config, "workerinput", {}).get("evalwh_by_unit"):
         started = tmp_path_factory.getbasetemp().parent / "local-spark-session"  # the run's folder
@@ -459,26 +472,11 @@ def spark_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
                 "a second worker starts the local Spark session: its tests are not in one unit"
                 " (tests/conftest.py, LOCAL_SPARK and share_unit)"
             )
-    from evalwh.spark.session import LOCAL_JAVA_OPTIONS as EVALWH_LEAN_JVM
+    from evalwh.spark.session import start
 
-    # the executors' Python workers (evalwh's reader on them) run this interpreter, as
-    # evalwh.spark.session.start has a local session's run it
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    session = (
-        pyspark_sql.SparkSession.builder.master("local[2]")
-        .appName("evalwh-test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.default.parallelism", "2")
-        .config("spark.sql.adaptive.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.memory", "2g")
-        # lean, as evalwh's own local sessions (evalwh.spark.session.LOCAL_JAVA_OPTIONS): the
-        # tests' small inputs never pay back the C2 compiler's work
-        .config("spark.driver.extraJavaOptions", EVALWH_LEAN_JVM)
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
+    # started as evalwh starts a local session (evalwh.spark.session.start): the lean JVM, no
+    # UI, quiet logging, the executors' Python workers on this interpreter (evalwh's reader on
+    # them); test_spark_settings.py asks this JVM which options it runs with
+    session = start("local[2]", app_name="evalwh-test", config=SPARK_TEST_SETTINGS)
     yield session
     session.stop()
