@@ -298,6 +298,24 @@ LOCAL_SPARK = (
     "tests/test_spark_settings.py::test_a_local_session_started_by_evalwh_runs_its_jvm_with_those_options",
 )
 _SHARED_BY_UNIT = pytest.StashKey[bool]()
+# The units that take longest in a run of the whole suite on 2 workers (-n auto), longest
+# first (the local Spark session's some 150 s, test_probe4.py's 70, the cluster's 60...):
+# they are shared out first, so that the run ends on short units and both workers end close
+# together (a long unit handed out last runs alone at the end while the other worker idles).
+LONGEST = (
+    "the local Spark session",
+    "tests/test_probe4.py",
+    "tests/test_spark_cluster.py",
+    "tests/test_probe2.py",
+    "tests/test_probe4_properties.py",
+    "tests/test_exclusions.py",
+    "tests/test_conventions.py",
+    "tests/test_safety.py",
+    "tests/test_report_sentences.py",
+    "tests/test_audits.py",
+    "tests/test_trec_eval_quick.py",
+    "tests/test_probe3_inputs.py",
+)
 
 
 def share_unit(nodeid: str) -> str:
@@ -307,11 +325,12 @@ def share_unit(nodeid: str) -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     # Under -n and no --dist (or -d) of the caller's own, the tests go out by share_unit, in
-    # the order pytest_collection_modifyitems gives them (the files with slow tests first), not
-    # largest unit first (pytest-xdist's --loadscope-reorder) unless the caller says so. (pytest-
-    # xdist 3.8's own grouping, xdist_group with --dist loadgroup, appends the group to a
-    # test's id by setting item._nodeid, which pytest 9 no longer reads: the groups were
-    # shared out test by test, the Spark session's to both workers.)
+    # the order pytest_collection_modifyitems gives them (LONGEST first, then the files with
+    # slow tests), not the unit of most tests first (pytest-xdist's --loadscope-reorder)
+    # unless the caller says so. (pytest-xdist 3.8's own grouping, xdist_group with --dist
+    # loadgroup, appends the group to a test's id by setting item._nodeid, which pytest 9 no
+    # longer reads: the groups were shared out test by test, the Spark session's to both
+    # workers.)
     given = [  # (the command line, PYTEST_ADDOPTS and the ini file's addopts)
         *map(str, config.invocation_params.args),
         *shlex.split(os.environ.get("PYTEST_ADDOPTS", "")),
@@ -373,10 +392,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ]
     if missing:
         raise pytest.UsageError(f"tests/conftest.py: SLOW names no such test: {', '.join(missing)}")
-    # the files with slow tests go first, so that no long test starts last while the other
-    # worker idles
+    stale = [unit for unit in LONGEST if unit.startswith("tests/") and not (config.rootpath / unit).is_file()]
+    if stale:
+        raise pytest.UsageError(f"tests/conftest.py: LONGEST names no such file: {', '.join(stale)}")
+    # the longest units go first, longest first, then the files with slow tests, so that no
+    # long unit starts last while the other worker idles
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow_files)
+    first = {unit: place for place, unit in enumerate(LONGEST)}
+    items.sort(key=lambda item: (first.get(share_unit(item.nodeid), len(first)), item.path not in slow_files))
 
 
 @pytest.fixture(scope="session")
