@@ -6,7 +6,6 @@ import functools
 import os
 import shlex
 import shutil
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -296,8 +295,27 @@ LOCAL_SPARK = (
     "tests/test_spark.py::",
     "tests/test_spark_files.py::",
     "tests/test_transfer.py::test_export_opens_in_spark",
+    "tests/test_spark_settings.py::test_a_local_session_started_by_evalwh_runs_its_jvm_with_those_options",
 )
 _SHARED_BY_UNIT = pytest.StashKey[bool]()
+# The units that take longest in a run of the whole suite on 2 workers (-n auto), longest
+# first (the local Spark session's some 150 s, test_probe4.py's 70, the cluster's 60...):
+# they are shared out first, so that the run ends on short units and both workers end close
+# together (a long unit handed out last runs alone at the end while the other worker idles).
+LONGEST = (
+    "the local Spark session",
+    "tests/test_probe4.py",
+    "tests/test_spark_cluster.py",
+    "tests/test_probe2.py",
+    "tests/test_probe4_properties.py",
+    "tests/test_exclusions.py",
+    "tests/test_conventions.py",
+    "tests/test_safety.py",
+    "tests/test_report_sentences.py",
+    "tests/test_audits.py",
+    "tests/test_trec_eval_quick.py",
+    "tests/test_probe3_inputs.py",
+)
 
 
 def share_unit(nodeid: str) -> str:
@@ -307,11 +325,12 @@ def share_unit(nodeid: str) -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     # Under -n and no --dist (or -d) of the caller's own, the tests go out by share_unit, in
-    # the order pytest_collection_modifyitems gives them (the files with slow tests first), not
-    # largest unit first (pytest-xdist's --loadscope-reorder) unless the caller says so. (pytest-
-    # xdist 3.8's own grouping, xdist_group with --dist loadgroup, appends the group to a
-    # test's id by setting item._nodeid, which pytest 9 no longer reads: the groups were
-    # shared out test by test, the Spark session's to both workers.)
+    # the order pytest_collection_modifyitems gives them (LONGEST first, then the files with
+    # slow tests), not the unit of most tests first (pytest-xdist's --loadscope-reorder)
+    # unless the caller says so. (pytest-xdist 3.8's own grouping, xdist_group with --dist
+    # loadgroup, appends the group to a test's id by setting item._nodeid, which pytest 9 no
+    # longer reads: the groups were shared out test by test, the Spark session's to both
+    # workers.)
     given = [  # (the command line, PYTEST_ADDOPTS and the ini file's addopts)
         *map(str, config.invocation_params.args),
         *shlex.split(os.environ.get("PYTEST_ADDOPTS", "")),
@@ -373,10 +392,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ]
     if missing:
         raise pytest.UsageError(f"tests/conftest.py: SLOW names no such test: {', '.join(missing)}")
-    # the files with slow tests go first, so that no long test starts last while the other
-    # worker idles
+    stale = [unit for unit in LONGEST if unit.startswith("tests/") and not (config.rootpath / unit).is_file()]
+    if stale:
+        raise pytest.UsageError(f"tests/conftest.py: LONGEST names no such file: {', '.join(stale)}")
+    # the longest units go first, longest first, then the files with slow tests, so that no
+    # long unit starts last while the other worker idles
     slow_files = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow_files)
+    first = {unit: place for place, unit in enumerate(LONGEST)}
+    items.sort(key=lambda item: (first.get(share_unit(item.nodeid), len(first)), item.path not in slow_files))
 
 
 @pytest.fixture(scope="session")
@@ -439,16 +462,29 @@ def trec8_copy(trec8_ingest, tmp_path: Path) -> Path:
     return copy
 
 
+# The shared local session's settings for the tests' small inputs: few shuffle partitions, no
+# adaptive planning. They name neither the driver's JVM options nor the UI, which evalwh's
+# start() chooses (test_spark_settings.py checks them on this session's JVM).
+SPARK_TEST_SETTINGS = {
+    "spark.sql.shuffle.partitions": "1",
+    "spark.default.parallelism": "2",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.memory": "2g",
+}
+
+
 @pytest.fixture(scope="session")
 def spark_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
     """ONE local Spark session (2 threads) for every Spark test of the session.
 
-    Starting a JVM costs 10-30 s, so all Spark tests share it. Tuned for small inputs: few
-    shuffle partitions, no adaptive planning, no UI; tests that read more (TREC-8) raise
-    the shuffle partitions for their own duration only (runtime SQL settings). Under -n its
-    tests go to one worker (share_unit); a second worker that starts one fails instead.
+    Starting a JVM costs 10-30 s, so all Spark tests share it: started by evalwh's own
+    :func:`evalwh.spark.session.start` (its JVM options, no UI, quiet logging) with
+    :data:`SPARK_TEST_SETTINGS`; tests that read more (TREC-8) raise the shuffle partitions
+    for their own duration only (runtime SQL settings). Under -n its tests go to one worker
+    (share_unit); a second worker that starts one fails instead.
     """
-    pyspark_sql = pytest.importorskip("pyspark.sql", reason="pyspark is in the test extra")
+    pytest.importorskip("pyspark.sql", reason="pyspark is in the test extra")
     needs_java()
     if getattr(request.config, "workerinput", {}).get("evalwh_by_unit"):
         started = tmp_path_factory.getbasetemp().parent / "local-spark-session"  # the run's folder
@@ -459,26 +495,11 @@ def spark_session(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
                 "a second worker starts the local Spark session: its tests are not in one unit"
                 " (tests/conftest.py, LOCAL_SPARK and share_unit)"
             )
-    from evalwh.spark.session import LOCAL_JAVA_OPTIONS as EVALWH_LEAN_JVM
+    from evalwh.spark.session import start
 
-    # the executors' Python workers (evalwh's reader on them) run this interpreter, as
-    # evalwh.spark.session.start has a local session's run it
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    session = (
-        pyspark_sql.SparkSession.builder.master("local[2]")
-        .appName("evalwh-test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.default.parallelism", "2")
-        .config("spark.sql.adaptive.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.memory", "2g")
-        # lean, as evalwh's own local sessions (evalwh.spark.session.LOCAL_JAVA_OPTIONS): the
-        # tests' small inputs never pay back the C2 compiler's work
-        .config("spark.driver.extraJavaOptions", EVALWH_LEAN_JVM)
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
+    # started as evalwh starts a local session (evalwh.spark.session.start): the lean JVM, no
+    # UI, quiet logging, the executors' Python workers on this interpreter (evalwh's reader on
+    # them); test_spark_settings.py asks this JVM which options it runs with
+    session = start("local[2]", app_name="evalwh-test", config=SPARK_TEST_SETTINGS)
     yield session
     session.stop()

@@ -8,6 +8,7 @@ hand-computed cases and a direct transcription of Webber et al.'s RBO_ext.
 
 from __future__ import annotations
 
+import functools
 import io
 import shutil
 from pathlib import Path
@@ -402,10 +403,22 @@ def test_pair_changes_and_counts_by_hand() -> None:
     assert np.isnan(kept_decisions.count_changes([0, 0], [1, 0])["kept_share"])
 
 
-def _pytrec_eval_per_topic(qrels_path: Path, measure: str) -> pd.DataFrame:
-    """Runs x topics of AP or P@10 by pytrec_eval on the run files (0 for a topic a run lacks)."""
+@functools.cache
+def _run_file(run: str) -> dict[str, dict[str, float]]:
+    """A TREC-8 run file as pytrec_eval takes it, read once for the tests below (which read
+    the same runs for two label sets and two measures)."""
     import gzip
 
+    ranking: dict[str, dict[str, float]] = {}
+    with gzip.open(TREC8 / "runs" / f"input.{run}.gz", "rt") as handle:
+        for line in handle:
+            topic, _, doc, _, score, _ = line.split()
+            ranking.setdefault(topic, {})[doc] = float(score)
+    return ranking
+
+
+def _pytrec_eval_per_topic(qrels_path: Path, measure: str) -> pd.DataFrame:
+    """Runs x topics of AP or P@10 by pytrec_eval on the run files (0 for a topic a run lacks)."""
     import pytrec_eval
 
     qrels: dict[str, dict[str, int]] = {}
@@ -416,12 +429,7 @@ def _pytrec_eval_per_topic(qrels_path: Path, measure: str) -> pd.DataFrame:
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {key})
     rows = {}
     for run in RUNS:
-        ranking: dict[str, dict[str, float]] = {}
-        with gzip.open(TREC8 / "runs" / f"input.{run}.gz", "rt") as handle:
-            for line in handle:
-                topic, _, doc, _, score, _ = line.split()
-                ranking.setdefault(topic, {})[doc] = float(score)
-        per_topic = evaluator.evaluate(ranking)
+        per_topic = evaluator.evaluate(_run_file(run))
         rows[run] = {topic: per_topic.get(topic, {}).get(key, 0.0) for topic in qrels}
     return pd.DataFrame(rows).T.loc[RUNS].sort_index(axis=1)
 

@@ -1,15 +1,12 @@
 """The settings evalwh gives a new Spark session: a local master's JVM and UI, a cluster's untouched.
 
 The pure part (evalwh.spark.session.session_settings, is_local) runs without a JVM; one test
-starts a real local session in a child process and asks its JVM which options it runs with.
+asks the JVM of the tests' shared local session, which evalwh's start() started
+(conftest.py, spark_session), which options it runs with.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -105,35 +102,18 @@ def test_configured_settings_win_over_evalwhs() -> None:
     ] == ""
 
 
-_CHILD = """
-import json, sys
-from evalwh.spark.session import start
-session = start("local[1]")
-jvm = session.sparkContext._jvm
-arguments = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
-print(json.dumps({
-    "arguments": arguments,
-    "ui": session.sparkContext.uiWebUrl,
-    "rows": session.range(5).selectExpr("sum(id) AS s").collect()[0]["s"],
-}))
-session.stop()
-"""
+def test_a_local_session_started_by_evalwh_runs_its_jvm_with_those_options(spark_session) -> None:  # type: ignore[no-untyped-def]
+    """The tests' shared local session is started by evalwh.spark.session.start (conftest.py)
+    with settings that name neither the JVM's options nor the UI: its JVM runs lean and quiet,
+    without a web UI, and computes."""
+    from conftest import SPARK_TEST_SETTINGS
 
-
-def test_a_local_session_started_by_evalwh_runs_its_jvm_with_those_options(tmp_path: Path) -> None:
-    if spark_session_module.java_runtime() is None:
-        pytest.skip("no Java runtime for Spark")
-    pytest.importorskip("pyspark")
-    environment = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_GATEWAY_PORT", "SPARK_REMOTE", "PYSPARK_SUBMIT_ARGS")}
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD], capture_output=True, text=True, timeout=600, cwd=tmp_path, env=environment,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout.strip().splitlines()[-1])
-    assert {"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", QUIET} <= set(out["arguments"])
-    assert out["ui"] is None  # (no web UI)
-    assert out["rows"] == 10
+    assert not {"spark.driver.extraJavaOptions", "spark.ui.enabled"} & set(SPARK_TEST_SETTINGS)
+    context = spark_session.sparkContext
+    arguments = list(context._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    assert {"-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", QUIET} <= set(arguments)
+    assert context.uiWebUrl is None  # (no web UI)
+    assert spark_session.range(5).selectExpr("sum(id) AS s").collect()[0]["s"] == 10
 
 
 def test_the_session_modules_examples_hold() -> None:
