@@ -159,3 +159,33 @@ def test_the_ranking_macro_and_list_indexes_are_written_for_spark() -> None:
     context = dict(spark.context_sql("small", None, Options(float32_ties=True)))
     assert f"CASE WHEN TRUE THEN {float32}" in context["ev_ranked_float32"]
     assert "FROM ev_source" in context["ev_ranked_float32"]
+
+
+def test_ordered_sums_add_in_their_order_on_spark(session) -> None:  # type: ignore[no-untyped-def]
+    """``sum(x ORDER BY k)``, which Spark lacks, written for it: the same bits as DuckDB's ordered
+    sum where the order of addition matters (1e16 + 1 - 1e16), NULL terms left out, NULL for a
+    group without a term, keys compared in turn, descending keys; mixed directions refused."""
+    import duckdb
+    import sqlglot
+
+    from evalwh.errors import EvalWhError
+    from evalwh.spark import _ordered_sums
+
+    _, spark_session = session
+    rows = [("a", 1, 1, 1e16), ("a", 2, 1, 1.0), ("a", 3, 1, -1e16), ("a", 2, 0, 2.0), ("b", 1, 1, None),
+            ("c", 3, 1, 1.0), ("c", 2, 1, -1e16), ("c", 1, 1, 1e16)]  # fmt: skip
+    values = ", ".join(f"('{g}', {a}, {b}, {'NULL' if x is None else repr(x)})" for g, a, b, x in rows)
+    found = {}
+    for order in ("a, b", "a DESC, b DESC"):
+        query = (f"SELECT g, sum(x ORDER BY {order}) AS s FROM (VALUES {values}) AS t(g, a, b, x) "
+                 "GROUP BY g ORDER BY g")  # fmt: skip
+        expected = duckdb.sql(query).fetchall()
+        written = sqlglot.parse_one(query, read="duckdb").transform(_ordered_sums).sql(dialect="spark")
+        got = [tuple(r) for r in spark_session.sql(written).collect()]
+        assert got == expected
+        found[order] = expected
+    assert found["a, b"][1] == ("b", None)
+    # the order of addition shows: group c sums to 0 one way and to 1 the other
+    assert found["a, b"][2] == ("c", 1.0) and found["a DESC, b DESC"][2] == ("c", 0.0)
+    with pytest.raises(EvalWhError, match="all ascending or all descending"):
+        sqlglot.parse_one("SELECT sum(x ORDER BY a, b DESC) FROM t", read="duckdb").transform(_ordered_sums)

@@ -208,12 +208,14 @@ def _ordered_sums(node: exp.Expression) -> exp.Expression:
     if not isinstance(node, exp.Sum) or not isinstance(node.this, exp.Order):
         return node
     term = node.this.this
-    (key,) = node.this.expressions
+    keys = node.this.expressions
+    if len({bool(key.args.get("desc")) for key in keys}) != 1:
+        raise EvalWhError(f"{node.sql()}: an ordered sum on Spark needs its keys all ascending or all descending")
     pair = exp.Anonymous(this="struct", expressions=[
-        exp.alias_(key.this.copy(), "k"), exp.alias_(term.copy(), "v")])  # fmt: skip
+        *(exp.alias_(key.this.copy(), f"k{i}") for i, key in enumerate(keys)), exp.alias_(term.copy(), "v")])  # fmt: skip
     kept = exp.Case(ifs=[exp.If(this=exp.Not(this=exp.Is(this=term.copy(), expression=exp.Null())), true=pair)])
     ordered = exp.Anonymous(this="array_sort", expressions=[exp.Anonymous(this="collect_list", expressions=[kept])])
-    if key.args.get("desc"):
+    if keys[0].args.get("desc"):
         ordered = exp.Anonymous(this="reverse", expressions=[ordered])
     added = sqlglot.parse_one("aggregate(terms, CAST(0 AS DOUBLE), (acc, e) -> acc + e.v)", read="spark")
     added.set("this", ordered)
