@@ -118,6 +118,11 @@ def test_the_scale_widens_the_bootstrap_to_the_score_intervals() -> None:
         have = stats.norm.ppf(q) ** 2 * _plug_in(y, f, float(e.weight[0]), groups, sizes).sum()
         assert kappa == pytest.approx(np.sqrt(wanted / have), rel=1e-12)
         assert kappa > 1  # few units: Student's quantile and the jackknife both widen
+        # intervals that are not Student's (a topics audit's, methods §15.4) give their half-lengths
+        skewed = design_estimate(y, f, total, strata=groups, population=sizes, level=level, quantiles=(-4.0, 1.5))
+        half_kappa = rank_scale(y, f, e.weight, None, None, strata=groups, population=sizes, confidence=level,
+                                half_width=(skewed.upper - skewed.lower) / 2)  # fmt: skip
+        assert half_kappa == pytest.approx(np.sqrt((2.75**2 * e.se**2).sum() / have), rel=1e-12)
         _obs, reps = bootstrap_totals(y, f, total, e.weight, strata=groups, population=sizes, scale=kappa,
                                       replicates=100_000, seed=1)  # fmt: skip
         # the replicates' normal half-widths, summed over runs, are the score intervals'
@@ -145,7 +150,10 @@ def test_widening_moves_the_intervals_outward_only() -> None:
 def test_refusals() -> None:
     with pytest.raises(InsufficientDataError, match="at least 2 runs"):
         rank_intervals([[0.1], [0.2]], [[0.1], [0.2]], [0.3], [0.0], population=[5])
-    with pytest.raises(MetricParamError, match="both se and df"):
+    with pytest.raises(MetricParamError, match="se and df, or half_width"):
         rank_intervals([[0.1, 0.2], [0.2, 0.1]], [[0.1, 0.2], [0.2, 0.1]], [0.3, 0.3], [0.0, 0.0], se=[1.0, 1.0])
+    with pytest.raises(MetricParamError, match="se and df, or half_width"):
+        rank_intervals([[0.1, 0.2], [0.2, 0.1]], [[0.1, 0.2], [0.2, 0.1]], [0.3, 0.3], [0.0, 0.0], se=[1.0, 1.0],
+                       df=[3.0, 3.0], half_width=[2.0, 2.0])  # fmt: skip
     with pytest.raises(MetricParamError, match="scale"):
         bootstrap_totals([[0.1], [0.2]], [[0.1], [0.2]], [0.3], [0.0], scale=-1.0)

@@ -16,7 +16,7 @@ import pytest
 from scipy import stats
 
 from evalwh.errors import InsufficientDataError, MetricParamError
-from evalwh.stats.ppi import design_estimate
+from evalwh.stats.ppi import design_estimate, machine_quantiles
 
 
 def _population(seed: int, size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -282,3 +282,70 @@ def test_coverage_by_enumerating_every_sample() -> None:
     coverage = ours / 126
     np.testing.assert_array_equal(ours, theirs)
     assert (coverage > 0.9).all(), coverage
+
+
+# -- the machine's quantiles for a topics audit (methods §15.4) ---------------------------------
+
+
+def _exact_u(values: np.ndarray, n: int) -> np.ndarray:
+    """``(estimate - total) / se`` of the expansion estimate over every sample of ``n`` units (a loop)."""
+    big = len(values)
+    found = []
+    for sample in itertools.combinations(range(big), n):
+        x = values[list(sample)]
+        se = np.sqrt(big * big * (1 - n / big) / n * x.var(ddof=1))
+        if se > 0:
+            found.append((big * x.mean() - values.sum()) / se)
+    return np.sort(np.array(found))
+
+
+def test_machine_quantiles_are_those_of_every_sample() -> None:
+    values = np.array([0.02, 0.05, 0.05, 0.1, 0.12, 0.2, 0.3, 0.55, 0.9, 0.04, 0.01])  # skewed, like AP
+    exact = _exact_u(values, 3)  # 165 samples
+    low, high = machine_quantiles(values, 3, draws=40_000, seed=1)
+    # the sampled points lie between the exact distribution's 1.5% and 3.5% (96.5% and 98.5%) points
+    assert np.quantile(exact, 0.015) <= low <= np.quantile(exact, 0.035)
+    assert np.quantile(exact, 0.965) <= high <= np.quantile(exact, 0.985)
+    assert low < -stats.t.ppf(0.975, 2) and high < stats.t.ppf(0.975, 2)  # a long lower tail, unlike Student's
+    # the interval they make covers the population's total in about 95% of all the samples
+    covered = [
+        np.sqrt(11 * 11 * (1 - 3 / 11) / 3 * values[list(s)].var(ddof=1)) * -high
+        <= values.sum() - 11 * values[list(s)].mean()
+        <= np.sqrt(11 * 11 * (1 - 3 / 11) / 3 * values[list(s)].var(ddof=1)) * -low
+        for s in itertools.combinations(range(11), 3)
+    ]
+    assert 0.93 <= np.mean(covered) <= 0.97
+
+
+def test_machine_quantiles_of_a_normal_population_are_students() -> None:
+    values = np.random.default_rng(4).normal(0.3, 0.1, size=(4000, 3))
+    low, high = machine_quantiles(values, 8, draws=8000, seed=2)
+    t = stats.t.ppf(0.975, 7)
+    assert low == pytest.approx(-t, abs=0.12) and high == pytest.approx(t, abs=0.12)
+    low90, high90 = machine_quantiles(values, 8, level=0.9, draws=8000, seed=2)
+    assert high90 == pytest.approx(stats.t.ppf(0.95, 7), abs=0.1) and low < low90 < high90 < high
+
+
+def test_machine_quantiles_none_where_no_sample_varies() -> None:
+    values = np.arange(1.0, 11.0)
+    assert machine_quantiles(np.ones((10, 2)), 4) is None  # a machine constant over the topics
+    assert machine_quantiles(values, 1) is None and machine_quantiles(values, 10) is None
+    assert machine_quantiles(values, 4, seed=3) == machine_quantiles(values, 4, seed=3)  # seeded
+    with pytest.raises(MetricParamError, match="level"):
+        machine_quantiles(values, 4, level=1.0)
+
+
+def test_given_quantiles_make_both_intervals() -> None:
+    y = np.array([[0.2, 0.1], [0.4, 0.3], [0.3, 0.3], [0.1, 0.2], [0.5, 0.2]])
+    f = np.array([[0.3, 0.1], [0.3, 0.4], [0.2, 0.3], [0.1, 0.1], [0.4, 0.3]])
+    plain = design_estimate(y, f, [11.0, 9.0], population=[40])
+    skewed = design_estimate(y, f, [11.0, 9.0], population=[40], quantiles=(-6.0, 2.5))
+    np.testing.assert_allclose(skewed.estimate, plain.estimate)
+    np.testing.assert_allclose(skewed.lower, plain.estimate - 2.5 * plain.se)
+    np.testing.assert_allclose(skewed.upper, plain.estimate + 6.0 * plain.se)
+    np.testing.assert_allclose(skewed.human_lower, plain.human - 2.5 * plain.human_se)
+    np.testing.assert_allclose(skewed.human_upper, plain.human + 6.0 * plain.human_se)
+    np.testing.assert_allclose(skewed.p_value, plain.p_value)  # Student's
+    np.testing.assert_allclose(plain.upper - plain.estimate, stats.t.ppf(0.975, plain.df) * plain.se)
+    with pytest.raises(MetricParamError, match="quantiles"):
+        design_estimate(y, f, [11.0, 9.0], population=[40], quantiles=(2.0, -2.0))

@@ -33,7 +33,9 @@ that estimation; for ``lambda = 0`` the jackknife is the plug-in ``V(0)`` exactl
 prediction-powered and the audit-only intervals use one variance convention. Both take the
 Student t quantile ``t_{df, (1 + level) / 2}`` with ``df = min(n - H, m - 1)``, ``m`` the audited
 units whose ``y`` or ``f`` is not zero (a run's top ten are a few of the audited pairs: its
-variance rests on those). The plug-in ``V(lambda)``, minimised on the very sample, has its sum
+variance rests on those), or given points of the studentised estimate: for a topics audit,
+:func:`machine_quantiles` reads them off the machine's own values of every topic, which show
+the skewness of per-topic scores (AP's long upper tail) that an audit of a few topics misses. The plug-in ``V(lambda)``, minimised on the very sample, has its sum
 over the columns never above that of ``V(0)`` but is too small on a few audited units; the
 jackknife's can exceed ``V(0)`` on a sample, and was the smaller on average in the coverage
 bench (methods §15.4, §15.6).
@@ -193,6 +195,7 @@ def design_estimate(
     level: float = 0.95,
     bound: ArrayLike | None = None,
     share_weight: bool = True,
+    quantiles: tuple[float, float] | None = None,
 ) -> DesignEstimate:
     """Estimate ``sum_i y_i`` over a population from an audited sample and the machine's ``f``.
 
@@ -211,6 +214,11 @@ def design_estimate(
             of a run does not make its interval a point.
         share_weight: With ``weight="tuned"``: one weight for all columns (PPI++ for a vector of
             means, the default), or one per column.
+        quantiles: ``(u_low, u_high)``, the ``(1 - level) / 2`` and ``(1 + level) / 2`` points of the
+            studentised estimate ``(estimate - theta) / se`` to use instead of Student's: both
+            intervals are then ``[estimate - u_high se, estimate - u_low se]``
+            (:func:`machine_quantiles` reads them off the machine's own values; methods §15.4).
+            The p-value stays Student's.
 
     Raises:
         MetricParamError: for shapes, non-finite values or a level outside (0, 1).
@@ -225,6 +233,8 @@ def design_estimate(
     """
     if not 0 < level < 1:
         raise MetricParamError(f"prediction-powered estimate: level {level} must lie in (0, 1)")
+    if quantiles is not None and not (np.isfinite(quantiles).all() and quantiles[0] < quantiles[1]):
+        raise MetricParamError(f"prediction-powered estimate: quantiles {quantiles} must be finite and increasing")
     ys, fs = _columns(y, "y"), _columns(f, "f")
     if ys.shape != fs.shape:
         raise MetricParamError(
@@ -296,11 +306,11 @@ def design_estimate(
         lam = np.full(columns, float(weight))
         var_ppi = np.maximum(v_yy - 2 * lam * v_yf + lam**2 * v_ff, least)
     dof = base
-    q_human = stats.t.ppf((1 + level) / 2, base)
     human = (expand * sampled) @ mean_y
     sample_f = (expand * sampled) @ mean_f
     estimate = human + lam * (total - sample_f)
     quantile = stats.t.ppf((1 + level) / 2, dof)
+    below, above = (quantile, quantile) if quantiles is None else (float(quantiles[1]), -float(quantiles[0]))
     se, human_se = np.sqrt(var_ppi), np.sqrt(var_human)
     with np.errstate(divide="ignore", invalid="ignore"):
         effective = np.where(
@@ -309,11 +319,62 @@ def design_estimate(
         t_stat = np.where(se > 0, np.abs(estimate) / se, np.where(estimate == 0, 0.0, np.inf))
     p_value = 2 * stats.t.sf(t_stat, dof)
     return DesignEstimate(
-        estimate=estimate, se=se, lower=estimate - quantile * se, upper=estimate + quantile * se,
-        human=human, human_se=human_se, human_lower=human - q_human * human_se,
-        human_upper=human + q_human * human_se, machine=total, weight=lam, effective_n=effective,
+        estimate=estimate, se=se, lower=estimate - below * se, upper=estimate + above * se,
+        human=human, human_se=human_se, human_lower=human - below * human_se,
+        human_upper=human + above * human_se, machine=total, weight=lam, effective_n=effective,
         p_value=p_value, n=n, df=dof, level=level,
     )  # fmt: skip
+
+
+def machine_quantiles(
+    machine: ArrayLike, sampled: int, *, level: float = 0.95, draws: int = 4000, seed: int = 0
+) -> tuple[float, float] | None:
+    """The points of the studentised estimate for a topics audit, read off the machine's own values.
+
+    ``machine`` holds the machine's value of every unit of the population (``(N, R)``: every
+    topic, one column per run), all of which are known. The function draws ``draws`` simple random
+    samples of ``sampled`` of the ``N`` units (``numpy.random.default_rng(seed)``), and in each
+    estimates every column's total from the sample alone as the audit-only estimate does (the
+    expansion estimate, its variance with the finite population correction), giving
+    ``u = (estimate - total) / se``; the result is the ``(1 - level) / 2`` and ``(1 + level) / 2``
+    points of ``u`` over the draws and columns together. Student's t assumes ``u`` symmetric; for a
+    skewed population (per-topic AP) it is not, and the machine's population shows how, tails
+    included, where an audit of a few units cannot (methods §15.4). Draws in which a column's
+    sample has no spread give no ``u`` and are left out.
+
+    Returns:
+        ``(u_low, u_high)``, or None when no draw gives a ``u`` (fewer than 2 units sampled, a
+        census, or a machine whose values never vary): then Student's t applies.
+
+    Examples:
+        >>> values = np.arange(1.0, 11.0) ** 2  # a skewed population of 10 units
+        >>> [round(u, 3) for u in machine_quantiles(values, 4, draws=2000)]
+        [-4.193, 2.346]
+    """
+    if not 0 < level < 1:
+        raise MetricParamError(f"machine quantiles: level {level} must lie in (0, 1)")
+    values = _columns(machine, "machine values")
+    units, columns = values.shape
+    if not 2 <= sampled < units:
+        return None
+    rng = np.random.default_rng(seed)
+    totals = values.sum(axis=0)
+    coef = float(stratum_coefficients(np.array([units], dtype=float), np.array([sampled], dtype=float))[0])
+    chunk = max(1, 4_000_000 // max(1, sampled * columns))  # bound the (draws, n, R) block's memory
+    found = []
+    for start in range(0, draws, chunk):
+        size = min(chunk, draws - start)
+        picked = np.argsort(rng.random((size, units)), axis=1)[:, :sampled]  # a sample without replacement per row
+        block = values[picked]  # (size, n, R)
+        estimate = units * block.mean(axis=1)
+        se = np.sqrt(coef * block.var(axis=1, ddof=1))
+        spread = se > 1e-12 * np.maximum(np.abs(totals), 1.0)
+        found.append(((estimate - totals) / np.where(spread, se, 1.0))[spread])
+    u = np.concatenate(found)
+    if not len(u):
+        return None
+    low, high = np.quantile(u, [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)
 
 
 # -- ranks under the prediction-powered estimates (methods §15.5) -----------------------------
@@ -409,12 +470,13 @@ def rank_scale(
     y: ArrayLike,
     f: ArrayLike,
     weight: ArrayLike,
-    se: ArrayLike,
-    df: ArrayLike,
+    se: ArrayLike | None,
+    df: ArrayLike | None,
     *,
     strata: ArrayLike | None = None,
     population: ArrayLike | None = None,
     confidence: float = 0.95,
+    half_width: ArrayLike | None = None,
 ) -> float:
     """``kappa``: the factor that gives the bootstrap of the totals the prediction-powered intervals' width.
 
@@ -423,7 +485,8 @@ def rank_scale(
     tuning of ``lambda``, and Student's quantile) over the normal half-widths of
     :func:`bootstrap_totals` at scale 1 (whose variance is the plug-in ``V(lambda)``), summed
     over the runs, so that one factor moves every run and their differences alike. 1 where the
-    bootstrap has no variance.
+    bootstrap has no variance. ``half_width`` (per run) replaces ``t_{df_r, q} se_r`` where the
+    score intervals are not Student's (a topics audit's, :func:`machine_quantiles`: half their length).
 
     Examples:
         >>> y = np.array([[0.2, 0.1], [0.4, 0.3], [0.3, 0.3], [0.1, 0.2], [0.5, 0.2]])
@@ -440,8 +503,10 @@ def rank_scale(
     coef = np.where(moving, sizes**2 * (1 - sampled / sizes) / np.maximum(sampled, 1), 0.0)
     plug_in = coef @ (_stratum_means(dev * dev, groups, sampled) * (sampled / np.maximum(sampled - 1, 1))[:, None])
     q = (1 + confidence) / 2
-    wanted = float(((stats.t.ppf(q, np.broadcast_to(np.asarray(df, dtype=float), (columns,)))
-                     * np.broadcast_to(np.asarray(se, dtype=float), (columns,))) ** 2).sum())  # fmt: skip
+    if half_width is None:
+        half_width = (stats.t.ppf(q, np.broadcast_to(np.asarray(df, dtype=float), (columns,)))
+                      * np.broadcast_to(np.asarray(se, dtype=float), (columns,)))  # fmt: skip
+    wanted = float((np.broadcast_to(np.asarray(half_width, dtype=float), (columns,)) ** 2).sum())
     have = float(stats.norm.ppf(q) ** 2 * plug_in.sum())
     return float(np.sqrt(wanted / have)) if have > 0 else 1.0
 
@@ -459,12 +524,14 @@ def rank_intervals(
     confidence: float = 0.95,
     replicates: int = 2000,
     seed: int | None = 0,
+    half_width: ArrayLike | None = None,
 ) -> RankIntervals:
     """Each run's rank under its prediction-powered estimate and the percentile interval of its bootstrap ranks.
 
     The replicates are :func:`bootstrap_totals`'s; with the score intervals' ``se`` and ``df``
     (a :class:`DesignEstimate`'s) their departures are scaled by :func:`rank_scale`, so that the
-    bootstrap is as wide as the score intervals; without them the scale is 1. Ranks are
+    bootstrap is as wide as the score intervals (``half_width`` instead, for intervals that are not
+    Student's: half their lengths); without them the scale is 1. Ranks are
     competition ranks (1 the highest, ties share the best) and the interval the ``ceil(B q)``-th
     smallest replicate rank, as :func:`evalwh.stats.rank_intervals.rank_intervals` takes it.
 
@@ -476,10 +543,14 @@ def rank_intervals(
     """
     if not 0.0 < confidence < 1.0:
         raise MetricParamError(f"prediction-powered ranks: confidence must lie in (0, 1), got {confidence}")
-    if (se is None) != (df is None):
-        raise MetricParamError("prediction-powered ranks: give both se and df, or neither")
-    scale = 1.0 if se is None else rank_scale(y, f, weight, se, df, strata=strata, population=population,
-                                                confidence=confidence)  # fmt: skip
+    if (se is None) != (df is None) or (half_width is not None and se is not None):
+        raise MetricParamError("prediction-powered ranks: give se and df, or half_width, or neither")
+    scale = (
+        1.0
+        if se is None and half_width is None
+        else rank_scale(y, f, weight, se, df, strata=strata, population=population, confidence=confidence,
+                        half_width=half_width)  # fmt: skip
+    )
     observed, totals = bootstrap_totals(
         y, f, machine_total, weight, strata=strata, population=population, scale=scale, replicates=replicates,
         seed=seed,
