@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from typing import Annotated
 
 import typer
@@ -55,6 +56,14 @@ StratifyOption = Annotated[
 ReplaceOption = Annotated[
     bool, typer.Option("--replace", help="Replace a stored audit of that id.")
 ]
+
+
+class IntervalChoice(str, enum.Enum):
+    """How ``audit estimate`` makes the runs' intervals (methods §15.4)."""
+
+    auto = "auto"
+    t = "t"
+    machine = "machine"
 
 
 @app.command("draw")
@@ -226,6 +235,15 @@ def estimate(
         int, typer.Option("--replicates", min=1, help="With --ranks: bootstrap replicates.")
     ] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="With --ranks: the bootstrap's seed.")] = 0,
+    interval: Annotated[
+        IntervalChoice,
+        typer.Option(
+            "--interval",
+            help="The runs' intervals: 'machine' (a topics audit's default: the studentised "
+            "estimate's points read off the machine's own per-topic values, methods §15.4) or "
+            "'t' (Student's; a pairs audit's only choice).",
+        ),
+    ] = IntervalChoice.auto,
     fmt: FormatOption = OutputFormat.table,
     output: OutputOption = None,
     db: DbOption = DEFAULT_DB,
@@ -257,7 +275,7 @@ def estimate(
         result = wh.audit_estimate(
             audit_id, human, measure or DEFAULT_MEASURES, collection=collection, runs=run, probabilities=probabilities,
             level=level, rel=rel, weight=lam, differences=differences, baselines=baselines or (), all_pairs=all_pairs,
-            correction=correction.value, ranks=ranks, replicates=replicates, seed=seed,
+            correction=correction.value, ranks=ranks, replicates=replicates, seed=seed, interval=interval.value,
         )  # fmt: skip
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)

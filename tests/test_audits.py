@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 from typer.testing import CliRunner
 
 from evalwh.cli import app
@@ -145,6 +146,47 @@ def test_sample_estimates_differences_and_probabilities(audited) -> None:
     np.testing.assert_allclose(got[expected.index], expected, rtol=1e-9)
 
 
+def test_topics_intervals_take_the_machines_quantiles(audited) -> None:
+    """A topics audit's intervals: the studentised estimate's points read off the machine's own
+    per-topic values (methods §15.4), against an independent draw of them from ``evalwh eval``'s
+    per-topic AP under the machine's labels; ``--interval t`` gives Student's."""
+    db, folder = audited
+    with Warehouse(db) as wh:
+        wh.draw_audit("t8", machine="llm", collection="trec8", design="topics", size=8, seed=5)
+        wh.draw_audit("p8", machine="llm", collection="trec8", size=100, seed=5)
+    _labels(db, folder, "t8", "people_t8")
+    with Warehouse.open_reader(db) as wh:
+        auto = wh.audit_estimate("t8", "people_t8", ["AP"], collection="trec8")
+        student = wh.audit_estimate("t8", "people_t8", ["AP"], collection="trec8", interval="t").runs
+        machine = wh.evaluate(["AP"], collection="trec8", qrels_id="llm", per_query=True)
+        with pytest.raises(MetricParamError, match="applies to a topics audit"):
+            wh.audit_estimate("p8", "people_t8", ["P@10"], collection="trec8", interval="machine")
+    runs = auto.runs
+    np.testing.assert_allclose(runs["estimate"], student["estimate"], atol=1e-15)
+    np.testing.assert_allclose(runs["se"], student["se"], atol=1e-15)
+    t = stats.t.ppf(0.975, 7)
+    np.testing.assert_allclose(student["ci_high"] - student["estimate"], t * student["se"], rtol=1e-12)
+    np.testing.assert_allclose(student["human_high"] - student["human"], student["human"] - student["human_low"])
+    u_high = (runs["estimate"] - runs["ci_low"]) / runs["se"]
+    u_low = (runs["estimate"] - runs["ci_high"]) / runs["se"]
+    assert u_high.round(9).nunique() == 1 and u_low.round(9).nunique() == 1  # one pair of points for all runs
+    np.testing.assert_allclose((runs["human"] - runs["human_low"]) / (runs["human_high"] - runs["human_low"]),
+                               u_high / (u_high - u_low))  # fmt: skip
+    # independently: the machine's per-topic AP of the four runs, 20,000 audits of 8 of the 50 topics
+    per_topic = machine[machine["query_id"] != "all"].pivot(index="query_id", columns="run_id", values="value")
+    values = per_topic.to_numpy(float) / 50
+    rng = np.random.default_rng(11)
+    found = []
+    for _ in range(20_000):
+        x = values[rng.choice(50, 8, replace=False)]
+        se = np.sqrt(50 * 50 * (1 - 8 / 50) / 8 * x.var(axis=0, ddof=1))
+        found.extend(((50 * x.mean(axis=0) - values.sum(axis=0)) / se)[se > 0])
+    low, high = np.quantile(found, [0.025, 0.975])
+    assert u_low.iloc[0] == pytest.approx(low, rel=0.06) and u_high.iloc[0] == pytest.approx(high, rel=0.06)
+    assert u_low.iloc[0] < -t - 0.5 and u_high.iloc[0] < t  # AP's per-topic values are skewed
+    assert any("studentised estimate over 4,000 audits of 8 topics" in note for note in auto.notes)
+
+
 def test_refusals(audited) -> None:
     db, folder = audited
     with Warehouse(db) as wh:
@@ -227,6 +269,9 @@ def test_cli_draw_export_and_estimate(audited, tmp_path: Path) -> None:
     result = runner.invoke(app, ["audit", "estimate", "cli5", "-c", "trec8", "--human", "people_cli5", "-m", "AP",
                                  "--db", str(db)])  # fmt: skip
     assert result.exit_code != 0 and "draw an audit of topics" in result.output
+    result = runner.invoke(app, ["audit", "estimate", "cli5", "-c", "trec8", "--human", "people_cli5", "--interval",
+                                 "machine", "--db", str(db)])  # fmt: skip
+    assert result.exit_code != 0 and "--interval machine applies to a topics audit" in result.output
     result = runner.invoke(app, ["audit", "list", "-c", "trec8", "-f", "csv", "--db", str(db)])
     assert result.exit_code == 0 and "\ncli5,llm,llm,pairs,," in result.output
     # a declared audit that is the first half of the drawn one's judging order is a random
@@ -249,15 +294,21 @@ def test_report_shows_each_audit_with_its_people_labels(audited, tmp_path: Path)
     with Warehouse(db) as wh:
         if "r5" not in set(wh.audits(collection="trec8")["audit_id"]):
             wh.draw_audit("r5", machine="llm", collection="trec8", share=0.05, seed=11)
+            wh.draw_audit("rt6", machine="llm", collection="trec8", design="topics", size=6, seed=11)
     _labels(db, folder, "r5", "people_r5")
+    _labels(db, folder, "rt6", "people_rt6")
     with Warehouse.open_reader(db) as wh:
         expected = wh.audit_estimate("r5", "people_r5", ["P@10"], collection="trec8").runs
+        topics = wh.audit_estimate("rt6", "people_rt6", ["AP"], collection="trec8")
         wh.report(tmp_path / "r.html", collection="trec8", format="html", bounds=False)
     page = html.unescape((tmp_path / "r.html").read_text())
     assert "Random audit: r5" in page
     assert "people's labels from qrels set people_r5" in page
     effective = float((expected["effective_n"] / expected["audited"]).median())
     assert f"Median effective human labels per audited unit: {effective:.2f}" in page
+    # a topics audit's caption says how its intervals were made: the machine's points
+    low, high = (topics.runs["estimate"] - topics.runs[["ci_high", "ci_low"]].T).T.div(topics.runs["se"], axis=0).iloc[0]
+    assert f"The intervals are estimate - u se, u from {low:.2f} to {high:.2f}, the points of the studentised" in page
 
 
 def test_export_and_import_carry_the_audits(audited, tmp_path: Path) -> None:

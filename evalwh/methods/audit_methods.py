@@ -72,7 +72,7 @@ class AuditMethods(_Base):
         runs: Sequence[str] | None = None, probabilities: bool = False, level: float = 0.95, rel: float = 1.0,
         weight: float | str = "tuned", differences: bool = False, baselines: Sequence[str] = (),
         all_pairs: bool = False, correction: str = "holm", ranks: bool = False, replicates: int = 2000,
-        seed: int | None = 0,
+        seed: int | None = 0, interval: str = "auto",
     ) -> AuditEstimates:  # fmt: skip
         """Prediction-powered scores of runs from a random audit: ``evalwh audit estimate``.
 
@@ -80,7 +80,8 @@ class AuditMethods(_Base):
         measure: the estimate and interval, the human-only estimate and interval, the
         machine-only value, lambda and the effective number of human labels; with
         ``differences`` the paired differences of the family with adjusted p-values; with
-        ``ranks`` each run's rank, bootstrap rank interval and tier (methods §15.5). See
+        ``ranks`` each run's rank, bootstrap rank interval and tier (methods §15.5); ``interval``
+        ``machine`` (a topics audit's default) or ``t`` (methods §15.4). See
         :func:`evalwh.methods.audits.estimate`.
         """
         from evalwh.methods.audits import estimate
@@ -89,5 +90,5 @@ class AuditMethods(_Base):
             self, self.default_collection(collection), audit_id, human, [measures] if isinstance(measures, str) else list(measures), runs=runs,
             probabilities=probabilities, level=level, rel=rel, weight=weight, differences=differences,
             baselines=baselines, all_pairs=all_pairs, correction=correction, ranks=ranks, replicates=replicates,
-            seed=seed,
+            seed=seed, interval=interval,
         )  # fmt: skip

@@ -545,11 +545,11 @@ class AuditEstimates:
 def _unit_matrices(
     wh: Store, collection: str, record: dict[str, Any], measure: catalog.Measure, run_ids: list[str],
     frame: pd.DataFrame, audited: pd.DataFrame, machine_gain: np.ndarray | None, human_id: str, rel: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:  # fmt: skip
-    """``(y, f, F, bound)``: the audited units' human and machine values per run, the machine's
-    totals, and for a pairs audit the largest value a pair can have per run (its largest weight
-    times the largest gain: the variance floor of :func:`evalwh.stats.ppi.design_estimate`, for
-    a run of whose positions the audit saw nothing), None for a topics audit."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:  # fmt: skip
+    """``(y, f, F, bound, machine)``: the audited units' human and machine values per run, the machine's
+    totals, for a pairs audit the largest value a pair can have per run (its largest weight times the
+    largest gain: :func:`evalwh.stats.ppi.design_estimate`'s variance floor) and for a topics audit
+    the machine's value of every topic (topics x runs), each None for the other design."""
     topics = frame["query_id"].nunique()
     if record["design"] == "pairs":
         k = measure.params.get("k")
@@ -569,7 +569,7 @@ def _unit_matrices(
         largest = max(float(np.abs(f_gain).max(initial=0.0)), float(np.abs(h_gain).max(initial=0.0)), 1.0)
         bound = np.asarray(abs(matrix).max(axis=0).todense()).ravel() * largest
         y, f = sample * h_gain[:, None], sample * f_gain[rows][:, None]
-        return y, f, np.asarray(matrix.T @ f_gain).ravel(), bound
+        return y, f, np.asarray(matrix.T @ f_gain).ravel(), bound, None
     from evalwh.measures.evaluation import evaluate
 
     def per_topic(qrels_id: str) -> pd.DataFrame:
@@ -584,8 +584,9 @@ def _unit_matrices(
     sampled = sorted(audited["query_id"].unique())
     machine = per_topic(record["machine_id"]).reindex(index=all_topics, columns=run_ids).fillna(0.0)
     human = per_topic(human_id).reindex(index=sampled, columns=run_ids).fillna(0.0)
+    every = machine.to_numpy(float) / topics
     f = machine.loc[sampled].to_numpy(float) / topics
-    return human.to_numpy(float) / topics, f, machine.to_numpy(float).sum(axis=0) / topics, None
+    return human.to_numpy(float) / topics, f, every.sum(axis=0), None, every
 
 
 def estimate(
@@ -593,6 +594,7 @@ def estimate(
     runs: Sequence[str] | None = None, probabilities: bool = False, level: float = 0.95, rel: float = 1.0,
     weight: float | str = "tuned", differences: bool = False, baselines: Sequence[str] = (), all_pairs: bool = False,
     correction: str = "holm", ranks: bool = False, replicates: int = 2000, seed: int | None = 0,
+    interval: str = "auto",
 ) -> AuditEstimates:  # fmt: skip
     """Prediction-powered scores of runs from an audit and its human labels (``evalwh audit estimate``).
 
@@ -616,6 +618,11 @@ def estimate(
         ranks: Also each run's rank under the estimates, its bootstrap rank interval at
             ``level`` (``replicates``, ``seed``) and its tier from the paired differences of all
             pairs with ``correction`` (methods §15.5).
+        interval: How the runs' intervals are made from the estimate and its standard error:
+            ``machine`` (a topics audit's default): with the points of the studentised estimate
+            read off the machine's own per-topic values (:func:`evalwh.stats.ppi.machine_quantiles`,
+            methods §15.4); ``t``: Student's t (a pairs audit's default, and the only choice there).
+            The differences' intervals and p-values are Student's either way.
 
     Raises:
         NotFoundError: for an unknown audit, set or run.
@@ -624,7 +631,9 @@ def estimate(
     """
     from evalwh.stats import rank_intervals as ri
     from evalwh.stats.compare import family_pairs
-    from evalwh.stats.ppi import design_estimate, rank_intervals
+    from scipy import stats
+
+    from evalwh.stats.ppi import design_estimate, machine_quantiles, rank_intervals
     from evalwh.stats.significance import adjust_p, interval_alpha
 
     wh.require_collection(collection)
@@ -633,6 +642,13 @@ def estimate(
     parsed = [catalog.parse(m) for m in measures]
     for m in parsed:
         check_measure(m, record["design"])
+    if interval not in ("auto", "t", "machine"):
+        raise MetricParamError(f"interval {interval!r}: give auto, t or machine")
+    if interval == "machine" and record["design"] != "topics":
+        raise MetricParamError(
+            "--interval machine applies to a topics audit (a pairs audit's intervals are Student's t, methods §15.4)"
+        )
+    calibrated = record["design"] == "topics" and interval != "t"
     if probabilities and record["design"] != "pairs":
         raise MetricParamError(
             "--probabilities applies to a pairs audit (a topics audit scores the machine's grades)"
@@ -697,6 +713,7 @@ def estimate(
     every = family_pairs(run_ids, all_pairs=True) if ranks else []
     index = {r: i for i, r in enumerate(run_ids)}
     out_runs, out_pairs, out_ranks = [], [], []
+    notes: list[str] = []
 
     def paired(m: catalog.Measure, y: np.ndarray, f: np.ndarray, total: np.ndarray, bound: np.ndarray | None,
                pairs: list[tuple[str, str]]) -> pd.DataFrame:  # fmt: skip
@@ -720,11 +737,17 @@ def estimate(
                 if machine_probs is None
                 else expected_gains(m, machine_probs["probs"].tolist(), rel)
             )
-            y, f, total, bound = _unit_matrices(
-                wh, collection, record, m, run_ids, frame, units, gain, human_id, rel
-            )
+            y, f, total, bound, per_topic = _unit_matrices(wh, collection, record, m, run_ids, frame, units, gain,
+                                                           human_id, rel)  # fmt: skip
+            points = machine_quantiles(per_topic, len(units), level=level) if calibrated else None
             e = design_estimate(y, f, total, strata=unit_strata, population=population, weight=weight, level=level,
-                                bound=bound)  # fmt: skip
+                                bound=bound, quantiles=points)  # fmt: skip
+            if calibrated and not differences:
+                t = float(stats.t.ppf((1 + level) / 2, max(len(units) - 1, 1)))
+                notes.append(f"{m}: intervals are estimate - u se, u from {points[0]:.2f} to {points[1]:.2f}, the points of "
+                             f"the studentised estimate over 4,000 audits of {len(units)} topics of the machine's own "
+                             f"values (Student's t: -{t:.2f} to {t:.2f}; methods §15.4)" if points is not None else
+                             f"{m}: the machine's values do not vary over the topics; intervals with Student's t")  # fmt: skip
             out_runs.append(pd.DataFrame({
                 "measure": str(m), "run_id": run_ids, "design": record["design"], "estimate": e.estimate,
                 "ci_low": e.lower, "ci_high": e.upper, "se": e.se, "human": e.human, "human_low": e.human_lower,
@@ -735,7 +758,7 @@ def estimate(
                 out_pairs.append(paired(m, y, f, total, bound, family))
             if ranks:
                 every_pairs = out_pairs[-1] if family == every else paired(m, y, f, total, bound, every)
-                found = rank_intervals(
+                found = rank_intervals(  # widened to Student's intervals, also for a topics audit (methods §15.5)
                     y, f, total, e.weight, strata=unit_strata, population=population, se=e.se, df=e.df,
                     confidence=level, replicates=replicates, seed=seed,
                 )  # fmt: skip
@@ -748,7 +771,6 @@ def estimate(
     finally:
         wh.con.unregister("audit_frame")
         wh.con.unregister("audit_runs")
-    notes = []
     if record["declared"]:
         notes.append(
             f"audit {audit_id!r} was drawn elsewhere and declared; its check found: {record['check_note']}"
