@@ -786,7 +786,7 @@ def estimate(
         unit = "topic" if record["design"] == "topics" else "pair, within its stratum"
         resampled = (
             f"(a Gaussian multiplier on each audited {unit}, the machine's totals fixed), widened to the "
-            "estimates' intervals"
+            "estimates' Student's t intervals"
         )
         named = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg", "by": "Benjamini-Yekutieli"}
         over = "no correction" if correction == "none" else f"{named.get(correction, correction)} over all pairs"
