@@ -12,7 +12,9 @@ size (2, 5, 10 and 20% of the pairs, or of the 50 topics: ``ceil(share * 50)`` t
 evalwh's own drawing (:func:`evalwh.methods.audits.draw_sample`) draws an audit, the truth
 labels it, and every one of the 129 runs gets a 95% interval for P@10, MAP and nDCG@10 from
 :func:`evalwh.stats.ppi.design_estimate` (the pairs design for P@10 only: MAP and nDCG@10 are
-refused there, methods §15.3). Printed per judge, design, size and measure: the share of
+refused there, methods §15.3), a topics audit's with the points of
+:func:`evalwh.stats.ppi.machine_quantiles` as ``evalwh audit estimate`` takes them (Student's t
+interval's coverage beside it). Printed per judge, design, size and measure: the share of
 (repetition, run) intervals that hold the run's official score (coverage, averaged over runs,
 with its Monte Carlo standard error over repetitions, and its lowest run; the audit-only
 interval's beside it), the mean width against the
@@ -36,13 +38,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 from scipy.special import expit
 
 from evalwh import Warehouse
 from evalwh.measures import catalog
 from evalwh.methods.audits import draw_sample, gains, pair_values, rank_weights
 from evalwh.methods.budget import simulated_judge
-from evalwh.stats.ppi import design_estimate
+from evalwh.stats.ppi import design_estimate, machine_quantiles
 
 SHARES = (0.02, 0.05, 0.10, 0.20)
 MEASURES = ("P@10", "AP", "nDCG@10")
@@ -147,6 +150,7 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
         machine_gain = labels["annotation"].to_numpy(float)
         frame_j = frame.assign(machine_grade=machine_gain)
         keys = frame_j.set_index(["query_id", "doc_id"]).index
+        points: dict[tuple[str, int], tuple[float, float] | None] = {}  # (measure, topics) -> u_low, u_high
         for share in SHARES:
             cells: dict[tuple[str, str], list[np.ndarray]] = {}
             for rep in range(reps):
@@ -163,7 +167,10 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
                 chosen = drawn.topic_rows
                 for m in MEASURES:
                     y, f = topic_matrix("default", m), topic_matrix(qid, m)
-                    e = design_estimate(y[chosen], f[chosen], f.sum(axis=0), population=[len(topics)])
+                    if (m, len(chosen)) not in points:  # what evalwh audit estimate takes: the machine's own
+                        points[(m, len(chosen))] = machine_quantiles(f, len(chosen))
+                    e = design_estimate(y[chosen], f[chosen], f.sum(axis=0), population=[len(topics)],
+                                        quantiles=points[(m, len(chosen))])  # fmt: skip
                     cells.setdefault(("topics", m), []).append(_cell(e, true_scores[m]))
             for (design, m), values in cells.items():
                 stack = np.stack(values)  # reps x 5 x runs
@@ -176,7 +183,7 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
                              # repetition's audit, so the repetitions (not the intervals) are independent
                              "mc s.e.": stack[:, 0].mean(axis=1).std(ddof=1) / np.sqrt(len(stack)),
                              "lowest run": covered.min(),
-                             "audit-only coverage": stack[:, 5].mean(),
+                             "audit-only coverage": stack[:, 5].mean(), "t coverage": stack[:, 6].mean(),
                              "width": stack[:, 1].mean(), "audit-only width": stack[:, 2].mean(),
                              "wider than audit-only": (stack[:, 1] > stack[:, 2] + 1e-12).mean(),
                              "effective n / n": np.median(stack[:, 3]), "machine bias": machine_error.mean(),
@@ -220,11 +227,13 @@ def topic_count(share: float, topics: int) -> int:
 
 
 def _cell(e, truth: np.ndarray) -> np.ndarray:
-    """Per run: covered, width, audit-only width, effective n / n, machine - truth, audit-only covered."""
+    """Per run: covered, width, audit-only width, effective n / n, machine - truth, audit-only covered,
+    covered by Student's t interval (``estimate +- t_df se``, evalwh's before 2026-12-07 for topics)."""
     return np.stack([
         (e.lower <= truth + 1e-12) & (truth - 1e-12 <= e.upper), e.upper - e.lower, e.human_upper - e.human_lower,
         np.minimum(e.effective_n, 1e9) / e.n, e.machine - truth,
         (e.human_lower <= truth + 1e-12) & (truth - 1e-12 <= e.human_upper),
+        np.abs(e.estimate - truth) <= stats.t.ppf(0.975, e.df) * e.se + 1e-12,
     ]).astype(float)  # fmt: skip
 
 

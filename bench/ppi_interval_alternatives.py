@@ -32,10 +32,23 @@ Topics audits (3, 5 and 10 of the 50 topics), where AP's intervals undercover:
   Box 1953, Biometrika 40, 318-335; Satterthwaite 1946), ``g2`` the residuals' plug-in excess
   kurtosis, at most evalwh's ``min(n - 1, m - 1)``.
 
+* ``machine``: the studentised statistic's quantiles read off the machine's own population. The
+  machine's per-topic values ``f`` are known on all ``N`` topics, tails included; an audit of ``n``
+  of them is drawn ``CALIBRATION`` times (4,000, its own seed), the audit-only estimate of the
+  machine's score and its standard error computed as evalwh computes the people's (the finite
+  population correction, ``n - 1`` df), and the 2.5% and 97.5% points ``u_lo``, ``u_hi`` of
+  ``(estimate - F) / se`` taken over the draws and runs together (one pair per cell, as the weight is
+  one); the interval is ``[estimate - u_hi se, estimate - u_lo se]``. They depend on the design and
+  the machine's labels only, not on the audit (Loh's calibration of a confidence level, JASA 82,
+  1987, with the machine's population in place of the sample's).
+
 Pairs audits (P@10, 2-20% of the pairs), where the rank/grade/topic judge's intervals overcover:
 ``t`` (evalwh's, ``df = min(n - 1, m - 1)``, ``m`` the audited units carrying the run) against
 ``box df`` computed on all the audited units' residuals (for a run carried by ``m`` of ``n``
-units with equal values it is about ``2m``). Where ``m < 2`` both keep evalwh's floor and one df.
+units with equal values it is about ``2m``), and ``machine``: evalwh's half-width times ``kappa``, the
+95% point of ``|estimate - F| / half-width`` over PAIR_DRAWS audits of the machine's own labels
+(the audit-only estimate of the machine's score, evalwh's degrees of freedom and floor). Where
+``m < 2`` all keep evalwh's floor and one df.
 """
 
 from __future__ import annotations
@@ -86,6 +99,39 @@ def box_df(e: np.ndarray) -> np.ndarray:
     return np.minimum(np.where(nu > 0, nu, n - 1), n - 1)
 
 
+CALIBRATION = 4000
+
+
+def machine_quantiles(fs: np.ndarray, n: int, rng: np.random.Generator, level: float = 0.95) -> tuple[float, float]:
+    """``(u_lo, u_hi)``: the points of ``(estimate - F) / se`` over ``CALIBRATION`` audits of ``n`` of
+    the rows of ``fs`` (topics x runs, the machine's per-topic values), the runs pooled."""
+    big = len(fs)
+    x = fs[np.stack([rng.choice(big, n, replace=False) for _ in range(CALIBRATION)])]  # draws x n x runs
+    estimate = big * x.mean(axis=1)
+    se = np.sqrt(big * big * (1 - n / big) / n * x.var(axis=1, ddof=1))
+    gap = estimate - fs.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        u = np.where(se > 0, gap / se, np.where(np.abs(gap) < 1e-12, 0.0, np.sign(gap) * np.inf))
+    lo, hi = np.quantile(u, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def machine_kappa(matrix, machine_gain: np.ndarray, size: int, bound: np.ndarray, draws: int,  # type: ignore[no-untyped-def]
+                  rng: np.random.Generator) -> float:  # fmt: skip
+    """The 95% point of ``|estimate - F| / half-width`` over ``draws`` pairs audits of the machine's labels."""
+    total = matrix.T @ machine_gain
+    ratios = []
+    for _ in range(draws):
+        idx = rng.choice(matrix.shape[0], size, replace=False)
+        w = matrix[idx].toarray() * machine_gain[idx, None]
+        e = design_estimate(w, np.zeros_like(w), np.zeros(len(total)), population=[matrix.shape[0]], bound=bound)
+        half = stats.t.ppf(0.975, np.maximum(e.df, 1)) * e.human_se
+        gap = np.abs(e.human - total)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios.append(np.where(half > 0, gap / half, np.where(gap < 1e-12, 0.0, np.inf)))
+    return float(np.quantile(np.concatenate(ratios), 0.95))
+
+
 def main(trec8: str, draws: int, seed: int, db: str, pair_draws: int) -> None:
     judges, runs, topics, frame, matrix, human_gain, matrices = load_setting(trec8, seed, db)
     rng = np.random.default_rng(seed)
@@ -98,6 +144,7 @@ def main(trec8: str, draws: int, seed: int, db: str, pair_draws: int) -> None:
             ys, fs = matrices[("default", m)], matrices[(qid, m)]
             truth, total = ys.sum(axis=0), fs.sum(axis=0)
             for n in (3, 5, 10):
+                u_lo, u_hi = machine_quantiles(fs, n, np.random.default_rng([seed, n]))
                 acc: dict[tuple[str, str], list[np.ndarray]] = {}
                 for _ in range(draws):
                     chosen = rng.choice(big, n, replace=False)
@@ -113,6 +160,7 @@ def main(trec8: str, draws: int, seed: int, db: str, pair_draws: int) -> None:
                                                          n, big, q),  # fmt: skip
                             "box df": (est - stats.t.ppf(0.975, np.minimum(e.df, box_df(resid))) * se,
                                        est + stats.t.ppf(0.975, np.minimum(e.df, box_df(resid))) * se),  # fmt: skip
+                            "machine": (est - u_hi * se, est - u_lo * se),
                         }
                         for method, (lo, hi) in found.items():
                             acc.setdefault((name, method), []).append(
@@ -120,7 +168,8 @@ def main(trec8: str, draws: int, seed: int, db: str, pair_draws: int) -> None:
                 for name in ("tuned", "audit-only"):
                     row = {"judge": judge, "design": "topics", "measure": m, "audit": f"{n} topics",
                            "interval": name}  # fmt: skip
-                    for method in ("t", "hall", "hall pooled", "box df"):
+                    row["machine u"] = f"{u_lo:.2f}, {u_hi:.2f}"
+                    for method in ("t", "hall", "hall pooled", "box df", "machine"):
                         stack = np.stack(acc[(name, method)]).mean(axis=0)
                         row[method] = f"{stack[0].mean():.3f} / {stack[1].mean():.3f}"
                     rows.append(row)
@@ -131,6 +180,7 @@ def main(trec8: str, draws: int, seed: int, db: str, pair_draws: int) -> None:
         truth = matrix.T @ human_gain
         for share in SHARES:
             size = int(round(share * len(frame)))
+            kappa = machine_kappa(matrix, machine_gain, size, bound, pair_draws, np.random.default_rng([seed, size]))
             acc = {}
             for _ in range(pair_draws):
                 idx = rng.choice(len(frame), size, replace=False)
@@ -140,14 +190,16 @@ def main(trec8: str, draws: int, seed: int, db: str, pair_draws: int) -> None:
                 carried = ((y != 0) | (f != 0)).sum(axis=0)
                 for name, est, se, resid in (("tuned", e.estimate, e.se, y - e.weight * f),
                                              ("audit-only", e.human, e.human_se, y)):  # fmt: skip
-                    for method, dof in (("t", e.df), ("box df", np.where(carried < 2, 1.0, box_df(resid)))):
-                        half = stats.t.ppf(0.975, np.maximum(dof, 1)) * se
+                    for method, dof, scale in (("t", e.df, 1.0), ("box df", np.where(carried < 2, 1.0, box_df(resid)), 1.0),
+                                               ("machine", e.df, kappa)):  # fmt: skip
+                        half = scale * stats.t.ppf(0.975, np.maximum(dof, 1)) * se
                         acc.setdefault((name, method), []).append(np.stack([np.abs(est - truth) <= half + 1e-12,
                                                                             2 * half]))  # fmt: skip
             for name in ("tuned", "audit-only"):
                 row = {"judge": judge, "design": "pairs", "measure": "P@10", "audit": f"{share:.0%} ({size:,} pairs)",
                        "interval": name}  # fmt: skip
-                for method in ("t", "box df"):
+                row["machine u"] = f"kappa {kappa:.2f}"
+                for method in ("t", "box df", "machine"):
                     stack = np.stack(acc[(name, method)]).mean(axis=0)
                     row[method] = f"{stack[0].mean():.3f} / {stack[1].mean():.3f}"
                 rows.append(row)

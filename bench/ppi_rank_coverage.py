@@ -1,6 +1,6 @@
 """Coverage of the rank intervals under prediction-powered estimates on TREC-8 (methods §15.5).
 
-Usage: python bench/ppi_rank_coverage.py TREC8_DIR [REPS] [SEED] [WAREHOUSE] [REPLICATES]
+Usage: python bench/ppi_rank_coverage.py TREC8_DIR [REPS] [SEED] [WAREHOUSE] [REPLICATES] [WIDTHS]
 
 The setting of ``bench/ppi_coverage.py`` (TREC-8's official qrels as the truth, the same two
 simulated judges as the machine, evalwh's own ``draw_sample`` drawing audits of 2, 5, 10 and 20%
@@ -18,6 +18,11 @@ The weight is the one :func:`evalwh.stats.ppi.design_estimate` tunes (shared by 
 the standard errors and degrees of freedom its. Pairs audits for P@10 only (MAP and nDCG@10 are
 refused there).
 
+WIDTHS ``t`` (the default, what ``evalwh audit estimate --ranks`` does) widens the bootstrap to
+Student's score intervals; ``machine`` to a topics audit's score intervals as they are made since
+2026-12-07, with :func:`evalwh.stats.ppi.machine_quantiles`'s points (half their lengths:
+measured, not adopted, methods §15.5).
+
 Not a timing benchmark. WAREHOUSE (default /tmp/ppi_bench.duckdb) is reused when present, as
 ``ppi_coverage.py`` leaves it; REPLICATES (default 1000) is the bootstrap's size.
 """
@@ -31,11 +36,11 @@ import numpy as np
 import pandas as pd
 from ppi_coverage import MEASURES, SHARES, draw_audits, load_setting, topic_count
 
-from evalwh.stats.ppi import design_estimate, rank_intervals, rank_scale
+from evalwh.stats.ppi import design_estimate, machine_quantiles, rank_intervals, rank_scale
 from evalwh.stats.rank_intervals import competition_ranks
 
 
-def main(trec8: str, reps: int, seed: int, db: str, replicates: int) -> None:
+def main(trec8: str, reps: int, seed: int, db: str, replicates: int, widths: str = "t") -> None:
     judges, runs, topics, frame, matrix, human_gain, matrices = load_setting(trec8, seed, db)
 
     def topic_matrix(qid: str, measure: str) -> np.ndarray:
@@ -51,6 +56,7 @@ def main(trec8: str, reps: int, seed: int, db: str, replicates: int) -> None:
         machine_gain = labels["annotation"].to_numpy(float)
         frame_j = frame.assign(machine_grade=machine_gain)
         keys = frame_j.set_index(["query_id", "doc_id"]).index
+        points: dict[tuple[str, int], tuple[float, float] | None] = {}
         for share in SHARES:
             cells: dict[tuple[str, str], list[np.ndarray]] = {}
             for rep in range(reps):
@@ -60,12 +66,15 @@ def main(trec8: str, reps: int, seed: int, db: str, replicates: int) -> None:
                 y, f, total = w * human_gain[idx, None], w * machine_gain[idx, None], matrix.T @ machine_gain
                 e = design_estimate(y, f, total, population=[len(frame)], bound=bound)
                 cells.setdefault(("pairs", "P@10"), []).append(
-                    _cell(_three(y, f, total, e, [len(frame)], replicates, draw_seed), true_rank["P@10"]))
+                    _cell(_three(y, f, total, e, [len(frame)], replicates, draw_seed, "t"), true_rank["P@10"]))
                 for m in MEASURES:
                     ys, fs = topic_matrix("default", m), topic_matrix(qid, m)
-                    e = design_estimate(ys[chosen], fs[chosen], fs.sum(axis=0), population=[len(topics)])
+                    if (m, len(chosen)) not in points:  # evalwh audit estimate's points for a topics audit
+                        points[(m, len(chosen))] = machine_quantiles(fs, len(chosen)) if widths == "machine" else None
+                    e = design_estimate(ys[chosen], fs[chosen], fs.sum(axis=0), population=[len(topics)],
+                                        quantiles=points[(m, len(chosen))])  # fmt: skip
                     cells.setdefault(("topics", m), []).append(_cell(
-                        _three(ys[chosen], fs[chosen], fs.sum(axis=0), e, [len(topics)], replicates, draw_seed),
+                        _three(ys[chosen], fs[chosen], fs.sum(axis=0), e, [len(topics)], replicates, draw_seed, widths),
                         true_rank[m]))  # fmt: skip
             for (design, m), values in cells.items():
                 stack = np.stack(values)  # reps x 7 x runs
@@ -83,15 +92,21 @@ def main(trec8: str, reps: int, seed: int, db: str, replicates: int) -> None:
     print(pd.DataFrame(rows).to_markdown(index=False, floatfmt=".3f"))
 
 
-def _three(y, f, total, e, population, replicates: int, seed: int) -> tuple[list, float]:  # type: ignore[no-untyped-def]
+def _three(y, f, total, e, population, replicates: int, seed: int, widths: str) -> tuple[list, float]:  # type: ignore[no-untyped-def]
     """The rank intervals of the tuned estimates widened to their intervals (evalwh's), unwidened
     (``scale = 1``), and of the audit-only estimates widened to theirs (the same bootstrap
-    draws); and the tuned intervals' scale."""
+    draws); and the tuned intervals' scale. ``widths``: ``t`` (Student's intervals, evalwh's) or
+    ``machine`` (half the lengths of ``e``'s intervals)."""
     common = {"population": population, "replicates": replicates, "seed": seed}
-    found = [rank_intervals(y, f, total, e.weight, se=e.se, df=e.df, **common),
+    if widths == "machine":
+        tuned, human = {"half_width": (e.upper - e.lower) / 2}, {"half_width": (e.human_upper - e.human_lower) / 2}
+    else:
+        tuned, human = {"se": e.se, "df": e.df}, {"se": e.human_se, "df": e.df}
+    found = [rank_intervals(y, f, total, e.weight, **tuned, **common),
              rank_intervals(y, f, total, e.weight, **common),
-             rank_intervals(y, f, total, 0 * e.weight, se=e.human_se, df=e.df, **common)]  # fmt: skip
-    return found, rank_scale(y, f, e.weight, e.se, e.df, population=population)
+             rank_intervals(y, f, total, 0 * e.weight, **human, **common)]  # fmt: skip
+    return found, rank_scale(y, f, e.weight, tuned.get("se"), tuned.get("df"), population=population,
+                             half_width=tuned.get("half_width"))  # fmt: skip
 
 
 def _cell(three: tuple[list, float], truth: np.ndarray) -> np.ndarray:
@@ -108,4 +123,5 @@ if __name__ == "__main__":
     if not args:
         sys.exit(__doc__)
     main(args[0], int(args[1]) if len(args) > 1 else 100, int(args[2]) if len(args) > 2 else 1,
-         args[3] if len(args) > 3 else "/tmp/ppi_bench.duckdb", int(args[4]) if len(args) > 4 else 1000)  # fmt: skip
+         args[3] if len(args) > 3 else "/tmp/ppi_bench.duckdb", int(args[4]) if len(args) > 4 else 1000,
+         args[5] if len(args) > 5 else "t")  # fmt: skip
