@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import pandas as pd
 
-    from evalwh.methods.audits import AuditEstimates
+    from evalwh.methods.audit_estimates import AuditEstimates
     from evalwh.store.connection import Store
 
     _Base = Store
@@ -82,9 +82,9 @@ class AuditMethods(_Base):
         ``differences`` the paired differences of the family with adjusted p-values; with
         ``ranks`` each run's rank, bootstrap rank interval and tier (methods §15.5); ``interval``
         ``machine`` (a topics audit's default) or ``t`` (methods §15.4). See
-        :func:`evalwh.methods.audits.estimate`.
+        :func:`evalwh.methods.audit_estimates.estimate`.
         """
-        from evalwh.methods.audits import estimate
+        from evalwh.methods.audit_estimates import estimate
 
         return estimate(
             self, self.default_collection(collection), audit_id, human, [measures] if isinstance(measures, str) else list(measures), runs=runs,

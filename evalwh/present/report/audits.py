@@ -4,7 +4,7 @@ For every stored audit (``evalwh audit draw|declare``) whose pairs some qrels se
 full (the smallest such set, other than the frame and the machine's, is taken as the people's
 labels), one figure: per run the prediction-powered 95% interval, the audit-only interval and
 the machine-only score, for P@10 (a pairs audit) or AP (a topics audit). The figure and its
-caption are drawn from :func:`evalwh.methods.audits.estimate`; nothing is stored.
+caption are drawn from :func:`evalwh.methods.audit_estimates.estimate`; nothing is stored.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ def audit_figures(wh: Store, collection: str) -> list[Figure]:
         >>> audit_figures(Warehouse(":memory:"), "none")
         []
     """
-    from evalwh.methods.audits import estimate, list_audits
+    from evalwh.methods.audit_estimates import estimate
+    from evalwh.methods.audits import list_audits
 
     if not wh.con.execute("SELECT count(*) FROM audits WHERE collection_id = ?", [collection]).fetchone()[0]:
         return []

@@ -1,0 +1,314 @@
+"""Prediction-powered scores of runs from a random audit and its human labels (``evalwh audit estimate``, methods §15).
+
+The audits themselves (drawing, declaring, checking, storing) are :mod:`evalwh.methods.audits`';
+the estimators and intervals :mod:`evalwh.stats.ppi`'s. Here the two meet: the audited units'
+human and machine values per run (:func:`_unit_matrices`: a pair's term of a linear measure, or
+a topic's measure), the estimates, their differences and ranks (:func:`estimate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from evalwh import sql
+from evalwh.errors import InsufficientDataError, MetricParamError, NotFoundError
+from evalwh.measures import catalog
+from evalwh.methods.audits import (
+    _QUERIES,
+    _require_set,
+    audit_record,
+    check_measure,
+    expected_gains,
+    frame_pairs,
+    gains,
+    pair_values,
+    rank_weights,
+)
+
+if TYPE_CHECKING:
+    from evalwh.store.connection import Store
+
+
+# -- estimates (evalwh audit estimate) --------------------------------------------------------
+
+
+class AuditEstimates:
+    """What :func:`estimate` returns.
+
+    Attributes:
+        runs: One row per measure and run: ``measure, run_id, design, estimate, ci_low,
+            ci_high, se, human, human_low, human_high, machine, weight, audited,
+            effective_n`` (methods §15.4).
+        pairs: With differences asked for, one row per measure and pair of runs: ``measure,
+            run_a, run_b, diff, ci_low, ci_high, se, p_value, p_adjusted, reject, human_diff,
+            machine_diff, weight, effective_n``; else None.
+        notes: Sentences a reader must see.
+        ranks: With ranks asked for, one row per measure and run, best rank first: ``measure,
+            run_id, estimate, rank, rank_low, rank_high, tier`` (methods §15.5); else None.
+    """
+
+    def __init__(
+        self, runs: pd.DataFrame, pairs: pd.DataFrame | None, notes: list[str], ranks: pd.DataFrame | None = None
+    ) -> None:
+        self.runs, self.pairs, self.notes, self.ranks = runs, pairs, notes, ranks
+
+
+def _unit_matrices(
+    wh: Store, collection: str, record: dict[str, Any], measure: catalog.Measure, run_ids: list[str],
+    frame: pd.DataFrame, audited: pd.DataFrame, machine_gain: np.ndarray | None, human_id: str, rel: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:  # fmt: skip
+    """``(y, f, F, bound, machine)``: the audited units' human and machine values per run, the machine's
+    totals, for a pairs audit the largest value a pair can have per run (its largest weight times the
+    largest gain: :func:`evalwh.stats.ppi.design_estimate`'s variance floor) and for a topics audit
+    the machine's value of every topic (topics x runs), each None for the other design."""
+    topics = frame["query_id"].nunique()
+    if record["design"] == "pairs":
+        k = measure.params.get("k")
+        positions = wh.df(
+            sql.query(_QUERIES, "positions"), {"collection_id": collection, "max_depth": k}
+        )
+        matrix = pair_values(positions, len(frame), len(run_ids), topics,
+                             rank_weights(measure, positions["rank"].to_numpy()))  # fmt: skip
+        f_gain = (
+            gains(measure, frame["machine_grade"].to_numpy(float), rel)
+            if machine_gain is None
+            else machine_gain
+        )
+        rows = audited["pair_no"].to_numpy()
+        sample = matrix[rows].toarray()
+        h_gain = gains(measure, audited["human_grade"].to_numpy(float), rel)
+        largest = max(float(np.abs(f_gain).max(initial=0.0)), float(np.abs(h_gain).max(initial=0.0)), 1.0)
+        bound = np.asarray(abs(matrix).max(axis=0).todense()).ravel() * largest
+        y, f = sample * h_gain[:, None], sample * f_gain[rows][:, None]
+        return y, f, np.asarray(matrix.T @ f_gain).ravel(), bound, None
+    from evalwh.measures.evaluation import evaluate
+
+    def per_topic(qrels_id: str) -> pd.DataFrame:
+        values = evaluate(wh, [measure.label or str(measure)], collection=collection, runs=run_ids, per_query=True,
+                          qrels_id=qrels_id, rel=int(rel))  # fmt: skip
+        values = values[values["query_id"] != "all"]
+        return values.pivot_table(
+            index="query_id", columns="run_id", values="value", aggfunc="first"
+        )
+
+    all_topics = sorted(frame["query_id"].unique())
+    sampled = sorted(audited["query_id"].unique())
+    machine = per_topic(record["machine_id"]).reindex(index=all_topics, columns=run_ids).fillna(0.0)
+    human = per_topic(human_id).reindex(index=sampled, columns=run_ids).fillna(0.0)
+    every = machine.to_numpy(float) / topics
+    f = machine.loc[sampled].to_numpy(float) / topics
+    return human.to_numpy(float) / topics, f, every.sum(axis=0), None, every
+
+
+def estimate(
+    wh: Store, collection: str, audit_id: str, human_id: str, measures: Sequence[str], *,
+    runs: Sequence[str] | None = None, probabilities: bool = False, level: float = 0.95, rel: float = 1.0,
+    weight: float | str = "tuned", differences: bool = False, baselines: Sequence[str] = (), all_pairs: bool = False,
+    correction: str = "holm", ranks: bool = False, replicates: int = 2000, seed: int | None = 0,
+    interval: str = "auto",
+) -> AuditEstimates:  # fmt: skip
+    """Prediction-powered scores of runs from an audit and its human labels (``evalwh audit estimate``).
+
+    Args:
+        wh: The warehouse.
+        collection: The collection.
+        audit_id: A stored audit (:func:`draw_audit`, :func:`declare_audit`).
+        human_id: The qrels set holding the people's labels of the audit's pairs.
+        measures: Measure specs; a pairs audit takes P@k, RBP and dcg (methods §15.3).
+        runs: The runs (None: every run).
+        probabilities: Take the machine's stored probabilities (its expected gain) instead of
+            its grades, for a pairs audit.
+        level: The intervals' coverage.
+        rel: Grades >= rel are relevant.
+        weight: ``tuned`` (PPI++: one weight for all the runs of a measure, methods §15.4), or a fixed
+            lambda (1: PPI; 0: the audit alone).
+        differences: Also estimate the paired differences of runs (the family of
+            :func:`evalwh.stats.compare.family_pairs`), with p-values adjusted by ``correction``.
+        baselines, all_pairs: The family, as ``evalwh compare`` takes them.
+        correction: ``none``, ``bonferroni``, ``holm``, ``bh`` or ``by``.
+        ranks: Also each run's rank under the estimates, its bootstrap rank interval at
+            ``level`` (``replicates``, ``seed``) and its tier from the paired differences of all
+            pairs with ``correction`` (methods §15.5).
+        interval: How the runs' intervals are made from the estimate and its standard error:
+            ``machine`` (a topics audit's default): with the points of the studentised estimate
+            read off the machine's own per-topic values (:func:`evalwh.stats.ppi.machine_quantiles`,
+            methods §15.4); ``t``: Student's t (a pairs audit's default, and the only choice there).
+            The differences' intervals and p-values are Student's either way.
+
+    Raises:
+        NotFoundError: for an unknown audit, set or run.
+        InsufficientDataError: when the human set leaves audited pairs unlabelled.
+        MetricParamError: for a measure the design cannot estimate.
+    """
+    from evalwh.stats import rank_intervals as ri
+    from evalwh.stats.compare import family_pairs
+    from scipy import stats
+
+    from evalwh.stats.ppi import design_estimate, machine_quantiles, rank_intervals
+    from evalwh.stats.significance import adjust_p, interval_alpha
+
+    wh.require_collection(collection)
+    record = audit_record(wh, collection, audit_id)
+    _require_set(wh, collection, human_id, "human labels")
+    parsed = [catalog.parse(m) for m in measures]
+    for m in parsed:
+        check_measure(m, record["design"])
+    if interval not in ("auto", "t", "machine"):
+        raise MetricParamError(f"interval {interval!r}: give auto, t or machine")
+    if interval == "machine" and record["design"] != "topics":
+        raise MetricParamError(
+            "--interval machine applies to a topics audit (a pairs audit's intervals are Student's t, methods §15.4)"
+        )
+    calibrated = record["design"] == "topics" and interval != "t"
+    if probabilities and record["design"] != "pairs":
+        raise MetricParamError(
+            "--probabilities applies to a pairs audit (a topics audit scores the machine's grades)"
+        )
+    known = wh.run_ids(collection)
+    run_ids = sorted(known) if runs is None else list(dict.fromkeys(runs))
+    unknown = sorted(set(run_ids) - set(known))
+    if unknown or not run_ids:
+        raise NotFoundError(
+            f"collection {collection!r} has no run(s) {unknown or '(none given)'}; evalwh runs lists them"
+        )
+    frame = frame_pairs(wh, collection, record["frame_id"], record["machine_id"])
+    frame["pair_no"] = np.arange(len(frame))
+    audited = wh.df(sql.query(_QUERIES, "audit_labels"),
+                    {"collection_id": collection, "audit_id": audit_id, "human_id": human_id})  # fmt: skip
+    unlabelled = audited["human_grade"].isna()
+    if unlabelled.any():
+        row = audited[unlabelled].iloc[0]
+        raise InsufficientDataError(
+            f"human set {human_id!r} leaves {int(unlabelled.sum())} of the audit's {len(audited)} pairs unlabelled, "
+            f"e.g. topic {row['query_id']} document {row['doc_id']}: an audit with pairs left out is no longer "
+            "a random sample; judge them, or declare the pairs judged as an audit of their own"
+        )
+    audited = audited.merge(
+        frame[["query_id", "doc_id", "pair_no"]], on=["query_id", "doc_id"], how="left"
+    )
+    if audited["pair_no"].isna().any():
+        raise InsufficientDataError(
+            f"audit {audit_id!r} holds pairs its frame {record['frame_id']!r} no longer has"
+        )
+    audited["pair_no"] = audited["pair_no"].astype(np.int64)
+    strata = wh.df(
+        sql.query(_QUERIES, "strata"), {"collection_id": collection, "audit_id": audit_id}
+    )
+    machine_probs: pd.DataFrame | None = None
+    if probabilities:
+        machine_probs = wh.df(sql.query(_QUERIES, "probabilities"),
+                              {"collection_id": collection, "machine_id": record["machine_id"]})  # fmt: skip
+        machine_probs = frame[["query_id", "doc_id"]].merge(
+            machine_probs, on=["query_id", "doc_id"], how="left"
+        )
+        if machine_probs["probs"].isna().any():
+            raise InsufficientDataError(
+                f"machine set {record['machine_id']!r} has no stored probabilities for "
+                f"{int(machine_probs['probs'].isna().sum())} frame pair(s); ingest its LARA file, or leave out --probabilities"
+            )
+    wh.con.register("audit_frame", frame[["pair_no", "query_id", "doc_id"]])
+    wh.con.register(
+        "audit_runs", pd.DataFrame({"run_no": np.arange(len(run_ids)), "run_id": run_ids})
+    )
+    if record["design"] == "topics":
+        units = audited.drop_duplicates("query_id")
+        unit_strata = np.zeros(len(units), dtype=np.int64)
+    else:
+        units = audited
+        unit_strata = audited["stratum"].to_numpy(np.int64)
+    population = strata["population"].to_numpy(float)
+    if ranks and len(run_ids) < 2:
+        raise InsufficientDataError("ranks need at least 2 runs")
+    family = family_pairs(run_ids, baselines, all_pairs=all_pairs) if differences else []
+    # tiers need every pair of runs: the family itself when it is all pairs, else a second one
+    every = family_pairs(run_ids, all_pairs=True) if ranks else []
+    index = {r: i for i, r in enumerate(run_ids)}
+    out_runs, out_pairs, out_ranks = [], [], []
+    notes: list[str] = []
+
+    def paired(m: catalog.Measure, y: np.ndarray, f: np.ndarray, total: np.ndarray, bound: np.ndarray | None,
+               pairs: list[tuple[str, str]]) -> pd.DataFrame:  # fmt: skip
+        a = np.array([index[p[0]] for p in pairs])
+        b = np.array([index[p[1]] for p in pairs])
+        alpha = interval_alpha("t", correction, 1 - level, len(pairs))
+        d = design_estimate(y[:, a] - y[:, b], f[:, a] - f[:, b], total[a] - total[b], strata=unit_strata,
+                            population=population, weight=weight, level=1 - alpha,
+                            bound=None if bound is None else bound[a] + bound[b])  # fmt: skip
+        adjusted = adjust_p(d.p_value, correction)
+        return pd.DataFrame({
+            "measure": str(m), "run_a": [p[0] for p in pairs], "run_b": [p[1] for p in pairs],
+            "diff": d.estimate, "ci_low": d.lower, "ci_high": d.upper, "se": d.se, "p_value": d.p_value,
+            "p_adjusted": adjusted, "reject": adjusted < 1 - level, "human_diff": d.human,
+            "machine_diff": d.machine, "weight": d.weight, "effective_n": d.effective_n,
+        })  # fmt: skip
+    try:
+        for m in parsed:
+            gain = (
+                None
+                if machine_probs is None
+                else expected_gains(m, machine_probs["probs"].tolist(), rel)
+            )
+            y, f, total, bound, per_topic = _unit_matrices(wh, collection, record, m, run_ids, frame, units, gain,
+                                                           human_id, rel)  # fmt: skip
+            points = machine_quantiles(per_topic, len(units), level=level) if calibrated else None
+            e = design_estimate(y, f, total, strata=unit_strata, population=population, weight=weight, level=level,
+                                bound=bound, quantiles=points)  # fmt: skip
+            if calibrated and not differences:
+                t = float(stats.t.ppf((1 + level) / 2, max(len(units) - 1, 1)))
+                notes.append(f"{m}: intervals are estimate - u se, u from {points[0]:.2f} to {points[1]:.2f}, the points of "
+                             f"the studentised estimate over 4,000 audits of {len(units)} topics of the machine's own "
+                             f"values (Student's t: -{t:.2f} to {t:.2f}; methods §15.4)" if points is not None else
+                             f"{m}: the machine's values do not vary over the topics; intervals with Student's t")  # fmt: skip
+            out_runs.append(pd.DataFrame({
+                "measure": str(m), "run_id": run_ids, "design": record["design"], "estimate": e.estimate,
+                "ci_low": e.lower, "ci_high": e.upper, "se": e.se, "human": e.human, "human_low": e.human_lower,
+                "human_high": e.human_upper, "machine": e.machine, "weight": e.weight, "audited": e.n,
+                "effective_n": e.effective_n,
+            }))  # fmt: skip
+            if family:
+                out_pairs.append(paired(m, y, f, total, bound, family))
+            if ranks:
+                every_pairs = out_pairs[-1] if family == every else paired(m, y, f, total, bound, every)
+                found = rank_intervals(  # widened to Student's intervals, also for a topics audit (methods §15.5)
+                    y, f, total, e.weight, strata=unit_strata, population=population, se=e.se, df=e.df,
+                    confidence=level, replicates=replicates, seed=seed,
+                )  # fmt: skip
+                table = pd.DataFrame({
+                    "measure": str(m), "run_id": run_ids, "estimate": e.estimate, "rank": found.rank,
+                    "rank_low": found.low, "rank_high": found.high,
+                    "tier": ri.tiers(e.estimate, ri.distinguishable(every_pairs, run_ids)),
+                })  # fmt: skip
+                out_ranks.append(table.sort_values(["rank", "tier", "run_id"], kind="stable", ignore_index=True))
+    finally:
+        wh.con.unregister("audit_frame")
+        wh.con.unregister("audit_runs")
+    if record["declared"]:
+        notes.append(
+            f"audit {audit_id!r} was drawn elsewhere and declared; its check found: {record['check_note']}"
+        )
+    pairs = pd.concat(out_pairs, ignore_index=True) if differences else None
+    if differences:
+        notes.append(
+            f"differences: {correction} over {len(family)} pairs per measure, alpha {1 - level:g}"
+        )
+    rank_table = None
+    if ranks:
+        rank_table = pd.concat(out_ranks, ignore_index=True)
+        unit = "topic" if record["design"] == "topics" else "pair, within its stratum"
+        resampled = (
+            f"(a Gaussian multiplier on each audited {unit}, the machine's totals fixed), widened to the "
+            "estimates' Student's t intervals"
+        )
+        named = {"holm": "Holm", "bonferroni": "Bonferroni", "bh": "Benjamini-Hochberg", "by": "Benjamini-Yekutieli"}
+        over = "no correction" if correction == "none" else f"{named.get(correction, correction)} over all pairs"
+        notes.append(
+            f"rank interval: the {level:.0%} percentile interval of the run's rank under the prediction-powered "
+            f"estimates over {replicates:,} bootstrap samples {resampled} (seed {seed}); tier: the runs the paired "
+            f"prediction-powered difference ({over}, alpha {1 - level:g}) cannot tell from the tier's best run, "
+            "then the same among the rest"
+        )
+    return AuditEstimates(pd.concat(out_runs, ignore_index=True), pairs, notes, rank_table)
