@@ -100,10 +100,10 @@ def test_topics_census_gives_the_official_ap_and_ndcg(audited) -> None:
         wh.draw_audit("topics_all", machine="llm", collection="trec8", design="topics", share=1.0)
     _labels(db, folder, "topics_all", "people_topics_all")
     with Warehouse.open_reader(db) as wh:
-        est = wh.audit_estimate(
-            "topics_all", "people_topics_all", ["AP", "nDCG@10"], collection="trec8"
-        ).runs
+        census = wh.audit_estimate("topics_all", "people_topics_all", ["AP", "nDCG@10"], collection="trec8")
+        est = census.runs
         official = wh.evaluate(["AP", "nDCG@10"], collection="trec8")
+    assert any(n.startswith("AP: no audit of 50 topics") and "a census" in n for n in census.notes)
     merged = est.merge(official[["run_id", "measure", "value"]], on=["run_id", "measure"])
     np.testing.assert_allclose(merged["estimate"], merged["value"], atol=1e-12)
     assert (merged["se"] == 0).all()
@@ -121,6 +121,7 @@ def test_sample_estimates_differences_and_probabilities(audited) -> None:
             "a10", "people10", ["P@10"], collection="trec8", probabilities=True
         ).runs
         tuned = wh.audit_estimate("a10", "people10", ["P@10"], collection="trec8").runs
+    assert "differences: none over 3 pairs per measure, alpha 0.05, Student's t" in fixed.notes
     runs = fixed.runs.set_index("run_id")
     for row in fixed.pairs.itertuples():
         assert row.run_b == "INQ601"

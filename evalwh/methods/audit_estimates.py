@@ -257,12 +257,13 @@ def estimate(
             points = machine_quantiles(per_topic, len(units), level=level) if calibrated else None
             e = design_estimate(y, f, total, strata=unit_strata, population=population, weight=weight, level=level,
                                 bound=bound, quantiles=points)  # fmt: skip
-            if calibrated and not differences:
+            if calibrated:  # the runs' intervals (result.runs), also beside differences
                 t = float(stats.t.ppf((1 + level) / 2, max(len(units) - 1, 1)))
                 notes.append(f"{m}: intervals are estimate - u se, u from {points[0]:.2f} to {points[1]:.2f}, the points of "
                              f"the studentised estimate over 4,000 audits of {len(units)} topics of the machine's own "
                              f"values (Student's t: -{t:.2f} to {t:.2f}; methods §15.4)" if points is not None else
-                             f"{m}: the machine's values do not vary over the topics; intervals with Student's t")  # fmt: skip
+                             f"{m}: no audit of {len(units)} topics of the machine's values varies (a census, or a machine "
+                             "constant over the topics); intervals with Student's t")  # fmt: skip
             out_runs.append(pd.DataFrame({
                 "measure": str(m), "run_id": run_ids, "design": record["design"], "estimate": e.estimate,
                 "ci_low": e.lower, "ci_high": e.upper, "se": e.se, "human": e.human, "human_low": e.human_lower,
@@ -293,7 +294,7 @@ def estimate(
     pairs = pd.concat(out_pairs, ignore_index=True) if differences else None
     if differences:
         notes.append(
-            f"differences: {correction} over {len(family)} pairs per measure, alpha {1 - level:g}"
+            f"differences: {correction} over {len(family)} pairs per measure, alpha {1 - level:g}, Student's t"
         )
     rank_table = None
     if ranks:
