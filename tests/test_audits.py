@@ -147,6 +147,37 @@ def test_sample_estimates_differences_and_probabilities(audited) -> None:
     np.testing.assert_allclose(got[expected.index], expected, rtol=1e-9)
 
 
+def test_runs_whose_audited_pairs_all_agree_are_named(audited) -> None:
+    """A pairs audit names the runs on whose carrying audited pairs (human or machine relevant in the
+    top ten) the people and the machine never differ (methods §15.6); counted independently here
+    from run_results, the audit's pairs and the two label sets."""
+    db, folder = audited
+    with Warehouse(db) as wh:
+        wh.draw_audit("thin", machine="llm", collection="trec8", share=0.005, seed=2)
+    _labels(db, folder, "thin", "people_thin")
+    with Warehouse.open_reader(db) as wh:
+        found = wh.audit_estimate("thin", "people_thin", ["P@10"], collection="trec8").notes
+        pairs = wh.sql(
+            "SELECT r.run_id, a.query_id, a.doc_id, h.relevance >= 1 AS human, m.relevance >= 1 AS machine "
+            "FROM audit_pairs AS a JOIN run_results AS r USING (query_id, doc_id) "
+            "JOIN qrels AS h ON h.qrels_id = 'people_thin' AND h.query_id = a.query_id AND h.doc_id = a.doc_id "
+            "JOIN qrels AS m ON m.qrels_id = 'llm' AND m.query_id = a.query_id AND m.doc_id = a.doc_id "
+            "WHERE a.audit_id = 'thin' AND r.rank <= 10"
+        )
+    carrying = pairs[pairs["human"] | pairs["machine"]]
+    by_run = carrying.assign(d=carrying["human"] != carrying["machine"]).groupby("run_id")["d"]
+    differ, count = by_run.any(), by_run.size()
+    blind = sorted(differ[~differ & (count >= 2)].index)  # fewer than 2: the variance floor, a wide interval
+    assert (count < 2).any() and (~differ & (count < 2)).any()  # this audit has a floored run left out
+    assert 0 < len(blind) < len(RUNS)  # this audit has both kinds of run
+    notes = [n for n in found if "agree on every audited pair" in n]
+    assert notes == [
+        f"P@10: for {len(blind)} of {len(RUNS)} runs ({', '.join(blind)}) the people and the machine agree on every "
+        "audited pair that carries the run, so their intervals see none of the machine's errors in those runs' "
+        "rankings and are often too narrow; a larger audit helps (methods §15.6)"
+    ]  # fmt: skip
+
+
 def test_topics_intervals_take_the_machines_quantiles(audited) -> None:
     """A topics audit's intervals: the studentised estimate's points read off the machine's own
     per-topic values (methods §15.4), against an independent draw of them from ``evalwh eval``'s

@@ -104,6 +104,26 @@ def _unit_matrices(
     return human.to_numpy(float) / topics, f, every.sum(axis=0), None, every
 
 
+def _agreement_note(measure: catalog.Measure, y: np.ndarray, f: np.ndarray, run_ids: list[str]) -> list[str]:
+    """A pairs audit's note on the runs whose carrying audited pairs all agree (methods §15.6).
+
+    A run is carried by an audited pair where its human or machine value is not 0. Where the
+    machine and the people agree on every such pair, the run's residuals show none of the
+    machine's errors in its ranking, and its interval is often too narrow (the coverage bench's
+    intervals of such runs held the official P@10 in 47-92% of audits): such runs are named. A run
+    carried by fewer than two audited pairs is not: its variance has the floor and one degree of
+    freedom (:func:`evalwh.stats.ppi.design_estimate`), and its interval is wide.
+    """
+    carried = (y != 0) | (f != 0)
+    blind = [r for r, b in zip(run_ids, (carried.sum(axis=0) >= 2) & ~(carried & (y != f)).any(axis=0), strict=True) if b]
+    if not blind:
+        return []
+    named = ", ".join(blind[:5]) + (f" and {len(blind) - 5} more" if len(blind) > 5 else "")
+    return [f"{measure}: for {len(blind)} of {len(run_ids)} runs ({named}) the people and the machine agree on every "
+            "audited pair that carries the run, so their intervals see none of the machine's errors in those runs' "
+            "rankings and are often too narrow; a larger audit helps (methods §15.6)"]  # fmt: skip
+
+
 def estimate(
     wh: Store, collection: str, audit_id: str, human_id: str, measures: Sequence[str], *,
     runs: Sequence[str] | None = None, probabilities: bool = False, level: float = 0.95, rel: float = 1.0,
@@ -264,6 +284,8 @@ def estimate(
                              f"values (Student's t: -{t:.2f} to {t:.2f}; methods §15.4)" if points is not None else
                              f"{m}: no audit of {len(units)} topics of the machine's values varies (a census, or a machine "
                              "constant over the topics); intervals with Student's t")  # fmt: skip
+            if record["design"] == "pairs":
+                notes.extend(_agreement_note(m, y, f, run_ids))
             out_runs.append(pd.DataFrame({
                 "measure": str(m), "run_id": run_ids, "design": record["design"], "estimate": e.estimate,
                 "ci_low": e.lower, "ci_high": e.upper, "se": e.se, "human": e.human, "human_low": e.human_lower,
