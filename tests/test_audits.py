@@ -171,6 +171,10 @@ def test_runs_whose_audited_pairs_all_agree_are_named(audited) -> None:
     assert (count < 2).any() and (~differ & (count < 2)).any()  # this audit has a floored run left out
     assert 0 < len(blind) < len(RUNS)  # this audit has both kinds of run
     notes = [n for n in found if "agree on every audited pair" in n]
+    with Warehouse.open_reader(db) as wh:  # the report's caption of the audit carries the note as a sentence
+        wh.report(folder / "thin.html", collection="trec8", format="html", bounds=False)
+    page = html.unescape((folder / "thin.html").read_text())
+    assert f"For {len(blind)} of {len(RUNS)} runs ({', '.join(blind)}) the people and the machine agree" in page
     assert notes == [
         f"P@10: for {len(blind)} of {len(RUNS)} runs ({', '.join(blind)}) the people and the machine agree on every "
         "audited pair that carries the run, so their intervals see none of the machine's errors in those runs' "
@@ -340,7 +344,7 @@ def test_report_shows_each_audit_with_its_people_labels(audited, tmp_path: Path)
     assert f"Median effective human labels per audited unit: {effective:.2f}" in page
     # a topics audit's caption says how its intervals were made: the machine's points
     low, high = (topics.runs["estimate"] - topics.runs[["ci_high", "ci_low"]].T).T.div(topics.runs["se"], axis=0).iloc[0]
-    assert f"The intervals are estimate - u se, u from {low:.2f} to {high:.2f}, the points of the studentised" in page
+    assert f"Intervals are estimate - u se, u from {low:.2f} to {high:.2f}, the points of the studentised" in page
 
 
 def test_export_and_import_carry_the_audits(audited, tmp_path: Path) -> None:

@@ -45,14 +45,15 @@ def audit_figures(wh: Store, collection: str) -> list[Figure]:
         human = str(found["qrels_id"].iloc[0])
         measure = "P@10" if row.design == "pairs" else "AP"
         result = estimate(wh, collection, row.audit_id, human, [measure])
-        how = [n[len(measure) + 2:] for n in result.notes if n.startswith(f"{measure}: ")]  # a topics audit's points
-        out.append(_audit_figure(str(row.audit_id), human, measure, row, result.runs, how[0] if how else None))
+        # the measure's notes: a topics audit's points, a pairs audit's runs that saw no error of the machine
+        how = [n[len(measure) + 2:] for n in result.notes if n.startswith(f"{measure}: ")]
+        out.append(_audit_figure(str(row.audit_id), human, measure, row, result.runs, how))
     return out
 
 
 @_report_style
 def _audit_figure(
-    audit_id: str, human: str, measure: str, audit: Any, runs: pd.DataFrame, how: str | None = None
+    audit_id: str, human: str, measure: str, audit: Any, runs: pd.DataFrame, how: list[str] | None = None
 ) -> Figure:
     shown = runs.sort_values("estimate", ascending=False).head(SHOWN_RUNS).iloc[::-1]
     figure = _figure(7.0, 1.5 + 0.2 * len(shown))
@@ -80,6 +81,6 @@ def _audit_figure(
         f"audit alone (grey) and the machine's own score (x), {min(len(runs), SHOWN_RUNS)} best runs of "
         f"{len(runs)}. Median effective human labels per audited unit: {closer:.2f} "
         f"(evalwh audit estimate; methods §15)."
-        + (f" The {how}." if how else "")
+        + "".join(f" {note[:1].upper()}{note[1:]}." for note in how or [])
     )
     return Figure(f"audit-{audit_id}", f"Random audit: {audit_id}", caption, to_svg(figure))
