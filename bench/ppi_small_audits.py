@@ -59,9 +59,10 @@ PRIOR_DF = 20
 Z = float(stats.norm.ppf(0.975))
 
 
-def confusion(human: np.ndarray, machine: np.ndarray) -> dict[float, float]:
-    """``P(human gain 1 | machine gain g)`` for each machine gain, a prior of one half."""
-    return {g: (human[machine == g].sum() + 0.5) / ((machine == g).sum() + 1.0) for g in np.unique(machine)}
+def confusion(human: np.ndarray, machine: np.ndarray, grades: np.ndarray) -> np.ndarray:
+    """``P(human gain 1 | machine gain g)`` for each of ``grades`` (the audit's ``human``, ``machine``),
+    a prior of one half (a grade the audit lacks gets one half)."""
+    return np.array([(human[machine == g].sum() + 0.5) / ((machine == g).sum() + 1.0) for g in grades])
 
 
 def model_variance(matrix, squares, machine: np.ndarray, p: np.ndarray, lam: float, n: int) -> np.ndarray:  # type: ignore[no-untyped-def]
@@ -112,6 +113,7 @@ def pairs_part(setting, seed: int, draws: int, replicates: int) -> tuple[list[di
     split_rows, rows = [], []
     for judge, labels in judges.items():
         machine = labels["annotation"].to_numpy(float)
+        grades, grade_of = np.unique(machine, return_inverse=True)
         total = matrix.T @ machine
         for share in SHARES:
             size = int(round(share * big))
@@ -126,10 +128,10 @@ def pairs_part(setting, seed: int, draws: int, replicates: int) -> tuple[list[di
                 e = design_estimate(y, f, total, population=[big], bound=bound)
                 lam = float(e.weight[0])
                 q = stats.t.ppf(0.975, e.df)
-                p = confusion(human_gain[idx][ranked[idx]], machine[idx][ranked[idx]])
-                v_model = model_variance(matrix, squares, machine, np.vectorize(p.get)(machine), lam, size)
+                p = confusion(human_gain[idx][ranked[idx]], machine[idx][ranked[idx]], grades)[grade_of]
+                v_model = model_variance(matrix, squares, machine, p, lam, size)
                 moderated = (PRIOR_DF * v_model + e.df * e.se**2) / (PRIOR_DF + e.df)
-                stand_in = (rng.random(big) < np.vectorize(p.get)(machine)).astype(float)
+                stand_in = (rng.random(big) < p).astype(float)
                 stand_in[idx] = human_gain[idx]
                 u_lo, u_hi = boot_points(matrix, squares, carries, stand_in, machine, total, bound, size,
                                          replicates, boot_rng)  # fmt: skip
