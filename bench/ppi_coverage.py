@@ -12,7 +12,8 @@ size (2, 5, 10 and 20% of the pairs, or of the 50 topics: ``ceil(share * 50)`` t
 evalwh's own drawing (:func:`evalwh.methods.audits.draw_sample`) draws an audit, the truth
 labels it, and every one of the 129 runs gets a 95% interval for P@10, MAP and nDCG@10 from
 :func:`evalwh.stats.ppi.design_estimate` (the pairs design for P@10 only: MAP and nDCG@10 are
-refused there, methods §15.3), a topics audit's with the points of
+refused there, methods §15.3; on the same pairs audit, ``pairs, beta``: ``--interval beta``'s post-stratified
+count and Jeffreys interval, :func:`evalwh.stats.ppi_counts.poststratified_count`, methods §15.7), a topics audit's with the points of
 :func:`evalwh.stats.ppi.machine_quantiles` as ``evalwh audit estimate`` takes them (Student's t
 interval's coverage beside it). Printed per judge, design, size and measure: the share of
 (repetition, run) intervals that hold the run's official score (coverage, averaged over runs,
@@ -24,7 +25,7 @@ the machine-only score's bias (mean signed and mean absolute error over runs), a
 bias (``evalwh.methods.budget.simulated_judge``), is run beside it.
 
 Not a timing benchmark. WAREHOUSE (default /tmp/ppi_bench.duckdb) is reused when present;
-JUDGE (0 or 1) runs one judge only, so that the two can run side by side; DESIGNS (``pairs``,
+JUDGE (0 or 1; ``all``, the default, both) runs one judge only, so that the two can run side by side; DESIGNS (``pairs``,
 ``topics`` or ``pairs,topics``, the default) the designs to run.
 """
 
@@ -46,6 +47,7 @@ from evalwh.measures import catalog
 from evalwh.methods.audits import draw_sample, gains, pair_values, rank_weights
 from evalwh.methods.budget import simulated_judge
 from evalwh.stats.ppi import design_estimate, machine_quantiles
+from evalwh.stats.ppi_counts import poststratified_count
 
 SHARES = (0.02, 0.05, 0.10, 0.20)
 MEASURES = ("P@10", "AP", "nDCG@10")
@@ -143,6 +145,7 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
     rows = []
     started = time.perf_counter()
     pair_bound = np.asarray(abs(matrix).max(axis=0).todense()).ravel()  # a position's weight, gain 1
+    carry = (matrix != 0).astype(float).tocsr()  # a pair in a run's top ten
     for j, (judge, labels) in enumerate(judges.items()):
         if only is not None and j != only:
             continue
@@ -163,9 +166,12 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
                     e = design_estimate(w * human_gain[idx, None], w * machine_gain[idx, None],
                                         matrix.T @ machine_gain, population=[len(frame)], bound=pair_bound)  # fmt: skip
                     cells.setdefault(("pairs", "P@10"), []).append(_cell(e, true_scores["P@10"]))
+                    # the same audit, --interval beta (methods §15.7): groups by the judge's label
+                    cells.setdefault(("pairs, beta", "P@10"), []).append(
+                        _beta_cell(carry, idx, human_gain, machine_gain, e, true_scores["P@10"], len(topics) * 10))
                 # topics design, every measure
                 chosen = drawn.topic_rows
-                for m in MEASURES:
+                for m in MEASURES if "topics" in designs else ():
                     y, f = topic_matrix("default", m), topic_matrix(qid, m)
                     if (m, len(chosen)) not in points:  # what evalwh audit estimate takes: the machine's own
                         points[(m, len(chosen))] = machine_quantiles(f, len(chosen))
@@ -177,7 +183,7 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
                 covered = stack[:, 0].mean(axis=0)
                 machine_error = stack[0, 4]
                 rows.append({"judge": judge, "design": design, "share": share,
-                             "units": size if design == "pairs" else topic_count(share, len(topics)),
+                             "units": size if design.startswith("pairs") else topic_count(share, len(topics)),
                              "measure": m, "coverage": covered.mean(),
                              # Monte Carlo standard error of the coverage: the runs share each
                              # repetition's audit, so the repetitions (not the intervals) are independent
@@ -226,6 +232,29 @@ def topic_count(share: float, topics: int) -> int:
     return max(int(np.ceil(share * topics - 1e-9)), 3)
 
 
+def _beta_cell(carry, idx: np.ndarray, human: np.ndarray, machine: np.ndarray, e, truth: np.ndarray,  # type: ignore[no-untyped-def]
+               slots: int) -> np.ndarray:  # fmt: skip
+    """:func:`_cell`'s columns for ``--interval beta`` on the audit ``idx`` (``e``: its prediction-powered
+    estimate, for the machine's value): P@10 as the post-stratified count over ``slots`` (topics * 10),
+    the groups the judge's label, a group without audited pairs of a run at the audit's rate of the
+    label; the audit alone the groups merged. Student's t column: not applicable (NaN)."""
+    label = np.stack([1 - machine, machine])  # (2, pairs)
+    sub = carry[idx]
+    big, seen = (carry.T @ label.T).T, (sub.T @ label[:, idx].T).T
+    relevant = (sub.T @ (label[:, idx] * human[idx]).T).T
+    in_label, hits = label[:, idx].sum(axis=1), label[:, idx] @ human[idx]
+    c = poststratified_count(relevant, seen, big, fallback=np.divide(hits, in_label, out=np.full(2, 0.5), where=in_label > 0))
+    h = poststratified_count(relevant.sum(axis=0)[None], seen.sum(axis=0)[None], big.sum(axis=0)[None],
+                             fallback=[human[idx].mean()])  # fmt: skip
+    lower, upper = c.lower / slots, c.upper / slots
+    effective = np.where(c.variance > 0, h.variance / np.maximum(c.variance, 1e-300), 1.0)
+    return np.stack([
+        (lower <= truth + 1e-12) & (truth - 1e-12 <= upper), upper - lower, (h.upper - h.lower) / slots,
+        np.minimum(effective, 1e9), e.machine - truth,
+        (h.lower / slots <= truth + 1e-12) & (truth - 1e-12 <= h.upper / slots), np.full(len(truth), np.nan),
+    ]).astype(float)  # fmt: skip
+
+
 def _cell(e, truth: np.ndarray) -> np.ndarray:
     """Per run: covered, width, audit-only width, effective n / n, machine - truth, audit-only covered,
     covered by Student's t interval (``estimate +- t_df se``, evalwh's before 2026-12-07 for topics)."""
@@ -242,5 +271,5 @@ if __name__ == "__main__":
     if not args:
         sys.exit(__doc__)
     main(args[0], int(args[1]) if len(args) > 1 else 200, int(args[2]) if len(args) > 2 else 1,
-         args[3] if len(args) > 3 else "/tmp/ppi_bench.duckdb", int(args[4]) if len(args) > 4 else None,
+         args[3] if len(args) > 3 else "/tmp/ppi_bench.duckdb", int(args[4]) if len(args) > 4 and args[4] != "all" else None,
          tuple(args[5].split(",")) if len(args) > 5 else ("pairs", "topics"))  # fmt: skip

@@ -64,6 +64,7 @@ class IntervalChoice(str, enum.Enum):
     auto = "auto"
     t = "t"
     machine = "machine"
+    beta = "beta"
 
 
 @app.command("draw")
@@ -240,8 +241,9 @@ def estimate(
         typer.Option(
             "--interval",
             help="The runs' intervals: 'machine' (a topics audit's default: the studentised "
-            "estimate's points read off the machine's own per-topic values, methods §15.4) or "
-            "'t' (Student's; a pairs audit's only choice).",
+            "estimate's points read off the machine's own per-topic values, methods §15.4), "
+            "'t' (Student's; a pairs audit's default) or 'beta' (a pairs audit, P@k: post-stratified "
+            "counts with Jeffreys intervals, for small audits, methods §15.7).",
         ),
     ] = IntervalChoice.auto,
     fmt: FormatOption = OutputFormat.table,

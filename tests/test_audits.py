@@ -83,6 +83,7 @@ def test_census_audit_gives_the_official_scores(audited) -> None:
         ).runs
         official = wh.evaluate(["P@10", "RBP(p=0.8)@20"], collection="trec8")
         machine = wh.evaluate(["P@10", "RBP(p=0.8)@20"], collection="trec8", qrels_id="llm")
+        counted = wh.audit_estimate("all", "people_all", ["P@10"], collection="trec8", interval="beta").runs
     merged = est.merge(official[["run_id", "measure", "value"]], on=["run_id", "measure"])
     merged = merged.merge(
         machine[["run_id", "measure", "value"]], on=["run_id", "measure"], suffixes=("", "_m")
@@ -92,6 +93,12 @@ def test_census_audit_gives_the_official_scores(audited) -> None:
     np.testing.assert_allclose(merged["human"], merged["value"], atol=1e-12)
     np.testing.assert_allclose(merged["machine"], merged["value_m"], atol=1e-12)
     assert (merged["se"] == 0).all() and (merged["ci_low"] == merged["ci_high"]).all()
+    # --interval beta (methods §15.7): every group audited whole, the count is the official one
+    counted = counted.merge(official[["run_id", "measure", "value"]], on=["run_id", "measure"])
+    assert len(counted) == len(RUNS)
+    np.testing.assert_allclose(counted["estimate"], counted["value"], atol=1e-12)
+    np.testing.assert_allclose(counted["human"], counted["value"], atol=1e-12)
+    assert (counted["ci_low"] == counted["estimate"]).all() and (counted["ci_high"] == counted["estimate"]).all()
 
 
 def test_topics_census_gives_the_official_ap_and_ndcg(audited) -> None:
@@ -182,6 +189,57 @@ def test_runs_whose_audited_pairs_all_agree_are_named(audited) -> None:
     ]  # fmt: skip
 
 
+def test_beta_intervals_are_post_stratified_counts(audited) -> None:
+    """``--interval beta`` (methods §15.7): each run's P@k is the count of its top-k pairs people call
+    relevant, post-stratified by the machine's label, over topics * k; its interval the Jeffreys
+    posterior's. Recomputed here in pandas from run_results, the frame and the two label sets, the
+    posterior by direct convolution of scipy's beta-binomials. A census gives the official P@10."""
+    db, folder = audited
+    with Warehouse(db) as wh:
+        wh.draw_audit("b2", machine="llm", collection="trec8", share=0.02, seed=5)
+    _labels(db, folder, "b2", "people_b2")
+    with Warehouse.open_reader(db) as wh:
+        found = wh.audit_estimate("b2", "people_b2", ["P@10", "P@5"], collection="trec8", interval="beta")
+        pairs = wh.sql(
+            "SELECT r.run_id, r.rank, m.relevance >= 1 AS machine, a.query_id IS NOT NULL AS audited, "
+            "coalesce(h.relevance >= 1, false) AS human "
+            "FROM run_results AS r JOIN qrels AS m ON m.qrels_id = 'llm' AND m.query_id = r.query_id AND m.doc_id = r.doc_id "
+            "LEFT JOIN audit_pairs AS a ON a.audit_id = 'b2' AND a.query_id = r.query_id AND a.doc_id = r.doc_id "
+            "LEFT JOIN qrels AS h ON h.qrels_id = 'people_b2' AND h.query_id = r.query_id AND h.doc_id = r.doc_id "
+            "WHERE r.rank <= 10"
+        )
+        audit = wh.sql(
+            "SELECT m.relevance >= 1 AS machine, h.relevance >= 1 AS human FROM audit_pairs AS a "
+            "JOIN qrels AS m ON m.qrels_id = 'llm' AND m.query_id = a.query_id AND m.doc_id = a.doc_id "
+            "JOIN qrels AS h ON h.qrels_id = 'people_b2' AND h.query_id = a.query_id AND h.doc_id = a.doc_id "
+            "WHERE a.audit_id = 'b2'"
+        )
+    assert any(n.startswith("P@10: estimates are post-stratified counts") for n in found.notes)
+    assert not any("agree on every audited pair" in n for n in found.notes)
+    fallback = audit.groupby("machine")["human"].mean()
+    runs = found.runs.set_index(["measure", "run_id"])
+    empty = 0
+    for k in (10, 5):
+        top = pairs[pairs["rank"] <= k]
+        for run, rows in top.groupby("run_id"):
+            estimate, pmf, seen = 0.0, np.array([1.0]), 0
+            for label, group in rows.groupby("machine"):
+                big, n, x = len(group), int(group["audited"].sum()), int((group["audited"] & group["human"]).sum())
+                estimate += big * (x / n if n else fallback[label])
+                empty += n == 0
+                pmf = np.convolve(pmf, stats.betabinom.pmf(np.arange(big - n + 1), big - n, x + 0.5, n - x + 0.5))
+                seen += x
+            cdf = np.cumsum(pmf)
+            low, high = seen + np.argmax(cdf >= 0.025 - 1e-9), seen + np.argmax(cdf >= 0.975 - 1e-9)
+            row = runs.loc[(f"P@{k}", run)]
+            scale = 50 * k
+            assert row["estimate"] == pytest.approx(estimate / scale, abs=1e-12)
+            assert row["ci_low"] == pytest.approx(min(low, estimate) / scale, abs=1e-12)
+            assert row["ci_high"] == pytest.approx(max(high, estimate) / scale, abs=1e-12)
+            assert np.isnan(row["weight"]) and row["audited"] == len(audit)
+    assert empty > 0  # a run's group without audited pairs took the audit's rate
+
+
 def test_topics_intervals_take_the_machines_quantiles(audited) -> None:
     """A topics audit's intervals: the studentised estimate's points read off the machine's own
     per-topic values (methods §15.4), against an independent draw of them from ``evalwh eval``'s
@@ -245,6 +303,13 @@ def test_refusals(audited) -> None:
             wh.audit_estimate("a2", "partial", ["P@10"], collection="trec8")
         with pytest.raises(MetricParamError, match="draw an audit of topics"):
             wh.audit_estimate("a2", "people2", ["nDCG@10"], collection="trec8")
+        with pytest.raises(MetricParamError, match="--interval beta estimates P@k .* not RBP"):
+            wh.audit_estimate("a2", "people2", ["P@10", "RBP(p=0.8)@20"], collection="trec8", interval="beta")
+        with pytest.raises(MetricParamError, match="--interval beta counts the machine's grades"):
+            wh.audit_estimate("a2", "people2", ["P@10"], collection="trec8", interval="beta", probabilities=True)
+        wh.draw_audit("by_topic", machine="llm", collection="trec8", size=150, stratify="topic", seed=1)
+        with pytest.raises(MetricParamError, match="stratified by topic .* use --interval t"):
+            wh.audit_estimate("by_topic", "people2", ["P@10"], collection="trec8", interval="beta")
 
 
 def test_declared_audits_are_checked(audited) -> None:

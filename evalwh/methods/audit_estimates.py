@@ -19,6 +19,7 @@ from evalwh.errors import InsufficientDataError, MetricParamError, NotFoundError
 from evalwh.measures import catalog
 from evalwh.methods.audits import (
     _QUERIES,
+    _grade_text,
     _require_set,
     audit_record,
     check_measure,
@@ -124,6 +125,84 @@ def _agreement_note(measure: catalog.Measure, y: np.ndarray, f: np.ndarray, run_
             "rankings and are often too narrow; a larger audit helps (methods §15.6)"]  # fmt: skip
 
 
+def _count_groups(
+    wh: Store, collection: str, measure: catalog.Measure, run_ids: list[str], frame: pd.DataFrame,
+    audited: pd.DataFrame, strata: pd.DataFrame, stratify: str | None, rel: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """For ``--interval beta`` (methods §15.7): per group (the audit's stratum and the machine's label)
+    and run, the audited pairs people call relevant, the audited pairs and the pairs in the run's top
+    ``k``, each ``(G, R)``; per group, its audited pairs and those people call relevant over all runs,
+    and its stratum, each ``(G,)``."""
+    k = measure.params["k"]
+    positions = wh.df(sql.query(_QUERIES, "positions"), {"collection_id": collection, "max_depth": k})
+    carry = (pair_values(positions, len(frame), len(run_ids), 1, np.ones(len(positions))) != 0).astype(float)
+    if stratify == "grade":
+        by_label = dict(zip(strata["label"], strata["stratum"], strict=True))
+        stratum = frame["machine_grade"].map(_grade_text).map(by_label).to_numpy(np.int64)
+    else:
+        stratum = np.zeros(len(frame), dtype=np.int64)
+    machine = gains(measure, frame["machine_grade"].to_numpy(float), rel).astype(np.int64)
+    group = stratum * 2 + machine  # (stratum, the machine's label)
+    count = 2 * len(strata)
+    one_hot = np.zeros((count, len(frame)))
+    one_hot[group, np.arange(len(frame))] = 1.0
+    population = np.asarray((carry.T @ one_hot.T).T)
+    rows = audited["pair_no"].to_numpy()
+    human = gains(measure, audited["human_grade"].to_numpy(float), rel)
+    seen = np.asarray((carry[rows].T @ one_hot[:, rows].T).T)
+    relevant = np.asarray((carry[rows].T @ (one_hot[:, rows] * human).T).T)
+    # a run's group no audited pair falls in takes the audit's rate of the group over all runs
+    return relevant, seen, population, one_hot[:, rows].sum(axis=1), one_hot[:, rows] @ human, np.arange(count) // 2
+
+
+def _beta_runs(
+    wh: Store, collection: str, m: catalog.Measure, run_ids: list[str], frame: pd.DataFrame, audited: pd.DataFrame,
+    strata: pd.DataFrame, record: dict[str, Any], e: Any, level: float, rel: float,
+) -> pd.DataFrame:  # fmt: skip
+    """The runs' table of ``--interval beta``: P@k as a post-stratified count over ``topics * k`` (methods §15.7)."""
+    from evalwh.stats.ppi_counts import poststratified_count
+
+    relevant, seen, population, in_group, hits, stratum = _count_groups(
+        wh, collection, m, run_ids, frame, audited, strata, record["stratify"], rel
+    )
+    scale = 1.0 / (frame["query_id"].nunique() * m.params["k"])
+
+    def rate(count: np.ndarray, of: np.ndarray) -> np.ndarray:  # a group no audited pair of a run falls in
+        return np.divide(count, of, out=np.full(len(of), 0.5), where=of > 0)  # takes the audit's rate over all runs
+
+    c = poststratified_count(relevant, seen, population, fallback=rate(hits, in_group), level=level)
+    # the audit alone: the groups of a stratum merged
+    merge = np.zeros((len(strata), len(stratum)))
+    merge[stratum, np.arange(len(stratum))] = 1.0
+    h = poststratified_count(merge @ relevant, merge @ seen, merge @ population,
+                             fallback=rate(merge @ hits, merge @ in_group), level=level)  # fmt: skip
+    with np.errstate(divide="ignore", invalid="ignore"):
+        effective = np.where(c.variance > 0, len(audited) * h.variance / c.variance,
+                             np.where(h.variance > 0, np.inf, float(len(audited))))  # fmt: skip
+    return pd.DataFrame({
+        "measure": str(m), "run_id": run_ids, "design": record["design"], "estimate": c.estimate * scale,
+        "ci_low": c.lower * scale, "ci_high": c.upper * scale, "se": np.sqrt(c.variance) * scale,
+        "human": h.estimate * scale, "human_low": h.lower * scale, "human_high": h.upper * scale,
+        "machine": e.machine, "weight": np.nan, "audited": len(audited), "effective_n": effective,
+    })  # fmt: skip
+
+
+def beta_checks(record: dict[str, Any], measures: Sequence[catalog.Measure], probabilities: bool) -> None:
+    """Refuse ``--interval beta`` where its groups are not simple random samples of counts (methods §15.7)."""
+    if record["design"] != "pairs":
+        raise MetricParamError("--interval beta applies to a pairs audit (a topics audit's intervals are machine or t)")
+    if probabilities:
+        raise MetricParamError("--interval beta counts the machine's grades; leave out --probabilities")
+    if record["stratify"] == "topic":
+        raise MetricParamError(
+            "--interval beta groups a run's pairs by stratum and the machine's label; an audit stratified by "
+            "topic leaves most of a run's groups unaudited: use --interval t"
+        )
+    for m in measures:
+        if m.metric.name != "P":
+            raise MetricParamError(f"--interval beta estimates P@k (a count of relevant pairs), not {m}: use --interval t")
+
+
 def estimate(
     wh: Store, collection: str, audit_id: str, human_id: str, measures: Sequence[str], *,
     runs: Sequence[str] | None = None, probabilities: bool = False, level: float = 0.95, rel: float = 1.0,
@@ -156,13 +235,17 @@ def estimate(
         interval: How the runs' intervals are made from the estimate and its standard error:
             ``machine`` (a topics audit's default): with the points of the studentised estimate
             read off the machine's own per-topic values (:func:`evalwh.stats.ppi.machine_quantiles`,
-            methods §15.4); ``t``: Student's t (a pairs audit's default, and the only choice there).
-            The differences' intervals and p-values are Student's either way.
+            methods §15.4); ``t``: Student's t (a pairs audit's default); ``beta`` (a pairs audit,
+            P@k only, not stratified by topic, without ``probabilities``): each run's P@k as a count
+            post-stratified by the audit's strata and the machine's label, with its Jeffreys
+            posterior interval (:func:`evalwh.stats.ppi_counts.poststratified_count`, methods
+            §15.7; ``weight`` NaN). The differences' intervals and p-values, and the ranks, are
+            prediction-powered with Student's t either way.
 
     Raises:
         NotFoundError: for an unknown audit, set or run.
         InsufficientDataError: when the human set leaves audited pairs unlabelled.
-        MetricParamError: for a measure the design cannot estimate.
+        MetricParamError: for a measure the design (or ``interval``) cannot estimate.
     """
     from evalwh.stats import rank_intervals as ri
     from evalwh.stats.compare import family_pairs
@@ -177,8 +260,10 @@ def estimate(
     parsed = [catalog.parse(m) for m in measures]
     for m in parsed:
         check_measure(m, record["design"])
-    if interval not in ("auto", "t", "machine"):
-        raise MetricParamError(f"interval {interval!r}: give auto, t or machine")
+    if interval not in ("auto", "t", "machine", "beta"):
+        raise MetricParamError(f"interval {interval!r}: give auto, t, machine or beta")
+    if interval == "beta":
+        beta_checks(record, parsed, probabilities)
     if interval == "machine" and record["design"] != "topics":
         raise MetricParamError(
             "--interval machine applies to a topics audit (a pairs audit's intervals are Student's t, methods §15.4)"
@@ -284,14 +369,20 @@ def estimate(
                              f"values (Student's t: -{t:.2f} to {t:.2f}; methods §15.4)" if points is not None else
                              f"{m}: no audit of {len(units)} topics of the machine's values varies (a census, or a machine "
                              "constant over the topics); intervals with Student's t")  # fmt: skip
-            if record["design"] == "pairs":
-                notes.extend(_agreement_note(m, y, f, run_ids))
-            out_runs.append(pd.DataFrame({
-                "measure": str(m), "run_id": run_ids, "design": record["design"], "estimate": e.estimate,
-                "ci_low": e.lower, "ci_high": e.upper, "se": e.se, "human": e.human, "human_low": e.human_lower,
-                "human_high": e.human_upper, "machine": e.machine, "weight": e.weight, "audited": e.n,
-                "effective_n": e.effective_n,
-            }))  # fmt: skip
+            if interval == "beta":
+                out_runs.append(_beta_runs(wh, collection, m, run_ids, frame, units, strata, record, e, level, rel))
+                notes.append(f"{m}: estimates are post-stratified counts (the audit's strata and the machine's label), "
+                             "intervals their Jeffreys posterior's; weight is not used (methods §15.7)"
+                             + ("; differences and ranks stay prediction-powered (Student's t)" if family or ranks else ""))  # fmt: skip
+            else:
+                if record["design"] == "pairs":
+                    notes.extend(_agreement_note(m, y, f, run_ids))
+                out_runs.append(pd.DataFrame({
+                    "measure": str(m), "run_id": run_ids, "design": record["design"], "estimate": e.estimate,
+                    "ci_low": e.lower, "ci_high": e.upper, "se": e.se, "human": e.human, "human_low": e.human_lower,
+                    "human_high": e.human_upper, "machine": e.machine, "weight": e.weight, "audited": e.n,
+                    "effective_n": e.effective_n,
+                }))  # fmt: skip
             if family:
                 out_pairs.append(paired(m, y, f, total, bound, family))
             if ranks:

@@ -81,7 +81,8 @@ class AuditMethods(_Base):
         machine-only value, lambda and the effective number of human labels; with
         ``differences`` the paired differences of the family with adjusted p-values; with
         ``ranks`` each run's rank, bootstrap rank interval and tier (methods §15.5); ``interval``
-        ``machine`` (a topics audit's default) or ``t`` (methods §15.4). See
+        ``machine`` (a topics audit's default), ``t`` (methods §15.4) or, for P@k on a pairs audit,
+        ``beta`` (post-stratified counts with Jeffreys intervals, methods §15.7). See
         :func:`evalwh.methods.audit_estimates.estimate`.
         """
         from evalwh.methods.audit_estimates import estimate
