@@ -330,7 +330,7 @@ def budget(
     Example: evalwh experiment budget -c trec8 --strategies depth,mtf,bandit,rrf --budgets 10%,25%,50% --seeds 0,1,2
     """
     from evalwh.methods.budget import summarise
-    from evalwh.methods.budget_ids import ceiling_note, shortfall_notes, with_reachable
+    from evalwh.methods.budget.ids import ceiling_note, shortfall_notes, with_reachable
     from evalwh.warehouse import Warehouse
 
     seed_list = _parse_counts("--seeds", seeds)

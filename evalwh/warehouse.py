@@ -534,13 +534,14 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, AuditMethods, Store):
     ) -> pd.DataFrame:  # fmt: skip
         """What a judging budget buys, replayed against a complete label set: ``evalwh experiment budget``.
 
-        Without ``machine``: :func:`evalwh.methods.budget.replay` (options ``strategies``,
+        Without ``machine``: :func:`evalwh.methods.budget.replays` (options ``strategies``,
         ``budgets``, ``scope``, ``seeds``, ``reference``, ``depth``, ``measure``, ...). With
-        ``machine``, a label set with relevance probabilities: :func:`evalwh.methods.budget.hybrid`
+        ``machine``, a label set with relevance probabilities: :func:`evalwh.methods.budget.hybrids`
         (``budgets``, ``selections``, ``calibration``, ``store_sets``, ...). One row per
         (strategy, seed, budget): relevant found, tau_b, tau_ap, significant pairs kept, judged share.
         """
-        from evalwh.methods import budget, budget_checks
+        from evalwh.methods import budget
+        from evalwh.methods.budget import checks as budget_checks
 
         options = budget_checks.check_budget_options(options)  # as the CLI's typed options are
         if store or options.get("store_sets"):

@@ -32,8 +32,8 @@ from evalwh.errors import EvalWhError, IngestError
 from evalwh.io.probabilities import parse_probabilities
 from evalwh.io.texts import read_texts
 from evalwh.methods import budget
-from evalwh.methods.budget_pools import candidate_order
-from evalwh.methods.budget_order import apply_budget
+from evalwh.methods.budget.candidates import candidate_order
+from evalwh.methods.budget.order import apply_budget
 
 RUNS = {"r1": "abc", "r2": "dbe", "r3": "fbg"}
 ENV = {"COLUMNS": "200", "TERMINAL_WIDTH": "200"}

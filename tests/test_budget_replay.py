@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 from evalwh import Warehouse
 from evalwh.cli import app
 from evalwh.errors import EvalWhError
-from evalwh.methods import budget_ids
-from evalwh.methods.budget_order import apply_budget
-from evalwh.methods.budget_pools import candidate_order
-from evalwh.methods.budget_scores import score_label_sets
+from evalwh.methods.budget import ids as budget_ids
+from evalwh.methods.budget.order import apply_budget
+from evalwh.methods.budget.candidates import candidate_order
+from evalwh.methods.budget.scores import score_label_sets
 
 ENV = {"COLUMNS": "200", "TERMINAL_WIDTH": "200"}
 runner = CliRunner()

@@ -651,7 +651,9 @@ def test_hybrid_stores_results_and_sets_in_one_transaction(monkeypatch: pytest.M
     def full_disk(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(budget, "_store_hybrid_sets", full_disk)
+    from evalwh.methods.budget import hybrids
+
+    monkeypatch.setattr(hybrids, "_store_hybrid_sets", full_disk)
     with pytest.raises(OSError):
         wh.budget(collection="s", machine="llm", budgets=["20%"], selections=["random"], experiment_id="h", store_sets=True)
     assert wh.df("SELECT count(*) AS n FROM budget_results")["n"].iloc[0] == 0

@@ -127,7 +127,7 @@ def build_pool(
 
     The candidates are the union of each member's top ``depth`` documents in trec_eval order
     (methods §5.1). ``strategy`` orders them for judging (methods §5.5,
-    :mod:`evalwh.methods.budget_order`) and ``budget`` keeps the first documents of the
+    :mod:`evalwh.methods.budget.order`) and ``budget`` keeps the first documents of the
     order, per topic or in total. The order goes to ``pool_order``; the pool's qrels (the
     parent set ``qrels_id`` restricted to the kept documents; a kept document the parent
     does not judge gets grade -1, pooled but unjudged) are stored as the derived qrels set
@@ -182,7 +182,7 @@ def build_pool(
     """
     import pandas as pd
 
-    from evalwh.methods import budget_order
+    from evalwh.methods.budget import order as budget_order
 
     # a depth or budget is a whole number: 5.5 or True is refused, not rounded or counted as 1
     depth = check_count(depth, "pool: depth")
@@ -212,13 +212,13 @@ def build_pool(
         "depth": {}, "take": {}, "random": {}, "mtf": {"rel": rel}, "bandit": {"gamma": gamma, "rel": rel},
         "rbp": {"p": rbp_p}, "rrf": {"k": rrf_k},
     }[strategy]  # fmt: skip
-    from evalwh.methods.budget_pools import candidate_order
+    from evalwh.methods.budget.candidates import candidate_order
 
     order = candidate_order(
         wh, collection, members, depth=depth, qrels_id=qrels_id, strategy=strategy, seed=seed,
         gamma=gamma, rbp_p=rbp_p, rrf_k=rrf_k, rel=rel,
     )  # fmt: skip
-    from evalwh.methods.budget_order import apply_budget
+    from evalwh.methods.budget.order import apply_budget
 
     order = apply_budget(order, budget, budget_scope)
     params = {"depth": depth, "runs": members, "parent_qrels_id": qrels_id, "selection": selection}

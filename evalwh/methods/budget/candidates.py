@@ -1,9 +1,9 @@
-"""The candidates of a pool in judging order (methods §5.5): the warehouse side of :mod:`evalwh.methods.budget_order`.
+"""The candidates of a pool in judging order (methods §5.5): the warehouse side of :mod:`evalwh.methods.budget.order`.
 
 :func:`candidate_order` reads the candidates (``queries/pools/candidates.sql``) and, for the
 sequential strategies, the members' ranked lists (``queries/pools/member_lists.sql``), and
 orders them; :func:`evalwh.methods.pools.build_pool` stores the result and
-:func:`evalwh.methods.budget.replay` replays it.
+:func:`evalwh.methods.budget.replays` replays it.
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ def candidate_order(
     """The judging order of every candidate of the depth-``depth`` pool of ``members`` (nothing stored).
 
     Returns:
-        :func:`evalwh.methods.budget_order.order_pool`'s frame plus ``relevant`` (the
+        :func:`evalwh.methods.budget.order.order_pool`'s frame plus ``relevant`` (the
         parent's grade >= ``rel``), sorted by ``overall_order``.
     """
-    from evalwh.methods.budget_order import SEQUENTIAL, order_pool
+    from evalwh.methods.budget.order import SEQUENTIAL, order_pool
 
     base = {"collection_id": collection, "parent_qrels_id": qrels_id, "depth": depth, "runs": list(members)}
     candidates = wh.df(sql.query(_POOLS, "candidates"), {**base, "rel": rel, "rbp_p": rbp_p, "rrf_k": rrf_k})
