@@ -83,3 +83,23 @@ def test_the_docstring_example_runs() -> None:
 
     failures, tried = doctest.testmod(evalwh.stats.ppi_counts)
     assert tried > 0 and failures == 0
+
+
+def test_runs_in_blocks_as_one_run_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runs are computed in blocks that bound the memory (P@1000 of 50 topics is a count up to
+    50,000); with blocks of 3 runs, each of 20 runs is as the direct convolution gives it."""
+    import evalwh.stats.ppi_counts as counts
+
+    rng = np.random.default_rng(4)
+    big = rng.integers(100, 400, size=(2, 20))
+    n = rng.binomial(big, 0.05)
+    x = rng.binomial(n, np.array([[0.15], [0.8]]))
+    whole = poststratified_count(x, n, big)
+    monkeypatch.setattr(counts, "BLOCK", 2 * 3 * 1024)  # two groups, transforms of 1,024: 3 runs a block
+    found = poststratified_count(x, n, big)
+    np.testing.assert_array_equal(found.lower, whole.lower)
+    np.testing.assert_array_equal(found.upper, whole.upper)
+    for r in range(20):
+        low, high, variance = _direct(x[:, r].tolist(), n[:, r].tolist(), big[:, r].tolist(), 0.95)
+        assert (found.lower[r], found.upper[r]) == (low, high)
+        assert found.variance[r] == pytest.approx(variance, rel=1e-9)

@@ -24,7 +24,8 @@ fails there both ways: a run whose few audited pairs show no error of the machin
 variance of nearly 0 (methods §15.6). The interval is widened, where needed, to hold ``C_hat``.
 
 The distribution of the sum is exact: each group's beta-binomial probabilities on ``0..N_g - n_g``,
-multiplied as Fourier transforms across groups, all runs at once.
+multiplied as Fourier transforms across groups, many runs at once (in blocks that bound the
+memory: P@1000 of 50 topics is a count up to 50,000).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from scipy import stats
 from evalwh.errors import MetricParamError
 
 PRIOR = 0.5  # Jeffreys' Beta(1/2, 1/2)
+BLOCK = 1 << 20  # values (groups x runs x transform size) per block of runs
 
 
 @dataclass(frozen=True)
@@ -103,22 +105,27 @@ def poststratified_count(
     rest = big - n  # the unaudited pairs of each group
     a, b = x + PRIOR, n - x + PRIOR
     variance = (rest * a * b * (a + b + rest) / ((a + b) ** 2 * (a + b + 1))).sum(axis=0)
-    # each group's beta-binomial on 0..rest, zero-padded to the length of the sum, then one product
-    # of Fourier transforms over the groups per run
+    # each group's beta-binomial on 0..rest, zero-padded to the length of the sum (which the
+    # transform's size holds, so the circular product is the linear one), then one product of
+    # Fourier transforms over the groups; runs in blocks of about a million values
     length = int(rest.sum(axis=0).max(initial=0)) + 1
     support = np.arange(length)
-    pmf = stats.betabinom.pmf(support, rest[..., None], a[..., None], b[..., None])  # (G, R, length)
-    size = 1 << int(np.ceil(np.log2(2 * length)))
-    summed = np.fft.irfft(np.prod(np.fft.rfft(pmf, n=size, axis=-1), axis=0), n=size, axis=-1)[:, :length]
-    mass = np.clip(summed, 0.0, None)
-    mass /= mass.sum(axis=-1, keepdims=True)
-    cdf = np.cumsum(mass, axis=-1)
+    size = 1 << int(np.ceil(np.log2(length)))
     tail = (1 - level) / 2
     seen = x.sum(axis=0)
-    # the smallest count whose probability of being reached is tail (1 - tail): a discrete quantile,
-    # with a tolerance for the transforms' rounding
-    low = seen + np.argmax(cdf >= tail - 1e-9, axis=-1)
-    high = seen + np.argmax(cdf >= 1 - tail - 1e-9, axis=-1)
+    low, high = np.empty(x.shape[1]), np.empty(x.shape[1])
+    block = max(1, BLOCK // (x.shape[0] * size))
+    for start in range(0, x.shape[1], block):
+        part = slice(start, start + block)
+        pmf = stats.betabinom.pmf(support, rest[:, part, None], a[:, part, None], b[:, part, None])
+        summed = np.fft.irfft(np.prod(np.fft.rfft(pmf, n=size, axis=-1), axis=0), n=size, axis=-1)[:, :length]
+        mass = np.clip(summed, 0.0, None)
+        cdf = np.cumsum(mass, axis=-1)
+        cdf /= cdf[:, -1:]
+        # the smallest count whose probability of being reached is tail (1 - tail): a discrete
+        # quantile, with a tolerance for the transforms' rounding
+        low[part] = seen[part] + np.argmax(cdf >= tail - 1e-9, axis=-1)
+        high[part] = seen[part] + np.argmax(cdf >= 1 - tail - 1e-9, axis=-1)
     return CountEstimate(
         estimate=estimate, lower=np.minimum(low, estimate), upper=np.maximum(high, estimate), variance=variance
     )
