@@ -189,31 +189,36 @@ def test_runs_whose_audited_pairs_all_agree_are_named(audited) -> None:
     ]  # fmt: skip
 
 
-def test_beta_intervals_are_post_stratified_counts(audited) -> None:
+@pytest.mark.parametrize("stratify", [None, "grade"])
+def test_beta_intervals_are_post_stratified_counts(audited, stratify) -> None:
     """``--interval beta`` (methods §15.7): each run's P@k is the count of its top-k pairs people call
-    relevant, post-stratified by the machine's label, over topics * k; its interval the Jeffreys
-    posterior's. Recomputed here in pandas from run_results, the frame and the two label sets, the
-    posterior by direct convolution of scipy's beta-binomials. A census gives the official P@10."""
+    relevant, post-stratified by the audit's strata and the machine's label, over topics * k; its
+    interval the Jeffreys posterior's. Recomputed here in pandas from run_results, the frame and the
+    two label sets, the posterior by direct convolution of scipy's beta-binomials; for an audit
+    stratified by the machine's grade (0 or 1 here) the strata are the label's groups. (A census:
+    test_census_audit_gives_the_official_scores.)"""
     db, folder = audited
+    name = f"b2_{stratify}"
     with Warehouse(db) as wh:
-        wh.draw_audit("b2", machine="llm", collection="trec8", share=0.02, seed=5)
-    _labels(db, folder, "b2", "people_b2")
+        wh.draw_audit(name, machine="llm", collection="trec8", share=0.02, seed=5, stratify=stratify)
+    _labels(db, folder, name, f"people_{name}")
     with Warehouse.open_reader(db) as wh:
-        found = wh.audit_estimate("b2", "people_b2", ["P@10", "P@5"], collection="trec8", interval="beta")
+        found = wh.audit_estimate(name, f"people_{name}", ["P@10", "P@5"], collection="trec8", interval="beta")
         pairs = wh.sql(
             "SELECT r.run_id, r.rank, m.relevance >= 1 AS machine, a.query_id IS NOT NULL AS audited, "
             "coalesce(h.relevance >= 1, false) AS human "
             "FROM run_results AS r JOIN qrels AS m ON m.qrels_id = 'llm' AND m.query_id = r.query_id AND m.doc_id = r.doc_id "
-            "LEFT JOIN audit_pairs AS a ON a.audit_id = 'b2' AND a.query_id = r.query_id AND a.doc_id = r.doc_id "
-            "LEFT JOIN qrels AS h ON h.qrels_id = 'people_b2' AND h.query_id = r.query_id AND h.doc_id = r.doc_id "
+            f"LEFT JOIN audit_pairs AS a ON a.audit_id = '{name}' AND a.query_id = r.query_id AND a.doc_id = r.doc_id "
+            f"LEFT JOIN qrels AS h ON h.qrels_id = 'people_{name}' AND h.query_id = r.query_id AND h.doc_id = r.doc_id "
             "WHERE r.rank <= 10"
         )
         audit = wh.sql(
             "SELECT m.relevance >= 1 AS machine, h.relevance >= 1 AS human FROM audit_pairs AS a "
             "JOIN qrels AS m ON m.qrels_id = 'llm' AND m.query_id = a.query_id AND m.doc_id = a.doc_id "
-            "JOIN qrels AS h ON h.qrels_id = 'people_b2' AND h.query_id = a.query_id AND h.doc_id = a.doc_id "
-            "WHERE a.audit_id = 'b2'"
+            f"JOIN qrels AS h ON h.qrels_id = 'people_{name}' AND h.query_id = a.query_id AND h.doc_id = a.doc_id "
+            f"WHERE a.audit_id = '{name}'"
         )
+    assert set(np.unique(pairs["machine"])) == {False, True}  # the llm set's grades are 0 and 1
     assert any(n.startswith("P@10: estimates are post-stratified counts") for n in found.notes)
     assert not any("agree on every audited pair" in n for n in found.notes)
     fallback = audit.groupby("machine")["human"].mean()
@@ -310,6 +315,17 @@ def test_refusals(audited) -> None:
         wh.draw_audit("by_topic", machine="llm", collection="trec8", size=150, stratify="topic", seed=1)
         with pytest.raises(MetricParamError, match="stratified by topic .* use --interval t"):
             wh.audit_estimate("by_topic", "people2", ["P@10"], collection="trec8", interval="beta")
+        # a machine set whose grades changed after an audit stratified by them was drawn
+        llm = wh.sql("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'llm'")
+        for times in (1, 2):
+            (folder / "m2.qrels").write_text("".join(f"{r.query_id} 0 {r.doc_id} {r.relevance * times}\n"
+                                                     for r in llm.itertuples()))  # fmt: skip
+            wh.ingest_qrels(folder / "m2.qrels", collection="trec8", qrels_id="m2", replace=True)
+            if times == 1:
+                wh.draw_audit("by_grade", machine="m2", collection="trec8", size=200, stratify="grade", seed=1)
+    _labels(db, folder, "by_grade", "people_by_grade")
+    with Warehouse(db) as wh, pytest.raises(InsufficientDataError, match="grade '2' of topic .* none of the audit's strata"):
+        wh.audit_estimate("by_grade", "people_by_grade", ["P@10"], collection="trec8", interval="beta")
 
 
 def test_declared_audits_are_checked(audited) -> None:

@@ -138,7 +138,15 @@ def _count_groups(
     carry = (pair_values(positions, len(frame), len(run_ids), 1, np.ones(len(positions))) != 0).astype(float)
     if stratify == "grade":
         by_label = dict(zip(strata["label"], strata["stratum"], strict=True))
-        stratum = frame["machine_grade"].map(_grade_text).map(by_label).to_numpy(np.int64)
+        labels = frame["machine_grade"].map(_grade_text)
+        unknown = ~labels.isin(list(by_label))
+        if unknown.any():
+            row = frame[unknown].iloc[0]
+            raise InsufficientDataError(
+                f"the machine's grade {labels[unknown].iloc[0]!r} of topic {row['query_id']} document {row['doc_id']} "
+                f"is none of the audit's strata {sorted(by_label)}: the machine set changed since the audit was drawn"
+            )
+        stratum = labels.map(by_label).to_numpy(np.int64)
     else:
         stratum = np.zeros(len(frame), dtype=np.int64)
     machine = gains(measure, frame["machine_grade"].to_numpy(float), rel).astype(np.int64)
