@@ -10,6 +10,7 @@ LARA file with pandas, and a fixed-weight difference is the difference of two es
 from __future__ import annotations
 
 import html
+import io
 import json
 from pathlib import Path
 
@@ -389,6 +390,19 @@ def test_cli_draw_export_and_estimate(audited, tmp_path: Path) -> None:
     result = runner.invoke(app, ["audit", "estimate", "cli5", "-c", "trec8", "--human", "people_cli5", "--interval",
                                  "machine", "--db", str(db)])  # fmt: skip
     assert result.exit_code != 0 and "--interval machine applies to a topics audit" in result.output
+    # --interval beta: the CLI's csv is the Python API's table; a measure it cannot count is one line
+    result = runner.invoke(app, ["audit", "estimate", "cli5", "-c", "trec8", "--human", "people_cli5", "-m", "P@10",
+                                 "--interval", "beta", "-f", "csv", "--db", str(db)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    with Warehouse.open_reader(db) as wh:
+        api = wh.audit_estimate("cli5", "people_cli5", ["P@10"], collection="trec8", interval="beta").runs
+    printed = pd.read_csv(io.StringIO(result.stdout))
+    np.testing.assert_allclose(printed["ci_low"], api["ci_low"], atol=1e-4)
+    np.testing.assert_allclose(printed["estimate"], api["estimate"], atol=1e-4)
+    assert printed["weight"].isna().all()
+    result = runner.invoke(app, ["audit", "estimate", "cli5", "-c", "trec8", "--human", "people_cli5", "-m", "RBP",
+                                 "--interval", "beta", "--db", str(db)])  # fmt: skip
+    assert result.exit_code == 1 and result.output.strip().endswith("not RBP: use --interval t")
     result = runner.invoke(app, ["audit", "list", "-c", "trec8", "-f", "csv", "--db", str(db)])
     assert result.exit_code == 0 and "\ncli5,llm,llm,pairs,," in result.output
     # a declared audit that is the first half of the drawn one's judging order is a random
