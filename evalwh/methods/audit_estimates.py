@@ -377,14 +377,14 @@ def estimate(
                              f"values (Student's t: -{t:.2f} to {t:.2f}; methods §15.4)" if points is not None else
                              f"{m}: no audit of {len(units)} topics of the machine's values varies (a census, or a machine "
                              "constant over the topics); intervals with Student's t")  # fmt: skip
+            if record["design"] == "pairs":  # (with --interval beta too: such runs are often held too narrowly)
+                notes.extend(_agreement_note(m, y, f, run_ids))
             if interval == "beta":
                 out_runs.append(_beta_runs(wh, collection, m, run_ids, frame, units, strata, record, e, level, rel))
                 notes.append(f"{m}: estimates are post-stratified counts (the audit's strata and the machine's label), "
                              "intervals their Jeffreys posterior's; weight is not used (methods §15.7)"
                              + ("; differences and ranks stay prediction-powered (Student's t)" if family or ranks else ""))  # fmt: skip
             else:
-                if record["design"] == "pairs":
-                    notes.extend(_agreement_note(m, y, f, run_ids))
                 out_runs.append(pd.DataFrame({
                     "measure": str(m), "run_id": run_ids, "design": record["design"], "estimate": e.estimate,
                     "ci_low": e.lower, "ci_high": e.upper, "se": e.se, "human": e.human, "human_low": e.human_lower,
