@@ -61,11 +61,13 @@ class AuditEstimates:
 def _unit_matrices(
     wh: Store, collection: str, record: dict[str, Any], measure: catalog.Measure, run_ids: list[str],
     frame: pd.DataFrame, audited: pd.DataFrame, machine_gain: np.ndarray | None, human_id: str, rel: float,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:  # fmt: skip
-    """``(y, f, F, bound, machine)``: the audited units' human and machine values per run, the machine's
-    totals, for a pairs audit the largest value a pair can have per run (its largest weight times the
-    largest gain: :func:`evalwh.stats.ppi.design_estimate`'s variance floor) and for a topics audit
-    the machine's value of every topic (topics x runs), each None for the other design."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None, Any]:  # fmt: skip
+    """``(y, f, F, bound, machine, matrix)``: the audited units' human and machine values per run, the
+    machine's totals, for a pairs audit the largest value a pair can have per run (its largest weight
+    times the largest gain: :func:`evalwh.stats.ppi.design_estimate`'s variance floor) and for a topics
+    audit the machine's value of every topic (topics x runs), each None for the other design; for a
+    pairs audit the sparse (frame pairs x runs) matrix of each position's weight
+    (:func:`evalwh.methods.audits.pair_values`), else None."""
     topics = frame["query_id"].nunique()
     if record["design"] == "pairs":
         k = measure.params.get("k")
@@ -85,7 +87,7 @@ def _unit_matrices(
         largest = max(float(np.abs(f_gain).max(initial=0.0)), float(np.abs(h_gain).max(initial=0.0)), 1.0)
         bound = np.asarray(abs(matrix).max(axis=0).todense()).ravel() * largest
         y, f = sample * h_gain[:, None], sample * f_gain[rows][:, None]
-        return y, f, np.asarray(matrix.T @ f_gain).ravel(), bound, None
+        return y, f, np.asarray(matrix.T @ f_gain).ravel(), bound, None, matrix
     from evalwh.measures.evaluation import evaluate
 
     def per_topic(qrels_id: str) -> pd.DataFrame:
@@ -102,7 +104,7 @@ def _unit_matrices(
     human = per_topic(human_id).reindex(index=sampled, columns=run_ids).fillna(0.0)
     every = machine.to_numpy(float) / topics
     f = machine.loc[sampled].to_numpy(float) / topics
-    return human.to_numpy(float) / topics, f, every.sum(axis=0), None, every
+    return human.to_numpy(float) / topics, f, every.sum(axis=0), None, every, None
 
 
 def _agreement_note(measure: catalog.Measure, y: np.ndarray, f: np.ndarray, run_ids: list[str]) -> list[str]:
@@ -126,16 +128,16 @@ def _agreement_note(measure: catalog.Measure, y: np.ndarray, f: np.ndarray, run_
 
 
 def _count_groups(
-    wh: Store, collection: str, measure: catalog.Measure, run_ids: list[str], frame: pd.DataFrame,
-    audited: pd.DataFrame, strata: pd.DataFrame, stratify: str | None, rel: float,
+    matrix: Any, measure: catalog.Measure, frame: pd.DataFrame, audited: pd.DataFrame, strata: pd.DataFrame,
+    stratify: str | None, rel: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
     """For ``--interval beta`` (methods §15.7): per group (the audit's stratum and the machine's label)
     and run, the audited pairs people call relevant, the audited pairs and the pairs in the run's top
     ``k``, each ``(G, R)``; per group, its audited pairs and those people call relevant over all runs,
     and its stratum, each ``(G,)``."""
-    k = measure.params["k"]
-    positions = wh.df(sql.query(_QUERIES, "positions"), {"collection_id": collection, "max_depth": k})
-    carry = (pair_values(positions, len(frame), len(run_ids), 1, np.ones(len(positions))) != 0).astype(float)
+    from scipy import sparse
+
+    carry = (matrix != 0).astype(float).tocsr()  # a frame pair in a run's top k (the weights of P@k)
     if stratify == "grade":
         by_label = dict(zip(strata["label"], strata["stratum"], strict=True))
         labels = frame["machine_grade"].map(_grade_text)
@@ -152,26 +154,27 @@ def _count_groups(
     machine = gains(measure, frame["machine_grade"].to_numpy(float), rel).astype(np.int64)
     group = stratum * 2 + machine  # (stratum, the machine's label)
     count = 2 * len(strata)
-    one_hot = np.zeros((count, len(frame)))
-    one_hot[group, np.arange(len(frame))] = 1.0
-    population = np.asarray((carry.T @ one_hot.T).T)
+    one_hot = sparse.csr_matrix((np.ones(len(frame)), (group, np.arange(len(frame)))), shape=(count, len(frame)))
+    population = np.asarray((one_hot @ carry).todense())
     rows = audited["pair_no"].to_numpy()
     human = gains(measure, audited["human_grade"].to_numpy(float), rel)
-    seen = np.asarray((carry[rows].T @ one_hot[:, rows].T).T)
-    relevant = np.asarray((carry[rows].T @ (one_hot[:, rows] * human).T).T)
+    picked, by_human = one_hot[:, rows], one_hot[:, rows].multiply(human[None, :]).tocsr()
+    seen = np.asarray((picked @ carry[rows]).todense())
+    relevant = np.asarray((by_human @ carry[rows]).todense())
     # a run's group no audited pair falls in takes the audit's rate of the group over all runs
-    return relevant, seen, population, one_hot[:, rows].sum(axis=1), one_hot[:, rows] @ human, np.arange(count) // 2
+    in_group, hits = np.asarray(picked.sum(axis=1)).ravel(), np.asarray(by_human.sum(axis=1)).ravel()
+    return relevant, seen, population, in_group, hits, np.arange(count) // 2
 
 
 def _beta_runs(
-    wh: Store, collection: str, m: catalog.Measure, run_ids: list[str], frame: pd.DataFrame, audited: pd.DataFrame,
+    matrix: Any, m: catalog.Measure, run_ids: list[str], frame: pd.DataFrame, audited: pd.DataFrame,
     strata: pd.DataFrame, record: dict[str, Any], e: Any, level: float, rel: float,
 ) -> pd.DataFrame:  # fmt: skip
     """The runs' table of ``--interval beta``: P@k as a post-stratified count over ``topics * k`` (methods §15.7)."""
     from evalwh.stats.ppi_counts import poststratified_count
 
     relevant, seen, population, in_group, hits, stratum = _count_groups(
-        wh, collection, m, run_ids, frame, audited, strata, record["stratify"], rel
+        matrix, m, frame, audited, strata, record["stratify"], rel
     )
     scale = 1.0 / (frame["query_id"].nunique() * m.params["k"])
 
@@ -365,7 +368,7 @@ def estimate(
                 if machine_probs is None
                 else expected_gains(m, machine_probs["probs"].tolist(), rel)
             )
-            y, f, total, bound, per_topic = _unit_matrices(wh, collection, record, m, run_ids, frame, units, gain,
+            y, f, total, bound, per_topic, matrix = _unit_matrices(wh, collection, record, m, run_ids, frame, units, gain,
                                                            human_id, rel)  # fmt: skip
             points = machine_quantiles(per_topic, len(units), level=level) if calibrated else None
             e = design_estimate(y, f, total, strata=unit_strata, population=population, weight=weight, level=level,
@@ -380,7 +383,7 @@ def estimate(
             if record["design"] == "pairs":  # (with --interval beta too: such runs are often held too narrowly)
                 notes.extend(_agreement_note(m, y, f, run_ids))
             if interval == "beta":
-                out_runs.append(_beta_runs(wh, collection, m, run_ids, frame, units, strata, record, e, level, rel))
+                out_runs.append(_beta_runs(matrix, m, run_ids, frame, units, strata, record, e, level, rel))
                 notes.append(f"{m}: estimates are post-stratified counts (the audit's strata and the machine's label), "
                              "intervals their Jeffreys posterior's; weight is not used (methods §15.7)"
                              + ("; differences and ranks stay prediction-powered (Student's t)" if family or ranks else ""))  # fmt: skip
