@@ -306,6 +306,39 @@ def test_properties(wh: Warehouse, topic: tuple[dict[str, int], list[str], str |
     assert after["RBP@5"] >= got["RBP@5"]
 
 
+@st.composite
+def graded_topic(draw: st.DrawFn) -> tuple[dict[str, float], list[str]]:
+    """One topic with grades from -1 to 3 (fractional ones too; none relevant possible) and a
+    ranking with unjudged documents."""
+    grades = draw(st.lists(st.sampled_from([-1.0, 0.0, 0.0, 0.5, 1.0, 2.0, 3.0]), min_size=1, max_size=9))
+    judged = {f"j{i}": g for i, g in enumerate(grades)}
+    pool = [*judged, *(f"u{i}" for i in range(draw(st.integers(0, 4))))]
+    ranking = draw(st.permutations(pool))[: draw(st.integers(1, len(pool)))]
+    return judged, ranking
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(topic=graded_topic())
+def test_values_lie_in_the_declared_range(wh: Warehouse, topic: tuple[dict[str, float], list[str]]) -> None:
+    """A metric whose SQL header declares ``range: low, high`` (``Metric.limits``) never leaves it:
+    ``audit estimate`` clips its intervals to it (methods §15.4), which is safe only if no value,
+    per topic or averaged, lies outside. Every such metric, at depth 5 and whole-list, on graded
+    topics with negative and fractional grades, unjudged documents and no relevant document."""
+    from small_collection import catalog_specs
+
+    from evalwh.measures import catalog
+
+    judged, ranking = topic
+    specs = [spec for spec in catalog_specs() if catalog.parse(spec).metric.limits is not None]
+    assert len(specs) > 40  # (37 metrics declare one; those with an optional k twice)
+    collection = ingest(wh, {"t": judged}, {"r": {"t": ranking}})
+    for (_, spec), value in values(wh, collection, specs).items():
+        low, high = catalog.parse(spec).metric.limits
+        assert pd.isna(value) or low - 1e-12 <= value <= high + 1e-12, (spec, value)  # (up to rounding)
+
+
 # -- where evalwh's defaults differ from trec_eval (methods §0.4, §9) -----------------------------
 
 

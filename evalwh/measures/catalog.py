@@ -227,6 +227,7 @@ class Metric:
     reference: str
     file: sql.SqlFile
     ir_measures: str | None = None
+    limits: tuple[float, float] | None = None  # the header's ``range``: every value lies in it
 
     def param(self, name: str) -> Param | None:
         """The declared parameter ``name``, if any."""
@@ -366,6 +367,7 @@ def registry() -> MappingProxyType[str, Metric]:
             reference=header.get("reference", ""),
             file=file,
             ir_measures=IR_MEASURES.get(header["name"], (None,))[0],
+            limits=_limits(header.get("range"), file.source),
         )
         declared = {p.name for p in metric.params}
         if declared != set(file.placeholders):
@@ -378,6 +380,19 @@ def registry() -> MappingProxyType[str, Metric]:
                 raise ValueError(f"metric name {name!r} is registered twice ({table[name].key}, {key})")
             table[name] = metric
     return MappingProxyType(table)
+
+
+def _limits(text: str | None, source: str) -> tuple[float, float] | None:
+    """A header's ``range: low, high``: the values the metric can take, per topic and so on average."""
+    if text is None:
+        return None
+    try:
+        low, high = (float(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(f"{source}: range {text!r} must be 'low, high'") from None
+    if not low < high:
+        raise ValueError(f"{source}: range {text!r} must have low < high")
+    return low, high
 
 
 def metrics() -> list[Metric]:

@@ -2,6 +2,7 @@
 -- description: Assessment precision at depth k: judged documents in the top k, divided by k.
 -- params: k INTEGER
 -- kind: assessment
+-- range: 0, 1
 -- unjudged: nonrelevant
 -- reference: Baillie, Azzopardi & Ruthven, IP&M 2008 / ECIR 2007; methods §2.2
 -- (ir_measures' Judged@k divides by min(k, m) instead: judged.sql.)

@@ -2,6 +2,7 @@
 -- description: Assessment precision over what was retrieved: judged documents in the top k, divided by min(k, m).
 -- params: k INTEGER
 -- kind: assessment
+-- range: 0, 1
 -- unjudged: nonrelevant
 -- reference: methods §2.2 (the |X| divisor, offered as a variant); NULL for an empty list
 WITH assessed AS (

@@ -2,6 +2,7 @@
 -- description: Judged share by provenance: documents in the top k whose label came from a set of the given source (source=human, llm, inferred, derived), or unjudged ones (source=none), divided by k.
 -- params: k INTEGER, source VARCHAR = NULL [human|llm|inferred|derived|none]
 -- kind: assessment
+-- range: 0, 1
 -- unjudged: nonrelevant
 -- reference: methods §2.2 (A_p) split by the source of each label (docs/judgments.md)
 -- A_p(source=llm)@10 resolves here (evalwh.measures.catalog). A_p counts the judged documents

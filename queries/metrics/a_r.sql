@@ -2,6 +2,7 @@
 -- description: Recall of assessment at depth k (whole list without k): judged documents retrieved, divided by the judged set |A|.
 -- params: k INTEGER = NULL
 -- kind: assessment
+-- range: 0, 1
 -- unjudged: nonrelevant
 -- reference: Baillie, Azzopardi & Ruthven, IP&M 2008; methods §2.3
 WITH assessed AS (

@@ -3,6 +3,7 @@
 -- params: k INTEGER = NULL
 -- aliases: MAA
 -- kind: assessment
+-- range: 0, 1
 -- unjudged: nonrelevant
 -- reference: Baillie, Azzopardi & Ruthven, ECIR 2007; methods §2.4
 -- AP with "relevant" replaced by "judged": the denominator is |A| = R + N (methods §9.2).

@@ -2,6 +2,7 @@
 -- description: Average assessment over the judged documents retrieved: A_p at each judged rank, averaged over those ranks.
 -- params: k INTEGER = NULL
 -- kind: assessment
+-- range: 0, 1
 -- unjudged: nonrelevant
 -- reference: methods §2.4 (the literal reading, offered as a variant); NULL when none is judged
 WITH sums AS (

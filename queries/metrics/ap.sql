@@ -4,6 +4,7 @@
 -- aliases: MAP, map
 -- trec_eval: map | map_cut_{k}
 -- kind: performance
+-- range: 0, 1
 -- reference: methods §1.2; trec_eval m_map.c, m_map_cut.c
 -- The denominator is R, the number of known relevant documents, not min(R, k): relevant
 -- documents the run did not return within k count as zero precision (trec_eval map_cut).

@@ -2,6 +2,7 @@
 -- description: Average precision at depth k divided by min(R, k), the machine-learning "AP@k" (not trec_eval's).
 -- params: k INTEGER
 -- kind: performance
+-- range: 0, 1
 -- reference: methods §1.2 (offered under its own name only)
 WITH precision_sums AS (
     -- precision at the rank of each relevant document: relevant_so_far / rank

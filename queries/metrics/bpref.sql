@@ -3,6 +3,7 @@
 -- params: k INTEGER = NULL
 -- trec_eval: bpref
 -- kind: performance
+-- range: 0, 1
 -- reference: Buckley & Voorhees, SIGIR 2004; methods §1.6(b); trec_eval m_bpref.c (>= 8.0)
 -- Unjudged documents are skipped. A relevant document with no judged non-relevant one
 -- above it scores 1 (which keeps N = 0 defined). Relevant documents not retrieved within

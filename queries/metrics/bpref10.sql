@@ -3,6 +3,7 @@
 -- params: k INTEGER = NULL
 -- aliases: bpref-10
 -- kind: performance
+-- range: 0, 1
 -- reference: Buckley & Voorhees, SIGIR 2004; Ahlgren & Grönqvist, IP&M 2008; methods §1.6(c)
 -- The denominator stays 10 + R even when N < 10 + R, so the value cannot then reach 0.
 WITH terms AS (

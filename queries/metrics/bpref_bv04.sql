@@ -2,6 +2,7 @@
 -- description: bpref as printed by Buckley & Voorhees 2004: each retrieved relevant document scores 1 - min(c, R)/R; summed over R.
 -- params: k INTEGER = NULL
 -- kind: performance
+-- range: 0, 1
 -- reference: Buckley & Voorhees, SIGIR 2004; methods §1.6(a)
 -- Differs from trec_eval's bpref only when N < R.
 WITH terms AS (

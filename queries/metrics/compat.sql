@@ -2,6 +2,7 @@
 -- description: Compatibility: rank-biased overlap (persistence p) of the ranking with an ideal ranking of the topic's documents with grade > 0, normalised by the ideal's own overlap.
 -- params: p DOUBLE = 0.95 (0 < p < 1), normalize BOOLEAN = true
 -- kind: performance
+-- range: 0, 1
 -- reference: Clarke, Vtyurina & Smucker, TOIS 2021; ir_measures' compat provider
 -- RBO to depth D = max(m, |I|), I the ideal ranking (grade descending; among equal grades the
 -- retrieved documents in the run's order, then the others): with X_i = |I[:i] ∩ run[:i]|,

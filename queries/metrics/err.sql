@@ -2,6 +2,7 @@
 -- description: Expected reciprocal rank to depth k (whole list without k): the cascade model's chance of stopping at each rank, R = (2^g - 1) / 2^max_rel, divided by the rank.
 -- params: k INTEGER = NULL, max_rel DOUBLE = 4 (max_rel > 0), gains GAINS = NULL
 -- kind: performance
+-- range: 0, 1
 -- reference: Chapelle, Metzler, Zhang & Grinspan, CIKM 2009; gdeval.pl 1.2a (TREC Web track), ir_measures' ERR@k
 -- ERR = sum over ranks i of R_i / i * prod_{j < i} (1 - R_j). The grade g is the gain (a
 -- fractional grade as given), or gains={grade:gain,...} maps it (an unlisted grade keeps

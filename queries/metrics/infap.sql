@@ -3,6 +3,7 @@
 -- params:
 -- trec_eval: infAP
 -- kind: performance
+-- range: 0, 1
 -- reference: Yilmaz & Aslam, CIKM 2006; trec_eval m_infap.c
 -- A relevant document at rank r > 1 contributes 1/r + ((r-1)/r)·(d/(r-1))·((rel + e)/(rel +
 -- nonrel + 2e)), where d is the number of pooled documents above it (judged or pooled but not

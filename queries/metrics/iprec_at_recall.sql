@@ -3,6 +3,7 @@
 -- params: recall DOUBLE = 0.0 (0 <= recall <= 1), legacy BOOLEAN = false
 -- trec_eval: iprec_at_recall
 -- kind: performance
+-- range: 0, 1
 -- reference: trec_eval m_iprec_at_recall.c; Manning, Raghavan & Schütze 2008, §8.4
 -- The recall level becomes a number of relevant documents c = round(recall·R) (half away
 -- from zero, trec_eval 10); with legacy = true, c = floor(recall·R + 0.9) as trec_eval <= 9.0.8.

@@ -2,6 +2,7 @@
 -- description: ir_measures' Judged@k: judged documents in the top k, divided by the number of documents there, min(k, m); the whole list without k.
 -- params: k INTEGER = NULL
 -- kind: assessment
+-- range: 0, 1
 -- unjudged: nonrelevant
 -- reference: ir_measures' judged provider (from OpenNIR); methods §2.2 for A_p, whose divisor is k
 -- Beside A_p@k: a run that stops before depth k is divided by what it returned, so a short

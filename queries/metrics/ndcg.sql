@@ -4,6 +4,7 @@
 -- aliases: NDCG, ndcg
 -- trec_eval: ndcg | ndcg_cut_{k}
 -- kind: performance
+-- range: 0, 1
 -- reference: Järvelin & Kekäläinen, TOIS 2002; methods §1.4; trec_eval m_ndcg.c, m_ndcg_cut.c (>= 9.0.4)
 -- Gain is the grade itself (not 2^g - 1) and ignores the relevance threshold; unjudged and
 -- negative grades give 0. The ideal list holds every judged document of the topic sorted by

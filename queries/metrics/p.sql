@@ -4,6 +4,7 @@
 -- aliases: Precision
 -- trec_eval: P_{k}
 -- kind: performance
+-- range: 0, 1
 -- reference: methods §1.1; trec_eval m_P.c
 -- The divisor is always k, also when the run returned fewer than k documents: missing
 -- positions count as non-relevant, as in trec_eval's P_k.

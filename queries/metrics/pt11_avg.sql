@@ -4,6 +4,7 @@
 -- aliases: 11pt_avg
 -- trec_eval: 11pt_avg
 -- kind: performance
+-- range: 0, 1
 -- reference: trec_eval m_11pt_avg.c; iprec_at_recall.sql for the interpolation
 -- recalls is a comma-separated list (trec_eval's -m 11pt_avg.0.25,0.5,0.75); each level is
 -- read as iprec_at_recall reads it (legacy = true: trec_eval <= 9.0.8's rounding), and the mean

@@ -2,6 +2,7 @@
 -- description: RankEff: each retrieved relevant document scores 1 - c/N (the share of judged non-relevant documents below it); summed over R.
 -- params: k INTEGER = NULL
 -- kind: performance
+-- range: 0, 1
 -- reference: Ahlgren & Grönqvist, IP&M 2008; methods §1.7
 -- With S4's adjustment every judged non-relevant document not retrieved (or below k) ranks
 -- below every retrieved one, so b(x) = N - c(x). Undefined (NULL) when R = 0 or N = 0;

@@ -3,6 +3,7 @@
 -- params: p DOUBLE = 0.8 (0 < p < 1), k INTEGER = NULL
 -- trec_eval: rbp
 -- kind: performance
+-- range: 0, 1
 -- reference: Moffat & Zobel, TOIS 2008; methods §1.5
 -- Unjudged documents contribute nothing here: the base is the lower end of the interval
 -- [RBP, RBP_upper] that holds the value of every completion of the judgments. Binary

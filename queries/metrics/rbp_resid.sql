@@ -2,6 +2,7 @@
 -- description: RBP residual at depth k: the weight of every unjudged position within depth k plus the whole tail beyond the list.
 -- params: p DOUBLE = 0.8 (0 < p < 1), k INTEGER = NULL
 -- kind: uncertainty
+-- range: 0, 1
 -- reference: Moffat & Zobel, TOIS 2008; methods §1.5
 -- resid = (1-p)·Σ_{unjudged k <= min(d,m)} p^(k-1) + p^min(d,m). The positions 1..min(d,m)
 -- weigh 1 - p^min(d,m) in all, so resid = 1 - (1-p)·Σ_{judged} p^(k-1): only judged rows

@@ -2,6 +2,7 @@
 -- description: Truncated RBP at depth k (Webber & Park): weights of ranks 1..k rescaled to sum to 1, nothing beyond k.
 -- params: p DOUBLE = 0.8 (0 < p < 1), k INTEGER, rescale BOOLEAN = true
 -- kind: performance
+-- range: 0, 1
 -- reference: Webber & Park, SIGIR 2009; methods §1.5
 -- w_i = (1-p)·p^(i-1) / (1 - p^k); with rescale=false the plain truncation (1-p)·p^(i-1),
 -- whose maximum is 1 - p^k. The two differ by a constant factor only.

@@ -2,6 +2,7 @@
 -- description: Upper RBP value at depth k: base plus residual, the value if every unjudged or missing position were relevant.
 -- params: p DOUBLE = 0.8 (0 < p < 1), k INTEGER = NULL
 -- kind: uncertainty
+-- range: 0, 1
 -- reference: Moffat & Zobel, TOIS 2008; methods §1.5, §3.3
 -- base + resid = 1 - (1-p)·Σ_{judged non-relevant k <= d} p^(k-1).
 WITH nonrelevant_weights AS (

@@ -4,6 +4,7 @@
 -- aliases: Recall, recall
 -- trec_eval: recall_{k}
 -- kind: performance
+-- range: 0, 1
 -- reference: methods §1.3; trec_eval m_recall.c
 -- Without k the whole list counts. A topic with R = 0 scores 0, as in trec_eval (by
 -- default such topics are not in T at all).

@@ -3,6 +3,7 @@
 -- params: k INTEGER
 -- trec_eval: relative_P_{k}
 -- kind: performance
+-- range: 0, 1
 -- reference: trec_eval m_rel_P.c
 -- 0 for a topic with R = 0.
 WITH hits AS (

@@ -4,6 +4,7 @@
 -- aliases: R-prec, RPrec
 -- trec_eval: Rprec
 -- kind: performance
+-- range: 0, 1
 -- reference: trec_eval m_Rprec.c
 WITH hits AS (
     SELECT j.run_id, j.query_id, count(*) AS relevant_retrieved

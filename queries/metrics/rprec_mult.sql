@@ -3,6 +3,7 @@
 -- params: mult DOUBLE = 1.0 (mult > 0)
 -- trec_eval: Rprec_mult
 -- kind: performance
+-- range: 0, 1
 -- reference: trec_eval m_Rprec_mult.c
 -- As P@k, positions past the end of a short run count as non-relevant.
 WITH cuts AS (

@@ -4,6 +4,7 @@
 -- aliases: MRR, recip_rank
 -- trec_eval: recip_rank
 -- kind: performance
+-- range: 0, 1
 -- reference: trec_eval m_recip_rank.c
 WITH first_hit AS (
     SELECT run_id, query_id, min(rank) AS first_rank

@@ -3,6 +3,7 @@
 -- params: beta DOUBLE = 1.0 (beta >= 0)
 -- trec_eval: set_F
 -- kind: performance
+-- range: 0, 1
 -- reference: van Rijsbergen 1979; trec_eval m_set_F.c
 -- As in trec_eval, beta weighs P·R linearly ((beta + 1), beta·P), not as beta squared.
 WITH hits AS (

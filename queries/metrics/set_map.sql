@@ -3,6 +3,7 @@
 -- params:
 -- trec_eval: set_map
 -- kind: performance
+-- range: 0, 1
 -- reference: trec_eval m_set_map.c
 -- The retrieved set is the whole list (after the depth cap, trec_eval -M).
 WITH hits AS (

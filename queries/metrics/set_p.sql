@@ -3,6 +3,7 @@
 -- params:
 -- trec_eval: set_P
 -- kind: performance
+-- range: 0, 1
 -- reference: trec_eval m_set_P.c
 -- The retrieved set is the whole list (after the depth cap, trec_eval -M).
 WITH hits AS (

@@ -3,6 +3,7 @@
 -- params: k INTEGER
 -- trec_eval: success_{k}
 -- kind: performance
+-- range: 0, 1
 -- reference: trec_eval m_success.c
 WITH hits AS (
     SELECT DISTINCT run_id, query_id

@@ -2,6 +2,7 @@
 -- description: Uncertainty at depth k: the share of the top k that is unjudged or missing, 1 - A_p@k.
 -- params: k INTEGER
 -- kind: assessment
+-- range: 0, 1
 -- unjudged: nonrelevant
 -- reference: Baillie, Azzopardi & Ruthven, IP&M 2008; methods §2.2
 WITH assessed AS (

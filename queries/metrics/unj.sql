@@ -3,6 +3,7 @@
 -- params: k INTEGER
 -- trec_eval: unj_{k}
 -- kind: assessment
+-- range: 0, 1
 -- reference: trec_eval m_unjudged.c (10.0)
 -- Unlike U@k, positions past the end of a short list are not counted as unjudged: a run
 -- of 3 judged documents has unj@10 = 0 but U@10 = 0.7.
