@@ -52,7 +52,8 @@ def test_interval_is_the_posteriors_equal_tailed_interval(counts, level) -> None
         rate = np.where(n[:, r] > 0, x[:, r] / np.maximum(n[:, r], 1), fallback)
         estimate = float(big[:, r] @ rate)
         assert found.estimate[r] == pytest.approx(estimate, abs=1e-9)
-        assert found.lower[r] == min(low, estimate) and found.upper[r] == max(high, estimate)
+        assert found.lower[r] == pytest.approx(min(low, estimate), abs=1e-9)
+        assert found.upper[r] == pytest.approx(max(high, estimate), abs=1e-9)
         assert found.variance[r] == pytest.approx(variance, rel=1e-9, abs=1e-9)
         assert found.lower[r] <= found.estimate[r] <= found.upper[r]
 
