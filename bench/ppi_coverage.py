@@ -19,7 +19,7 @@ interval's coverage beside it). Printed per judge, design, size and measure: the
 (repetition, run) intervals that hold the run's official score (coverage, averaged over runs,
 with its Monte Carlo standard error over repetitions, and its lowest run; the audit-only
 interval's beside it), the mean width against the
-audit-only interval's, the median effective number of human labels per audited unit, and
+audit-only interval's (both clipped to ``[0, 1]`` as ``audit estimate`` clips them, methods §15.4), the median effective number of human labels per audited unit, and
 the machine-only score's bias (mean signed and mean absolute error over runs), and the share of
 (repetition, run) intervals wider than the audit-only one. A second judge, with one global
 bias (``evalwh.methods.budget.simulated_judge``), is run beside it.
@@ -164,7 +164,8 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
                     idx = drawn.pair_rows
                     w = matrix[idx].toarray()
                     e = design_estimate(w * human_gain[idx, None], w * machine_gain[idx, None],
-                                        matrix.T @ machine_gain, population=[len(frame)], bound=pair_bound)  # fmt: skip
+                                        matrix.T @ machine_gain, population=[len(frame)], bound=pair_bound,
+                                        limits=(0.0, 1.0))  # fmt: skip
                     cells.setdefault(("pairs", "P@10"), []).append(_cell(e, true_scores["P@10"]))
                     # the same audit, --interval beta (methods §15.7): groups by the judge's label
                     cells.setdefault(("pairs, beta", "P@10"), []).append(
@@ -176,7 +177,7 @@ def main(trec8: str, reps: int, seed: int, db: str, only: int | None = None,
                     if (m, len(chosen)) not in points:  # what evalwh audit estimate takes: the machine's own
                         points[(m, len(chosen))] = machine_quantiles(f, len(chosen))
                     e = design_estimate(y[chosen], f[chosen], f.sum(axis=0), population=[len(topics)],
-                                        quantiles=points[(m, len(chosen))])  # fmt: skip
+                                        quantiles=points[(m, len(chosen))], limits=(0.0, 1.0))  # fmt: skip
                     cells.setdefault(("topics", m), []).append(_cell(e, true_scores[m]))
             for (design, m), values in cells.items():
                 stack = np.stack(values)  # reps x 5 x runs

@@ -12,7 +12,7 @@ weight shared by the family, a pairs audit's floor ``bound_a + bound_b``, Studen
 correction (``--correction none``). Printed per judge, design, size and measure: how often the
 95% interval held the official difference (averaged over the pairs, with its Monte Carlo
 standard error over repetitions), its lowest pair, the mean width beside the audit-only
-interval's, and how often the interval excluded 0 on the wrong side of the official difference
+interval's (both clipped to ``[-1, 1]``, methods §15.4), and how often the interval excluded 0 on the wrong side of the official difference
 (a reversed decision; pairs whose official difference is 0 are left out of that count) or on the
 right side (a decision that the full qrels agree with).
 """
@@ -58,13 +58,14 @@ def main(trec8: str, reps: int, seed: int, db: str, n_pairs: int) -> None:
                 w = matrix[drawn.pair_rows].toarray()
                 y, f = w * human_gain[drawn.pair_rows, None], w * machine_gain[drawn.pair_rows, None]
                 e = design_estimate(y[:, a] - y[:, b], f[:, a] - f[:, b], total[a] - total[b],
-                                    population=[len(frame)], bound=bound[a] + bound[b])  # fmt: skip
+                                    population=[len(frame)], bound=bound[a] + bound[b], limits=(-1.0, 1.0))  # fmt: skip
                 cells.setdefault(("pairs", "P@10"), []).append(_cells(e, truth["P@10"]))
                 picked = drawn.topic_rows
                 for m in MEASURES:
                     ys, fs = matrices[("default", m)], matrices[(f"judge{j}_s{seed}", m)]
                     e = design_estimate(ys[picked][:, a] - ys[picked][:, b], fs[picked][:, a] - fs[picked][:, b],
-                                        (fs[:, a] - fs[:, b]).sum(axis=0), population=[len(topics)])  # fmt: skip
+                                        (fs[:, a] - fs[:, b]).sum(axis=0), population=[len(topics)],
+                                        limits=(-1.0, 1.0))  # fmt: skip
                     cells.setdefault(("topics", m), []).append(_cells(e, truth[m]))
             for (design, m), values in cells.items():
                 stack = np.stack(values)  # reps x 5 x pairs

@@ -249,6 +249,15 @@ def test_beta_intervals_are_post_stratified_counts(audited, stratify) -> None:
     assert empty > 0  # a run's group without audited pairs took the audit's rate
 
 
+def _points(notes: list[str], measure: str) -> tuple[float, float]:
+    """``u_low, u_high`` as a topics audit's note prints them."""
+    import re
+
+    found = [re.search(r"u from (-?[0-9.]+) to (-?[0-9.]+)", n) for n in notes if n.startswith(f"{measure}: intervals are")]
+    assert len(found) == 1 and found[0] is not None
+    return float(found[0].group(1)), float(found[0].group(2))
+
+
 def test_topics_intervals_take_the_machines_quantiles(audited) -> None:
     """A topics audit's intervals: the studentised estimate's points read off the machine's own
     per-topic values (methods §15.4), against an independent draw of them from ``evalwh eval``'s
@@ -268,13 +277,20 @@ def test_topics_intervals_take_the_machines_quantiles(audited) -> None:
     np.testing.assert_allclose(runs["estimate"], student["estimate"], atol=1e-15)
     np.testing.assert_allclose(runs["se"], student["se"], atol=1e-15)
     t = stats.t.ppf(0.975, 7)
-    np.testing.assert_allclose(student["ci_high"] - student["estimate"], t * student["se"], rtol=1e-12)
-    np.testing.assert_allclose(student["human_high"] - student["human"], student["human"] - student["human_low"])
-    u_high = (runs["estimate"] - runs["ci_low"]) / runs["se"]
-    u_low = (runs["estimate"] - runs["ci_high"]) / runs["se"]
-    assert u_high.round(9).nunique() == 1 and u_low.round(9).nunique() == 1  # one pair of points for all runs
-    np.testing.assert_allclose((runs["human"] - runs["human_low"]) / (runs["human_high"] - runs["human_low"]),
-                               u_high / (u_high - u_low))  # fmt: skip
+    # intervals clipped to AP's range [0, 1] (methods §15.4)
+    np.testing.assert_allclose(student["ci_high"], np.clip(student["estimate"] + t * student["se"], 0, 1), rtol=1e-12)
+    np.testing.assert_allclose(student["ci_low"], np.clip(student["estimate"] - t * student["se"], 0, 1), rtol=1e-12)
+    inside = (student["human_low"] > 0) & (student["human_high"] < 1)
+    assert inside.any()
+    np.testing.assert_allclose((student["human_high"] - student["human"])[inside],
+                               (student["human"] - student["human_low"])[inside])  # fmt: skip
+    u_low, u_high = _points(auto.notes, "AP")  # one pair of points for all runs
+    near = 0.005 * runs["se"].max()  # (the note's points have two decimals)
+    np.testing.assert_allclose(runs["ci_low"], np.clip(runs["estimate"] - u_high * runs["se"], 0, 1), atol=near)
+    np.testing.assert_allclose(runs["ci_high"], np.clip(runs["estimate"] - u_low * runs["se"], 0, 1), atol=near)
+    inside = (runs["human_low"] > 0) & (runs["human_high"] < 1)
+    np.testing.assert_allclose(((runs["human"] - runs["human_low"]) / (runs["human_high"] - runs["human_low"]))[inside],
+                               u_high / (u_high - u_low), rtol=0.01)  # fmt: skip
     # independently: the machine's per-topic AP of the four runs, 20,000 audits of 8 of the 50 topics
     per_topic = machine[machine["query_id"] != "all"].pivot(index="query_id", columns="run_id", values="value")
     values = per_topic.to_numpy(float) / 50
@@ -285,9 +301,37 @@ def test_topics_intervals_take_the_machines_quantiles(audited) -> None:
         se = np.sqrt(50 * 50 * (1 - 8 / 50) / 8 * x.var(axis=0, ddof=1))
         found.extend(((50 * x.mean(axis=0) - values.sum(axis=0)) / se)[se > 0])
     low, high = np.quantile(found, [0.025, 0.975])
-    assert u_low.iloc[0] == pytest.approx(low, rel=0.06) and u_high.iloc[0] == pytest.approx(high, rel=0.06)
-    assert u_low.iloc[0] < -t - 0.5 and u_high.iloc[0] < t  # AP's per-topic values are skewed
+    assert u_low == pytest.approx(low, rel=0.06) and u_high == pytest.approx(high, rel=0.06)
+    assert u_low < -t - 0.5 and u_high < t  # AP's per-topic values are skewed
     assert any("studentised estimate over 4,000 audits of 8 topics" in note for note in auto.notes)
+
+
+def test_intervals_are_clipped_to_the_measures_range(audited) -> None:
+    """On an audit of 0.5% of the pairs Student's intervals of P@10 reach far outside [0, 1]: they
+    are clipped to the measure's declared range, a difference's to [-1, 1] (methods §15.4), and a
+    note names exactly the runs whose estimate or audit-only estimate lies outside the range."""
+    db, folder = audited
+    with Warehouse(db) as wh:
+        wh.draw_audit("tiny", machine="llm", collection="trec8", share=0.005, seed=2)
+    _labels(db, folder, "tiny", "people_tiny")
+    with Warehouse.open_reader(db) as wh:
+        found = wh.audit_estimate("tiny", "people_tiny", ["P@10", "RBP(p=0.8)@20"], collection="trec8",
+                                  differences=True, all_pairs=True)  # fmt: skip
+    runs, pairs = found.runs, found.pairs
+    for column in ("ci_low", "ci_high", "human_low", "human_high"):
+        assert runs[column].between(0.0, 1.0).all(), column
+    assert pairs["ci_low"].between(-1.0, 1.0).all() and pairs["ci_high"].between(-1.0, 1.0).all()
+    assert ((runs["ci_low"] == 0) | (runs["ci_high"] == 1) | (runs["human_high"] == 1)).any()  # some were clipped
+    assert (runs["ci_low"] <= runs["ci_high"]).all()
+    for measure, rows in runs.groupby("measure"):
+        values = rows[["estimate", "human"]]
+        outside = sorted(rows.loc[~values.apply(lambda c: c.between(0.0, 1.0)).all(axis=1), "run_id"])
+        note = [n for n in found.notes if n.startswith(f"{measure}: the estimate or the audit-only estimate")]
+        if outside:
+            assert len(note) == 1 and f"of {len(outside)} of 4 runs ({', '.join(outside)})" in note[0]
+        else:
+            assert not note
+    assert any(n.startswith("P@10: the estimate or the audit-only estimate") for n in found.notes)
 
 
 def test_refusals(audited) -> None:
@@ -441,7 +485,7 @@ def test_report_shows_each_audit_with_its_people_labels(audited, tmp_path: Path)
     effective = float((expected["effective_n"] / expected["audited"]).median())
     assert f"Median effective human labels per audited unit: {effective:.2f}" in page
     # a topics audit's caption says how its intervals were made: the machine's points
-    low, high = (topics.runs["estimate"] - topics.runs[["ci_high", "ci_low"]].T).T.div(topics.runs["se"], axis=0).iloc[0]
+    low, high = _points(topics.notes, "AP")
     assert f"Intervals are estimate - u se, u from {low:.2f} to {high:.2f}, the points of the studentised" in page
 
 

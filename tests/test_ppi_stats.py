@@ -349,3 +349,27 @@ def test_given_quantiles_make_both_intervals() -> None:
     np.testing.assert_allclose(plain.upper - plain.estimate, stats.t.ppf(0.975, plain.df) * plain.se)
     with pytest.raises(MetricParamError, match="quantiles"):
         design_estimate(y, f, [11.0, 9.0], population=[40], quantiles=(2.0, -2.0))
+
+
+def test_limits_clip_both_intervals_and_nothing_else() -> None:
+    """``limits`` (a measure's range, methods §15.4): each bound of both intervals is clipped to it,
+    an interval wholly outside collapses onto the nearer limit; estimates, standard errors and
+    p-values are those without limits."""
+    rng = np.random.default_rng(3)
+    y = rng.binomial(1, 0.1, size=(12, 5)) / 10.0  # small totals: the intervals reach below 0
+    f = np.clip(y + rng.normal(0, 0.05, size=y.shape), 0, None)
+    total = f.sum(axis=0) * 8
+    free = design_estimate(y, f, total, population=[100])
+    held = design_estimate(y, f, total, population=[100], limits=(0.0, 0.5))
+    assert (free.lower < 0).any() and (free.human_lower < 0).any()
+    for name in ("estimate", "se", "human", "human_se", "p_value", "weight", "effective_n", "df"):
+        np.testing.assert_array_equal(getattr(held, name), getattr(free, name))
+    for name in ("lower", "upper", "human_lower", "human_upper"):
+        np.testing.assert_array_equal(getattr(held, name), np.clip(getattr(free, name), 0.0, 0.5))
+    assert (held.lower >= 0).all() and (held.upper <= 0.5).all()
+    # an interval wholly below the range becomes the point at its low end
+    below = design_estimate(y - 1, f - 1, total - 1200, population=[100], limits=(0.0, 1.0))
+    assert (below.upper == 0).all() and (below.lower == 0).all()
+    for bad in ((1.0, 0.0), (0.0, 0.0), (float("nan"), 1.0)):
+        with pytest.raises(MetricParamError, match="limits"):
+            design_estimate(y, f, total, population=[100], limits=bad)

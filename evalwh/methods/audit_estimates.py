@@ -214,6 +214,24 @@ def beta_checks(record: dict[str, Any], measures: Sequence[catalog.Measure], pro
             raise MetricParamError(f"--interval beta estimates P@k (a count of relevant pairs), not {m}: use --interval t")
 
 
+def _outside_note(m: catalog.Measure, e: Any, run_ids: list[str]) -> list[str]:
+    """A note naming the runs whose estimate, or audit-only estimate, lies outside the measure's range,
+    whose intervals were clipped to it (methods §15.4); none when the measure declares no range or
+    none lies outside."""
+    if m.metric.limits is None:
+        return []
+    low, high = m.metric.limits
+    values = np.stack([e.estimate, e.human])
+    inside = ((values >= low - 1e-12) & (values <= high + 1e-12)).all(axis=0)
+    outside = [r for r, ok in zip(run_ids, inside, strict=True) if not ok]
+    if not outside:
+        return []
+    named = ", ".join(outside[:5]) + (f" and {len(outside) - 5} more" if len(outside) > 5 else "")
+    return [f"{m}: the estimate or the audit-only estimate of {len(outside)} of {len(run_ids)} runs ({named}) lies "
+            f"outside {m.metric.name}'s range [{low:g}, {high:g}] (an unbiased estimate can, on a small audit); the "
+            "intervals are clipped to the range (methods §15.4)"]
+
+
 def estimate(
     wh: Store, collection: str, audit_id: str, human_id: str, measures: Sequence[str], *,
     runs: Sequence[str] | None = None, probabilities: bool = False, level: float = 0.95, rel: float = 1.0,
@@ -251,7 +269,10 @@ def estimate(
             post-stratified by the audit's strata and the machine's label, with its Jeffreys
             posterior interval (:func:`evalwh.stats.ppi_counts.poststratified_count`, methods
             §15.7; ``weight`` NaN). The differences' intervals and p-values, and the ranks, are
-            prediction-powered with Student's t either way.
+            prediction-powered with Student's t either way. The intervals of a measure whose SQL
+            header declares its range (``Metric.limits``) are clipped to it, a difference's to
+            minus to plus its width; the estimates are not (a note names the runs whose estimate
+            lies outside; methods §15.4).
 
     Raises:
         NotFoundError: for an unknown audit, set or run.
@@ -351,9 +372,11 @@ def estimate(
         a = np.array([index[p[0]] for p in pairs])
         b = np.array([index[p[1]] for p in pairs])
         alpha = interval_alpha("t", correction, 1 - level, len(pairs))
+        span = None if m.metric.limits is None else m.metric.limits[1] - m.metric.limits[0]
         d = design_estimate(y[:, a] - y[:, b], f[:, a] - f[:, b], total[a] - total[b], strata=unit_strata,
                             population=population, weight=weight, level=1 - alpha,
-                            bound=None if bound is None else bound[a] + bound[b])  # fmt: skip
+                            bound=None if bound is None else bound[a] + bound[b],
+                            limits=None if span is None else (-span, span))  # fmt: skip
         adjusted = adjust_p(d.p_value, correction)
         return pd.DataFrame({
             "measure": str(m), "run_a": [p[0] for p in pairs], "run_b": [p[1] for p in pairs],
@@ -372,7 +395,7 @@ def estimate(
                                                            human_id, rel)  # fmt: skip
             points = machine_quantiles(per_topic, len(units), level=level) if calibrated else None
             e = design_estimate(y, f, total, strata=unit_strata, population=population, weight=weight, level=level,
-                                bound=bound, quantiles=points)  # fmt: skip
+                                bound=bound, quantiles=points, limits=m.metric.limits)  # fmt: skip
             if calibrated:  # the runs' intervals (result.runs), also beside differences
                 t = float(stats.t.ppf((1 + level) / 2, max(len(units) - 1, 1)))
                 notes.append(f"{m}: intervals are estimate - u se, u from {points[0]:.2f} to {points[1]:.2f}, the points of "
@@ -388,6 +411,7 @@ def estimate(
                              "intervals their Jeffreys posterior's; weight is not used (methods §15.7)"
                              + ("; differences and ranks stay prediction-powered (Student's t)" if family or ranks else ""))  # fmt: skip
             else:
+                notes.extend(_outside_note(m, e, run_ids))
                 out_runs.append(pd.DataFrame({
                     "measure": str(m), "run_id": run_ids, "design": record["design"], "estimate": e.estimate,
                     "ci_low": e.lower, "ci_high": e.upper, "se": e.se, "human": e.human, "human_low": e.human_lower,

@@ -196,6 +196,7 @@ def design_estimate(
     bound: ArrayLike | None = None,
     share_weight: bool = True,
     quantiles: tuple[float, float] | None = None,
+    limits: tuple[float, float] | None = None,
 ) -> DesignEstimate:
     """Estimate ``sum_i y_i`` over a population from an audited sample and the machine's ``f``.
 
@@ -219,9 +220,14 @@ def design_estimate(
             intervals are then ``[estimate - u_high se, estimate - u_low se]``
             (:func:`machine_quantiles` reads them off the machine's own values; methods §15.4).
             The p-value stays Student's.
+        limits: ``(low, high)``, the values the total can take (a measure's range, e.g. ``(0, 1)``
+            for P@k as a mean over topics): both intervals are clipped to it, which changes no
+            interval's coverage, since the total lies in it. The estimate is not moved (unbiased, it
+            can leave the range on a small audit). None: no clipping.
 
     Raises:
-        MetricParamError: for shapes, non-finite values or a level outside (0, 1).
+        MetricParamError: for shapes, non-finite values, a level outside (0, 1) or limits not
+            increasing.
         InsufficientDataError: for a stratum with fewer than two audited units (its variance is
             unknown) though it has more units, or more audited than it has.
 
@@ -233,6 +239,8 @@ def design_estimate(
     """
     if not 0 < level < 1:
         raise MetricParamError(f"prediction-powered estimate: level {level} must lie in (0, 1)")
+    if limits is not None and not (len(limits) == 2 and not np.isnan(limits).any() and limits[0] < limits[1]):
+        raise MetricParamError(f"prediction-powered estimate: limits {limits} must be (low, high) with low < high")
     if quantiles is not None and not (np.isfinite(quantiles).all() and quantiles[0] < quantiles[1]):
         raise MetricParamError(f"prediction-powered estimate: quantiles {quantiles} must be finite and increasing")
     ys, fs = _columns(y, "y"), _columns(f, "f")
@@ -318,10 +326,15 @@ def design_estimate(
         )
         t_stat = np.where(se > 0, np.abs(estimate) / se, np.where(estimate == 0, 0.0, np.inf))
     p_value = 2 * stats.t.sf(t_stat, dof)
+    low, high = (-np.inf, np.inf) if limits is None else (float(limits[0]), float(limits[1]))
+
+    def clip(values: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.clip(values, low, high)
+
     return DesignEstimate(
-        estimate=estimate, se=se, lower=estimate - below * se, upper=estimate + above * se,
-        human=human, human_se=human_se, human_lower=human - below * human_se,
-        human_upper=human + above * human_se, machine=total, weight=lam, effective_n=effective,
+        estimate=estimate, se=se, lower=clip(estimate - below * se), upper=clip(estimate + above * se),
+        human=human, human_se=human_se, human_lower=clip(human - below * human_se),
+        human_upper=clip(human + above * human_se), machine=total, weight=lam, effective_n=effective,
         p_value=p_value, n=n, df=dof, level=level,
     )  # fmt: skip
 
