@@ -332,6 +332,12 @@ def test_intervals_are_clipped_to_the_measures_range(audited) -> None:
         else:
             assert not note
     assert any(n.startswith("P@10: the estimate or the audit-only estimate") for n in found.notes)
+    beyond = pairs[pairs["diff"].abs() > 1]
+    note = [n for n in found.notes if n.startswith("P@10: the estimated difference of")]
+    assert len(beyond[beyond["measure"] == "P@10"]) > 0  # this audit has such a pair
+    assert note == [f"P@10: the estimated difference of {len(beyond[beyond['measure'] == 'P@10'])} of 6 pairs lies "
+                    "outside [-1, 1] (an unbiased estimate can, on a small audit); the intervals are clipped to it "
+                    "(methods §15.4)"]  # fmt: skip
 
 
 def test_refusals(audited) -> None:

@@ -271,8 +271,8 @@ def estimate(
             §15.7; ``weight`` NaN). The differences' intervals and p-values, and the ranks, are
             prediction-powered with Student's t either way. The intervals of a measure whose SQL
             header declares its range (``Metric.limits``) are clipped to it, a difference's to
-            minus to plus its width; the estimates are not (a note names the runs whose estimate
-            lies outside; methods §15.4).
+            minus to plus its width; the estimates are not (notes name the runs whose estimate lies
+            outside, and count such differences; methods §15.4).
 
     Raises:
         NotFoundError: for an unknown audit, set or run.
@@ -420,6 +420,13 @@ def estimate(
                 }))  # fmt: skip
             if family:
                 out_pairs.append(paired(m, y, f, total, bound, family))
+                if m.metric.limits is not None:  # a difference lies within minus to plus the range's width
+                    width = m.metric.limits[1] - m.metric.limits[0]
+                    beyond = int((out_pairs[-1]["diff"].abs() > width + 1e-12).sum())
+                    if beyond:
+                        notes.append(f"{m}: the estimated difference of {beyond} of {len(family)} pairs lies outside "
+                                     f"[-{width:g}, {width:g}] (an unbiased estimate can, on a small audit); the intervals "
+                                     "are clipped to it (methods §15.4)")  # fmt: skip
             if ranks:
                 every_pairs = out_pairs[-1] if family == every else paired(m, y, f, total, bound, every)
                 found = rank_intervals(  # widened to Student's intervals, also for a topics audit (methods §15.5)
