@@ -324,8 +324,9 @@ def graded_topic(draw: st.DrawFn) -> tuple[dict[str, float], list[str]]:
 def test_values_lie_in_the_declared_range(wh: Warehouse, topic: tuple[dict[str, float], list[str]]) -> None:
     """A metric whose SQL header declares ``range: low, high`` (``Metric.limits``) never leaves it:
     ``audit estimate`` clips its intervals to it (methods §15.4), which is safe only if no value,
-    per topic or averaged, lies outside. Every such metric, at depth 5 and whole-list, on graded
-    topics with negative and fractional grades, unjudged documents and no relevant document."""
+    per topic or averaged, lies outside. Every such metric, at depth 5 and whole-list, and some with
+    parameters away from their defaults, on graded topics with negative and fractional grades,
+    unjudged documents and no relevant document."""
     from small_collection import catalog_specs
 
     from evalwh.measures import catalog
@@ -333,6 +334,11 @@ def test_values_lie_in_the_declared_range(wh: Warehouse, topic: tuple[dict[str, 
     judged, ranking = topic
     specs = [spec for spec in catalog_specs() if catalog.parse(spec).metric.limits is not None]
     assert len(specs) > 40  # (37 metrics declare one; those with an optional k twice)
+    specs += [  # parameters and options away from their defaults
+        "Compat(normalize=false)", "Compat(p=0.5)", "RBP_trunc(rescale=false)@5", "ERR(max_rel=1)@5",
+        "ERR(gains={3:10, 1:-2})@5", "set_F(beta=0)", "set_F(beta=5)", "RBP(p=0.99)", "P(rel=2)@5",
+        "AP(judged_only=true)", "nDCG(judged_only=true)@5", "bpref(rel=2)", "R(rel=3)@5",
+    ]  # fmt: skip
     collection = ingest(wh, {"t": judged}, {"r": {"t": ranking}})
     for (_, spec), value in values(wh, collection, specs).items():
         low, high = catalog.parse(spec).metric.limits
