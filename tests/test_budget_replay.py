@@ -259,3 +259,87 @@ def test_issue_52_class_3_hybrid_default_ids_name_selections_calibration_budgets
     with pytest.raises(EvalWhError, match="made with other options"):
         wh.budget(collection="s", machine="llm", budgets=["20%"], selections=["random"], seeds=[0, 1], measure="P@5",
                   experiment_id="hybrid-llm-random-isotonic-20pct-seeds0+1")  # fmt: skip
+
+
+def _mean_scores(qrels: dict[str, dict[str, int]], run_dict: dict[str, dict[str, dict[str, float]]], measure: str,
+                 topics: list[str]) -> np.ndarray:  # fmt: skip
+    """pytrec_eval's mean of ``measure`` over ``topics`` per run (sorted by run id); a topic a run misses scores 0."""
+    import pytrec_eval
+
+    evaluator = pytrec_eval.RelevanceEvaluator({t: qrels.get(t, {}) for t in topics}, {measure})
+    means = []
+    for run in sorted(run_dict):
+        got = evaluator.evaluate({t: run_dict[run][t] for t in topics if t in run_dict[run]})
+        means.append(sum(got.get(t, {}).get(measure, 0.0) for t in topics) / len(topics))
+    return np.round(np.asarray(means), 12)
+
+
+def _run_dict(wh: Warehouse) -> dict[str, dict[str, dict[str, float]]]:
+    runs: dict[str, dict[str, dict[str, float]]] = {}
+    for run, topic, doc, score in wh.sql("SELECT run_id, query_id, doc_id, score FROM run_results").itertuples(index=False):
+        runs.setdefault(run, {}).setdefault(topic, {})[doc] = float(score)
+    return runs
+
+
+def _qrels_dict(frame: pd.DataFrame) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    for topic, doc, grade in frame[["query_id", "doc_id", "relevance"]].itertuples(index=False):
+        qrels.setdefault(str(topic), {})[str(doc)] = int(grade)
+    return qrels
+
+
+def test_ndcg_replay_ranks_the_runs_by_ndcg() -> None:
+    """The leaderboard of an nDCG replay is nDCG's (it was the judged share A_p's, listed first in the scores).
+
+    Each budget's judged prefix is rebuilt from the depth order, scored by pytrec_eval, and
+    Kendall's tau_b of the runs' means against the reference's taken by scipy.
+    """
+    from scipy import stats
+
+    wh = _depth7()
+    rows = wh.budget(collection="s", strategies=["depth"], budgets=["25%", "50%", "75%"], depth=7, runs_from="all",
+                     measure="nDCG@10", store=False)  # fmt: skip
+    judged = wh.budget(collection="s", strategies=["depth"], budgets=["25%", "50%", "75%"], depth=7, runs_from="all",
+                       measure="A_p@10", store=False)  # fmt: skip
+    reference = wh.sql("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
+    topics = sorted(reference[reference["relevance"] >= 1]["query_id"].unique())
+    run_dict = _run_dict(wh)
+    order = candidate_order(wh, "s", wh.run_ids("s"), depth=7, qrels_id="default", strategy="depth")
+    truth = _mean_scores(_qrels_dict(reference), run_dict, "ndcg_cut_10", topics)
+    pairs = zip(rows["budget"], rows["kendall_tau_b"], judged["kendall_tau_b"], strict=True)
+    for budget, tau_b, tau_judged in pairs:
+        kept = apply_budget(order, int(budget), "total")[["query_id", "doc_id"]].merge(reference, on=["query_id", "doc_id"])
+        means = _mean_scores(_qrels_dict(kept), run_dict, "ndcg_cut_10", topics)
+        assert tau_b == pytest.approx(stats.kendalltau(truth, means).statistic, abs=1e-12), budget
+        assert tau_b != pytest.approx(tau_judged), budget  # the judged share ranks the runs otherwise here
+
+
+def test_hybrid_keeps_the_peoples_grades_for_ndcg(tmp_path: Path) -> None:
+    """People judging every pair give the reference's leaderboard under graded nDCG (tau_b 1); part of
+    the pairs: the hybrid set is people's grades where they judged, the threshold grade where the
+    calibrated machine says relevant, and its tau_b is scipy's on pytrec_eval's nDCG of that set."""
+    from scipy import stats
+
+    from evalwh.methods.budget import simulated_judge
+
+    wh = _depth7()
+    reference = wh.sql("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
+    judge = simulated_judge(reference, bias=1.0, seed=5)
+    path = tmp_path / "llm.csv"
+    judge.to_csv(path, index=False)
+    wh.ingest_qrels(path, collection="s", qrels_id="llm")
+    full = wh.budget(collection="s", machine="llm", budgets=["100%"], selections=["random"], measure="nDCG@10", store=False)
+    people = full[full["strategy"] != "machine"]
+    assert people["kendall_tau_b"].tolist() == pytest.approx([1.0, 1.0])
+    assert people["tau_ap"].tolist() == pytest.approx([1.0, 1.0])
+    rows = wh.budget(collection="s", machine="llm", budgets=["30%"], selections=["random"], measure="nDCG@10",
+                     experiment_id="h", store_sets=True)  # fmt: skip
+    sets = wh.sql("SELECT qrels_id, query_id, doc_id, relevance FROM qrels WHERE qrels_id LIKE 'h-%'")
+    human, inferred = (sets[sets["qrels_id"].str.endswith(end)] for end in ("-human", "-inferred"))
+    assert set(human["relevance"]) == {0.0, 1.0, 2.0} and set(inferred["relevance"]) <= {0.0, 1.0}
+    topics = sorted(reference[reference["relevance"] >= 1]["query_id"].unique())
+    run_dict = _run_dict(wh)
+    truth = _mean_scores(_qrels_dict(reference), run_dict, "ndcg_cut_10", topics)
+    hybrid = _mean_scores(_qrels_dict(pd.concat([human, inferred])), run_dict, "ndcg_cut_10", topics)
+    got = rows.set_index("strategy").loc["random+calibrated", "kendall_tau_b"]
+    assert got == pytest.approx(stats.kendalltau(truth, hybrid).statistic, abs=1e-12)

@@ -26,6 +26,7 @@ from evalwh.methods.budget.replays import (
     RESULT_COLUMNS,
     SELECTIONS,
     _reference_labels,
+    canonical_measure,
     compare_to_reference,
     parse_budgets,
     store_results,
@@ -260,11 +261,13 @@ def hybrid(
     if pairs.empty:
         raise InsufficientDataError(f"budget: machine set {machine!r} shares no pair with {reference!r}")
     prob = pairs["prob_relevant"].to_numpy(dtype=np.float64)
-    truth = (pairs["relevance"].to_numpy(dtype=np.float64) >= rel).astype(np.float64)
+    graded = pairs["relevance"].to_numpy(dtype=np.float64)  # what people said, grades kept for graded measures
+    truth = (graded >= rel).astype(np.float64)
     total_relevant = int(truth.sum())
     counts = parse_budgets(budgets, len(pairs), pairs["query_id"].nunique(), "total")
     frames = [ref_labels.assign(label_id="reference")]
-    uncalibrated = (prob >= 0.5).astype(np.float64)
+    # a machine's fill is relevant or not: a relevant pair takes the grade rel, the threshold's
+    uncalibrated = np.where(prob >= 0.5, rel, 0.0)
     frames.append(pairs[["query_id", "doc_id"]].assign(relevance=uncalibrated, label_id="machine|None|0"))
     meta = [_hybrid_meta("machine", None, 0, len(pairs), np.zeros(len(pairs), bool), truth, total_relevant)]
     stored_sets: list[tuple[str, str, pd.DataFrame, pd.DataFrame, dict[str, Any]]] = []
@@ -287,21 +290,21 @@ def hybrid(
                 chosen[choose_pairs(prob, budget, selection, rng, truth=truth)] = True
                 f = calibrate(prob[chosen], truth[chosen], calibration)
                 calibrated = f(prob)
-                for fill, values in (("calibrated", (calibrated >= 0.5).astype(np.float64)), ("uncalibrated", uncalibrated)):
+                for fill, values in (("calibrated", np.where(calibrated >= 0.5, rel, 0.0)), ("uncalibrated", uncalibrated)):
                     label = f"{selection}+{fill}|{seed}|{budget}"
-                    labels = np.where(chosen, truth, values)
+                    labels = np.where(chosen, graded, values)
                     frames.append(pairs[["query_id", "doc_id"]].assign(relevance=labels, label_id=label))
                     meta.append(_hybrid_meta(f"{selection}+{fill}", seed, budget, len(pairs), chosen, truth, total_relevant))
                 if store_sets and seed == seeds[0]:
                     human = pairs.loc[chosen, ["query_id", "doc_id", "relevance"]]
-                    rest = pairs.loc[~chosen, ["query_id", "doc_id"]].assign(relevance=(calibrated[~chosen] >= 0.5).astype(float))
+                    rest = pairs.loc[~chosen, ["query_id", "doc_id"]].assign(relevance=np.where(calibrated[~chosen] >= 0.5, rel, 0.0))
                     info = {"selection": selection, "budget": budget, "seed": seed, "calibration": calibration}
                     stored_sets.append((selection, str(budget), human, rest, info))
             score(frames)
     if frames:
         score(frames)
     scores = pd.concat(score_frames, ignore_index=True)
-    measure_name = str(scores[scores["measure"] != f"A_p@{judged_depth}"]["measure"].iloc[0])
+    measure_name = canonical_measure(measure)
     compared = compare_to_reference(
         scores, measure_name, f"A_p@{judged_depth}", "reference", test=test, correction=correction, alpha=alpha
     )

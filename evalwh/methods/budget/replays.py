@@ -90,6 +90,13 @@ def _measure_depth(measure: str, depth: int) -> int:
     return int(k) if k is not None else depth
 
 
+def canonical_measure(measure: str) -> str:
+    """The name :func:`score_label_sets` gives ``measure``'s values (one spec)."""
+    from evalwh.measures import catalog
+
+    return str(catalog.expand([measure])[0])
+
+
 def compare_to_reference(
     scores: pd.DataFrame,
     measure: str,
@@ -271,7 +278,7 @@ def replay(
         if progress:
             progress(done + 1, len(replays))
     scores = pd.concat(score_frames, ignore_index=True)
-    measure_name = str(scores["measure"].iloc[0]) if len(scores) else measure
+    measure_name = canonical_measure(measure)  # the scores hold the judged share A_p beside it
     compared = compare_to_reference(
         scores, measure_name, judged_measure, "reference", test=test, correction=correction, alpha=alpha
     )
