@@ -28,6 +28,14 @@ FOLD_WIDER_THAN = 12
 """On a narrow terminal, only columns wider than this fold onto more lines."""
 
 
+def require_output(fmt: OutputFormat, output: Path | None) -> None:
+    """Refuse ``--format parquet`` without ``--output`` (a command calls it before its work, too)."""
+    from evalwh.errors import EvalWhError
+
+    if fmt is OutputFormat.parquet and output is None:
+        raise EvalWhError("--format parquet writes a file; give --output FILE")
+
+
 def render(
     frame: pd.DataFrame,
     fmt: OutputFormat,
@@ -50,11 +58,8 @@ def render(
             the table format prints it when the output is not a terminal, or when the wide
             view would not fit the terminal.
     """
-    from evalwh.errors import EvalWhError
-
     if fmt is OutputFormat.parquet:
-        if output is None:
-            raise EvalWhError("--format parquet writes a file; give --output FILE")
+        require_output(fmt, output)
         from evalwh.io.files import atomic_path
 
         with atomic_path(output) as part:
@@ -64,7 +69,7 @@ def render(
     if fmt is OutputFormat.csv:
         text = csv_text(frame, safe=CSV_SAFE["on"])
     elif fmt is OutputFormat.json:
-        text = frame.to_json(orient="records", lines=True, double_precision=15)
+        text = _iso_times(frame).to_json(orient="records", lines=True, double_precision=15)
     elif fmt in (OutputFormat.markdown, OutputFormat.latex):
         from evalwh.present import paper_table
 
@@ -99,6 +104,20 @@ def render(
     if long_form is not None and (len(frame.columns) > WIDE_COLUMNS or _natural_width(cells) > console.width):
         cells = _cells(long_form, digits)
     console.print(_rich_table(cells, title, console.width))
+
+
+def _iso_times(frame: pd.DataFrame) -> pd.DataFrame:
+    """Timestamps as ISO 8601 text (``2026-12-07T21:32:21.583156``), as CSV and the table show them,
+    not JSON's epoch milliseconds."""
+    import pandas as pd
+
+    times = [c for c in frame.columns if pd.api.types.is_datetime64_any_dtype(frame[c])]
+    if not times:
+        return frame
+    out = frame.copy()
+    for column in times:
+        out[column] = out[column].dt.strftime("%Y-%m-%dT%H:%M:%S.%f").where(out[column].notna(), None)
+    return out
 
 
 CSV_SAFE = {"on": False}

@@ -188,7 +188,7 @@ def complete(
 @handle_errors
 @default_collection
 def export(
-    pool: Annotated[str, typer.Argument(help="A stored pool (evalwh pool list).")],
+    pool: Annotated[str, typer.Argument(help="A stored pool or audit (evalwh pool list, evalwh audit list).")],
     output: Annotated[Path, typer.Option("--output", "-o", help="File to write the tasks to.", dir_okay=False)],
     collection: CollectionOption = None,
     task_format: Annotated[str, typer.Option("--task-format", help="'jsonl' or 'tsv'.")] = "jsonl",
@@ -204,9 +204,11 @@ def export(
 
     Example: evalwh pool export bandit8683t-pool100-pooled -c trec8 -o tasks.jsonl --topics topics.tsv --documents docs.jsonl
     """
+    from evalwh.methods.audits import require_pool_or_audit
     from evalwh.warehouse import Warehouse
 
     with Warehouse.open_reader(db) as wh:
+        require_pool_or_audit(wh, wh.default_collection(collection), pool)  # the message names both kinds
         count = wh.export_pool(pool, output, collection=collection, fmt=task_format, topics=topics, documents=documents)
     typer.echo(f"{count} judging tasks written to {output}", err=True)
 

@@ -38,15 +38,22 @@ _SPACE = re.compile(r"[ \t\n\r\x0b\x0c\x00]")
 
 
 def is_probabilities(data: bytes) -> bool:
-    """Whether a file's first bytes are a LARA probability CSV header.
+    """Whether a file's first bytes are a LARA probability CSV header, or one that starts as it does.
+
+    A header ``topic_id,doc_id,annotation`` without the probability columns counts, so that its
+    reader names what is missing (rather than a qrels reader miscounting its fields).
 
     Examples:
         >>> is_probabilities(b"topic_id,doc_id,annotation,prob_yes,prob_no\\n"), is_probabilities(b"401 0 d 1\\n")
         (True, False)
+        >>> is_probabilities(b"topic_id,doc_id,annotation\\n")
+        True
     """
     first = data.removeprefix(b"\xef\xbb\xbf").lstrip().split(b"\n", 1)[0].strip().decode("utf-8", "replace")
     names = [n.strip() for n in first.split(",")]
-    return len(names) >= 4 and names[0] in TOPIC_FIELDS and names[1] == "doc_id" and names[3].startswith("prob_")
+    if len(names) < 3 or names[0] not in TOPIC_FIELDS or names[1] != "doc_id":
+        return False
+    return names[2] == "annotation" or (len(names) >= 4 and names[3].startswith("prob_"))
 
 
 @dataclass
@@ -66,9 +73,14 @@ class Probabilities:
 
 def _layout(names: list[str], label: str, line: int) -> list[int]:
     """The positions of the probability columns, by grade (no, yes / 0..k); or an error."""
-    if len(names) < 4 or names[0] not in TOPIC_FIELDS or names[1:3] != ["doc_id", "annotation"]:
+    if len(names) < 3 or names[0] not in TOPIC_FIELDS or names[1:3] != ["doc_id", "annotation"]:
         raise IngestError(label, line, "expected the header topic_id,doc_id,annotation,prob_yes,prob_no (or prob_0,...,prob_k)")
     rest = names[3:]
+    if not any(rest):
+        raise IngestError(
+            label, line, f"the LARA header {','.join(names[:3])} lacks the probability columns prob_yes,prob_no "
+            "(or prob_0,...,prob_k) after annotation",
+        )  # fmt: skip
     if rest == ["prob_yes", "prob_no"]:
         return [4, 3]  # by grade: no (0), then yes (1)
     if rest == [f"prob_{g}" for g in range(len(rest))] and len(rest) >= 2:

@@ -40,6 +40,7 @@ DESIGNS = ("pairs", "topics")
 STRATIFY = ("topic", "grade")
 LINEAR = ("P", "RBP", "dcg")  # measures linear in the labels at a fixed ranking
 IMPLAUSIBLE_P = 1e-3  # a declared audit whose sample departs from the frame this clearly is refused
+TOPIC_DRAWS = 9999  # samples of the topic test's null distribution (its p-value is at least 1/10000)
 RANK_BINS = (
     1,
     2,
@@ -117,7 +118,7 @@ def draw_sample(
         topics = np.asarray(sorted(frame["query_id"].unique()))
         if not 2 <= size <= len(topics):
             raise MetricParamError(
-                f"audit: {size} topics asked for; the frame has {len(topics)} (give 2 to all)"
+                f"audit: {size} topics asked for; the frame has {len(topics)} (give 2 to {len(topics)})"
             )
         chosen = topics[rng.permutation(len(topics))[:size]]
         place = {topic: i for i, topic in enumerate(chosen)}
@@ -131,7 +132,7 @@ def draw_sample(
     else:
         if not 2 <= size <= len(frame):
             raise MetricParamError(
-                f"audit: {size} pairs asked for; the frame has {len(frame)} (give 2 to all)"
+                f"audit: {size} pairs asked for; the frame has {len(frame)} (give 2 to {len(frame)})"
             )
         if stratify is None:
             labels = np.zeros(len(frame), dtype=np.int64)
@@ -187,8 +188,9 @@ def check_declared(
 
     For pairs, within each stratum the audited pairs' best ranks over the runs and machine
     grades are set against the frame's shares (Pearson's chi-square, expected counts summed
-    over the strata); a p-value below 0.001 refuses the audit, naming the largest departure.
-    For topics, each audited topic must be complete (every frame pair of it audited).
+    over the strata), and their topics against the stratum's (:func:`topic_spread`); a p-value
+    below 0.001 refuses the audit, naming the largest departure. For topics, each audited
+    topic must be complete (every frame pair of it audited).
     """
     from scipy import stats
 
@@ -236,11 +238,79 @@ def check_declared(
         label = names[int(worst)] if what == "best rank" else str(worst)
         found.append((p, f"{what}: chi-square p = {p:.3g}, {what} {label} has {int(observed[worst])} audited "
                          f"pairs where a random sample has {expected[worst]:.1f}"))  # fmt: skip
+    spread = topic_spread(frame["query_id"].astype(str).to_numpy(), strata_of.to_numpy(str), np.asarray(inside))
+    if spread is not None:
+        p, topic, stratum, seen, expected = spread
+        where = "" if stratum is None else f" of stratum {stratum}"
+        found.append((p, f"topic: chi-square p = {p:.3g} (Monte Carlo), topic {topic} has {seen} audited pairs{where} "
+                         f"where a random sample has {expected:.1f}"))  # fmt: skip
     note = "; ".join(text for _, text in found)
     bad = [text for p, text in found if p < IMPLAUSIBLE_P]
     if bad:
         return "not a plausible random sample of the frame: " + bad[0], note
     return None, note
+
+
+def topic_spread(
+    topics: np.ndarray, strata: np.ndarray, inside: np.ndarray, *, draws: int = TOPIC_DRAWS, seed: int = 0
+) -> tuple[float, str, str | None, int, float] | None:  # fmt: skip
+    """Whether the audited pairs spread over the topics as a random sample of each stratum would.
+
+    Pearson's statistic ``sum_h sum_t (O_ht - E_ht)^2 / E_ht`` with ``E_ht = n_h N_ht / N_h``
+    (``N_ht`` the stratum's frame pairs of topic ``t``, ``n_h`` its audited pairs) is set against
+    ``draws`` audits drawn as the design draws them (the counts of a simple random sample of
+    each stratum: multivariate hypergeometric); the p-value is ``(1 + b) / (draws + 1)``, ``b``
+    the draws at least as far off (a Monte Carlo test, Hope 1968; exact whatever the counts).
+
+    Args:
+        topics: Each frame pair's topic.
+        strata: Each frame pair's stratum.
+        inside: Whether each frame pair was audited.
+        draws: Audits drawn for the null distribution.
+        seed: Their seed (one audit's note is the same every time).
+
+    Returns:
+        ``(p, topic, stratum, audited, expected)`` with the topic and stratum (None when there is
+        one) furthest from a random sample's count, or None when no stratum has an audited
+        pair, pairs left and two topics (a topic-stratified design fixes the counts).
+    """
+    table = pd.crosstab(strata, topics)
+    population = table.to_numpy(np.int64)
+    observed = pd.crosstab(strata[inside], topics[inside]).reindex_like(table).fillna(0).to_numpy(np.int64)
+    n_h = observed.sum(axis=1)
+    expected = population * (n_h / population.sum(axis=1))[:, None]
+    rows = [h for h in range(len(table))
+            if 0 < n_h[h] < population[h].sum() and np.count_nonzero(population[h]) >= 2]  # fmt: skip
+    if not rows:
+        return None
+    seen = sum(float(_pearson(observed[h][None, :], expected[h])[0]) for h in rows)
+    null = _null_pearson(population[rows], n_h[rows], expected[rows], draws, seed)
+    p = (1 + int(np.count_nonzero(null >= seen * (1 - 1e-9)))) / (draws + 1)
+    departure = np.abs(observed - expected) / np.sqrt(np.where(expected > 0, expected, np.inf))
+    departure[[h for h in range(len(table)) if h not in rows]] = -1.0
+    h, t = np.unravel_index(int(np.argmax(departure)), departure.shape)
+    stratum = None if len(table) == 1 else str(table.index[h])
+    return p, str(table.columns[t]), stratum, int(observed[h, t]), float(expected[h, t])
+
+
+def _pearson(counts: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """Pearson's statistic of each row of ``counts`` against ``expected`` (cells expecting none left out)."""
+    keep = expected > 0
+    return (((counts[:, keep] - expected[keep]) ** 2) / expected[keep]).sum(axis=1)
+
+
+def _null_pearson(
+    population: np.ndarray, sampled: np.ndarray, expected: np.ndarray, draws: int, seed: int
+) -> np.ndarray:
+    """Pearson's statistic, summed over the strata (rows), of ``draws`` simple random samples of each."""
+    rng = np.random.default_rng(seed)
+    out = np.zeros(draws)
+    step = max(1, 2_000_000 // population.shape[1])  # draws at a time: a few million counts in memory
+    for colours, n, wanted in zip(population, sampled, expected, strict=True):
+        for start in range(0, draws, step):
+            counts = rng.multivariate_hypergeometric(colours, int(n), size=min(step, draws - start))
+            out[start : start + len(counts)] += _pearson(counts, wanted)
+    return out
 
 
 # -- unit values (pure) ----------------------------------------------------------------------
@@ -353,6 +423,13 @@ def frame_pairs(wh: Store, collection: str, frame_id: str, machine_id: str) -> p
     return frame
 
 
+def _check_id(audit_id: str) -> None:
+    """Refuse an audit id a pool id could not be (empty, whitespace): `pool export` takes either."""
+    from evalwh.store.ingest.frames import check_name
+
+    check_name(audit_id, "audit id")
+
+
 def _store(
     wh: Store, collection: str, audit_id: str, row: dict[str, Any], pairs: pd.DataFrame, strata: pd.DataFrame,
     *, replace: bool,
@@ -362,9 +439,8 @@ def _store(
         [collection, audit_id],
     ).fetchone()[0]
     if exists and not replace:
-        raise EvalWhError(
-            f"audit {audit_id!r} exists in collection {collection!r}; give --replace to draw it anew"
-        )
+        anew = "declare it anew" if row["declared"] else "draw it anew"
+        raise EvalWhError(f"audit {audit_id!r} exists in collection {collection!r}; give --replace to {anew}")
     pools = wh.con.execute(
         "SELECT count(*) FROM pools WHERE collection_id = ? AND pool_id = ?", [collection, audit_id]
     ).fetchone()[0]
@@ -406,6 +482,7 @@ def draw_audit(
     ``size`` units, or ``share`` of the frame's units (pairs or topics, rounded). The frame is
     ``frame_id``'s judged pairs (a pool id is a qrels set), the machine set's own by default.
     """
+    _check_id(audit_id)
     wh.require_collection(collection)
     frame = frame_pairs(wh, collection, frame_id or machine_id, machine_id)
     units = len(frame) if design == "pairs" else frame["query_id"].nunique()
@@ -434,6 +511,7 @@ def declare_audit(
     Raises:
         InsufficientDataError: naming why the pairs are not a plausible random sample of the frame.
     """
+    _check_id(audit_id)
     wh.require_collection(collection)
     if design not in DESIGNS:
         raise MetricParamError(f"audit: design {design!r} is not one of {', '.join(DESIGNS)}")
@@ -508,6 +586,27 @@ def audit_record(wh: Store, collection: str, audit_id: str) -> dict[str, Any]:
             " (evalwh audit draw makes one)"
         )
     return row.iloc[0].to_dict()
+
+
+def require_pool_or_audit(wh: Store, collection: str, name: str) -> None:
+    """Refuse a name that is neither a pool nor an audit of the collection (``pool export`` takes both).
+
+    Raises:
+        NotFoundError: naming the collection's pools and audits.
+    """
+    wh.require_collection(collection)
+    known = {
+        table: [r for (r,) in wh.con.execute(
+            f"SELECT {table[:-1]}_id FROM {table} WHERE collection_id = ? ORDER BY 1", [collection]).fetchall()]
+        for table in ("pools", "audits")
+    }  # fmt: skip
+    if name in known["pools"] or name in known["audits"]:
+        return
+    pools, audits = (", ".join(known[t]) or "none yet" for t in ("pools", "audits"))
+    raise NotFoundError(
+        f"collection {collection!r} has no pool or audit {name!r} (pools: {pools}; audits: {audits}); "
+        "`evalwh pool build` or `evalwh audit draw` makes one"
+    )
 
 
 def audit_order(wh: Store, collection: str, audit_id: str) -> pd.DataFrame:

@@ -178,7 +178,7 @@ def build_pool(
         ('pool1-all', 2, 2)
         >>> row = build_pool(wh, "demo", depth=3, runs_from="all", strategy="rrf", budget=2).iloc[0]
         >>> row["pool_id"], int(row["pooled"])
-        ('rrf2t-pool3-all', 2)
+        ('rrf2topic-pool3-all', 2)
     """
     import pandas as pd
 
@@ -208,6 +208,9 @@ def build_pool(
         label = "" if budget is None else f"{budget}{budget_scope}"
         drawn = "" if seed is None else f"-seed{seed}"
         pool_id = f"pool{depth}-{selection}" if strategy == "depth" else f"{strategy}{label}-pool{depth}-{selection}{drawn}"
+    audits = "SELECT count(*) FROM audits WHERE collection_id = ? AND audit_id = ?"
+    if wh.con.execute(audits, [collection, pool_id]).fetchone()[0]:
+        raise EvalWhError(f"{pool_id!r} names an audit of collection {collection!r}; `pool export` must tell them apart")
     strategy_params = {
         "depth": {}, "take": {}, "random": {}, "mtf": {"rel": rel}, "bandit": {"gamma": gamma, "rel": rel},
         "rbp": {"p": rbp_p}, "rrf": {"k": rrf_k},
