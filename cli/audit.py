@@ -18,7 +18,7 @@ from evalwh.cli._options import (
     default_collection,
     number,
 )
-from evalwh.cli._render import render
+from evalwh.cli._render import render, require_output
 
 app = typer.Typer(
     help="Random audits: draw pairs or topics for people to judge, then score runs from the machine's labels "
@@ -181,7 +181,7 @@ def estimate(
         ),
     ] = None,
     run: Annotated[
-        list[str] | None, typer.Option("--run", "-r", help="Only this run; repeatable.")
+        list[str] | None, typer.Option("--run", "-r", help="Show only this run (the weights and points stay the collection's); repeatable.")
     ] = None,
     probabilities: Annotated[
         bool,
@@ -233,9 +233,9 @@ def estimate(
         ),
     ] = False,
     replicates: Annotated[
-        int, typer.Option("--replicates", min=1, help="With --ranks: bootstrap replicates.")
+        int, typer.Option("--replicates", min=100, help="With --ranks: bootstrap replicates (at least 100).")
     ] = 2000,
-    seed: Annotated[int, typer.Option("--seed", help="With --ranks: the bootstrap's seed.")] = 0,
+    seed: Annotated[int | None, typer.Option("--seed", help="With --ranks: the bootstrap's seed (0).")] = None,
     interval: Annotated[
         IntervalChoice,
         typer.Option(
@@ -260,6 +260,7 @@ def estimate(
     Example: evalwh audit estimate audit5 -c trec8 --human people -m P@10 -m "RBP(p=0.8)" --differences
     """
     from evalwh.errors import MetricParamError
+    from evalwh.measures import catalog
     from evalwh.warehouse import Warehouse
 
     if weight != "tuned":
@@ -273,12 +274,20 @@ def estimate(
         raise MetricParamError("--baseline and --all-pairs apply with --differences")
     if ranks and differences:
         raise MetricParamError("--ranks and --differences are two tables: ask for one at a time")
+    if seed is not None and not ranks:
+        raise MetricParamError("--seed is the rank bootstrap's: it applies with --ranks")
+    require_output(fmt, output)  # before the work, not after it
+    specs = measure or DEFAULT_MEASURES
     with Warehouse.open_reader(db) as wh:
         result = wh.audit_estimate(
-            audit_id, human, measure or DEFAULT_MEASURES, collection=collection, runs=run, probabilities=probabilities,
+            audit_id, human, specs, collection=collection, runs=run, probabilities=probabilities,
             level=level, rel=rel, weight=lam, differences=differences, baselines=baselines or (), all_pairs=all_pairs,
-            correction=correction.value, ranks=ranks, replicates=replicates, seed=seed, interval=interval.value,
+            correction=correction.value, ranks=ranks, replicates=replicates, seed=seed or 0, interval=interval.value,
         )  # fmt: skip
+    typed = {str(m): m.name for m in map(catalog.parse, specs)}  # the measures as typed, as evalwh eval prints them
+    for table in (result.runs, result.pairs, result.ranks):
+        if table is not None:
+            table["measure"] = table["measure"].map(typed)
     for note in result.notes:
         typer.echo(f"note: {note}", err=True)
     if ranks:

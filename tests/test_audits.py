@@ -28,6 +28,8 @@ from evalwh.warehouse import Warehouse
 from conftest import trec8_with_runs
 
 RUNS = ["CL99SD", "8manexT3D1N0", "AntHoc1", "INQ601"]
+ENV = {"COLUMNS": "200", "TERMINAL_WIDTH": "200"}
+runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
@@ -312,7 +314,7 @@ def test_intervals_are_clipped_to_the_measures_range(audited) -> None:
     note names exactly the runs whose estimate or audit-only estimate lies outside the range."""
     db, folder = audited
     with Warehouse(db) as wh:
-        wh.draw_audit("tiny", machine="llm", collection="trec8", share=0.005, seed=2)
+        wh.draw_audit("tiny", machine="llm", collection="trec8", share=0.005, seed=8)
     _labels(db, folder, "tiny", "people_tiny")
     with Warehouse.open_reader(db) as wh:
         found = wh.audit_estimate("tiny", "people_tiny", ["P@10", "RBP(p=0.8)@20"], collection="trec8",
@@ -574,3 +576,88 @@ def test_ranks_under_the_estimates(audited) -> None:
     result = runner.invoke(app, ["audit", "estimate", "rk5", "-c", "trec8", "--human", "people_rk5", "--ranks",
                                  "--differences", "--db", str(db)])  # fmt: skip
     assert result.exit_code != 0 and "one at a time" in result.output
+
+
+def test_runs_shown_change_no_number_and_differences_are_differences_of_estimates(audited) -> None:
+    """The shared weight and the machine's points are the collection's: -r shows runs, it does not
+    re-tune; a difference is the difference of the two runs' estimates, in any family."""
+    db, folder = audited
+    with Warehouse(db) as wh:
+        wh.draw_audit("sel_p", machine="llm", collection="trec8", share=0.03, seed=21)
+        wh.draw_audit("sel_t", machine="llm", collection="trec8", design="topics", size=6, seed=21)
+    _labels(db, folder, "sel_p", "people_sel_p")
+    _labels(db, folder, "sel_t", "people_sel_t")
+    two = ["INQ601", "CL99SD"]
+    with Warehouse.open_reader(db) as wh:
+        for audit, human, measures in (("sel_p", "people_sel_p", ["P@10"]), ("sel_t", "people_sel_t", ["AP", "P@10"])):
+            every = wh.audit_estimate(audit, human, measures, collection="trec8")
+            some = wh.audit_estimate(audit, human, measures, collection="trec8", runs=two)
+            expected = every.runs.set_index(["measure", "run_id"]).loc[[(m, r) for m in ("AP", "P@10") if m in measures
+                                                                        for r in two]].reset_index()  # fmt: skip
+            pd.testing.assert_frame_equal(some.runs, expected[some.runs.columns])
+            assert [n for n in some.notes if "intervals are estimate - u se" in n] == \
+                [n for n in every.notes if "intervals are estimate - u se" in n]  # fmt: skip
+            base = wh.audit_estimate(audit, human, measures, collection="trec8", differences=True, baselines=["INQ601"])
+            pairs = wh.audit_estimate(audit, human, measures, collection="trec8", differences=True, runs=two)
+            runs = every.runs.set_index(["measure", "run_id"])["estimate"]
+            for row in base.pairs.itertuples():
+                assert row.diff == pytest.approx(runs[(row.measure, row.run_a)] - runs[(row.measure, row.run_b)],
+                                                 abs=1e-12)  # fmt: skip
+            one = base.pairs.set_index(["measure", "run_a", "run_b"])
+            for row in pairs.pairs.itertuples():
+                key = (row.measure, row.run_a, row.run_b) if row.run_b == "INQ601" else (row.measure, row.run_b, row.run_a)
+                sign = 1 if row.run_b == "INQ601" else -1
+                assert (row.diff, row.se) == pytest.approx((sign * one.loc[key, "diff"], one.loc[key, "se"]), abs=1e-12)
+        with pytest.raises(InsufficientDataError, match="differences need at least 2 runs"):
+            wh.audit_estimate("sel_p", "people_sel_p", ["P@10"], collection="trec8", differences=True, runs=["INQ601"])
+
+
+def test_the_audit_alone_is_never_a_point_on_a_pairs_audit(audited) -> None:
+    """A run none of whose audited top-ten pairs people call relevant, though the machine calls some
+    relevant, had the audit-only interval [0, 0]; it takes the floor now (methods §15.4)."""
+    db, folder = audited
+    with Warehouse(db) as wh:
+        wh.draw_audit("few", machine="llm", collection="trec8", size=300, seed=0)
+    _labels(db, folder, "few", "people_few")
+    with Warehouse.open_reader(db) as wh:
+        runs = wh.audit_estimate("few", "people_few", ["P@10"], collection="trec8").runs
+    assert (runs["human_high"] > runs["human_low"]).all() and (runs["effective_n"] > 0).all()
+    anthoc = runs.set_index("run_id").loc["AntHoc1"]  # two machine-relevant audited pairs, no human-relevant one
+    assert anthoc["human"] == 0.0 and (anthoc["human_low"], anthoc["human_high"]) == (0.0, 1.0)
+
+
+def test_estimate_refuses_what_it_cannot_mean_in_one_line(audited, tmp_path: Path) -> None:
+    db, folder = audited
+    with Warehouse(db) as wh:
+        wh.draw_audit("cl3", machine="llm", collection="trec8", share=0.02, seed=9)
+        wh.draw_audit("two_topics", machine="llm", collection="trec8", design="topics", size=2, seed=9)
+    _labels(db, folder, "cl3", "people_cl3")
+    _labels(db, folder, "two_topics", "people_two")
+    base = ["audit", "estimate", "cl3", "-c", "trec8", "--human", "people_cl3", "--db", str(db)]
+    for extra, message in (
+        (["--weight", "nan"], "Error: weight nan: give 'tuned' or a finite number"),
+        (["--seed", "3"], "Error: --seed is the rank bootstrap's: it applies with --ranks"),
+        (["-l", "0"], "Error: relevance threshold 0: give a grade above 0 (a grade of 0 is not relevant)"),
+        (["-f", "parquet"], "Error: --format parquet writes a file; give --output FILE"),
+        (["-r", "INQ601", "--differences"], "Error: differences need at least 2 runs"),
+    ):
+        result = runner.invoke(app, base + extra, env=ENV)
+        assert result.exit_code == 1 and result.output.strip().splitlines() == [message], (extra, result.output)
+    result = runner.invoke(app, [*base[:6], "llm", *base[7:]], env=ENV)
+    assert result.output.strip() == "Error: human set 'llm' is the machine set of audit 'cl3': give the people's labels of its pairs"
+    result = runner.invoke(app, base + ["--ranks", "--replicates", "50"], env=ENV)
+    assert result.exit_code == 2 and "50 is not in the range x>=100" in result.output
+    # each measure once, under the name as typed; a threshold no label reaches says so
+    result = runner.invoke(app, base + ["-m", "RBP(p=0.8)", "-m", "RBP(p=0.8)", "-m", "P@10", "-l", "5", "-f", "csv"],
+                           env=ENV)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    printed = pd.read_csv(io.StringIO(result.stdout))
+    assert printed["measure"].tolist() == ["RBP(p=0.8)"] * 4 + ["P@10"] * 4
+    assert (printed["estimate"] == 0).all()
+    assert "note: P@10: no label of the people's or the machine's reaches relevance 5: every value is 0" in result.stderr
+    result = runner.invoke(app, ["audit", "estimate", "two_topics", "-c", "trec8", "--human", "people_two", "-m", "AP",
+                                 "--interval", "t", "-f", "csv", "--db", str(db)], env=ENV)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert ("note: AP: the tuned weight needs an audit of 3 topics or more; with 2 the estimates are the audit "
+            "alone's (weight 0, methods §15.4)") in result.stderr
+    assert (pd.read_csv(io.StringIO(result.stdout))["weight"] == 0).all()

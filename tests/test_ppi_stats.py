@@ -373,3 +373,57 @@ def test_limits_clip_both_intervals_and_nothing_else() -> None:
     for bad in ((1.0, 0.0), (0.0, 0.0), (float("nan"), 1.0)):
         with pytest.raises(MetricParamError, match="limits"):
             design_estimate(y, f, total, population=[100], limits=bad)
+
+
+def test_tuning_columns_give_every_family_the_weight_of_all_pairs() -> None:
+    """A family of pairs tuned on the runs' centred values gets the estimates, jackknife variances and
+    weight of the same pairs estimated among all pairs of runs (the identity of design_estimate's
+    ``tuning``), stratified or not."""
+    rng = np.random.default_rng(7)
+    n, runs = 40, 6
+    f = (rng.random((n, runs)) < 0.4).astype(float)
+    y = np.where(rng.random((n, runs)) < 0.8, f, 1 - f) * rng.integers(1, 3, (n, runs))
+    total = rng.uniform(50, 80, runs)
+    strata = np.repeat([0, 1], n // 2)
+    every = list(itertools.combinations(range(runs), 2))
+    a, b = (np.array(side) for side in zip(*every, strict=True))
+    for kw in ({"population": [400]}, {"strata": strata, "population": [300, 500]}):
+        whole = design_estimate(y[:, a] - y[:, b], f[:, a] - f[:, b], total[a] - total[b], **kw)
+        picked = [0, 7, 13]
+        some = design_estimate(y[:, a[picked]] - y[:, b[picked]], f[:, a[picked]] - f[:, b[picked]],
+                               total[a[picked]] - total[b[picked]], tuning=(y - y.mean(axis=1, keepdims=True),
+                               f - f.mean(axis=1, keepdims=True)), **kw)  # fmt: skip
+        for field in ("estimate", "se", "lower", "upper", "weight", "human", "human_se", "df"):
+            np.testing.assert_allclose(getattr(some, field), getattr(whole, field)[picked], rtol=1e-10, err_msg=field)
+        alone = design_estimate(y[:, a[picked]] - y[:, b[picked]], f[:, a[picked]] - f[:, b[picked]],
+                                total[a[picked]] - total[b[picked]], **kw)  # fmt: skip
+        assert not np.allclose(alone.weight, some.weight)  # the family alone tunes another weight
+    with pytest.raises(MetricParamError, match="shared tuned weight"):
+        design_estimate(y, f, total, population=[400], weight=1.0, tuning=(y, f))
+    with pytest.raises(MetricParamError, match="must have 40 rows"):
+        design_estimate(y, f, total, population=[400], tuning=(y[:5], f[:5]))
+
+
+def test_the_audit_alone_floors_on_its_own_values_and_a_weight_must_be_finite() -> None:
+    """A run whose audited units show one human-relevant pair but several machine-relevant ones: the
+    prediction-powered variance has degrees of freedom, the audit alone's has none and takes the floor
+    (one unit at the bound), with one degree of freedom; before, it was a point at 0."""
+    y = np.zeros((50, 1))
+    f = np.zeros((50, 1))
+    f[:4, 0] = 0.1
+    y[0, 0] = 0.1
+    e = design_estimate(y, f, [3.0], population=[1000], bound=[0.1])
+    floor = 1000**2 * (1 - 50 / 1000) / 50 * 0.1**2 / 50
+    assert e.human_se[0] == pytest.approx(np.sqrt(floor)) and e.human[0] == pytest.approx(2.0)
+    half = stats.t.ppf(0.975, 1) * np.sqrt(floor)
+    assert (e.human_lower[0], e.human_upper[0]) == pytest.approx((2.0 - half, 2.0 + half))
+    assert e.weight[0] > 0 and e.df[0] == 3.0  # the prediction-powered interval: 4 carrying units
+    # the audit alone, as a fixed weight 0, is the same interval
+    alone = design_estimate(y, f, [3.0], population=[1000], bound=[0.1], weight=0.0)
+    assert (alone.lower[0], alone.upper[0], alone.df[0]) == pytest.approx((2.0 - half, 2.0 + half, 1.0))
+    # no audited unit relevant to people, four to the machine: the audit alone was a point at 0
+    none = design_estimate(np.zeros((50, 1)), f, [3.0], population=[1000], bound=[0.1])
+    assert none.human_se[0] == pytest.approx(np.sqrt(floor)) and none.human_upper[0] == pytest.approx(half)
+    for bad in (float("nan"), float("inf")):
+        with pytest.raises(MetricParamError, match="finite number"):
+            design_estimate(y, f, [3.0], population=[1000], weight=bad)

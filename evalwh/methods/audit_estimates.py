@@ -33,6 +33,8 @@ from evalwh.methods.audits import (
 if TYPE_CHECKING:
     from evalwh.store.connection import Store
 
+MIN_REPLICATES = 100  # fewer leave the percentile interval's tails to one or two replicates
+
 
 # -- estimates (evalwh audit estimate) --------------------------------------------------------
 
@@ -214,6 +216,15 @@ def beta_checks(record: dict[str, Any], measures: Sequence[catalog.Measure], pro
             raise MetricParamError(f"--interval beta estimates P@k (a count of relevant pairs), not {m}: use --interval t")
 
 
+def _columns_of(e: Any, columns: np.ndarray) -> Any:
+    """The :class:`~evalwh.stats.ppi.DesignEstimate` of some of its columns (the runs shown)."""
+    import dataclasses
+
+    return dataclasses.replace(e, **{
+        f.name: getattr(e, f.name)[columns] for f in dataclasses.fields(e) if isinstance(getattr(e, f.name), np.ndarray)
+    })  # fmt: skip
+
+
 def _outside_note(m: catalog.Measure, e: Any, run_ids: list[str]) -> list[str]:
     """A note naming the runs whose estimate, or audit-only estimate, lies outside the measure's range,
     whose intervals were clipped to it (methods §15.4); none when the measure declares no range or
@@ -289,7 +300,19 @@ def estimate(
     wh.require_collection(collection)
     record = audit_record(wh, collection, audit_id)
     _require_set(wh, collection, human_id, "human labels")
-    parsed = [catalog.parse(m) for m in measures]
+    if human_id == record["machine_id"]:
+        raise MetricParamError(
+            f"human set {human_id!r} is the machine set of audit {audit_id!r}: give the people's labels of its pairs"
+        )
+    if not isinstance(weight, str) and not np.isfinite(weight):
+        raise MetricParamError(f"weight {weight!r}: give 'tuned' or a finite number")
+    if rel <= 0:
+        raise MetricParamError(f"relevance threshold {rel:g}: give a grade above 0 (a grade of 0 is not relevant)")
+    if ranks and replicates < MIN_REPLICATES:
+        raise MetricParamError(
+            f"{replicates} bootstrap replicates: rank intervals need at least {MIN_REPLICATES} (2,000 by default)"
+        )
+    parsed = list({str(m): m for m in (catalog.parse(spec) for spec in measures)}.values())  # each measure once
     for m in parsed:
         check_measure(m, record["design"])
     if interval not in ("auto", "t", "machine", "beta"):
@@ -305,13 +328,17 @@ def estimate(
         raise MetricParamError(
             "--probabilities applies to a pairs audit (a topics audit scores the machine's grades)"
         )
-    known = wh.run_ids(collection)
-    run_ids = sorted(known) if runs is None else list(dict.fromkeys(runs))
-    unknown = sorted(set(run_ids) - set(known))
+    # every run is estimated, whatever runs are shown: the shared weight, the machine's points and the
+    # differences' weight are the collection's, so that asking for fewer runs changes no number
+    every_run = sorted(wh.run_ids(collection))
+    run_ids = every_run if runs is None else list(dict.fromkeys(runs))
+    unknown = sorted(set(run_ids) - set(every_run))
     if unknown or not run_ids:
         raise NotFoundError(
             f"collection {collection!r} has no run(s) {unknown or '(none given)'}; evalwh runs lists them"
         )
+    if differences and len(run_ids) < 2:
+        raise InsufficientDataError("differences need at least 2 runs")
     frame = frame_pairs(wh, collection, record["frame_id"], record["machine_id"])
     frame["pair_no"] = np.arange(len(frame))
     audited = wh.df(sql.query(_QUERIES, "audit_labels"),
@@ -349,7 +376,7 @@ def estimate(
             )
     wh.con.register("audit_frame", frame[["pair_no", "query_id", "doc_id"]])
     wh.con.register(
-        "audit_runs", pd.DataFrame({"run_no": np.arange(len(run_ids)), "run_id": run_ids})
+        "audit_runs", pd.DataFrame({"run_no": np.arange(len(every_run)), "run_id": every_run})
     )
     if record["design"] == "topics":
         units = audited.drop_duplicates("query_id")
@@ -363,7 +390,8 @@ def estimate(
     family = family_pairs(run_ids, baselines, all_pairs=all_pairs) if differences else []
     # tiers need every pair of runs: the family itself when it is all pairs, else a second one
     every = family_pairs(run_ids, all_pairs=True) if ranks else []
-    index = {r: i for i, r in enumerate(run_ids)}
+    index = {r: i for i, r in enumerate(every_run)}
+    shown = np.array([index[r] for r in run_ids])
     out_runs, out_pairs, out_ranks = [], [], []
     notes: list[str] = []
 
@@ -373,10 +401,13 @@ def estimate(
         b = np.array([index[p[1]] for p in pairs])
         alpha = interval_alpha("t", correction, 1 - level, len(pairs))
         span = None if m.metric.limits is None else m.metric.limits[1] - m.metric.limits[0]
+        # the runs' own shared weight, re-estimated in the jackknife on the runs' values: a difference is
+        # then the difference of the two runs' estimates, whatever the family and the runs shown
+        tuning = (y, f) if weight == "tuned" else None
         d = design_estimate(y[:, a] - y[:, b], f[:, a] - f[:, b], total[a] - total[b], strata=unit_strata,
                             population=population, weight=weight, level=1 - alpha,
                             bound=None if bound is None else bound[a] + bound[b],
-                            limits=None if span is None else (-span, span))  # fmt: skip
+                            limits=None if span is None else (-span, span), tuning=tuning)  # fmt: skip
         adjusted = adjust_p(d.p_value, correction)
         return pd.DataFrame({
             "measure": str(m), "run_a": [p[0] for p in pairs], "run_b": [p[1] for p in pairs],
@@ -391,11 +422,17 @@ def estimate(
                 if machine_probs is None
                 else expected_gains(m, machine_probs["probs"].tolist(), rel)
             )
-            y, f, total, bound, per_topic, matrix = _unit_matrices(wh, collection, record, m, run_ids, frame, units, gain,
-                                                           human_id, rel)  # fmt: skip
+            y, f, total, bound, per_topic, matrix = _unit_matrices(wh, collection, record, m, every_run, frame, units,
+                                                                   gain, human_id, rel)  # fmt: skip
             points = machine_quantiles(per_topic, len(units), level=level) if calibrated else None
-            e = design_estimate(y, f, total, strata=unit_strata, population=population, weight=weight, level=level,
-                                bound=bound, quantiles=points, limits=m.metric.limits)  # fmt: skip
+            e_all = design_estimate(y, f, total, strata=unit_strata, population=population, weight=weight,
+                                    level=level, bound=bound, quantiles=points, limits=m.metric.limits)  # fmt: skip
+            e = _columns_of(e_all, shown)
+            if not y.any() and not total.any():
+                notes.append(f"{m}: no label of the people's or the machine's reaches relevance {rel:g}: every value is 0")
+            if record["design"] == "topics" and weight == "tuned" and len(units) < 3:
+                notes.append(f"{m}: the tuned weight needs an audit of 3 topics or more; with {len(units)} the estimates "
+                             "are the audit alone's (weight 0, methods §15.4)")  # fmt: skip
             if calibrated:  # the runs' intervals (result.runs), also beside differences
                 t = float(stats.t.ppf((1 + level) / 2, max(len(units) - 1, 1)))
                 notes.append(f"{m}: intervals are estimate - u se, u from {points[0]:.2f} to {points[1]:.2f}, the points of "
@@ -404,9 +441,10 @@ def estimate(
                              f"{m}: no audit of {len(units)} topics of the machine's values varies (a census, or a machine "
                              "constant over the topics); intervals with Student's t")  # fmt: skip
             if record["design"] == "pairs":  # (with --interval beta too: such runs are often held too narrowly)
-                notes.extend(_agreement_note(m, y, f, run_ids))
+                notes.extend(_agreement_note(m, y[:, shown], f[:, shown], run_ids))
             if interval == "beta":
-                out_runs.append(_beta_runs(matrix, m, run_ids, frame, units, strata, record, e, level, rel))
+                counted = _beta_runs(matrix, m, every_run, frame, units, strata, record, e_all, level, rel)
+                out_runs.append(counted.iloc[shown].reset_index(drop=True))
                 notes.append(f"{m}: estimates are post-stratified counts (the audit's strata and the machine's label), "
                              "intervals their Jeffreys posterior's; weight is not used (methods §15.7)"
                              + ("; differences and ranks stay prediction-powered (Student's t)" if family or ranks else ""))  # fmt: skip
@@ -430,8 +468,8 @@ def estimate(
             if ranks:
                 every_pairs = out_pairs[-1] if family == every else paired(m, y, f, total, bound, every)
                 found = rank_intervals(  # widened to Student's intervals, also for a topics audit (methods §15.5)
-                    y, f, total, e.weight, strata=unit_strata, population=population, se=e.se, df=e.df,
-                    confidence=level, replicates=replicates, seed=seed,
+                    y[:, shown], f[:, shown], total[shown], e.weight, strata=unit_strata, population=population,
+                    se=e.se, df=e.df, confidence=level, replicates=replicates, seed=seed,
                 )  # fmt: skip
                 table = pd.DataFrame({
                     "measure": str(m), "run_id": run_ids, "estimate": e.estimate, "rank": found.rank,

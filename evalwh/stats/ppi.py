@@ -123,6 +123,7 @@ def jackknife_tuned(
     sampled: NDArray[np.float64],
     total: NDArray[np.float64],
     shared: bool = True,
+    tune: NDArray[np.bool_] | None = None,
 ) -> NDArray[np.float64]:
     """The delete-one jackknife variance of the tuned estimate, ``lambda`` re-estimated each time.
 
@@ -131,8 +132,8 @@ def jackknife_tuned(
     (Wolter, *Introduction to variance estimation*, 2007, chapter 4). Unlike the plug-in variance it
     carries the estimation of ``lambda``, which on a few audited topics is far from its best
     value. With ``shared`` the weight is one for all columns (their summed covariance over their
-    summed variance), re-estimated so at each deletion. Every unit's deletion is computed at once
-    from the strata's sums.
+    summed variance), re-estimated so at each deletion; ``tune`` (a mask of the columns) sums over
+    those columns only. Every unit's deletion is computed at once from the strata's sums.
     """
     strata = len(sizes)
     one_hot = np.zeros((strata, len(groups)))
@@ -163,7 +164,8 @@ def jackknife_tuned(
         var_f = total_ff - full[h, None] * v_ff[h] + c_less * d_ff
         cov = total_yf - full[h, None] * v_yf[h] + c_less * d_yf
         if shared:
-            cov, var_f = cov.sum(axis=1, keepdims=True), var_f.sum(axis=1, keepdims=True)
+            on = slice(None) if tune is None else tune
+            cov, var_f = cov[:, on].sum(axis=1, keepdims=True), var_f[:, on].sum(axis=1, keepdims=True)
         lam = np.divide(cov, var_f, out=np.zeros_like(cov), where=var_f > 0)
         est_y = expand_y - big * m_y[h] + big * d_y
         est_f = expand_f - big * m_f[h] + big * d_f
@@ -197,6 +199,7 @@ def design_estimate(
     share_weight: bool = True,
     quantiles: tuple[float, float] | None = None,
     limits: tuple[float, float] | None = None,
+    tuning: tuple[ArrayLike, ArrayLike] | None = None,
 ) -> DesignEstimate:
     """Estimate ``sum_i y_i`` over a population from an audited sample and the machine's ``f``.
 
@@ -224,6 +227,14 @@ def design_estimate(
             for P@k as a mean over topics): both intervals are clipped to it, which changes no
             interval's coverage, since the total lies in it. The estimate is not moved (unbiased, it
             can leave the range on a small audit). None: no clipping.
+        tuning: ``(y_t, f_t)``, ``(n, K)`` columns of the same audited units on which the shared weight
+            is tuned instead of ``y`` and ``f`` themselves (``weight="tuned"`` with ``share_weight``),
+            in the estimate and in each of the jackknife's deletions. With the runs' own values, the
+            differences of runs take the runs' weight, and each difference is the difference of the
+            two runs' estimates (``evalwh audit estimate --differences``); with every run's values
+            minus the runs' mean, the weight of all pairs of runs (the sum over pairs ``a < b`` of a
+            covariance of ``y_a - y_b`` and ``f_a - f_b`` is ``R`` times the sum over the runs of
+            that of the centred values), whichever pairs are estimated.
 
     Raises:
         MetricParamError: for shapes, non-finite values, a level outside (0, 1) or limits not
@@ -250,6 +261,20 @@ def design_estimate(
         )
     n, columns = ys.shape
     total = np.broadcast_to(np.asarray(machine_total, dtype=float), (columns,)).astype(float)
+    tune = None
+    if tuning is not None:
+        if weight != "tuned" or not share_weight:
+            raise MetricParamError("prediction-powered estimate: tuning columns need the shared tuned weight")
+        y_t, f_t = _columns(tuning[0], "tuning y"), _columns(tuning[1], "tuning f")
+        if y_t.shape != f_t.shape or y_t.shape[0] != n:
+            raise MetricParamError(
+                f"prediction-powered estimate: tuning columns {y_t.shape} and {f_t.shape} must have {n} rows each"
+            )
+        if bound is not None:
+            bound = np.concatenate([np.broadcast_to(np.asarray(bound, dtype=float), (columns,)), np.zeros(y_t.shape[1])])
+        ys, fs, total = np.hstack([ys, y_t]), np.hstack([fs, f_t]), np.concatenate([total, np.zeros(y_t.shape[1])])
+        tune = np.arange(ys.shape[1]) >= columns
+        columns = ys.shape[1]
     groups = np.zeros(n, dtype=np.int64) if strata is None else np.asarray(strata, dtype=np.int64)
     sizes = np.asarray([n] if population is None else population, dtype=float)
     if groups.shape != (n,) or (n and (groups.min() < 0 or groups.max() >= len(sizes))):
@@ -283,30 +308,35 @@ def design_estimate(
     s_ff = one_hot @ (df_ * df_) / divisor
     s_yf = one_hot @ (dy * df_) / divisor
     v_yy, v_ff, v_yf = coef @ s_yy, coef @ s_ff, coef @ s_yf
-    if isinstance(weight, str) and weight != "tuned":
+    if isinstance(weight, str) and weight != "tuned" or not isinstance(weight, str) and not np.isfinite(weight):
         raise MetricParamError(
-            f"prediction-powered estimate: weight {weight!r} must be 'tuned' or a number"
+            f"prediction-powered estimate: weight {weight!r} must be 'tuned' or a finite number"
         )
     # degrees of freedom: n - H, or fewer where few audited units carry the column (a run's
     # positions are a few of the audited pairs; the variance rests on those only)
+    # (the audit alone counts the units whose y is not zero: f does not enter it)
     active = ((ys != 0) | (fs != 0)).sum(axis=0)
+    active_y = (ys != 0).sum(axis=0)
     base = np.maximum(np.minimum(n - int(kept.sum()), active - 1), 1).astype(float)
-    least = np.zeros(columns)
+    human_dof = np.maximum(np.minimum(n - int(kept.sum()), active_y - 1), 1).astype(float)
+    least, least_human = np.zeros(columns), np.zeros(columns)
     if bound is not None:  # one audited unit at the bound, the others at 0: s2_h = bound^2 / n_h
         per_unit = float(coef @ (1 / np.maximum(sampled, 1)))
-        least = per_unit * np.broadcast_to(np.abs(np.asarray(bound, dtype=float)), (columns,)) ** 2
-        least = np.where(active < 2, least, 0.0)  # only where the sample's variance has no df
-    var_human = np.maximum(v_yy, least)
+        floor = per_unit * np.broadcast_to(np.abs(np.asarray(bound, dtype=float)), (columns,)) ** 2
+        least = np.where(active < 2, floor, 0.0)  # only where the sample's variance has no df
+        least_human = np.where(active_y < 2, floor, 0.0)
+    var_human = np.maximum(v_yy, least_human)
     if weight == "tuned":
         if share_weight:
-            together = float(v_ff.sum())
-            lam = np.full(columns, float(v_yf.sum()) / together if together > 0 else 0.0)
+            on = slice(None) if tune is None else tune
+            together = float(v_ff[on].sum())
+            lam = np.full(columns, float(v_yf[on].sum()) / together if together > 0 else 0.0)
         else:
             lam = np.divide(v_yf, v_ff, out=np.zeros(columns), where=v_ff > 0)
         # lambda estimated on the audit: the jackknife carries it; with fewer than 3 units the
         # deletions leave no variance to estimate a weight from, and the audit alone is used
         if n - int(kept.sum()) >= 2:
-            var_ppi = np.maximum(jackknife_tuned(ys, fs, groups, sizes, sampled, total, share_weight), least)
+            var_ppi = np.maximum(jackknife_tuned(ys, fs, groups, sizes, sampled, total, share_weight, tune), least)
         else:
             lam = np.zeros(columns)
             var_ppi = var_human
@@ -314,11 +344,14 @@ def design_estimate(
         lam = np.full(columns, float(weight))
         var_ppi = np.maximum(v_yy - 2 * lam * v_yf + lam**2 * v_ff, least)
     dof = base
+    if not lam.any():  # the audit alone, however reached: its own floor and degrees of freedom
+        var_ppi, dof = var_human, human_dof
     human = (expand * sampled) @ mean_y
     sample_f = (expand * sampled) @ mean_f
     estimate = human + lam * (total - sample_f)
-    quantile = stats.t.ppf((1 + level) / 2, dof)
+    quantile, human_quantile = stats.t.ppf((1 + level) / 2, dof), stats.t.ppf((1 + level) / 2, human_dof)
     below, above = (quantile, quantile) if quantiles is None else (float(quantiles[1]), -float(quantiles[0]))
+    human_below, human_above = (human_quantile, human_quantile) if quantiles is None else (below, above)
     se, human_se = np.sqrt(var_ppi), np.sqrt(var_human)
     with np.errstate(divide="ignore", invalid="ignore"):
         effective = np.where(
@@ -331,11 +364,13 @@ def design_estimate(
     def clip(values: NDArray[np.float64]) -> NDArray[np.float64]:
         return np.clip(values, low, high)
 
+    keep = slice(None) if tune is None else ~tune  # the tuning columns only tuned the weight
     return DesignEstimate(
-        estimate=estimate, se=se, lower=clip(estimate - below * se), upper=clip(estimate + above * se),
-        human=human, human_se=human_se, human_lower=clip(human - below * human_se),
-        human_upper=clip(human + above * human_se), machine=total, weight=lam, effective_n=effective,
-        p_value=p_value, n=n, df=dof, level=level,
+        estimate=estimate[keep], se=se[keep], lower=clip(estimate - below * se)[keep],
+        upper=clip(estimate + above * se)[keep], human=human[keep], human_se=human_se[keep],
+        human_lower=clip(human - human_below * human_se)[keep], human_upper=clip(human + human_above * human_se)[keep],
+        machine=total[keep], weight=lam[keep], effective_n=effective[keep], p_value=p_value[keep], n=n, df=dof[keep],
+        level=level,
     )  # fmt: skip
 
 
