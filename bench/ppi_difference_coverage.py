@@ -7,10 +7,10 @@ The setting and the audits of ``bench/ppi_coverage.py`` (its :func:`load_setting
 2, 5, 10 and 20% of the pairs or of the topics, REPS of each, default 200). PAIRS (default 300)
 pairs of runs are drawn once (``numpy.random.default_rng([SEED, 13])``, without replacement among
 the 8,256) and are estimated as ``audit estimate --differences`` estimates any family of pairs:
-:func:`evalwh.stats.ppi.design_estimate` on the differences of the two runs' values, with the runs'
-own shared weight (``tuning``: the 129 runs' values, so that a difference is the difference of the two
-runs' estimates, the weight re-estimated so in the jackknife), a pairs audit's floor ``bound_a +
-bound_b``, Student's t with no correction (``--correction none``). Printed per judge, design, size and measure: how often the
+:func:`evalwh.stats.ppi.design_estimate` on the differences of the two runs' values, with the weight
+of all pairs of the 129 runs (``tuning``: the runs' values centred on their mean, the weight
+re-estimated so in the jackknife), a pairs audit's floor ``bound_a + bound_b``, Student's t with no
+correction (``--correction none``). Printed per judge, design, size and measure: how often the
 95% interval held the official difference (averaged over the pairs, with its Monte Carlo
 standard error over repetitions), its lowest pair, the mean width beside the audit-only
 interval's (both clipped to ``[-1, 1]``, methods §15.4), and how often the interval excluded 0 on the wrong side of the official difference
@@ -60,14 +60,15 @@ def main(trec8: str, reps: int, seed: int, db: str, n_pairs: int) -> None:
                 y, f = w * human_gain[drawn.pair_rows, None], w * machine_gain[drawn.pair_rows, None]
                 e = design_estimate(y[:, a] - y[:, b], f[:, a] - f[:, b], total[a] - total[b],
                                     population=[len(frame)], bound=bound[a] + bound[b], limits=(-1.0, 1.0),
-                                    tuning=(y, f))  # fmt: skip
+                                    tuning=(y - y.mean(axis=1, keepdims=True), f - f.mean(axis=1, keepdims=True)))  # fmt: skip
                 cells.setdefault(("pairs", "P@10"), []).append(_cells(e, truth["P@10"]))
                 picked = drawn.topic_rows
                 for m in MEASURES:
                     ys, fs = matrices[("default", m)], matrices[(f"judge{j}_s{seed}", m)]
                     e = design_estimate(ys[picked][:, a] - ys[picked][:, b], fs[picked][:, a] - fs[picked][:, b],
                                         (fs[:, a] - fs[:, b]).sum(axis=0), population=[len(topics)],
-                                        limits=(-1.0, 1.0), tuning=(ys[picked], fs[picked]))  # fmt: skip
+                                        limits=(-1.0, 1.0), tuning=(ys[picked] - ys[picked].mean(axis=1, keepdims=True),
+                                                                    fs[picked] - fs[picked].mean(axis=1, keepdims=True)))  # fmt: skip
                     cells.setdefault(("topics", m), []).append(_cells(e, truth[m]))
             for (design, m), values in cells.items():
                 stack = np.stack(values)  # reps x 5 x pairs

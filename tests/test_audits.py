@@ -578,9 +578,10 @@ def test_ranks_under_the_estimates(audited) -> None:
     assert result.exit_code != 0 and "one at a time" in result.output
 
 
-def test_runs_shown_change_no_number_and_differences_are_differences_of_estimates(audited) -> None:
+def test_runs_shown_and_the_family_change_no_number(audited) -> None:
     """The shared weight and the machine's points are the collection's: -r shows runs, it does not
-    re-tune; a difference is the difference of the two runs' estimates, in any family."""
+    re-tune; a difference takes the weight of all pairs of runs, so a baseline family and a pair of
+    runs shown give what the family of all pairs gives (methods §15.5)."""
     db, folder = audited
     with Warehouse(db) as wh:
         wh.draw_audit("sel_p", machine="llm", collection="trec8", share=0.03, seed=21)
@@ -597,17 +598,22 @@ def test_runs_shown_change_no_number_and_differences_are_differences_of_estimate
             pd.testing.assert_frame_equal(some.runs, expected[some.runs.columns])
             assert [n for n in some.notes if "intervals are estimate - u se" in n] == \
                 [n for n in every.notes if "intervals are estimate - u se" in n]  # fmt: skip
-            base = wh.audit_estimate(audit, human, measures, collection="trec8", differences=True, baselines=["INQ601"])
-            pairs = wh.audit_estimate(audit, human, measures, collection="trec8", differences=True, runs=two)
-            runs = every.runs.set_index(["measure", "run_id"])["estimate"]
-            for row in base.pairs.itertuples():
-                assert row.diff == pytest.approx(runs[(row.measure, row.run_a)] - runs[(row.measure, row.run_b)],
-                                                 abs=1e-12)  # fmt: skip
-            one = base.pairs.set_index(["measure", "run_a", "run_b"])
-            for row in pairs.pairs.itertuples():
-                key = (row.measure, row.run_a, row.run_b) if row.run_b == "INQ601" else (row.measure, row.run_b, row.run_a)
-                sign = 1 if row.run_b == "INQ601" else -1
-                assert (row.diff, row.se) == pytest.approx((sign * one.loc[key, "diff"], one.loc[key, "se"]), abs=1e-12)
+            base = wh.audit_estimate(audit, human, measures, collection="trec8", differences=True, baselines=["INQ601"],
+                                     correction="none")  # fmt: skip
+            pairs = wh.audit_estimate(audit, human, measures, collection="trec8", differences=True, runs=two,
+                                      correction="none")  # fmt: skip
+            every_pair = wh.audit_estimate(audit, human, measures, collection="trec8", differences=True,
+                                           all_pairs=True, correction="none").pairs  # fmt: skip
+            full = every_pair.set_index(["measure", "run_a", "run_b"])
+            assert full["weight"].groupby(level=0).nunique().eq(1).all()
+            for table in (base.pairs, pairs.pairs):
+                for row in table.itertuples():
+                    key, sign = (row.measure, row.run_a, row.run_b), 1
+                    if key not in full.index:
+                        key, sign = (row.measure, row.run_b, row.run_a), -1
+                    expected = full.loc[key]
+                    assert (row.diff, row.se, row.weight, row.p_value) == pytest.approx(
+                        (sign * expected["diff"], expected["se"], expected["weight"], expected["p_value"]), abs=1e-12)
         with pytest.raises(InsufficientDataError, match="differences need at least 2 runs"):
             wh.audit_estimate("sel_p", "people_sel_p", ["P@10"], collection="trec8", differences=True, runs=["INQ601"])
 

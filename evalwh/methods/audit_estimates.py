@@ -401,9 +401,9 @@ def estimate(
         b = np.array([index[p[1]] for p in pairs])
         alpha = interval_alpha("t", correction, 1 - level, len(pairs))
         span = None if m.metric.limits is None else m.metric.limits[1] - m.metric.limits[0]
-        # the runs' own shared weight, re-estimated in the jackknife on the runs' values: a difference is
-        # then the difference of the two runs' estimates, whatever the family and the runs shown
-        tuning = (y, f) if weight == "tuned" else None
+        # the weight of all pairs of the collection's runs (tuned on their values centred on the runs'
+        # mean, methods §15.5), whatever the family and the runs shown
+        tuning = (y - y.mean(axis=1, keepdims=True), f - f.mean(axis=1, keepdims=True)) if weight == "tuned" else None
         d = design_estimate(y[:, a] - y[:, b], f[:, a] - f[:, b], total[a] - total[b], strata=unit_strata,
                             population=population, weight=weight, level=1 - alpha,
                             bound=None if bound is None else bound[a] + bound[b],

@@ -229,12 +229,11 @@ def design_estimate(
             can leave the range on a small audit). None: no clipping.
         tuning: ``(y_t, f_t)``, ``(n, K)`` columns of the same audited units on which the shared weight
             is tuned instead of ``y`` and ``f`` themselves (``weight="tuned"`` with ``share_weight``),
-            in the estimate and in each of the jackknife's deletions. With the runs' own values, the
-            differences of runs take the runs' weight, and each difference is the difference of the
-            two runs' estimates (``evalwh audit estimate --differences``); with every run's values
-            minus the runs' mean, the weight of all pairs of runs (the sum over pairs ``a < b`` of a
-            covariance of ``y_a - y_b`` and ``f_a - f_b`` is ``R`` times the sum over the runs of
-            that of the centred values), whichever pairs are estimated.
+            in the estimate and in each of the jackknife's deletions. Every run's values minus the
+            runs' mean give any family of differences the weight of all pairs of runs (the sum over
+            pairs ``a < b`` of a covariance of ``y_a - y_b`` and ``f_a - f_b`` is ``R`` times the sum
+            over the runs of that of the centred values), whichever pairs are estimated
+            (``evalwh audit estimate --differences``).
 
     Raises:
         MetricParamError: for shapes, non-finite values, a level outside (0, 1) or limits not
@@ -314,17 +313,17 @@ def design_estimate(
         )
     # degrees of freedom: n - H, or fewer where few audited units carry the column (a run's
     # positions are a few of the audited pairs; the variance rests on those only)
-    # (the audit alone counts the units whose y is not zero: f does not enter it)
     active = ((ys != 0) | (fs != 0)).sum(axis=0)
-    active_y = (ys != 0).sum(axis=0)
+    active_y = (ys != 0).sum(axis=0)  # the audit alone: f does not enter its variance
     base = np.maximum(np.minimum(n - int(kept.sum()), active - 1), 1).astype(float)
-    human_dof = np.maximum(np.minimum(n - int(kept.sum()), active_y - 1), 1).astype(float)
+    human_dof = base.copy()
     least, least_human = np.zeros(columns), np.zeros(columns)
     if bound is not None:  # one audited unit at the bound, the others at 0: s2_h = bound^2 / n_h
         per_unit = float(coef @ (1 / np.maximum(sampled, 1)))
         floor = per_unit * np.broadcast_to(np.abs(np.asarray(bound, dtype=float)), (columns,)) ** 2
         least = np.where(active < 2, floor, 0.0)  # only where the sample's variance has no df
-        least_human = np.where(active_y < 2, floor, 0.0)
+        least_human = np.where(active_y < 2, floor, 0.0)  # (where its own values have none)
+        human_dof = np.where(active_y < 2, 1.0, base)
     var_human = np.maximum(v_yy, least_human)
     if weight == "tuned":
         if share_weight:
