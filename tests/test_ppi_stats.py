@@ -405,9 +405,9 @@ def test_tuning_columns_give_every_family_the_weight_of_all_pairs() -> None:
 
 
 def test_the_audit_alone_floors_on_its_own_values_and_a_weight_must_be_finite() -> None:
-    """A run whose audited units show one human-relevant pair but several machine-relevant ones: the
-    prediction-powered variance has degrees of freedom, the audit alone's has none and takes the floor
-    (one unit at the bound), with one degree of freedom; before, it was a point at 0."""
+    """A run whose audited units show no human-relevant pair (or one) but several machine-relevant ones:
+    the audit alone's variance takes the floor (one unit at the bound), with the degrees of freedom of
+    the units carrying the run; before, with none, it was a point at 0."""
     y = np.zeros((50, 1))
     f = np.zeros((50, 1))
     f[:4, 0] = 0.1
@@ -415,12 +415,12 @@ def test_the_audit_alone_floors_on_its_own_values_and_a_weight_must_be_finite() 
     e = design_estimate(y, f, [3.0], population=[1000], bound=[0.1])
     floor = 1000**2 * (1 - 50 / 1000) / 50 * 0.1**2 / 50
     assert e.human_se[0] == pytest.approx(np.sqrt(floor)) and e.human[0] == pytest.approx(2.0)
-    half = stats.t.ppf(0.975, 1) * np.sqrt(floor)
+    half = stats.t.ppf(0.975, 3) * np.sqrt(floor)  # 4 carrying units
     assert (e.human_lower[0], e.human_upper[0]) == pytest.approx((2.0 - half, 2.0 + half))
     assert e.weight[0] > 0 and e.df[0] == 3.0  # the prediction-powered interval: 4 carrying units
     # the audit alone, as a fixed weight 0, is the same interval
     alone = design_estimate(y, f, [3.0], population=[1000], bound=[0.1], weight=0.0)
-    assert (alone.lower[0], alone.upper[0], alone.df[0]) == pytest.approx((2.0 - half, 2.0 + half, 1.0))
+    assert (alone.lower[0], alone.upper[0], alone.df[0]) == pytest.approx((2.0 - half, 2.0 + half, 3.0))
     # no audited unit relevant to people, four to the machine: the audit alone was a point at 0
     none = design_estimate(np.zeros((50, 1)), f, [3.0], population=[1000], bound=[0.1])
     assert none.human_se[0] == pytest.approx(np.sqrt(floor)) and none.human_upper[0] == pytest.approx(half)

@@ -316,14 +316,13 @@ def design_estimate(
     active = ((ys != 0) | (fs != 0)).sum(axis=0)
     active_y = (ys != 0).sum(axis=0)  # the audit alone: f does not enter its variance
     base = np.maximum(np.minimum(n - int(kept.sum()), active - 1), 1).astype(float)
-    human_dof = base.copy()
+    human_dof = base  # the audit's units that carry the run, as the prediction-powered interval counts them
     least, least_human = np.zeros(columns), np.zeros(columns)
     if bound is not None:  # one audited unit at the bound, the others at 0: s2_h = bound^2 / n_h
         per_unit = float(coef @ (1 / np.maximum(sampled, 1)))
         floor = per_unit * np.broadcast_to(np.abs(np.asarray(bound, dtype=float)), (columns,)) ** 2
         least = np.where(active < 2, floor, 0.0)  # only where the sample's variance has no df
         least_human = np.where(active_y < 2, floor, 0.0)  # (where its own values have none)
-        human_dof = np.where(active_y < 2, 1.0, base)
     var_human = np.maximum(v_yy, least_human)
     if weight == "tuned":
         if share_weight:
