@@ -316,7 +316,6 @@ def design_estimate(
     active = ((ys != 0) | (fs != 0)).sum(axis=0)
     active_y = (ys != 0).sum(axis=0)  # the audit alone: f does not enter its variance
     base = np.maximum(np.minimum(n - int(kept.sum()), active - 1), 1).astype(float)
-    human_dof = base  # the audit's units that carry the run, as the prediction-powered interval counts them
     least, least_human = np.zeros(columns), np.zeros(columns)
     if bound is not None:  # one audited unit at the bound, the others at 0: s2_h = bound^2 / n_h
         per_unit = float(coef @ (1 / np.maximum(sampled, 1)))
@@ -342,14 +341,13 @@ def design_estimate(
         lam = np.full(columns, float(weight))
         var_ppi = np.maximum(v_yy - 2 * lam * v_yf + lam**2 * v_ff, least)
     dof = base
-    if not lam.any():  # the audit alone, however reached: its own floor and degrees of freedom
-        var_ppi, dof = var_human, human_dof
+    if not lam.any():  # the audit alone, however reached: its own floor
+        var_ppi = var_human
     human = (expand * sampled) @ mean_y
     sample_f = (expand * sampled) @ mean_f
     estimate = human + lam * (total - sample_f)
-    quantile, human_quantile = stats.t.ppf((1 + level) / 2, dof), stats.t.ppf((1 + level) / 2, human_dof)
+    quantile = stats.t.ppf((1 + level) / 2, dof)
     below, above = (quantile, quantile) if quantiles is None else (float(quantiles[1]), -float(quantiles[0]))
-    human_below, human_above = (human_quantile, human_quantile) if quantiles is None else (below, above)
     se, human_se = np.sqrt(var_ppi), np.sqrt(var_human)
     with np.errstate(divide="ignore", invalid="ignore"):
         effective = np.where(
@@ -366,7 +364,7 @@ def design_estimate(
     return DesignEstimate(
         estimate=estimate[keep], se=se[keep], lower=clip(estimate - below * se)[keep],
         upper=clip(estimate + above * se)[keep], human=human[keep], human_se=human_se[keep],
-        human_lower=clip(human - human_below * human_se)[keep], human_upper=clip(human + human_above * human_se)[keep],
+        human_lower=clip(human - below * human_se)[keep], human_upper=clip(human + above * human_se)[keep],
         machine=total[keep], weight=lam[keep], effective_n=effective[keep], p_value=p_value[keep], n=n, df=dof[keep],
         level=level,
     )  # fmt: skip
