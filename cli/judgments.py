@@ -207,6 +207,14 @@ def sensitivity(
             confidence=confidence, seed=seed, test=test.value if test else None,
             correction=correction.value if correction else None, alpha=alpha, **chosen,
         )  # fmt: skip
+    if bootstrap:  # what the interval is, and the coverage it had in the bench's simulation (methods §11.4)
+        drawn = f"seed {seed}" if seed is not None else "a fresh seed"
+        typer.echo(
+            f"note: tau_b interval: {confidence:.0%}, bootstrap over topics ({bootstrap:,} replicates, {drawn}), the "
+            "union of the normal intervals around tau_b and around its bias-corrected value; 95% intervals held the "
+            "population's tau_b in 86-99% of simulated TREC-8 collections of 25 and 50 topics (methods §11.4)",
+            err=True,
+        )
     frames = {"summary": result.summary, "runs": result.runs, "sets": result.sets, "decisions": result.decisions}
     frame = frames[layout.value]
     render(frame, fmt, output, title=f"{collection}: rankings under each label set against {qrels_id[0]}")
