@@ -18,7 +18,7 @@ from evalwh.cli._options import (
     number,
 )
 from evalwh.cli._progress import progress_bar
-from evalwh.cli._render import render
+from evalwh.cli._render import render, require_output
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -282,6 +282,7 @@ app.command("pool-bias")(pool_bias)
 @handle_errors
 @default_collection
 def budget(
+    ctx: typer.Context,
     collection: CollectionOption = None,
     strategies: Annotated[
         str, typer.Option("--strategies", help="Comma-separated: depth, take, mtf, bandit, rbp, rrf, random.")
@@ -333,6 +334,8 @@ def budget(
     from evalwh.methods.budget.ids import ceiling_note, shortfall_notes, with_reachable
     from evalwh.warehouse import Warehouse
 
+    _refuse_unused(ctx, machine is not None)
+    require_output(fmt, output)  # before the work, not after it
     seed_list = _parse_counts("--seeds", seeds)
     with Warehouse(db) as wh, progress_bar("strategy replays") as progress:
         common = dict(collection=collection, budgets=[b.strip() for b in budgets.split(",") if b.strip()],
@@ -366,6 +369,22 @@ def budget(
     for note in notes:
         if note:
             typer.echo(note, err=True)
+
+
+def _refuse_unused(ctx: typer.Context, hybrid: bool) -> None:
+    """Refuse, in one line, an option given on the command line that the chosen study does not read."""
+    from evalwh.errors import EvalWhError
+
+    unused = ("strategies", "per", "depth", "runs_from") if hybrid else ("selections", "calibration", "store_sets")
+    # by the source's name: typer may bring its own copy of click's ParameterSource
+    given = [name for name in unused
+             if getattr(ctx.get_parameter_source(name), "name", None) in ("COMMANDLINE", "ENVIRONMENT")]  # fmt: skip
+    if given:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise EvalWhError(
+            f"experiment budget: {flags} apply without --machine (the replay of pooling strategies)"
+            if hybrid else f"experiment budget: {flags} apply with --machine (people and a calibrated LLM)"
+        )
 
 
 app.command("budget")(budget)

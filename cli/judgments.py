@@ -19,7 +19,7 @@ from evalwh.cli._options import (
     default_collection,
     number,
 )
-from evalwh.cli._render import render
+from evalwh.cli._render import render, require_output
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -200,6 +200,7 @@ def sensitivity(
     """
     from evalwh.warehouse import Warehouse
 
+    require_output(fmt, output)  # before the work, not after it
     chosen = {"measures": measure} if measure else {}  # none: the Warehouse method's defaults
     with Warehouse.open_reader(db) as wh:
         result = wh.sensitivity(
@@ -207,8 +208,8 @@ def sensitivity(
             confidence=confidence, seed=seed, test=test.value if test else None,
             correction=correction.value if correction else None, alpha=alpha, **chosen,
         )  # fmt: skip
-    if bootstrap:  # what the interval is, and the coverage it had in the bench's simulation (methods §11.4)
-        drawn = f"seed {seed}" if seed is not None else "a fresh seed"
+    if bootstrap and layout.value == "summary":  # the interval shown, and the coverage it had in simulation
+        drawn = f"seed {seed}" if seed is not None else "a fresh seed each run; --seed fixes it"
         typer.echo(
             f"note: tau_b interval: {confidence:.0%}, bootstrap over topics ({bootstrap:,} replicates, {drawn}), the "
             "union of the normal intervals around tau_b and around its bias-corrected value; 95% intervals held the "

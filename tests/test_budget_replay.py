@@ -343,3 +343,38 @@ def test_hybrid_keeps_the_peoples_grades_for_ndcg(tmp_path: Path) -> None:
     hybrid = _mean_scores(_qrels_dict(pd.concat([human, inferred])), run_dict, "ndcg_cut_10", topics)
     got = rows.set_index("strategy").loc["random+calibrated", "kendall_tau_b"]
     assert got == pytest.approx(stats.kendalltau(truth, hybrid).statistic, abs=1e-12)
+
+
+def test_options_the_study_does_not_read_are_refused_in_one_line(tmp_path: Path) -> None:
+    """--machine reads neither the replay's options nor the replay the hybrid's; given, they are refused
+    before any work (the warehouse unchanged), whatever their value; at their defaults they pass."""
+    import hashlib
+
+    from evalwh.methods.budget import simulated_judge
+
+    db = tmp_path / "s.duckdb"
+    with _depth7(db) as wh:
+        truth = wh.sql("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
+        simulated_judge(truth, bias=1.0, seed=5).to_csv(tmp_path / "llm.csv", index=False)
+        wh.ingest_qrels(tmp_path / "llm.csv", collection="s", qrels_id="llm")
+    before = hashlib.md5(db.read_bytes()).hexdigest()
+    base = ["experiment", "budget", "-c", "s", "--budgets", "50%", "--db", str(db)]
+    for extra, message in (
+        (["--machine", "llm", "--per", "topic", "--depth", "10"],
+         "Error: experiment budget: --per, --depth apply without --machine (the replay of pooling strategies)"),
+        (["--machine", "llm", "--strategies", "depth,mtf,bandit,rrf"],
+         "Error: experiment budget: --strategies apply without --machine (the replay of pooling strategies)"),
+        (["--calibration", "logistic", "--store-sets"],
+         "Error: experiment budget: --calibration, --store-sets apply with --machine (people and a calibrated LLM)"),
+        (["--runs-from", "all", "-f", "parquet"], "Error: --format parquet writes a file; give --output FILE"),
+    ):
+        result = runner.invoke(app, base + extra, env=ENV)
+        assert result.exit_code == 1 and result.output.strip().splitlines() == [message], (extra, result.output)
+    assert hashlib.md5(db.read_bytes()).hexdigest() == before
+    result = runner.invoke(app, base + ["--depth", "7"], env=ENV)  # no run flagged as pooled
+    assert result.exit_code == 1 and result.output.strip() == (
+        "Error: collection 's': no run is flagged as pooled; load the flags with `evalwh ingest run-metadata`, or "
+        "pool every run with --runs-from all (evalwh pool build also takes --runs / --runs-file)"
+    )
+    result = runner.invoke(app, base + ["--depth", "7", "--runs-from", "all", "--strategies", "depth", "-f", "csv"], env=ENV)
+    assert result.exit_code == 0, result.output

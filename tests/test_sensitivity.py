@@ -477,3 +477,15 @@ def test_trec8_kept_lost_reversed_equal_an_independent_computation(trec8_two_set
     assert {k: row[k] for k in expected} == expected
     got = {frozenset((a, b)): c for a, b, c in result.decisions[["run_a", "run_b", "change"]].itertuples(index=False)}
     assert got == moved
+
+
+def test_the_interval_note_comes_with_the_interval_and_parquet_needs_a_file(twins: Path) -> None:
+    base = ["sensitivity", "-c", "t", "--qrels-id", "A", "--qrels-id", "B", "-m", "AP", "--seed", "2", "--db", str(twins)]
+    summary = runner.invoke(app, [*base, "-f", "csv"])
+    assert summary.exit_code == 0, summary.output
+    assert summary.stderr.startswith("note: tau_b interval: 95%, bootstrap over topics (1,000 replicates, seed 2)")
+    for layout in ("runs", "sets", "decisions"):
+        result = runner.invoke(app, [*base, "--layout", layout, "-f", "csv"])
+        assert result.exit_code == 0 and result.stderr == "", (layout, result.output)
+    result = runner.invoke(app, [*base, "-f", "parquet"])
+    assert result.exit_code == 1 and result.output.strip() == "Error: --format parquet writes a file; give --output FILE"

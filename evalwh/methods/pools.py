@@ -70,7 +70,8 @@ def select_runs(
     if not chosen:
         raise NotFoundError(
             f"collection {collection!r}: no run is flagged as pooled; load the flags with "
-            "`evalwh ingest run-metadata`, or give the runs with --runs / --runs-file"
+            "`evalwh ingest run-metadata`, or pool every run with --runs-from all (evalwh pool build also takes "
+            "--runs / --runs-file)"
         )
     return chosen, runs_from
 
