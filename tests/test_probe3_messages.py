@@ -169,8 +169,10 @@ def test_the_python_api_names_bad_seeds_and_choices(db):
 def test_a_string_is_one_name_where_names_are_asked_for(db):
     with Warehouse.open_reader(db) as wh:
         # one set: refused as one set (it used to read 'default' as the sets d, e, f, ...)
-        with pytest.raises(MetricParamError, match="give at least two label sets"):
+        with pytest.raises(MetricParamError, match="give at least two different label sets"):
             wh.sensitivity("default", ["P@1"])
+        with pytest.raises(MetricParamError, match="'default' was given 2 times"):
+            wh.sensitivity(["default", "default"], ["P@1"])
         assert wh.evaluate(["P@1"], runs="r1")["run_id"].tolist() == ["r1"]
         assert sorted(wh.bounds("r2", depths=[1])["run_id"].unique()) == ["r2"]
         assert wh.agreement("default", "llm")["qrels_id"].tolist() == ["llm"]

@@ -456,7 +456,8 @@ def sensitivity(
     ref = names[0] if reference is None else reference
     names = [ref, *(n for n in names if n != ref)]
     if len(names) < 2:
-        raise MetricParamError("sensitivity: give at least two label sets (the first is the reference)")
+        twice = f"; {names[0]!r} was given {len(list(sets))} times" if len(list(sets)) > 1 else ""
+        raise MetricParamError(f"sensitivity: give at least two different label sets (the first is the reference){twice}")
     if not measures:
         raise MetricParamError("sensitivity: give at least one measure")
     require_runs(store, collection, command="sensitivity")
