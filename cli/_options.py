@@ -6,7 +6,7 @@ import enum
 import functools
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -105,6 +105,15 @@ CollectionOption = Annotated[
         show_default=False,
     ),
 ]
+
+
+def typed_options(ctx: typer.Context, names: Sequence[str]) -> list[str]:
+    """Which of the parameters ``names`` the user gave (command line or environment), not defaults.
+
+    By the source's name: typer may bring its own copy of click's ``ParameterSource``.
+    """
+    return [name for name in names
+            if getattr(ctx.get_parameter_source(name), "name", None) in ("COMMANDLINE", "ENVIRONMENT")]  # fmt: skip
 
 
 def default_collection(func: F) -> F:

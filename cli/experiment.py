@@ -375,10 +375,10 @@ def _refuse_unused(ctx: typer.Context, hybrid: bool) -> None:
     """Refuse, in one line, an option given on the command line that the chosen study does not read."""
     from evalwh.errors import EvalWhError
 
+    from evalwh.cli._options import typed_options
+
     unused = ("strategies", "per", "depth", "runs_from") if hybrid else ("selections", "calibration", "store_sets")
-    # by the source's name: typer may bring its own copy of click's ParameterSource
-    given = [name for name in unused
-             if getattr(ctx.get_parameter_source(name), "name", None) in ("COMMANDLINE", "ENVIRONMENT")]  # fmt: skip
+    given = typed_options(ctx, unused)
     if given:
         flags = ", ".join("--" + name.replace("_", "-") for name in given)
         raise EvalWhError(

@@ -9,7 +9,7 @@ import typer
 
 from evalwh.cli._errors import handle_errors
 from evalwh.cli._options import DEFAULT_DB, CollectionOption, DbOption, FormatOption, OutputFormat, OutputOption, default_collection
-from evalwh.cli._render import render
+from evalwh.cli._render import render, require_output
 
 app = typer.Typer(help="Build pools, list them, and count unique contributions.", no_args_is_help=True)
 
@@ -43,6 +43,7 @@ def _runs(runs: str | None, runs_file: Path | None) -> list[str] | None:
 @handle_errors
 @default_collection
 def build(
+    ctx: typer.Context,
     collection: CollectionOption = None,
     depth: Annotated[int, typer.Option("--depth", "-d", min=1, help="Pool depth lambda: each member's top documents.")] = 100,
     runs_from: RunsFromOption = "pooled",
@@ -75,6 +76,8 @@ def build(
     """
     from evalwh.warehouse import Warehouse
 
+    _refuse_unread(ctx, strategy)
+    require_output(fmt, output)  # before the work, not after it
     with Warehouse(db) as wh:
         frame = wh.build_pool(
             collection=collection,
@@ -97,6 +100,22 @@ def build(
 
             print(f"seed: {int(frame['seed'].iloc[0])}", file=sys.stderr)
     render(frame, fmt, output, title="pool")
+
+
+READERS = {"seed": ("mtf", "bandit", "random"), "gamma": ("bandit",), "rbp_p": ("rbp",), "rrf_k": ("rrf",)}
+"""The strategies that read each of pool build's strategy options."""
+
+
+def _refuse_unread(ctx: typer.Context, strategy: str) -> None:
+    """Refuse, in one line, a strategy option given on the command line that ``strategy`` does not read."""
+    from evalwh.cli._options import typed_options
+    from evalwh.errors import EvalWhError
+
+    unread = [name for name in typed_options(ctx, list(READERS)) if strategy not in READERS[name]]
+    if unread:
+        flags = ", ".join("--" + name.replace("_", "-") for name in unread)
+        readers = "; ".join(f"--{name.replace('_', '-')}: {', '.join(READERS[name])}" for name in unread)
+        raise EvalWhError(f"pool build: --strategy {strategy} does not read {flags} ({readers})")
 
 
 @app.command("list")

@@ -378,3 +378,26 @@ def test_options_the_study_does_not_read_are_refused_in_one_line(tmp_path: Path)
     )
     result = runner.invoke(app, base + ["--depth", "7", "--runs-from", "all", "--strategies", "depth", "-f", "csv"], env=ENV)
     assert result.exit_code == 0, result.output
+
+
+def test_pool_build_refuses_strategy_options_its_strategy_does_not_read(tmp_path: Path) -> None:
+    import hashlib
+
+    db = tmp_path / "s.duckdb"
+    _depth7(db).close()
+    before = hashlib.md5(db.read_bytes()).hexdigest()
+    base = ["pool", "build", "-c", "s", "--depth", "7", "--runs-from", "all", "--budget", "10", "--db", str(db)]
+    for extra, message in (
+        (["--strategy", "rrf", "--seed", "4"], "Error: pool build: --strategy rrf does not read --seed (--seed: mtf, bandit, random)"),
+        (["--strategy", "take", "--gamma", "0.5", "--rbp-p", "0.9"],
+         "Error: pool build: --strategy take does not read --gamma, --rbp-p (--gamma: bandit; --rbp-p: rbp)"),
+        (["--strategy", "bandit", "--rrf-k", "10"], "Error: pool build: --strategy bandit does not read --rrf-k (--rrf-k: rrf)"),
+        (["--strategy", "take", "-f", "parquet"], "Error: --format parquet writes a file; give --output FILE"),
+    ):
+        result = runner.invoke(app, [*base, *extra], env=ENV)
+        assert result.exit_code == 1 and result.output.strip().splitlines() == [message], (extra, result.output)
+    assert hashlib.md5(db.read_bytes()).hexdigest() == before
+    for extra in (["--strategy", "bandit", "--seed", "4", "--gamma", "0.5"], ["--strategy", "rrf", "--rrf-k", "10"],
+                  ["--strategy", "rbp", "--rbp-p", "0.9"]):  # fmt: skip
+        result = runner.invoke(app, [*base, *extra, "-f", "csv"], env=ENV)
+        assert result.exit_code == 0, (extra, result.output)
