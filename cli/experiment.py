@@ -381,9 +381,10 @@ def _refuse_unused(ctx: typer.Context, hybrid: bool) -> None:
     given = typed_options(ctx, unused)
     if given:
         flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        verb = "applies" if len(given) == 1 else "apply"
         raise EvalWhError(
-            f"experiment budget: {flags} apply without --machine (the replay of pooling strategies)"
-            if hybrid else f"experiment budget: {flags} apply with --machine (people and a calibrated LLM)"
+            f"experiment budget: {flags} {verb} without --machine (the replay of pooling strategies)"
+            if hybrid else f"experiment budget: {flags} {verb} with --machine (people and a calibrated LLM)"
         )
 
 

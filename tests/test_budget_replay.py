@@ -363,7 +363,7 @@ def test_options_the_study_does_not_read_are_refused_in_one_line(tmp_path: Path)
         (["--machine", "llm", "--per", "topic", "--depth", "10"],
          "Error: experiment budget: --per, --depth apply without --machine (the replay of pooling strategies)"),
         (["--machine", "llm", "--strategies", "depth,mtf,bandit,rrf"],
-         "Error: experiment budget: --strategies apply without --machine (the replay of pooling strategies)"),
+         "Error: experiment budget: --strategies applies without --machine (the replay of pooling strategies)"),
         (["--calibration", "logistic", "--store-sets"],
          "Error: experiment budget: --calibration, --store-sets apply with --machine (people and a calibrated LLM)"),
         (["--runs-from", "all", "-f", "parquet"], "Error: --format parquet writes a file; give --output FILE"),
