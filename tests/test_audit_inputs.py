@@ -26,11 +26,10 @@ from evalwh.cli import app
 from evalwh.errors import EvalWhError, IngestError, MetricParamError
 from evalwh.methods import audits
 from evalwh.methods.audits import check_declared, draw_sample
-from evalwh.methods.budget import simulated_judge
 from evalwh.warehouse import Warehouse
-from conftest import take_snapshot, trec8_with_runs
+from conftest import take_snapshot
+from test_audits import judged_trec8
 
-RUNS = ["CL99SD", "8manexT3D1N0", "AntHoc1", "INQ601"]
 runner = CliRunner()
 
 
@@ -38,11 +37,8 @@ runner = CliRunner()
 def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """TREC-8 with four runs, a simulated judge ``llm`` over its 86,830 pairs, audit ``audit5`` and pool ``p6``."""
     folder = tmp_path_factory.mktemp("audit_inputs")
-    db = trec8_with_runs(folder / "w.duckdb", RUNS)
+    db = judged_trec8(folder)
     with Warehouse(db) as wh:
-        truth = wh.sql("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
-        simulated_judge(truth, bias=1.0, seed=3).to_csv(folder / "llm.csv", index=False)
-        wh.ingest_qrels(folder / "llm.csv", collection="trec8", qrels_id="llm")
         wh.draw_audit("audit5", machine="llm", collection="trec8", size=200, seed=1)
         wh.build_pool(collection="trec8", depth=5, runs_from="all", pool_id="p6")
     return db

@@ -32,15 +32,20 @@ ENV = {"COLUMNS": "200", "TERMINAL_WIDTH": "200"}
 runner = CliRunner()
 
 
-@pytest.fixture(scope="module")
-def audited(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    folder = tmp_path_factory.mktemp("audits")
+def judged_trec8(folder: Path) -> Path:
+    """TREC-8 with RUNS and a simulated judge ``llm`` (LARA file ``folder/llm.csv``) over its 86,830 pairs."""
     db = trec8_with_runs(folder / "w.duckdb", RUNS)
     with Warehouse(db) as wh:
         truth = wh.sql("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'default'")
         simulated_judge(truth, bias=1.0, seed=3).to_csv(folder / "llm.csv", index=False)
         wh.ingest_qrels(folder / "llm.csv", collection="trec8", qrels_id="llm")
-    return db, folder
+    return db
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("audits")
+    return judged_trec8(folder), folder
 
 
 def _labels(db: Path, folder: Path, audit: str, name: str) -> None:
