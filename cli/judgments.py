@@ -67,7 +67,8 @@ def agreement(
     collection: CollectionOption = None,
     binary_at: Annotated[
         float | None,
-        typer.Option("--binary-at", help="Also compare relevant (grade >= G) against not: kappa_binary, agreement_binary."),
+        typer.Option("--binary-at", help="Also compare relevant (grade >= G) against not: kappa_binary, agreement_binary; "
+            "with --layout confusion, the matrices of relevant and not."),
     ] = None,
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="One row per set and topic.")] = False,
     layout: Annotated[
@@ -116,6 +117,8 @@ def agreement(
     from evalwh.errors import MetricParamError
     from evalwh.warehouse import Warehouse
 
+    if binary_at is not None and layout is AgreementLayout.raters:
+        raise MetricParamError("--binary-at applies to the summary and confusion layouts, not to --layout raters")
     with Warehouse.open_reader(db) as wh:
         frame = wh.agreement(
             reference, sets or None, collection=collection, binary_at=binary_at, per_query=per_query,
@@ -134,7 +137,8 @@ def agreement(
         render(frame, fmt, output, title=f"{collection}: Krippendorff's alpha of {frame['raters'][0]} label sets together")
         return
     if layout is AgreementLayout.confusion:
-        render(frame, fmt, output, title=f"{collection}: shared pairs per grade, rows {reference}, columns the set")
+        cut = "per grade" if binary_at is None else f"relevant (1: grade >= {binary_at:g}) or not (0)"
+        render(frame, fmt, output, title=f"{collection}: shared pairs {cut}, rows {reference}, columns the set")
         return
     if sort is not None:
         if sort not in frame.columns:

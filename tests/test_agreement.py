@@ -183,6 +183,25 @@ def test_confusion_layout(small: Path) -> None:
     assert human[["0", "1", "2"]].to_numpy().trace() == 7  # the diagonal: every pair agrees
 
 
+def test_confusion_layout_cut_at_binary_at(llmjudge: Path, table: pd.DataFrame) -> None:
+    """--binary-at with --layout confusion: the 2 x 2 matrices of relevant and not, against a crosstab of the files."""
+    name = "willia-umbrela1"
+    with Warehouse.open_reader(llmjudge) as wh:
+        frame = wh.agreement("human", [name], layout="confusion", binary_at=2)
+    shared = _read(LLMJUDGE / "human.test.qrels").merge(
+        _read(LLMJUDGE / "judges" / f"{name}.txt"), on=["query_id", "doc_id"], suffixes=("_h", "_m")
+    )
+    expected = pd.crosstab(shared["relevance_h"] >= 2, shared["relevance_m"] >= 2)
+    assert list(frame.columns) == ["qrels_id", "reference", "0", "1"]
+    assert frame[["0", "1"]].to_numpy().tolist() == expected.to_numpy().tolist()
+    agreeing = np.trace(frame[["0", "1"]].to_numpy()) / frame[["0", "1"]].to_numpy().sum()
+    assert agreeing == pytest.approx(table.loc[name, "agreement_binary"], abs=1e-12)
+    result = runner.invoke(app, ["agreement", "-c", "llmjudge", "--reference", "human", name, "--layout", "raters",
+                                 "--binary-at", "2", "--db", str(llmjudge)])  # fmt: skip
+    assert result.exit_code == 1
+    assert result.stderr.strip() == "Error: --binary-at applies to the summary and confusion layouts, not to --layout raters"
+
+
 def test_unknown_set_did_you_mean(small: Path) -> None:
     with Warehouse.open_reader(small) as wh, pytest.raises(NotFoundError, match="Did you mean llm"):
         wh.agreement("human", ["lml"])

@@ -119,7 +119,8 @@ def agreement(
         binary_at: Also compare grade >= this on both sides (``kappa_binary``, ``agreement_binary``).
         per_query: One row per set and topic (every topic either side judged).
         layout: ``summary`` (the statistics), ``confusion`` (one row per set and reference
-            grade, one column per grade of any set, counts of shared pairs; grades as text)
+            grade, one column per grade of any set, counts of shared pairs; grades as text;
+            with ``binary_at`` the grades cut to 0 and 1 there)
             or ``raters`` (Krippendorff's alpha of the reference and the sets together,
             :func:`raters`).
         resamples: Bootstrap replicates over topics for the intervals of kappa and alpha
@@ -176,6 +177,11 @@ def agreement(
         raise MetricParamError(f"agreement: resamples={resamples}: give 0 (no intervals) or more")
     check_sets(store, collection, [reference, *names], command="agreement")
     if layout == "raters":
+        if binary_at is not None:
+            raise MetricParamError(
+                "agreement: binary_at applies to the summary and confusion layouts; the raters layout gives "
+                "Krippendorff's alpha of the grades as given"
+            )
         return raters(
             store, collection, [reference, *(n for n in names if n != reference)], resamples=resamples,
             confidence=confidence, seed=seed,
@@ -183,7 +189,7 @@ def agreement(
     params = {"collection_id": collection, "reference": reference, "sets": names}
     pairs = store.run(sql.query(_QUERIES, "pairs"), params).fetchnumpy()
     if layout == "confusion":
-        return _confusion(pairs, names)
+        return _confusion(pairs, names, binary_at=binary_at)
     coverage = store.df(sql.query(_QUERIES, "coverage"), params)
     n_topics = int(coverage["topic_index"].max()) + 1 if len(coverage) else 0
     set_index = np.asarray(pairs["set_index"], dtype=np.int64)
@@ -311,11 +317,17 @@ def raters(
     return pd.DataFrame([row])
 
 
-def _confusion(pairs: dict[str, Any], names: list[str]) -> pd.DataFrame:
-    """One row per (set, reference grade), one column per grade of any set: shared pairs."""
+def _confusion(pairs: dict[str, Any], names: list[str], *, binary_at: float | None = None) -> pd.DataFrame:
+    """One row per (set, reference grade), one column per grade of any set: shared pairs.
+
+    With ``binary_at`` the grades are cut there first: 1 for a grade ``>= binary_at``, 0 below.
+    """
     import pandas as pd
 
     frame = pd.DataFrame({key: pairs[key] for key in ("set_index", "reference", "label")})
+    if binary_at is not None:
+        for side in ("reference", "label"):
+            frame[side] = (frame[side].astype(float) >= binary_at).astype(int)
     table = pd.crosstab([frame["set_index"], frame["reference"]], frame["label"])
     table.columns = [_grade(c) for c in table.columns]
     table = table.reset_index().sort_values(["set_index", "reference"])
