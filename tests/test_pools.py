@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -240,3 +241,19 @@ def test_cli_pool_build_list_contributions(tmp_path: Path) -> None:
     for command in (["pool", "build"], ["pool", "list"], ["pool", "contributions"], ["pool", "complete"], ["adjust"]):
         helped = runner.invoke(app, [*command, "--help"], env=env)
         assert helped.exit_code == 0 and "Example: evalwh" in helped.output
+
+
+def test_default_pool_ids_name_a_strategy_option_off_its_default(example: Warehouse) -> None:
+    """Two rbp pools with other persistences (or bandit pools with other discounts) get two ids, not a clash."""
+    build = pools.build_pool
+    ids = [
+        build(example, "ex", depth=2, runs_from="all", strategy="rbp").iloc[0]["pool_id"],
+        build(example, "ex", depth=2, runs_from="all", strategy="rbp", rbp_p=0.5).iloc[0]["pool_id"],
+        build(example, "ex", depth=2, runs_from="all", strategy="rrf", rrf_k=30, budget=1).iloc[0]["pool_id"],
+        build(example, "ex", depth=2, runs_from="all", strategy="bandit", gamma=1.0).iloc[0]["pool_id"],
+        build(example, "ex", depth=2, runs_from="all", strategy="mtf", rel=2, seed=3).iloc[0]["pool_id"],
+    ]
+    assert ids == ["rbp-pool2-all", "rbp-p0.5-pool2-all", "rrf1topic-k30-pool2-all", "bandit-gamma1-pool2-all-seed0",
+                   "mtf-rel2-pool2-all-seed3"]  # fmt: skip
+    stored = example.sql("SELECT pool_id, params FROM pools WHERE pool_id LIKE 'rbp%' ORDER BY pool_id")
+    assert [json.loads(p)["p"] for p in stored["params"]] == [0.5, 0.8]

@@ -118,7 +118,9 @@ def test_budget_counts_above_the_pool_and_fractions_are_refused() -> None:
     for bad in ("1.5", "1_0", "\uff11\uff10", "0", "-3", "", "10 %%", "150%"):
         with pytest.raises(EvalWhError, match=r"budget: .* is neither a share of the pool"):
             parse_budgets([bad], 300, 5, "total")
-    assert parse_budgets(["10%", "12", 30.0], 300, 5, "total") == [12, 30]
+    assert parse_budgets(["10%", "12", 30.0], 300, 5, "total") == [12, 30]  # 10% of 300 is 30: one budget
+    with pytest.raises(EvalWhError, match=r"^budget: '5%' is given twice; give each budget once$"):
+        parse_budgets(["5%", " 5%"], 300, 5, "total")
     wh = _synthetic()
     before = wh.df("SELECT count(*) AS n FROM pools")["n"].iloc[0]
     for options, message in (

@@ -143,7 +143,9 @@ def build_pool(
         runs_from: ``pooled`` (the runs' metadata flag) or ``all``.
         pool_id: Name of the pool and of its qrels set (default ``pool{depth}-{selection}``
             for the depth strategy, ``{strategy}{budget}{topic|total}-pool{depth}-{selection}``
-            otherwise, with ``-seed{seed}`` for the orders that draw).
+            otherwise, with ``-seed{seed}`` for the orders that draw, and the strategy's own
+            option after the budget where it is not the default: ``-p0.9`` (rbp), ``-k30``
+            (rrf), ``-gamma1`` and ``-rel2`` (bandit; ``-rel2`` for mtf)).
         qrels_id: The parent judgments.
         replace: Replace a pool (derived set) of the same name.
         strategy: ``depth``, ``take``, ``mtf``, ``bandit``, ``rbp``, ``rrf`` or ``random``.
@@ -180,6 +182,8 @@ def build_pool(
         >>> row = build_pool(wh, "demo", depth=3, runs_from="all", strategy="rrf", budget=2).iloc[0]
         >>> row["pool_id"], int(row["pooled"])
         ('rrf2topic-pool3-all', 2)
+        >>> build_pool(wh, "demo", depth=3, runs_from="all", strategy="rbp", rbp_p=0.9).iloc[0]["pool_id"]
+        'rbp-p0.9-pool3-all'
     """
     import pandas as pd
 
@@ -208,7 +212,12 @@ def build_pool(
         # every option that changes the pool is named: the budget and its scope, and the seed of a random order
         label = "" if budget is None else f"{budget}{budget_scope}"
         drawn = "" if seed is None else f"-seed{seed}"
-        pool_id = f"pool{depth}-{selection}" if strategy == "depth" else f"{strategy}{label}-pool{depth}-{selection}{drawn}"
+        # and a strategy's own option where it is not the default (the default keeps the short id)
+        own = {"rbp": [("p", rbp_p, 0.8)], "rrf": [("k", rrf_k, 60.0)], "bandit": [("gamma", gamma, 0.9), ("rel", rel, 1.0)],
+               "mtf": [("rel", rel, 1.0)]}.get(strategy, [])  # fmt: skip
+        tuned = "".join(f"-{name}{value:g}" for name, value, default in own if value != default)
+        pool_id = (f"pool{depth}-{selection}" if strategy == "depth"
+                   else f"{strategy}{label}{tuned}-pool{depth}-{selection}{drawn}")  # fmt: skip
     audits = "SELECT count(*) FROM audits WHERE collection_id = ? AND audit_id = ?"
     if wh.con.execute(audits, [collection, pool_id]).fetchone()[0]:
         raise EvalWhError(f"{pool_id!r} names an audit of collection {collection!r}; `pool export` must tell them apart")

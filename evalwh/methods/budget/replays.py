@@ -47,7 +47,8 @@ def parse_budgets(specs: Sequence[str | int | float], pool_size: int, n_topics: 
 
     A share of the pool is ``round(share * pool_size)`` in total, or that divided by the
     number of topics per topic (at least 1). A count is a whole number (not ``1.5``, ``True``
-    or ``1_0``), at most the pool in total (its budget share would pass 1).
+    or ``1_0``), at most the pool in total (its budget share would pass 1). A budget given twice
+    (``5%,5%``) is refused; two that come to the same count (``10%`` and its count) are one.
 
     Examples:
         >>> parse_budgets(["10%", 500], 86830, 50, "total"), parse_budgets(["10%"], 86830, 50, "topic")
@@ -58,7 +59,8 @@ def parse_budgets(specs: Sequence[str | int | float], pool_size: int, n_topics: 
     specs = [specs] if isinstance(specs, (str, int, float)) else list(specs)
     if not specs:
         raise EvalWhError("budget: give at least one budget (a share of the pool such as 10%, or a count)")
-    out = []
+    out: list[int] = []
+    given: dict[str, int] = {}
     for spec in specs:
         text = str(spec).strip()
         share = parse_number(text[:-1]) if text.endswith("%") and not isinstance(spec, bool) else None
@@ -76,6 +78,9 @@ def parse_budgets(specs: Sequence[str | int | float], pool_size: int, n_topics: 
             out.append(int(count))
         else:
             raise EvalWhError(f"budget: {text!r} is neither a share of the pool (10%) nor a positive whole count")
+        if text in given:
+            raise EvalWhError(f"budget: {text!r} is given twice; give each budget once")
+        given[text] = out[-1]
     return sorted(set(out))
 
 
@@ -230,6 +235,7 @@ def replay(
         raise EvalWhError("budget: give at least one strategy")
     if scope not in ("topic", "total"):
         raise EvalWhError(f"budget: unknown scope {scope!r}; use topic or total")
+    parse_budgets(budgets, 0, 1, scope)  # their form, before any work (the pool's size comes with the order)
     members, _ = pools.select_runs(wh, collection, runs=runs, runs_from=runs_from)
     pools._qrels_set(wh, collection, reference)
     all_runs = wh.run_ids(collection)
