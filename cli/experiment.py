@@ -290,7 +290,7 @@ def budget(
     budgets: Annotated[
         str, typer.Option("--budgets", help="Comma-separated budgets: shares of the pool (10%) or counts.")
     ] = "10%,25%,50%",
-    per: Annotated[str, typer.Option("--per", help="Budgets in 'total' or per 'topic'.")] = "total",
+    per: Annotated[str, typer.Option("--per", help="Budgets in 'total' or per 'topic' (a count in every topic, a share of each topic's candidates).")] = "total",
     seeds: Annotated[str, typer.Option("--seeds", help="Comma-separated seeds of the random strategies.")] = "0",
     reference: Annotated[
         str | None,

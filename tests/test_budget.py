@@ -129,7 +129,9 @@ def test_budgets_per_topic_and_in_total() -> None:
     with pytest.raises(EvalWhError, match="budget must be a positive"):
         apply_budget(order, 0, "total")
     assert budget.parse_budgets(["10%", "50%", 3], 100, 4, "total") == [3, 10, 50]
-    assert budget.parse_budgets(["10%"], 100, 4, "topic") == [3]
+    # per topic a share is of each topic's candidates (equal topics without their sizes), summed
+    assert budget.parse_budgets(["10%"], 100, 4, "topic") == [12]
+    assert budget.parse_budgets(["10%"], 100, 4, "topic", [10, 20, 30, 40]) == [10]
     with pytest.raises(EvalWhError, match="neither a share"):
         budget.parse_budgets(["150%"], 100, 4, "total")
 

@@ -134,6 +134,33 @@ def test_per_topic_shortfall_names_the_small_topics() -> None:
     ]
 
 
+def test_per_topic_shares_are_shares_of_each_topics_candidates() -> None:
+    """--per topic 100% judges every candidate (it judged the mean topic's count, and lost the big
+    topics' tails); 50% keeps round(0.5 * N_t) of each topic's order, N_t its candidates; a count
+    is still that many in every topic."""
+    wh = _depth7()
+    rows = wh.budget(collection="s", strategies=["depth"], budgets=["50%", "100%", "3"], scope="topic", depth=7,
+                     runs_from="all", measure="P@5", store=False).set_index("budget")  # fmt: skip
+    params = rows.attrs["params"]
+    order = candidate_order(wh, "s", wh.run_ids("s"), depth=7, qrels_id="default", strategy="depth")
+    sizes = order.groupby("query_id").size()
+    assert sizes.nunique() > 1  # topics of other sizes: the mean would not do
+    half = {t: int(np.floor(0.5 * n + 0.5)) for t, n in sizes.items()}
+    judged = order.merge(wh.sql("SELECT query_id, doc_id FROM qrels WHERE relevance >= 0"), on=["query_id", "doc_id"])
+    assert sorted(rows.index) == [3, sum(half.values()), len(order)]
+    assert rows.loc[len(order), "budget_share"] == 1.0 and rows.loc[len(order), "judged"] == len(judged)
+    assert rows.loc[len(order), "kendall_tau_b"] == pytest.approx(1.0, abs=1e-12)
+    kept = apply_budget(order, half, "topic")
+    assert kept.groupby("query_id").size().to_dict() == half
+    assert rows.loc[sum(half.values()), "judged"] == len(kept.merge(judged[["query_id", "doc_id"]]))
+    assert rows.loc[3, "judged"] == len(apply_budget(order, 3, "topic").merge(judged[["query_id", "doc_id"]]))
+    assert params["per_topic_counts"] == [3]
+    assert budget_ids.shortfall_notes(rows.reset_index(), params, "default") == []
+    with pytest.raises(EvalWhError, match=rf"^budget: '100%' \({len(order)} judgments in all\) and '{len(order)}' \({len(order)} in every topic\) would"):
+        wh.budget(collection="s", strategies=["depth"], budgets=["100%", str(len(order))], scope="topic", depth=7,
+                  runs_from="all", measure="P@5", store=False)  # fmt: skip
+
+
 # -- issue 52, class 3: ids that name what changes the result ----------------------------------
 
 

@@ -83,7 +83,9 @@ def check_replace(
 def shortfall_notes(rows: pd.DataFrame, params: dict[str, Any], reference: str) -> list[str]:
     """One sentence per (strategy, seed, budget) that judged fewer pairs than its budget allowed, saying why.
 
-    A budget ``B`` keeps the first ``B`` candidates (in total, or per topic); ``judged`` counts
+    A budget ``B`` keeps the first ``B`` candidates (in total, or per topic; a per-topic share
+    keeps that share of each topic, ``B`` in all, listed apart from the per-topic counts in
+    ``params["per_topic_counts"]``); ``judged`` counts
     those the reference has a label for. Two causes: fewer candidates than ``B`` (the whole
     pool, or topics with fewer candidates than a per-topic budget), and kept candidates the
     reference never judged (candidates deeper than the reference's own pool).
@@ -92,7 +94,8 @@ def shortfall_notes(rows: pd.DataFrame, params: dict[str, Any], reference: str) 
     topics = int(params.get("topics") or 0)
     notes = []
     for row in rows.itertuples(index=False):
-        allowed = int(row.budget) * (topics if params.get("scope") == "topic" else 1)
+        per_topic = params.get("scope") == "topic" and int(row.budget) in params.get("per_topic_counts", [row.budget])
+        allowed = int(row.budget) * (topics if per_topic else 1)
         kept = int(round(float(row.budget_share) * pool)) if pool else int(row.judged)
         if int(row.judged) >= allowed:
             continue
@@ -100,7 +103,7 @@ def shortfall_notes(rows: pd.DataFrame, params: dict[str, Any], reference: str) 
         reasons = []
         if kept < allowed:
             reasons.append(f"the candidates hold {kept:,} within the budget" + (
-                " (topics with fewer candidates than the per-topic budget)" if params.get("scope") == "topic" else ""
+                " (topics with fewer candidates than the per-topic budget)" if per_topic else ""
             ))  # fmt: skip
         if int(row.judged) < kept:
             reasons.append(f"{kept - int(row.judged):,} kept candidates have no label in {reference!r}")

@@ -22,6 +22,7 @@ their place within the topic, then topic id: a total budget is spread evenly.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -114,10 +115,12 @@ def order_pool(
     return out.sort_values("overall_order").reset_index(drop=True)
 
 
-def apply_budget(order: pd.DataFrame, budget: int | None, scope: str) -> pd.DataFrame:
+def apply_budget(order: pd.DataFrame, budget: int | Mapping[str, int] | None, scope: str) -> pd.DataFrame:
     """Keep the first ``budget`` documents of each topic (``scope="topic"``) or overall (``"total"``).
 
-    The overall order of the kept documents is renumbered from 1 (their relative order stays).
+    Per topic, ``budget`` may also map each topic id to its own number (a share of each topic's
+    candidates); a topic it does not name keeps none. The overall order of the kept documents is
+    renumbered from 1 (their relative order stays).
 
     Examples:
         >>> import pandas as pd
@@ -125,15 +128,24 @@ def apply_budget(order: pd.DataFrame, budget: int | None, scope: str) -> pd.Data
         ...                   "topic_order": [1, 1, 2, 2], "overall_order": [1, 2, 3, 4], "weight": [0.0] * 4})
         >>> apply_budget(o, 1, "topic")["doc_id"].tolist(), apply_budget(o, 3, "total")["doc_id"].tolist()
         (['a', 'b'], ['a', 'b', 'c'])
+        >>> apply_budget(o, {"1": 2, "2": 1}, "topic")["doc_id"].tolist()
+        ['a', 'b', 'c']
     """
     if scope not in ("topic", "total"):
         raise EvalWhError(f"pool: unknown budget scope {scope!r}; use topic or total")
     if budget is None:
         return order
-    if budget < 1:
-        raise EvalWhError(f"pool: the budget must be a positive number of judgments, got {budget}")
-    column = "topic_order" if scope == "topic" else "overall_order"
-    kept = order[order[column] <= budget].sort_values("overall_order").reset_index(drop=True)
+    if isinstance(budget, Mapping):
+        if scope != "topic" or min(budget.values(), default=1) < 1:
+            raise EvalWhError("pool: a budget per topic id is a positive number of judgments in each topic")
+        limit = order["query_id"].map(budget).fillna(0).to_numpy()
+        kept = order[order["topic_order"].to_numpy() <= limit]
+    else:
+        if budget < 1:
+            raise EvalWhError(f"pool: the budget must be a positive number of judgments, got {budget}")
+        column = "topic_order" if scope == "topic" else "overall_order"
+        kept = order[order[column] <= budget]
+    kept = kept.sort_values("overall_order").reset_index(drop=True)
     kept["overall_order"] = np.arange(1, len(kept) + 1, dtype=np.int64)
     return kept
 

@@ -42,46 +42,80 @@ RESULT_COLUMNS = (
 )  # fmt: skip
 
 
-def parse_budgets(specs: Sequence[str | int | float], pool_size: int, n_topics: int, scope: str) -> list[int]:
+def parse_budgets(
+    specs: Sequence[str | int | float], pool_size: int, n_topics: int, scope: str,
+    topic_sizes: Sequence[int] | None = None,
+) -> list[int]:  # fmt: skip
     """Budgets as numbers of judgments: ``"10%"`` is that share of the pool, a number is itself.
 
-    A share of the pool is ``round(share * pool_size)`` in total, or that divided by the
-    number of topics per topic (at least 1). A count is a whole number (not ``1.5``, ``True``
-    or ``1_0``), at most the pool in total (its budget share would pass 1). A budget given twice
-    (``5%,5%``) is refused; two that come to the same count (``10%`` and its count) are one.
+    In total, a share of the pool is ``round(share * pool_size)``. Per topic, a count is that
+    many judgments in every topic, and a share is that share of each topic's own candidates,
+    ``max(1, round(share * size))`` for each of ``topic_sizes`` (the topics' candidate counts),
+    returned as their sum: ``100%`` keeps every candidate. Without ``topic_sizes`` the topics are
+    taken to be of equal size ``pool_size / n_topics``. A count is a whole number (not ``1.5``,
+    ``True`` or ``1_0``), at most the pool in total (its budget share would pass 1). A budget
+    given twice (``5%,5%``) is refused; two that come to the same count (``10%`` and its count)
+    are one. :func:`budget_limits` gives what each budget keeps per topic.
 
     Examples:
-        >>> parse_budgets(["10%", 500], 86830, 50, "total"), parse_budgets(["10%"], 86830, 50, "topic")
-        ([500, 8683], [174])
+        >>> parse_budgets(["10%", 500], 86830, 50, "total"), parse_budgets(["10%", "100%"], 30, 2, "topic", [10, 20])
+        ([500, 8683], [3, 30])
+    """
+    return sorted({budget for budget, _ in budget_limits(specs, pool_size, n_topics, scope, topic_sizes)})
+
+
+def budget_limits(
+    specs: Sequence[str | int | float], pool_size: int, n_topics: int, scope: str,
+    topic_sizes: Sequence[int] | None = None,
+) -> list[tuple[int, int | list[int]]]:  # fmt: skip
+    """Each budget of :func:`parse_budgets`, in the order given, with what it keeps: a number of
+    judgments (in total, or in every topic for a per-topic count), or, for a per-topic share, one
+    number per topic of ``topic_sizes``.
+
+    Examples:
+        >>> budget_limits(["50%", "4"], 30, 2, "topic", [10, 20])
+        [(15, [5, 10]), (4, 4)]
     """
     from evalwh.io.formats import parse_number
 
     specs = [specs] if isinstance(specs, (str, int, float)) else list(specs)
     if not specs:
         raise EvalWhError("budget: give at least one budget (a share of the pool such as 10%, or a count)")
-    out: list[int] = []
-    given: dict[str, int] = {}
+    sizes = list(topic_sizes) if topic_sizes is not None else [pool_size / max(n_topics, 1)] * n_topics
+    out: list[tuple[int, int | list[int]]] = []
+    given: list[str] = []
     for spec in specs:
         text = str(spec).strip()
         share = parse_number(text[:-1]) if text.endswith("%") and not isinstance(spec, bool) else None
         count = None if isinstance(spec, bool) or text.endswith("%") else parse_number(text)
         if share is not None and 0.0 < share <= 100.0:
-            total = share / 100.0 * pool_size
-            value = int(np.floor(total / (n_topics if scope == "topic" else 1) + 0.5))
-            out.append(max(1, value))
+            if scope == "topic":
+                per_topic = [max(1, int(np.floor(share / 100.0 * size + 0.5))) for size in sizes]
+                out.append((int(sum(per_topic)), per_topic))
+            else:
+                value = max(1, int(np.floor(share / 100.0 * pool_size + 0.5)))
+                out.append((value, value))
         elif count is not None and count >= 1 and count.is_integer():
             if scope == "total" and pool_size and count > pool_size:
                 raise EvalWhError(
                     f"budget: {int(count)} judgments is more than the pool's {pool_size} pairs; "
                     f"give at most {pool_size} or a share (100%)"
                 )
-            out.append(int(count))
+            out.append((int(count), int(count)))
         else:
             raise EvalWhError(f"budget: {text!r} is neither a share of the pool (10%) nor a positive whole count")
         if text in given:
             raise EvalWhError(f"budget: {text!r} is given twice; give each budget once")
-        given[text] = out[-1]
-    return sorted(set(out))
+        value, limit = out[-1]
+        for other, (value_o, limit_o) in zip(given, out[:-1], strict=True):
+            if value_o == value and limit_o != limit:  # a share per topic and a count per topic: one row each
+                share, count = (other, text) if isinstance(limit_o, list) else (text, other)
+                raise EvalWhError(
+                    f"budget: {share!r} ({value:,} judgments in all) and {count!r} ({value:,} in every topic) "
+                    "would be stored as one budget; give one of them"
+                )
+        given.append(text)
+    return out
 
 
 def _measure_depth(measure: str, depth: int) -> int:
@@ -201,7 +235,8 @@ def replay(
         collection: The collection.
         strategies: Strategy names (:data:`evalwh.methods.budget.order.STRATEGIES`).
         budgets: ``"10%"`` (a share of the candidate pool) or a number of judgments.
-        scope: ``total`` or ``topic``.
+        scope: ``total`` or ``topic`` (a count in every topic, a share of each topic's own
+            candidates; the row's ``budget`` is then their sum, :func:`budget_limits`).
         seeds: Seeds of the random strategies (``mtf``, ``bandit``, ``random``), one replay each.
         reference: The complete label set.
         depth: Pool depth lambda of the candidates.
@@ -254,6 +289,7 @@ def replay(
     ]  # fmt: skip
     meta: list[dict[str, Any]] = []
     budget_list: list[int] = []
+    limits: dict[int, int | list[int]] = {}
     pool_size = 0
     for done, (strategy, seed) in enumerate(replays):
         order = candidate_order(
@@ -262,10 +298,13 @@ def replay(
         )  # fmt: skip
         pool_size = len(order)
         n_topics = order["query_id"].nunique()
-        budget_list = parse_budgets(budgets, pool_size, n_topics, scope)
+        sizes = order.groupby("query_id", sort=True).size()
+        limits = dict(budget_limits(budgets, pool_size, n_topics, scope, sizes.to_list()))
+        budget_list = sorted(limits)
         label_frames = []
         for budget in budget_list:
-            kept = apply_budget(order, budget, scope)
+            limit = limits[budget]
+            kept = apply_budget(order, dict(zip(sizes.index, limit, strict=True)) if isinstance(limit, list) else limit, scope)
             label = f"{strategy}|{seed}|{budget}"
             labels = kept[["query_id", "doc_id"]].merge(ref_labels, on=["query_id", "doc_id"], how="inner")
             label_frames.append(labels.assign(label_id=label))
@@ -297,6 +336,8 @@ def replay(
         "rbp_p": rbp_p, "rrf_k": rrf_k, "rel": rel, "pool_size": pool_size, "relevant": total_relevant, "topics": n_topics,
         "reachable_relevant": int(order["relevant"].sum()) if replays else 0, "runs_from": runs_from,
     }  # fmt: skip
+    if scope == "topic":  # which budgets are a count in every topic (the others a share of each topic)
+        params["per_topic_counts"] = [b for b in budget_list if not isinstance(limits[b], list)]
     experiment_id = experiment_id or budget_ids.default_id(
         "replay", budgets=budgets, seeds=seeds, scope=scope, strategies=strategies, random=RANDOM)
     if store:
