@@ -383,6 +383,9 @@ def summarise(rows: pd.DataFrame) -> pd.DataFrame:
     value_columns = [c for c in RESULT_COLUMNS if c not in ("strategy", "seed", "budget")]
     grouped = rows.groupby(["strategy", "budget"], sort=False)
     out = grouped[value_columns].mean().reset_index()
+    for column in ("judged", "relevant_found"):  # counts stay whole numbers where every mean is one
+        if len(out) and (out[column] % 1 == 0).all():
+            out[column] = out[column].astype("Int64")
     out.insert(2, "seeds", grouped.size().to_numpy())
     return out.sort_values(["budget", "strategy"], kind="stable").reset_index(drop=True)
 
