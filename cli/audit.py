@@ -288,8 +288,9 @@ def estimate(
     for table in (result.runs, result.pairs, result.ranks):
         if table is not None:
             table["measure"] = table["measure"].map(typed)
-    for note in result.notes:
-        typer.echo(f"note: {note}", err=True)
+    for note in result.notes:  # a note on a measure names it as the table does
+        canonical = next((c for c in typed if note.startswith(f"{c}: ")), None)
+        typer.echo(f"note: {note if canonical is None else typed[canonical] + note[len(canonical):]}", err=True)
     if ranks:
         assert result.ranks is not None
         render(

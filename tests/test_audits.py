@@ -385,7 +385,8 @@ def test_refusals(audited) -> None:
             if times == 1:
                 wh.draw_audit("by_grade", machine="m2", collection="trec8", size=200, stratify="grade", seed=1)
     _labels(db, folder, "by_grade", "people_by_grade")
-    with Warehouse(db) as wh, pytest.raises(InsufficientDataError, match="grade '2' of topic .* none of the audit's strata"):
+    with Warehouse(db) as wh, pytest.raises(InsufficientDataError, match=r"was drawn from 86,830 pairs of frame 'm2' "
+                                             r"\(machine 'm2'\); they are now 86,830 in other strata: the frame changed"):
         wh.audit_estimate("by_grade", "people_by_grade", ["P@10"], collection="trec8", interval="beta")
 
 
@@ -500,6 +501,10 @@ def test_report_shows_each_audit_with_its_people_labels(audited, tmp_path: Path)
     # a topics audit's caption says how its intervals were made: the machine's points
     low, high = _points(topics.notes, "AP")
     assert f"Intervals are estimate - u se, u from {low:.2f} to {high:.2f}, the points of the studentised" in page
+    # an audit whose frame changed since the draw (test_refusals regraded by_grade's machine) is said, not drawn
+    if "people_by_grade" in page:
+        assert ("Audit by_grade (people's labels from qrels set people_by_grade) has no estimate: audit 'by_grade' was "
+                "drawn from 86,830 pairs of frame 'm2'") in page
 
 
 def test_export_and_import_carry_the_audits(audited, tmp_path: Path) -> None:
@@ -648,7 +653,7 @@ def test_estimate_refuses_what_it_cannot_mean_in_one_line(audited, tmp_path: Pat
     for extra, message in (
         (["--weight", "nan"], "Error: weight nan: give 'tuned' or a finite number"),
         (["--seed", "3"], "Error: --seed is the rank bootstrap's: it applies with --ranks"),
-        (["-l", "0"], "Error: relevance threshold 0: give a grade above 0 (a grade of 0 is not relevant)"),
+        (["-l", "0"], "Error: relevance threshold 0: give a whole grade above 0 (1, 2, ...)"),
         (["-f", "parquet"], "Error: --format parquet writes a file; give --output FILE"),
         (["-r", "INQ601", "--differences"], "Error: differences need at least 2 runs"),
     ):
@@ -672,3 +677,52 @@ def test_estimate_refuses_what_it_cannot_mean_in_one_line(audited, tmp_path: Pat
     assert ("note: AP: the tuned weight needs an audit of 3 topics or more; with 2 the estimates are the audit "
             "alone's (weight 0, methods §15.4)") in result.stderr
     assert (pd.read_csv(io.StringIO(result.stdout))["weight"] == 0).all()
+
+
+def test_estimate_refuses_stale_frames_and_labels_outside_them(audited) -> None:
+    """From a review of the Python API: a frame changed since the draw, a topics audit's people's set
+    labelling pairs outside the frame (they entered its per-topic AP), a fractional threshold (a
+    topics audit cut it to a whole grade) and options that would be ignored are refused in one line."""
+    db, folder = audited
+    llm = None
+    with Warehouse(db) as wh:
+        llm = wh.sql("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'llm' ORDER BY query_id, doc_id")
+        (folder / "m3.qrels").write_text("".join(f"{r.query_id} 0 {r.doc_id} {r.relevance}\n" for r in llm.itertuples()))
+        wh.ingest_qrels(folder / "m3.qrels", collection="trec8", qrels_id="m3", replace=True)
+        wh.draw_audit("shrunk", machine="m3", collection="trec8", size=300, seed=4)
+        wh.draw_audit("rt4", machine="llm", collection="trec8", design="topics", size=4, seed=4)
+        with pytest.raises(MetricParamError, match=r"^audit: size 10\.5 must be a whole number"):
+            wh.draw_audit("half", machine="llm", collection="trec8", size=10.5)
+    _labels(db, folder, "shrunk", "people_shrunk")
+    _labels(db, folder, "rt4", "people_rt4")
+    with Warehouse(db) as wh:
+        audited_pairs = wh.sql("SELECT query_id, doc_id FROM audit_pairs WHERE audit_id = 'shrunk'")
+        kept = llm.merge(audited_pairs, how="left", indicator=True)
+        kept = kept[(kept["_merge"] == "both") | (kept["query_id"] != "401")]  # topic 401 loses its unaudited pairs
+        (folder / "m3.qrels").write_text("".join(f"{r.query_id} 0 {r.doc_id} {r.relevance}\n" for r in kept.itertuples()))
+        wh.ingest_qrels(folder / "m3.qrels", collection="trec8", qrels_id="m3", replace=True)
+        with pytest.raises(InsufficientDataError, match=rf"^audit 'shrunk' was drawn from 86,830 pairs of frame 'm3' "
+                                                        rf"\(machine 'm3'\); they are now {len(kept):,}: the frame changed"):
+            wh.audit_estimate("shrunk", "people_shrunk", ["P@10"], collection="trec8")
+        before = wh.audit_estimate("rt4", "people_rt4", ["AP"], collection="trec8").runs
+        topic = wh.sql("SELECT min(query_id) AS t FROM audit_pairs WHERE audit_id = 'rt4'")["t"].iloc[0]
+        people = wh.sql("SELECT query_id, doc_id, relevance FROM qrels WHERE qrels_id = 'people_rt4'")
+        extra = pd.concat([people, pd.DataFrame({"query_id": [topic], "doc_id": ["not-in-the-frame"], "relevance": [1]})])
+        wh.ingest_qrels(extra, collection="trec8", qrels_id="people_rt4_plus")
+        with pytest.raises(InsufficientDataError, match=rf"^human set 'people_rt4_plus' labels 1 pair\(s\) of the audit's "
+                                                        rf"topics outside its frame 'llm', e.g. topic {topic} document "
+                                                        "not-in-the-frame"):
+            wh.audit_estimate("rt4", "people_rt4_plus", ["AP"], collection="trec8")
+        for kwargs, message in (
+            ({"rel": 0.5}, r"^relevance threshold 0\.5: give a whole grade above 0"),
+            ({"measures": []}, r"^give at least one measure"),
+            ({"correction": "foo"}, r"^correction 'foo': give none, bonferroni, holm, bh or by$"),
+            ({"baselines": ["INQ601"]}, r"^baselines and all_pairs choose the family of differences"),
+            ({"level": 1.5}, r"^level 1\.5: give the intervals' coverage, between 0 and 1"),
+        ):
+            with pytest.raises(MetricParamError, match=message):
+                wh.audit_estimate("rt4", "people_rt4", kwargs.pop("measures", ["AP"]), collection="trec8", **kwargs)
+        # a measure's own threshold is the one its all-zero note names
+        notes = wh.audit_estimate("rt4", "people_rt4", ["P(rel=5)@10"], collection="trec8").notes
+        assert "P(rel=5)@10: no label of the people's or the machine's reaches relevance 5: every value is 0" in notes
+    assert before["estimate"].notna().all()

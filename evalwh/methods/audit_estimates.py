@@ -243,6 +243,65 @@ def _outside_note(m: catalog.Measure, e: Any, run_ids: list[str]) -> list[str]:
             "intervals are clipped to the range (methods §15.4)"]
 
 
+def _check_frame(
+    wh: Store, collection: str, record: dict[str, Any], frame: pd.DataFrame, audited: pd.DataFrame,
+    strata: pd.DataFrame, human_id: str,
+) -> None:  # fmt: skip
+    """Refuse an estimate whose frame is no longer the one drawn from, or whose topics' scores would
+    read labels outside it.
+
+    The strata's units (``audit_strata.population``) weight the estimate: a frame (or, for a grade
+    stratum, a machine grade) changed since the draw leaves them wrong. A topics audit scores each
+    topic under the people's and the machine's whole sets, so a label outside the frame would
+    count in them (an extra relevant document in AP's denominator); methods §15.3 counts only the
+    frame's pairs.
+    """
+    design, audit_id = record["design"], record["audit_id"]
+    if design == "topics":
+        now = pd.Series({"all": frame["query_id"].nunique()})
+    elif record["stratify"] == "topic":
+        now = frame.groupby("query_id").size()
+    elif record["stratify"] == "grade":
+        now = frame.groupby(frame["machine_grade"].map(_grade_text)).size()
+    else:
+        now = pd.Series({"all": len(frame)})
+    drawn = strata.set_index("label")["population"]
+    if not now.reindex(drawn.index).fillna(-1).astype(np.int64).equals(drawn.astype(np.int64)) or len(now) != len(drawn):
+        unit = "topics" if design == "topics" else "pairs"
+        raise InsufficientDataError(
+            f"audit {audit_id!r} was drawn from {int(drawn.sum()):,} {unit} of frame {record['frame_id']!r} "
+            f"(machine {record['machine_id']!r}); they are now {int(now.sum()):,}"
+            + ("" if int(now.sum()) != int(drawn.sum()) else " in other strata")
+            + ": the frame changed since the draw, and its weights no longer hold; draw the audit anew"
+        )
+    if design != "topics":
+        return
+    inside = frame.set_index(["query_id", "doc_id"]).index
+    audited_topics = sorted(audited["query_id"].unique())
+    if int(frame["query_id"].isin(audited_topics).sum()) != len(audited):
+        raise InsufficientDataError(
+            f"audit {audit_id!r}: its topics hold frame pairs the audit does not (the frame changed since the "
+            "draw); draw the audit anew"
+        )
+    every_topic = sorted(frame["query_id"].unique())
+    for who, qrels_id, topics in (("human", human_id, audited_topics), ("machine", record["machine_id"], every_topic)):
+        labels = wh.df(
+            "SELECT query_id, doc_id FROM qrels WHERE collection_id = $collection_id AND qrels_id = $qrels_id"
+            " AND relevance >= 0",
+            {"collection_id": collection, "qrels_id": qrels_id},
+        )
+        labels = labels[labels["query_id"].isin(topics)]
+        outside = ~pd.MultiIndex.from_frame(labels[["query_id", "doc_id"]]).isin(inside)
+        if outside.any():
+            row = labels[outside].iloc[0]
+            raise InsufficientDataError(
+                f"{who} set {qrels_id!r} labels {int(outside.sum()):,} pair(s) of the audit's topics outside its "
+                f"frame {record['frame_id']!r}, e.g. topic {row['query_id']} document {row['doc_id']}: a topics "
+                "audit scores each topic under the whole set, and they would count (methods §15.3); give a set "
+                "of the frame's pairs alone"
+            )
+
+
 def estimate(
     wh: Store, collection: str, audit_id: str, human_id: str, measures: Sequence[str], *,
     runs: Sequence[str] | None = None, probabilities: bool = False, level: float = 0.95, rel: float = 1.0,
@@ -262,7 +321,8 @@ def estimate(
         probabilities: Take the machine's stored probabilities (its expected gain) instead of
             its grades, for a pairs audit.
         level: The intervals' coverage.
-        rel: Grades >= rel are relevant.
+        rel: Grades >= rel are relevant (a whole grade), for P@k and RBP without their own ``rel``
+            and for a topics audit's measures; dcg takes the grades themselves.
         weight: ``tuned`` (PPI++: one weight for all the runs of a measure, methods §15.4), or a fixed
             lambda (1: PPI; 0: the audit alone).
         differences: Also estimate the paired differences of runs (the family of
@@ -287,7 +347,9 @@ def estimate(
 
     Raises:
         NotFoundError: for an unknown audit, set or run.
-        InsufficientDataError: when the human set leaves audited pairs unlabelled.
+        InsufficientDataError: when the human set leaves audited pairs unlabelled, when the frame
+            changed since the draw, or when a topics audit's sets label pairs of its topics outside
+            the frame.
         MetricParamError: for a measure the design (or ``interval``) cannot estimate.
     """
     from evalwh.stats import rank_intervals as ri
@@ -306,8 +368,18 @@ def estimate(
         )
     if not isinstance(weight, str) and not np.isfinite(weight):
         raise MetricParamError(f"weight {weight!r}: give 'tuned' or a finite number")
-    if rel <= 0:
-        raise MetricParamError(f"relevance threshold {rel:g}: give a grade above 0 (a grade of 0 is not relevant)")
+    if not rel > 0 or not float(rel).is_integer():
+        raise MetricParamError(f"relevance threshold {rel:g}: give a whole grade above 0 (1, 2, ...)")
+    if not 0 < level < 1:
+        raise MetricParamError(f"level {level!r}: give the intervals' coverage, between 0 and 1 (0.95)")
+    if correction not in ("none", "bonferroni", "holm", "bh", "by"):
+        raise MetricParamError(f"correction {correction!r}: give none, bonferroni, holm, bh or by")
+    if (baselines or all_pairs) and not differences:
+        raise MetricParamError("baselines and all_pairs choose the family of differences: they apply with differences")
+    if isinstance(measures, str):
+        measures = [measures]
+    if not measures:
+        raise MetricParamError("give at least one measure (P@10, say)")
     if ranks and replicates < MIN_REPLICATES:
         raise MetricParamError(
             f"{replicates} bootstrap replicates: rank intervals need at least {MIN_REPLICATES} (2,000 by default)"
@@ -362,6 +434,7 @@ def estimate(
     strata = wh.df(
         sql.query(_QUERIES, "strata"), {"collection_id": collection, "audit_id": audit_id}
     )
+    _check_frame(wh, collection, record, frame, audited, strata, human_id)
     machine_probs: pd.DataFrame | None = None
     if probabilities:
         machine_probs = wh.df(sql.query(_QUERIES, "probabilities"),
@@ -429,7 +502,8 @@ def estimate(
                                     level=level, bound=bound, quantiles=points, limits=m.metric.limits)  # fmt: skip
             e = _columns_of(e_all, shown)
             if not y.any() and not total.any():
-                notes.append(f"{m}: no label of the people's or the machine's reaches relevance {rel:g}: every value is 0")
+                cut = dict(m.options).get("rel", rel)
+                notes.append(f"{m}: no label of the people's or the machine's reaches relevance {cut:g}: every value is 0")
             if record["design"] == "topics" and weight == "tuned" and len(units) < 3:
                 notes.append(f"{m}: the tuned weight needs an audit of 3 topics or more; with {len(units)} the estimates "
                              "are the audit alone's (weight 0, methods §15.4)")  # fmt: skip

@@ -477,7 +477,7 @@ def draw_audit(
     design: str = "pairs", size: int | None = None, share: float | None = None, stratify: str | None = None,
     seed: int = 0, replace: bool = False,
 ) -> pd.DataFrame:  # fmt: skip
-    """Draw a random audit of a frame and store it (``evalwh audit draw``); returns its strata.
+    """Draw a random audit of a frame and store it (``evalwh audit draw``); returns its row of :func:`list_audits`.
 
     ``size`` units, or ``share`` of the frame's units (pairs or topics, rounded). The frame is
     ``frame_id``'s judged pairs (a pool id is a qrels set), the machine set's own by default.
@@ -495,6 +495,9 @@ def draw_audit(
             raise MetricParamError(f"audit: share {share} must lie in (0, 1]")
         size = max(int(round(share * units)), 2)
     assert size is not None
+    if isinstance(size, bool) or not float(size).is_integer():
+        raise MetricParamError(f"audit: size {size!r} must be a whole number of units (pairs or topics)")
+    size = int(size)
     pairs, strata = draw_sample(frame, design, size, stratify=stratify, seed=seed)
     row = {"frame_id": frame_id or machine_id, "machine_id": machine_id, "design": design, "stratify": stratify,
            "size": size, "seed": seed, "declared": False, "check_note": None}  # fmt: skip

@@ -208,7 +208,8 @@ def design_estimate(
         f: The machine's values of the same units, same shape.
         machine_total: ``(R,)``: ``F``, the sum of the machine's values over the population.
         strata: ``(n,)`` stratum numbers ``0..H-1`` of the audited units (None: one stratum).
-        population: ``(H,)`` units per stratum ``N_h`` (one stratum: ``[N]``).
+        population: ``(H,)`` units per stratum ``N_h`` (one stratum: ``[N]``). None: the audit is
+            the whole population (a census of ``n`` units, whose variance is 0); give it for a sample.
         weight: ``"tuned"`` (PPI++) or a fixed ``lambda`` (1: PPI, 0: the audit alone).
         level: The intervals' coverage.
         bound: ``(R,)``: the largest ``|y|`` a unit can have (None: no floor). Where fewer than
@@ -259,7 +260,16 @@ def design_estimate(
             f"prediction-powered estimate: y {ys.shape} and f {fs.shape} differ in shape"
         )
     n, columns = ys.shape
-    total = np.broadcast_to(np.asarray(machine_total, dtype=float), (columns,)).astype(float)
+    given_total = np.asarray(machine_total, dtype=float)
+    if given_total.size not in (1, columns) or given_total.ndim > 1:
+        raise MetricParamError(
+            f"prediction-powered estimate: machine_total {given_total.shape} must be one number or one per column ({columns})"
+        )
+    total = np.broadcast_to(given_total.reshape(-1) if given_total.ndim else given_total, (columns,)).astype(float)
+    if bound is not None and np.asarray(bound).size not in (1, columns):
+        raise MetricParamError(
+            f"prediction-powered estimate: bound {np.asarray(bound).shape} must be one number or one per column ({columns})"
+        )
     tune = None
     if tuning is not None:
         if weight != "tuned" or not share_weight:

@@ -31,6 +31,7 @@ def audit_figures(wh: Store, collection: str) -> list[Figure]:
         >>> audit_figures(Warehouse(":memory:"), "none")
         []
     """
+    from evalwh.errors import InsufficientDataError
     from evalwh.methods.audit_estimates import estimate
     from evalwh.methods.audits import list_audits
 
@@ -44,11 +45,27 @@ def audit_figures(wh: Store, collection: str) -> list[Figure]:
             continue
         human = str(found["qrels_id"].iloc[0])
         measure = "P@10" if row.design == "pairs" else "AP"
-        result = estimate(wh, collection, row.audit_id, human, [measure])
+        try:
+            result = estimate(wh, collection, row.audit_id, human, [measure])
+        except InsufficientDataError as error:  # e.g. a frame changed since the draw: said, not drawn
+            out.append(_unusable(str(row.audit_id), human, str(error)))
+            continue
         # the measure's notes: a topics audit's points, a pairs audit's runs that saw no error of the machine
         how = [n[len(measure) + 2:] for n in result.notes if n.startswith(f"{measure}: ")]
         out.append(_audit_figure(str(row.audit_id), human, measure, row, result.runs, how))
     return out
+
+
+@_report_style
+def _unusable(audit_id: str, human: str, reason: str) -> Figure:
+    """An audit the estimates refuse: its heading and the reason, where its figure would be."""
+    figure = _figure(7.0, 0.6)
+    ax = figure.add_subplot()
+    ax.text(0.0, 0.5, "no estimate: see the caption", va="center", fontsize=9)
+    ax.set_axis_off()
+    caption = (f"Audit {audit_id} (people's labels from qrels set {human}) has no estimate: {reason} "
+               "(evalwh audit estimate; methods §15).")  # fmt: skip
+    return Figure(f"audit-{audit_id}", f"Random audit: {audit_id}", caption, to_svg(figure))
 
 
 @_report_style
