@@ -487,6 +487,7 @@ def test_report_shows_each_audit_with_its_people_labels(audited, tmp_path: Path)
         if "r5" not in set(wh.audits(collection="trec8")["audit_id"]):
             wh.draw_audit("r5", machine="llm", collection="trec8", share=0.05, seed=11)
             wh.draw_audit("rt6", machine="llm", collection="trec8", design="topics", size=6, seed=11)
+            wh.draw_audit("unlabelled", machine="llm", collection="trec8", share=0.01, seed=12)
     _labels(db, folder, "r5", "people_r5")
     _labels(db, folder, "rt6", "people_rt6")
     with Warehouse.open_reader(db) as wh:
@@ -501,6 +502,10 @@ def test_report_shows_each_audit_with_its_people_labels(audited, tmp_path: Path)
     # a topics audit's caption says how its intervals were made: the machine's points
     low, high = _points(topics.notes, "AP")
     assert f"Intervals are estimate - u se, u from {low:.2f} to {high:.2f}, the points of the studentised" in page
+    assert "Reproduce: evalwh audit estimate r5 -c trec8 --human people_r5 -m P@10 (methods §15)." in page
+    # an audit without people's labels is said, not estimated from the official qrels (which label every pair)
+    assert ("Audit unlabelled has no estimate: no qrels set labels every one of its audited pairs besides the frame "
+            "and machine set (llm), the report's own (default) and sets an LLM made") in page
     # an audit whose frame changed since the draw (test_refusals regraded by_grade's machine) is said, not drawn
     if "people_by_grade" in page:
         assert ("Audit by_grade (people's labels from qrels set people_by_grade) has no estimate: audit 'by_grade' was "

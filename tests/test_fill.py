@@ -12,6 +12,7 @@ import io
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -314,6 +315,10 @@ def test_report_judgments_section(two_sets: Path) -> None:
         assert got[source].sort_index().tolist() == pytest.approx(want[f"A_p(source={source})@10"].sort_index().tolist())
     text = render_markdown(report)
     assert "## Judgments: the label sets side by side" in text and "| B | llm |" in text
+    from evalwh.present.report import render_html
+
+    page = render_html(report)  # the section has a link in the sticky nav, which no longer hides a heading reached by one
+    assert '<a href="#judgments">Judgments</a>' in page and "scroll-margin-top" in page
     assert "qrels set 'A+B'" in text
 
 
@@ -325,3 +330,28 @@ def test_a_report_of_one_label_set_has_no_judgments_section(two_sets: Path) -> N
         report = build_report(wh, "c", ReportOptions(depths=(1, 2), figures=False, qrels_id="A"))
     assert report.judgments is None
     assert "Judgments" not in render_markdown(report)
+
+
+def test_report_judgments_rank_means_rounded_to_12_decimals(tmp_path: Path) -> None:
+    """Two paths to one mean differ in the last bits (the leaderboard's and each set's evaluation):
+    on TREC-8's 129 runs the report's own set against itself gave tau_b 0.998 and a run moved two
+    places. Means are ranked at 12 decimals (methods §11.4): the set against itself gives tau_b 1,
+    no change and no run named."""
+    from evalwh.present.report import ReportOptions
+    from evalwh.present.report.judgments import build_judgments
+
+    with Warehouse(tmp_path / "w.duckdb") as wh:
+        for name in ("A", "B"):
+            wh.ingest_qrels(pd.DataFrame({"query_id": ["1", "1"], "doc_id": ["a", "b"], "relevance": [1, 1]}),
+                            collection="c", qrels_id=name)  # fmt: skip
+        for run, doc in (("r1", "a"), ("r2", "b"), ("r3", "x")):
+            wh.ingest_runs(pd.DataFrame({"query_id": ["1"], "doc_id": [doc], "score": [1.0]}), collection="c", run_id=run)
+        # r1 and r2 tie at 0.1; the leaderboard's path put r2 a last bit above
+        board = pd.DataFrame({"run_id": ["r2", "r1", "r3"], "P@10": [np.nextafter(0.1, 1.0), 0.1, 0.0]})
+        j = build_judgments(wh, "c", ReportOptions(qrels_id="A", figures=False), board, "P@10")
+    assert j is not None
+    shifts = j.shifts.set_index("qrels_id")
+    assert shifts["kendall_tau"].tolist() == pytest.approx([1.0, 1.0], abs=1e-12)
+    assert shifts["mean_abs_change"].tolist() == [0.0, 0.0] and shifts["run"].tolist() == ["", ""]
+    ranks = j.rankings[j.rankings["qrels_id"] == "A"].set_index("run_id")
+    assert ranks["reference_rank"].to_dict() == {"r1": 1, "r2": 2, "r3": 3} and (ranks["change"] == 0).all()

@@ -286,7 +286,7 @@ def build_report(
             if bands is not None:
                 drawn.append(figures.bounds_figure(index, bands, rows, pool_depth))
         drawn += report_budget.budget_figures(wh, collection)  # stored `experiment budget` rows, if any
-        drawn += report_audits.audit_figures(wh, collection)  # stored random audits with people's labels
+        drawn += report_audits.audit_figures(wh, collection, [opts.qrels_id, *opts.fill])  # stored random audits
     step("figures", started)
 
     overview = _overview(topics, unjudged, runs_meta, opts, judged)

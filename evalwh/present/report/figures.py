@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import pandas as pd
 
-from evalwh.present.report.model import short_id
+from evalwh.present.report.model import short_id, short_ids
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure as MplFigure
@@ -307,7 +307,7 @@ def draw_caterpillar(ranks: pd.DataFrame, intervals: pd.DataFrame) -> MplFigure:
     ]  # fmt: skip
     top.legend(handles=handles, frameon=False, fontsize="small", loc="upper right", ncols=min(len(handles), 3))
     if named:
-        bottom.set_xticks(x, [short_id(r, FIGURE_ID_SHOWN) for r in board["run_id"]], rotation=90, fontsize="small")
+        bottom.set_xticks(x, short_ids(board["run_id"].tolist(), FIGURE_ID_SHOWN), rotation=90, fontsize="small")
         bottom.set_xlabel("run, in rank order")
     else:
         step = 10 if n <= 200 else 50

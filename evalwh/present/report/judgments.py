@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from evalwh import sql
+from evalwh.methods.judgments import SCORE_DECIMALS
 from evalwh.present.report.model import Judgments, ReportOptions
 
 if TYPE_CHECKING:
@@ -59,12 +60,17 @@ def build_judgments(
     others = [s for s in provenance["qrels_id"] if s != opts.qrels_id]
     agreement = _agreement(wh, collection, opts.qrels_id, others, notes)
 
+    # means rounded to 12 decimals before they are ranked (methods §11.4): two paths to the same mean
+    # differ in the last bits, and the report's own set against itself must give tau_b 1 and no change
     reference = leaderboard[["run_id", measure]].rename(columns={measure: "reference_score"})
+    reference["reference_score"] = reference["reference_score"].astype(float).round(SCORE_DECIMALS)
+    reference = reference.sort_values(["reference_score", "run_id"], ascending=[False, True], kind="stable")
     reference["reference_rank"] = np.arange(1, len(reference) + 1)
     rankings = []
     shifts = []
     for name in provenance["qrels_id"]:
         means = evaluate(wh, [measure], collection=collection, qrels_id=name)
+        means["value"] = means["value"].astype(float).round(SCORE_DECIMALS)
         board = _ranked(means[["run_id", "value"]].rename(columns={"value": "score"}))
         board = reference.merge(board, on="run_id", how="left")
         board["change"] = board["rank"] - board["reference_rank"]
@@ -72,6 +78,14 @@ def build_judgments(
         rankings.append(board[["qrels_id", "run_id", "score", "rank", "reference_rank", "change"]])
         shifts.append(_shift(board, stats))
     shares = _shares(wh, collection, opts, provenance, leaderboard["run_id"].tolist())
+    samples = wh.df(sql.query(_QUERIES, "audit_samples"), {"collection_id": collection})
+    if len(samples):
+        held = samples.groupby("qrels_id", sort=True)["audit_id"].agg(lambda a: ", ".join(sorted(a)))
+        named = "; ".join(f"{name} (audit{'s' if ', ' in audits else ''} {audits})" for name, audits in held.items())
+        notes.append(
+            f"Label sets that hold only the pairs of a random audit rank the runs on that sample alone, as if it "
+            f"were complete qrels: {named}. Their estimates are the audit figures' (methods §15)."
+        )
     if len(provenance) > MAX_SET_COLUMNS:
         notes.append(
             f"The table of ranks shows the first {MAX_SET_COLUMNS} of {len(provenance)} label sets; "
@@ -122,7 +136,7 @@ def _shift(board: pd.DataFrame, stats: Any) -> dict[str, Any]:
         "kendall_tau": tau,
         "mean_abs_change": float(change.mean()) if len(both) else np.nan,
         "largest_change": int(largest["change"]) if largest is not None else 0,
-        "run": largest["run_id"] if largest is not None else "",
+        "run": largest["run_id"] if largest is not None and int(largest["change"]) else "",  # none moved: none named
         "top_run": top.iloc[0] if len(top) else "",
     }
 

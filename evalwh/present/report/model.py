@@ -9,6 +9,7 @@ internals.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -262,4 +263,29 @@ def short_id(text: object, limit: int = ID_SHOWN) -> str:
         return text
     tail = max(limit // 4, 1)
     return text[: limit - tail - 1] + "…" + text[-tail:]
+
+
+def short_ids(texts: Sequence[object], limit: int = ID_SHOWN) -> list[str]:
+    """:func:`short_id` of each, lengthened where two different ids would read alike.
+
+    Runs named ``bm25_k1-0.9_b-0.40_rm3_fb10_terms20_w05`` and ``..._fb20_terms20_w05`` both
+    shortened to ``bm25_k1-0.9_b-0.4…20_w05``; a figure that lists runs side by side must tell
+    them apart, so such ids grow until they differ (at most to the whole id).
+
+    Examples:
+        >>> short_ids(["abcdefghij-one-xyz", "abcdefghij-two-xyz", "short"], 12)
+        ['abcdefghij-one-xyz', 'abcdefghij-two-xyz', 'short']
+        >>> short_ids(["abcdefghij-one-xyz", "short"], 12)
+        ['abcdefgh…xyz', 'short']
+    """
+    texts = [str(t) for t in texts]
+    shown = [short_id(t, limit) for t in texts]
+    width = limit
+    while len(set(shown)) < len(set(texts)) and width < max(map(len, texts), default=0):
+        width *= 2
+        seen: dict[str, int] = {}
+        for label in shown:
+            seen[label] = seen.get(label, 0) + 1
+        shown = [short_id(t, width) if seen[s] > 1 else s for t, s in zip(texts, shown, strict=True)]
+    return shown
 
