@@ -487,7 +487,6 @@ def test_report_shows_each_audit_with_its_people_labels(audited, tmp_path: Path)
         if "r5" not in set(wh.audits(collection="trec8")["audit_id"]):
             wh.draw_audit("r5", machine="llm", collection="trec8", share=0.05, seed=11)
             wh.draw_audit("rt6", machine="llm", collection="trec8", design="topics", size=6, seed=11)
-            wh.draw_audit("unlabelled", machine="llm", collection="trec8", share=0.01, seed=12)
     _labels(db, folder, "r5", "people_r5")
     _labels(db, folder, "rt6", "people_rt6")
     with Warehouse.open_reader(db) as wh:
@@ -503,9 +502,6 @@ def test_report_shows_each_audit_with_its_people_labels(audited, tmp_path: Path)
     low, high = _points(topics.notes, "AP")
     assert f"Intervals are estimate - u se, u from {low:.2f} to {high:.2f}, the points of the studentised" in page
     assert "Reproduce: evalwh audit estimate r5 -c trec8 --human people_r5 -m P@10 (methods §15)." in page
-    # an audit without people's labels is said, not estimated from the official qrels (which label every pair)
-    assert ("Audit unlabelled has no estimate: no qrels set labels every one of its audited pairs besides the frame "
-            "and machine set (llm), the report's own (default) and sets an LLM made") in page
     # an audit whose frame changed since the draw (test_refusals regraded by_grade's machine) is said, not drawn
     if "people_by_grade" in page:
         assert ("Audit by_grade (people's labels from qrels set people_by_grade) has no estimate: audit 'by_grade' was "
@@ -731,3 +727,33 @@ def test_estimate_refuses_stale_frames_and_labels_outside_them(audited) -> None:
         notes = wh.audit_estimate("rt4", "people_rt4", ["P(rel=5)@10"], collection="trec8").notes
         assert "P(rel=5)@10: no label of the people's or the machine's reaches relevance 5: every value is 0" in notes
     assert before["estimate"].notna().all()
+
+
+def test_report_says_an_audit_without_peoples_labels_and_never_takes_the_official_qrels() -> None:
+    """From a review of the report: an audit nobody labelled was drawn with the official qrels (which
+    label every pooled pair) as its people's labels. It is now said in place of its figure; a set of
+    the people's labels is found once ingested."""
+    from evalwh.present.report.audits import audit_figures
+
+    rng = np.random.default_rng(5)
+    qrels = pd.DataFrame([(str(t), f"d{d}", int(rng.random() < 0.3)) for t in range(6) for d in range(40)],
+                         columns=["query_id", "doc_id", "relevance"])  # fmt: skip
+    runs = pd.DataFrame([(f"r{r}", str(t), f"d{d}", float(-k)) for r in range(3) for t in range(6)
+                         for k, d in enumerate(rng.permutation(40)[:20])],
+                        columns=["run_id", "query_id", "doc_id", "score"])  # fmt: skip
+    with Warehouse(":memory:") as wh:
+        wh.ingest_qrels(qrels, collection="c")
+        wh.ingest_runs(runs, collection="c")
+        wh.ingest_qrels(qrels.assign(relevance=1 - qrels["relevance"]), collection="c", qrels_id="llm", source="llm")
+        wh.draw_audit("a", machine="llm", collection="c", size=60, seed=1)
+        [figure] = audit_figures(wh, "c", ["default"])
+        assert figure.caption == (
+            "Audit a has no estimate: no qrels set labels every one of its audited pairs besides the frame and machine "
+            "set (llm), the report's own (default) and sets an LLM made; ingest the people's labels of its pairs "
+            "(evalwh pool export, then evalwh ingest qrels). See evalwh audit estimate and methods §15."
+        )
+        pairs = wh.sql("SELECT query_id, doc_id FROM audit_pairs WHERE audit_id = 'a'").merge(qrels)
+        wh.ingest_qrels(pairs, collection="c", qrels_id="people")
+        [figure] = audit_figures(wh, "c", ["default"])
+        assert "people's labels from qrels set people" in figure.caption
+        assert "Reproduce: evalwh audit estimate a -c c --human people -m P@10 (methods §15)." in figure.caption
