@@ -502,6 +502,11 @@ def test_report_shows_each_audit_with_its_people_labels(audited, tmp_path: Path)
     low, high = _points(topics.notes, "AP")
     assert f"Intervals are estimate - u se, u from {low:.2f} to {high:.2f}, the points of the studentised" in page
     assert "Reproduce: evalwh audit estimate r5 -c trec8 --human people_r5 -m P@10 (methods §15)." in page
+    assert "Random audits" in page and "prediction-powered inference with PPI++'s tuned weight" in page  # how computed
+    with Warehouse.open_reader(db) as wh:  # the Markdown report, which has no figures, names the audits there too
+        wh.report(tmp_path / "r.md", collection="trec8", format="md", bounds=False)
+    [line] = [li for li in (tmp_path / "r.md").read_text().splitlines() if li.startswith("- **Random audits**: ")]
+    assert {"r5", "rt6"} <= set(line.split(": ")[1].split(", "))
     # an audit whose frame changed since the draw (test_refusals regraded by_grade's machine) is said, not drawn
     if "people_by_grade" in page:
         assert ("Audit by_grade (people's labels from qrels set people_by_grade) has no estimate: audit 'by_grade' was "

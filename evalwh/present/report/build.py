@@ -309,7 +309,7 @@ def build_report(
         figures=drawn,
         qrels=qrels,
         runs=runs_meta,
-        methods=_methods(opts, measures, family_info, mode, judged, graded),
+        methods=_methods(opts, measures, family_info, mode, judged, graded) + _audit_method(wh, collection),
         timings=timings,
         judgments=judgments,
         marks=marks,
@@ -609,6 +609,23 @@ def _log_grid(deepest: int, points: int = 40) -> list[int]:
     """About ``points`` depths from 1 to ``deepest``, evenly spaced on a log scale."""
     grid = np.unique(np.round(np.geomspace(1, deepest, points)).astype(int))
     return [int(d) for d in grid]
+
+
+def _audit_method(wh: Store, collection: str) -> list[tuple[str, str]]:
+    """The methods line of the collection's random audits, if it has some (the figures' captions say the rest)."""
+    audits = [r[0] for r in wh.con.execute(
+        "SELECT audit_id FROM audits WHERE collection_id = ? ORDER BY audit_id", [collection]
+    ).fetchall()]  # fmt: skip
+    if not audits:
+        return []
+    return [(
+        "Random audits",
+        f"{', '.join(audits)}: each run's score under the people's labels estimated from the machine's labels of "
+        "every frame pair corrected by the audit's (prediction-powered inference with PPI++'s tuned weight, one "
+        "for all the runs; Student's t intervals for a pairs audit, the machine's points for a topics audit; 95%), "
+        "P@10 for a pairs audit and AP for a topics audit (methods §15). Each figure's caption (HTML report) names "
+        "the people's label set, the seed and the command that reproduces it.",
+    )]  # fmt: skip
 
 
 def _overview(
