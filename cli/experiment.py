@@ -364,7 +364,8 @@ def budget(
             budget_figure(summary, title=f"{name} ({measure})").savefig(handle, format="png", dpi=110)
     render(summary if fmt is OutputFormat.table else rows, fmt, output, title=f"{name}: what a budget buys ({measure})")
     # the notes after the outputs (and after the work): a refusal, or an output that fails, is one line
-    typer.echo(f"seeds: {', '.join(map(str, seed_list))}", err=True)
+    if params.get("seeds", seed_list):  # a replay of deterministic strategies draws nothing
+        typer.echo(f"seeds: {', '.join(map(str, params.get('seeds', seed_list)))}", err=True)
     typer.echo(f"experiment: {name}", err=True)
     for note in notes:
         if note:

@@ -74,9 +74,13 @@ def build(
 
     Example: evalwh pool build --collection trec8 --depth 100 --strategy bandit --budget 8683 --per total
     """
+    from evalwh.cli._options import typed_options
+    from evalwh.errors import EvalWhError
     from evalwh.warehouse import Warehouse
 
     _refuse_unread(ctx, strategy)
+    if budget is None and typed_options(ctx, ["per"]):
+        raise EvalWhError("pool build: --per says how --budget is counted; give --budget N with it")
     require_output(fmt, output)  # before the work, not after it
     with Warehouse(db) as wh:
         frame = wh.build_pool(
@@ -221,7 +225,7 @@ def export(
 ) -> None:
     """Write a pool's judging tasks in judging order (qid, docid, order, and query and passage texts).
 
-    Example: evalwh pool export bandit8683t-pool100-pooled -c trec8 -o tasks.jsonl --topics topics.tsv --documents docs.jsonl
+    Example: evalwh pool export bandit8683total-pool100-pooled-seed0 -c trec8 -o tasks.jsonl --topics topics.tsv --documents docs.jsonl
     """
     from evalwh.methods.audits import require_pool_or_audit
     from evalwh.warehouse import Warehouse

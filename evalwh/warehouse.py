@@ -538,7 +538,8 @@ class Warehouse(ExcludedDocuments, MetaAnalyses, AuditMethods, Store):
         ``budgets``, ``scope``, ``seeds``, ``reference``, ``depth``, ``measure``, ...). With
         ``machine``, a label set with relevance probabilities: :func:`evalwh.methods.budget.hybrids`
         (``budgets``, ``selections``, ``calibration``, ``store_sets``, ...). One row per
-        (strategy, seed, budget): relevant found, tau_b, tau_ap, significant pairs kept, judged share.
+        (strategy, seed, budget): relevant found, tau_b, tau_ap, significant pairs kept, judged share
+        (and for a replay ``reachable_share``).
         """
         from evalwh.methods import budget
         from evalwh.methods.budget import checks as budget_checks

@@ -140,13 +140,13 @@ def test_build_pool_stores_order_and_qrels() -> None:
     wh = _hand()
     row = wh.build_pool(collection="h", depth=3, runs=list(RUNS), strategy="mtf", budget=4, seed=0).iloc[0]
     assert (row["pool_id"], row["strategy"], int(row["budget"]), row["budget_scope"], int(row["seed"])) == (
-        "mtf4topic-pool3-list-seed0", "mtf", 4, "topic", 0,
+        "mtf4topic-pool3-listd810bda8-seed0", "mtf", 4, "topic", 0,
     )
     assert (int(row["pooled"]), int(row["relevant"])) == (4, 1)
-    order = wh.pool_order("mtf4topic-pool3-list-seed0", collection="h")
+    order = wh.pool_order("mtf4topic-pool3-listd810bda8-seed0", collection="h")
     assert order["doc_id"].tolist() == list("abdf") and order["topic_order"].tolist() == [1, 2, 3, 4]
     qrels = wh.con.execute(
-        "SELECT doc_id, relevance FROM qrels WHERE collection_id = 'h' AND qrels_id = 'mtf4topic-pool3-list-seed0' ORDER BY doc_id"
+        "SELECT doc_id, relevance FROM qrels WHERE collection_id = 'h' AND qrels_id = 'mtf4topic-pool3-listd810bda8-seed0' ORDER BY doc_id"
     ).fetchall()
     assert qrels == [("a", 1.0), ("b", 0.0), ("d", 0.0), ("f", 0.0)]
     depth = wh.build_pool(collection="h", depth=3, runs=list(RUNS)).iloc[0]
@@ -156,7 +156,7 @@ def test_build_pool_stores_order_and_qrels() -> None:
     with pytest.raises(EvalWhError, match="unknown strategy 'mft'; use one of depth, take, mtf"):
         wh.build_pool(collection="h", depth=3, runs=list(RUNS), strategy="mft")
     # a failed build leaves the pools as they were
-    assert wh.pools(collection="h")["pool_id"].tolist() == ["mtf4topic-pool3-list-seed0", "pool3-list"]
+    assert wh.pools(collection="h")["pool_id"].tolist() == ["mtf4topic-pool3-listd810bda8-seed0", "pool3-listd810bda8"]
 
 
 def test_export_tasks_and_lara_round_trip(tmp_path: Path) -> None:
@@ -415,10 +415,10 @@ def test_cli_pool_build_export_and_budget(tmp_path: Path) -> None:
     built = runner.invoke(app, ["pool", "build", "-c", "h", "--depth", "3", "--runs", "r1,r2,r3", "--strategy", "bandit",
                                 "--budget", "5", "--per", "total", "--seed", "2", "--db", str(db), "-f", "csv"], env=ENV)  # fmt: skip
     assert built.exit_code == 0, built.output
-    assert built.stdout.splitlines()[1] == "bandit5total-pool3-list-seed2,3,default,list,bandit,5,total,2,3,1,5,5,2,0"
+    assert built.stdout.splitlines()[1] == "bandit5total-pool3-listd810bda8-seed2,3,default,list,bandit,5,total,2,3,1,5,5,2,0"
     assert "seed: 2" in built.stderr
     out = tmp_path / "t.tsv"
-    exported = runner.invoke(app, ["pool", "export", "bandit5total-pool3-list-seed2", "-c", "h", "-o", str(out),
+    exported = runner.invoke(app, ["pool", "export", "bandit5total-pool3-listd810bda8-seed2", "-c", "h", "-o", str(out),
                                    "--task-format", "tsv", "--db", str(db)], env=ENV)  # fmt: skip
     assert exported.exit_code == 0, exported.output
     assert [line.split("\t")[1] for line in out.read_text().splitlines()[1:]] == list("fdabc")

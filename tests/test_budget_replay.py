@@ -192,6 +192,11 @@ def test_issue_52_class_3_other_options_under_one_id_are_refused_without_replace
     pd.testing.assert_frame_equal(wh.sql("SELECT * FROM budget_results ORDER BY ALL"), before)
     wh.budget(depth=7, measure="AP", replace=True, **common)
     assert wh.sql("SELECT measure FROM budget_experiments WHERE experiment_id = 'e'")["measure"].tolist() == ["AP"]
+    # seeds a deterministic replay does not draw are no option of it (they were refused as "other options")
+    rows = wh.budget(depth=7, measure="AP", seeds=[5, 6], **common)
+    assert rows.attrs["params"]["seeds"] == []
+    # the API returns reachable_share beside the stored columns, as the command prints it
+    assert rows["reachable_share"].tolist() == [rows["relevant_found"].iloc[0] / rows.attrs["params"]["reachable_relevant"]]
 
 
 def test_issue_52_class_3_the_command_refuses_in_one_line(tmp_path: Path) -> None:

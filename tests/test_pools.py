@@ -257,3 +257,29 @@ def test_default_pool_ids_name_a_strategy_option_off_its_default(example: Wareho
                    "mtf-rel2-pool2-all-seed3"]  # fmt: skip
     stored = example.sql("SELECT pool_id, params FROM pools WHERE pool_id LIKE 'rbp%' ORDER BY pool_id")
     assert [json.loads(p)["p"] for p in stored["params"]] == [0.5, 0.8]
+
+
+def test_default_pool_ids_name_a_list_of_members_and_the_parent_set(example: Warehouse, tmp_path: Path) -> None:
+    """From a review of the budgets page: every member list was named ``list`` and the parent set not
+    at all, so a second list or parent clashed with the first (and --replace overwrote it)."""
+    from evalwh.cli import app
+    from evalwh.store.connection import sha256_text
+
+    example.ingest_qrels(pd.DataFrame({"query_id": ["1"] * 3, "doc_id": list("abe"), "relevance": [0, 1, 1]}),
+                         collection="ex", qrels_id="other")  # fmt: skip
+    one = pools.build_pool(example, "ex", depth=2, runs=["s1", "s2"], strategy="take", budget=2).iloc[0]["pool_id"]
+    two = pools.build_pool(example, "ex", depth=2, runs=["s2", "s3"], strategy="take", budget=2).iloc[0]["pool_id"]
+    parent = pools.build_pool(example, "ex", depth=2, runs=["s2", "s1"], strategy="take", budget=2,
+                              qrels_id="other").iloc[0]["pool_id"]  # fmt: skip
+    digest = sha256_text("s1\ns2")[:8]
+    assert (one, two, parent) == (f"take2topic-pool2-list{digest}", f"take2topic-pool2-list{sha256_text('s2' + chr(10) + 's3')[:8]}",
+                                  f"take2topic-pool2-list{digest}-of-other")  # fmt: skip
+    db = tmp_path / "w.duckdb"
+    with Warehouse(db) as wh:
+        wh.ingest_qrels(pd.DataFrame({"query_id": ["1"], "doc_id": ["a"], "relevance": [1]}), collection="ex")
+        wh.ingest_runs(_runs_frame({"s1": "ab"}), collection="ex")
+    result = CliRunner().invoke(app, ["pool", "build", "-c", "ex", "--runs-from", "all", "--per", "total", "--db", str(db)])
+    assert result.exit_code == 1
+    assert result.output.strip() == "Error: pool build: --per says how --budget is counted; give --budget N with it"
+    with Warehouse.open_reader(db) as wh:
+        assert wh.sql("SELECT count(*) AS n FROM pools")["n"].iloc[0] == 0

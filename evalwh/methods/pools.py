@@ -141,11 +141,13 @@ def build_pool(
         depth: Pool depth lambda: the candidates are every member's top ``depth``.
         runs: Member runs; when None, chosen by ``runs_from``.
         runs_from: ``pooled`` (the runs' metadata flag) or ``all``.
-        pool_id: Name of the pool and of its qrels set (default ``pool{depth}-{selection}``
-            for the depth strategy, ``{strategy}{budget}{topic|total}-pool{depth}-{selection}``
-            otherwise, with ``-seed{seed}`` for the orders that draw, and the strategy's own
-            option after the budget where it is not the default: ``-p0.9`` (rbp), ``-k30``
-            (rrf), ``-gamma1`` and ``-rel2`` (bandit; ``-rel2`` for mtf)).
+        pool_id: Name of the pool and of its qrels set (default ``pool{depth}-{members}``
+            for the depth strategy, ``{strategy}{budget}{topic|total}-pool{depth}-{members}``
+            otherwise; ``{members}`` is ``pooled``, ``all``, or for a list of runs ``list``
+            and 8 hex digits of its digest; then ``-of-{qrels_id}`` for a parent other than
+            the collection's default set, ``-seed{seed}`` for the orders that draw, and the
+            strategy's own option after the budget where it is not the default: ``-p0.9``
+            (rbp), ``-k30`` (rrf), ``-gamma1`` and ``-rel2`` (bandit; ``-rel2`` for mtf)).
         qrels_id: The parent judgments.
         replace: Replace a pool (derived set) of the same name.
         strategy: ``depth``, ``take``, ``mtf``, ``bandit``, ``rbp``, ``rrf`` or ``random``.
@@ -203,6 +205,8 @@ def build_pool(
     gamma = check_real(gamma, "pool: the bandit's discount gamma", low=0, high=1, low_open=True)
     rel = check_real(rel, "pool: the relevance threshold rel")
     members, selection = select_runs(wh, collection, runs=runs, runs_from=runs_from)
+    default_set = wh.qrels_set(collection, None)
+    qrels_id = default_set if qrels_id is None else qrels_id
     _qrels_set(wh, collection, qrels_id)
     if strategy in budget_order.RANDOM and seed is None:
         seed = 0
@@ -216,8 +220,12 @@ def build_pool(
         own = {"rbp": [("p", rbp_p, 0.8)], "rrf": [("k", rrf_k, 60.0)], "bandit": [("gamma", gamma, 0.9), ("rel", rel, 1.0)],
                "mtf": [("rel", rel, 1.0)]}.get(strategy, [])  # fmt: skip
         tuned = "".join(f"-{name}{value:g}" for name, value, default in own if value != default)
-        pool_id = (f"pool{depth}-{selection}" if strategy == "depth"
-                   else f"{strategy}{label}{tuned}-pool{depth}-{selection}{drawn}")  # fmt: skip
+        # members named by a list (--runs, --runs-file) by a digest of the sorted list, and a parent
+        # set other than the collection's default by its name
+        members_part = selection if selection != "list" else "list" + sha256_text("\n".join(sorted(members)))[:8]
+        parent = "" if qrels_id == default_set else f"-of-{qrels_id}"
+        pool_id = (f"pool{depth}-{members_part}{parent}" if strategy == "depth"
+                   else f"{strategy}{label}{tuned}-pool{depth}-{members_part}{parent}{drawn}")  # fmt: skip
     audits = "SELECT count(*) FROM audits WHERE collection_id = ? AND audit_id = ?"
     if wh.con.execute(audits, [collection, pool_id]).fetchone()[0]:
         raise EvalWhError(f"{pool_id!r} names an audit of collection {collection!r}; `pool export` must tell them apart")

@@ -256,7 +256,8 @@ def replay(
         replace: Replace an experiment of that name made with other options (else refused).
 
     Returns:
-        One row per (strategy, seed, budget): :data:`RESULT_COLUMNS`.
+        One row per (strategy, seed, budget): :data:`RESULT_COLUMNS` (the stored columns) and
+        ``reachable_share``, relevant found over the relevant pairs the candidates hold.
 
     Raises:
         EvalWhError: for an unknown strategy, a bad budget or scope.
@@ -331,7 +332,7 @@ def replay(
     out = out[list(RESULT_COLUMNS)].astype({"seed": "Int64"})
     params = {
         "strategies": list(strategies), "budgets": [str(b) for b in budgets], "budget_counts": budget_list,
-        "scope": scope, "seeds": list(seeds), "depth": depth, "runs": members, "measure": measure,
+        "scope": scope, "seeds": list(seeds) if any(s in RANDOM for s in strategies) else [], "depth": depth, "runs": members, "measure": measure,
         "judged_measure": judged_measure, "test": test, "correction": correction, "alpha": alpha, "gamma": gamma,
         "rbp_p": rbp_p, "rrf_k": rrf_k, "rel": rel, "pool_size": pool_size, "relevant": total_relevant, "topics": n_topics,
         "reachable_relevant": int(order["relevant"].sum()) if replays else 0, "runs_from": runs_from,
@@ -342,6 +343,7 @@ def replay(
         "replay", budgets=budgets, seeds=seeds, scope=scope, strategies=strategies, random=RANDOM)
     if store:
         store_results(wh, collection, experiment_id, "replay", reference, measure, params, out, replace=replace)
+    out = budget_ids.with_reachable(out, params)  # beside the stored columns, as the command prints it
     out.attrs.update(experiment_id=experiment_id, reference=reference, measure=measure, params=params)
     return out
 
