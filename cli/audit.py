@@ -233,8 +233,8 @@ def estimate(
         ),
     ] = False,
     replicates: Annotated[
-        int, typer.Option("--replicates", min=100, help="With --ranks: bootstrap replicates (at least 100).")
-    ] = 2000,
+        int | None, typer.Option("--replicates", min=100, help="With --ranks: bootstrap replicates (at least 100; 2,000).")
+    ] = None,
     seed: Annotated[int | None, typer.Option("--seed", help="With --ranks: the bootstrap's seed (0).")] = None,
     interval: Annotated[
         IntervalChoice,
@@ -276,13 +276,15 @@ def estimate(
         raise MetricParamError("--ranks and --differences are two tables: ask for one at a time")
     if seed is not None and not ranks:
         raise MetricParamError("--seed is the rank bootstrap's: it applies with --ranks")
+    if replicates is not None and not ranks:
+        raise MetricParamError("--replicates is the rank bootstrap's: it applies with --ranks")
     require_output(fmt, output)  # before the work, not after it
     specs = measure or DEFAULT_MEASURES
     with Warehouse.open_reader(db) as wh:
         result = wh.audit_estimate(
             audit_id, human, specs, collection=collection, runs=run, probabilities=probabilities,
             level=level, rel=rel, weight=lam, differences=differences, baselines=baselines or (), all_pairs=all_pairs,
-            correction=correction.value, ranks=ranks, replicates=replicates, seed=seed or 0, interval=interval.value,
+            correction=correction.value, ranks=ranks, replicates=replicates, seed=seed, interval=interval.value,
         )  # fmt: skip
     typed = {str(m): m.name for m in map(catalog.parse, specs)}  # the measures as typed, as evalwh eval prints them
     for table in (result.runs, result.pairs, result.ranks):

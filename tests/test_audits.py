@@ -659,6 +659,7 @@ def test_estimate_refuses_what_it_cannot_mean_in_one_line(audited, tmp_path: Pat
     for extra, message in (
         (["--weight", "nan"], "Error: weight nan: give 'tuned' or a finite number"),
         (["--seed", "3"], "Error: --seed is the rank bootstrap's: it applies with --ranks"),
+        (["--replicates", "500"], "Error: --replicates is the rank bootstrap's: it applies with --ranks"),
         (["-l", "0"], "Error: relevance threshold 0: give a whole grade above 0 (1, 2, ...)"),
         (["-f", "parquet"], "Error: --format parquet writes a file; give --output FILE"),
         (["-r", "INQ601", "--differences"], "Error: differences need at least 2 runs"),
@@ -725,6 +726,8 @@ def test_estimate_refuses_stale_frames_and_labels_outside_them(audited) -> None:
             ({"correction": "foo"}, r"^correction 'foo': give none, bonferroni, holm, bh or by$"),
             ({"baselines": ["INQ601"]}, r"^baselines and all_pairs choose the family of differences"),
             ({"level": 1.5}, r"^level 1\.5: give the intervals' coverage, between 0 and 1"),
+            ({"replicates": 500}, r"^replicates and seed are the rank bootstrap's: they apply with ranks$"),
+            ({"seed": 3}, r"^replicates and seed are the rank bootstrap's: they apply with ranks$"),
         ):
             with pytest.raises(MetricParamError, match=message):
                 wh.audit_estimate("rt4", "people_rt4", kwargs.pop("measures", ["AP"]), collection="trec8", **kwargs)

@@ -306,7 +306,7 @@ def estimate(
     wh: Store, collection: str, audit_id: str, human_id: str, measures: Sequence[str], *,
     runs: Sequence[str] | None = None, probabilities: bool = False, level: float = 0.95, rel: float = 1.0,
     weight: float | str = "tuned", differences: bool = False, baselines: Sequence[str] = (), all_pairs: bool = False,
-    correction: str = "holm", ranks: bool = False, replicates: int = 2000, seed: int | None = 0,
+    correction: str = "holm", ranks: bool = False, replicates: int | None = None, seed: int | None = None,
     interval: str = "auto",
 ) -> AuditEstimates:  # fmt: skip
     """Prediction-powered scores of runs from an audit and its human labels (``evalwh audit estimate``).
@@ -330,8 +330,9 @@ def estimate(
         baselines, all_pairs: The family, as ``evalwh compare`` takes them.
         correction: ``none``, ``bonferroni``, ``holm``, ``bh`` or ``by``.
         ranks: Also each run's rank under the estimates, its bootstrap rank interval at
-            ``level`` (``replicates``, ``seed``) and its tier from the paired differences of all
-            pairs with ``correction`` (methods §15.5).
+            ``level`` (``replicates``, 2,000 by default, and ``seed``, 0; both refused without
+            ``ranks``) and its tier from the paired differences of all pairs with ``correction``
+            (methods §15.5).
         interval: How the runs' intervals are made from the estimate and its standard error:
             ``machine`` (a topics audit's default): with the points of the studentised estimate
             read off the machine's own per-topic values (:func:`evalwh.stats.ppi.machine_quantiles`,
@@ -380,6 +381,10 @@ def estimate(
         measures = [measures]
     if not measures:
         raise MetricParamError("give at least one measure (P@10, say)")
+    if not ranks and (replicates is not None or seed is not None):
+        raise MetricParamError("replicates and seed are the rank bootstrap's: they apply with ranks")
+    replicates = 2000 if replicates is None else replicates
+    seed = 0 if seed is None else seed
     if ranks and replicates < MIN_REPLICATES:
         raise MetricParamError(
             f"{replicates} bootstrap replicates: rank intervals need at least {MIN_REPLICATES} (2,000 by default)"

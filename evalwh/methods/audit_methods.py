@@ -71,8 +71,8 @@ class AuditMethods(_Base):
         self, audit_id: str, human: str, measures: str | Iterable[str] = ("P@10",), *, collection: str | None = None,
         runs: Sequence[str] | None = None, probabilities: bool = False, level: float = 0.95, rel: float = 1.0,
         weight: float | str = "tuned", differences: bool = False, baselines: Sequence[str] = (),
-        all_pairs: bool = False, correction: str = "holm", ranks: bool = False, replicates: int = 2000,
-        seed: int | None = 0, interval: str = "auto",
+        all_pairs: bool = False, correction: str = "holm", ranks: bool = False, replicates: int | None = None,
+        seed: int | None = None, interval: str = "auto",
     ) -> AuditEstimates:  # fmt: skip
         """Prediction-powered scores of runs from a random audit: ``evalwh audit estimate``.
 
