@@ -156,6 +156,11 @@ def test_per_topic_shares_are_shares_of_each_topics_candidates() -> None:
     assert rows.loc[3, "judged"] == len(apply_budget(order, 3, "topic").merge(judged[["query_id", "doc_id"]]))
     assert params["per_topic_counts"] == [3]
     assert budget_ids.shortfall_notes(rows.reset_index(), params, "default") == []
+    # a share and a count per topic that do not meet are two rows (the form check before the order knew
+    # no sizes, took the topics as equal and refused this pair)
+    pair = wh.budget(collection="s", strategies=["depth"], budgets=["5%", "1"], scope="topic", depth=7,
+                     runs_from="all", measure="P@5", store=False)  # fmt: skip
+    assert sorted(pair["budget"]) == [1, sum(max(1, int(np.floor(0.05 * n + 0.5))) for n in sizes)]
     with pytest.raises(EvalWhError, match=rf"^budget: '100%' \({len(order)} judgments in all\) and '{len(order)}' \({len(order)} in every topic\) would"):
         wh.budget(collection="s", strategies=["depth"], budgets=["100%", str(len(order))], scope="topic", depth=7,
                   runs_from="all", measure="P@5", store=False)  # fmt: skip

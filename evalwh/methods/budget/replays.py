@@ -107,7 +107,8 @@ def budget_limits(
         if text in given:
             raise EvalWhError(f"budget: {text!r} is given twice; give each budget once")
         value, limit = out[-1]
-        for other, (value_o, limit_o) in zip(given, out[:-1], strict=True):
+        # (only with the topics' real sizes: the equal sizes assumed without them make no row)
+        for other, (value_o, limit_o) in zip(given if topic_sizes is not None else [], out[:-1], strict=False):
             if value_o == value and limit_o != limit:  # a share per topic and a count per topic: one row each
                 share, count = (other, text) if isinstance(limit_o, list) else (text, other)
                 raise EvalWhError(
