@@ -21,7 +21,7 @@ from scipy import stats
 from typer.testing import CliRunner
 
 from evalwh.cli import app
-from evalwh.errors import EvalWhError, InsufficientDataError, MetricParamError
+from evalwh.errors import ArgumentError, EvalWhError, InsufficientDataError, MetricParamError
 from evalwh.methods.audits import _allocate, draw_sample
 from evalwh.methods.budget import simulated_judge
 from evalwh.warehouse import Warehouse
@@ -723,7 +723,6 @@ def test_estimate_refuses_stale_frames_and_labels_outside_them(audited) -> None:
         for kwargs, message in (
             ({"rel": 0.5}, r"^relevance threshold 0\.5: give a whole grade above 0"),
             ({"measures": []}, r"^give at least one measure"),
-            ({"correction": "foo"}, r"^correction 'foo': give none, bonferroni, holm, bh or by$"),
             ({"baselines": ["INQ601"]}, r"^baselines and all_pairs choose the family of differences"),
             ({"level": 1.5}, r"^level 1\.5: give the intervals' coverage, between 0 and 1"),
             ({"replicates": 500}, r"^replicates and seed are the rank bootstrap's: they apply with ranks$"),
@@ -731,6 +730,8 @@ def test_estimate_refuses_stale_frames_and_labels_outside_them(audited) -> None:
         ):
             with pytest.raises(MetricParamError, match=message):
                 wh.audit_estimate("rt4", "people_rt4", kwargs.pop("measures", ["AP"]), collection="trec8", **kwargs)
+        with pytest.raises(ArgumentError, match=r"^correction 'foo' is not one of none, bonferroni, holm, bh, by$"):
+            wh.audit_estimate("rt4", "people_rt4", ["AP"], collection="trec8", correction="foo")
         # a measure's own threshold is the one its all-zero note names
         notes = wh.audit_estimate("rt4", "people_rt4", ["P(rel=5)@10"], collection="trec8").notes
         assert "P(rel=5)@10: no label of the people's or the machine's reaches relevance 5: every value is 0" in notes

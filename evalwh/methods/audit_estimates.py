@@ -276,7 +276,6 @@ def _check_frame(
         )
     if design != "topics":
         return
-    inside = frame.set_index(["query_id", "doc_id"]).index
     audited_topics = sorted(audited["query_id"].unique())
     if int(frame["query_id"].isin(audited_topics).sum()) != len(audited):
         raise InsufficientDataError(
@@ -285,18 +284,12 @@ def _check_frame(
         )
     every_topic = sorted(frame["query_id"].unique())
     for who, qrels_id, topics in (("human", human_id, audited_topics), ("machine", record["machine_id"], every_topic)):
-        labels = wh.df(
-            "SELECT query_id, doc_id FROM qrels WHERE collection_id = $collection_id AND qrels_id = $qrels_id"
-            " AND relevance >= 0",
-            {"collection_id": collection, "qrels_id": qrels_id},
-        )
-        labels = labels[labels["query_id"].isin(topics)]
-        outside = ~pd.MultiIndex.from_frame(labels[["query_id", "doc_id"]]).isin(inside)
-        if outside.any():
-            row = labels[outside].iloc[0]
+        found = wh.df(sql.query(_QUERIES, "outside_frame"), {"collection_id": collection, "frame_id": record["frame_id"],
+                                                              "qrels_id": qrels_id, "topics": topics}).iloc[0]  # fmt: skip
+        if int(found["outside"]):
             raise InsufficientDataError(
-                f"{who} set {qrels_id!r} labels {int(outside.sum()):,} pair(s) of the audit's topics outside its "
-                f"frame {record['frame_id']!r}, e.g. topic {row['query_id']} document {row['doc_id']}: a topics "
+                f"{who} set {qrels_id!r} labels {int(found['outside']):,} pair(s) of the audit's topics outside its "
+                f"frame {record['frame_id']!r}, e.g. topic {found['query_id']} document {found['doc_id']}: a topics "
                 "audit scores each topic under the whole set, and they would count (methods §15.3); give a set "
                 "of the frame's pairs alone"
             )
@@ -358,7 +351,7 @@ def estimate(
     from scipy import stats
 
     from evalwh.stats.ppi import design_estimate, machine_quantiles, rank_intervals
-    from evalwh.stats.significance import adjust_p, interval_alpha
+    from evalwh.stats.significance import Correction, adjust_p, interval_alpha
 
     wh.require_collection(collection)
     record = audit_record(wh, collection, audit_id)
@@ -373,8 +366,7 @@ def estimate(
         raise MetricParamError(f"relevance threshold {rel:g}: give a whole grade above 0 (1, 2, ...)")
     if not 0 < level < 1:
         raise MetricParamError(f"level {level!r}: give the intervals' coverage, between 0 and 1 (0.95)")
-    if correction not in ("none", "bonferroni", "holm", "bh", "by"):
-        raise MetricParamError(f"correction {correction!r}: give none, bonferroni, holm, bh or by")
+    Correction(correction)  # an unknown one is refused in one line, before any work
     if (baselines or all_pairs) and not differences:
         raise MetricParamError("baselines and all_pairs choose the family of differences: they apply with differences")
     if isinstance(measures, str):

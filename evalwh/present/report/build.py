@@ -613,9 +613,9 @@ def _log_grid(deepest: int, points: int = 40) -> list[int]:
 
 def _audit_method(wh: Store, collection: str) -> list[tuple[str, str]]:
     """The methods line of the collection's random audits, if it has some (the figures' captions say the rest)."""
-    audits = [r[0] for r in wh.con.execute(
-        "SELECT audit_id FROM audits WHERE collection_id = ? ORDER BY audit_id", [collection]
-    ).fetchall()]  # fmt: skip
+    from evalwh.methods.audits import list_audits
+
+    audits = sorted(list_audits(wh, collection)["audit_id"])
     if not audits:
         return []
     return [(

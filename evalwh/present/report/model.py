@@ -9,6 +9,7 @@ internals.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -283,9 +284,7 @@ def short_ids(texts: Sequence[object], limit: int = ID_SHOWN) -> list[str]:
     width = limit
     while len(set(shown)) < len(set(texts)) and width < max(map(len, texts), default=0):
         width *= 2
-        seen: dict[str, int] = {}
-        for label in shown:
-            seen[label] = seen.get(label, 0) + 1
+        seen = Counter(shown)
         shown = [short_id(t, width) if seen[s] > 1 else s for t, s in zip(texts, shown, strict=True)]
     return shown
 
